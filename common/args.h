@@ -1,0 +1,44 @@
+/* Command-line options for the programs: a table of options per command, parsed strictly.
+ *
+ * Accepts "--name value" and "--name=value"; flags take no value. An unknown option, a missing
+ * value or a value of the wrong type is an error naming the option and what was expected. Positional
+ * arguments are collected in order. The same table prints the usage text.
+ */
+#ifndef TB_ARGS_H
+#define TB_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+typedef enum {
+    TB_OPT_FLAG,   /* bool *: set to true when present */
+    TB_OPT_INT,    /* int64_t * */
+    TB_OPT_DOUBLE, /* double * */
+    TB_OPT_STRING  /* const char **: points into argv */
+} tb_opt_kind_t;
+
+typedef struct {
+    const char *name;  /* without the leading "--" */
+    tb_opt_kind_t kind;
+    void *out;
+    bool *given;       /* optional: set true when the option appears */
+    const char *meta;  /* value placeholder for usage ("N", "DIR") */
+    const char *help;
+} tb_opt_t;
+
+/* Parses argv[0..argc) (argv[0] is the first argument after the command name). Positionals go to
+ * positional[0..max_positional), their count to *n_positional; more than max_positional is an error. */
+int tb_args_parse(int argc, char **argv, const tb_opt_t *opts, int n_opts, const char **positional,
+                  int max_positional, int *n_positional, tb_err_t *err);
+
+/* Prints "usage: <usage_line>" and one line per option. */
+void tb_args_usage(FILE *out, const char *usage_line, const tb_opt_t *opts, int n_opts);
+
+/* Parses a comma-separated list of non-negative integers ("2,3,11") into out[0..max); returns the
+ * count, or -1 with *err naming the bad item. */
+int tb_args_int_list(const char *text, const char *option, int64_t *out, int max, tb_err_t *err);
+
+#endif

@@ -1,0 +1,153 @@
+/* Atomic file output and whole-file reads; see fs.h. */
+#include "common/fs.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static atomic_uint s_tmp_counter;
+
+int tb_fs_tmp_open(tb_fs_tmp_t *tmp, const char *path, tb_err_t *err)
+{
+    memset(tmp, 0, sizeof *tmp);
+    if (strlen(path) >= sizeof tmp->final_path)
+        return tb_err_set(err, TB_E_INVALID, "%s: path too long", path);
+    snprintf(tmp->final_path, sizeof tmp->final_path, "%s", path);
+    snprintf(tmp->tmp_path, sizeof tmp->tmp_path, "%s.tmp.%ld.%u", path, (long)getpid(),
+             atomic_fetch_add(&s_tmp_counter, 1));
+    tmp->fp = fopen(tmp->tmp_path, "wb");
+    if (!tmp->fp)
+        return tb_err_set(err, TB_E_IO, "%s: cannot create: %s", tmp->tmp_path, strerror(errno));
+    return 0;
+}
+
+int tb_fs_tmp_commit(tb_fs_tmp_t *tmp, tb_err_t *err)
+{
+    int bad = ferror(tmp->fp);
+    if (fclose(tmp->fp) != 0 || bad) {
+        tmp->fp = NULL;
+        unlink(tmp->tmp_path);
+        return tb_err_set(err, TB_E_IO, "%s: write failed: %s", tmp->final_path, strerror(errno));
+    }
+    tmp->fp = NULL;
+    if (rename(tmp->tmp_path, tmp->final_path) != 0) {
+        int e = errno;
+        unlink(tmp->tmp_path);
+        return tb_err_set(err, TB_E_IO, "%s: cannot rename into place: %s", tmp->final_path,
+                          strerror(e));
+    }
+    return 0;
+}
+
+void tb_fs_tmp_abort(tb_fs_tmp_t *tmp)
+{
+    if (tmp->fp)
+        fclose(tmp->fp);
+    tmp->fp = NULL;
+    if (tmp->tmp_path[0])
+        unlink(tmp->tmp_path);
+}
+
+int tb_fs_write_atomic(const char *path, const void *data, size_t bytes, tb_err_t *err)
+{
+    tb_fs_tmp_t tmp;
+    if (tb_fs_tmp_open(&tmp, path, err) != 0)
+        return -1;
+    if (bytes && fwrite(data, 1, bytes, tmp.fp) != bytes) {
+        int e = errno;
+        tb_fs_tmp_abort(&tmp);
+        return tb_err_set(err, TB_E_IO, "%s: write failed: %s", path, strerror(e));
+    }
+    return tb_fs_tmp_commit(&tmp, err);
+}
+
+int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
+                   tb_err_t *err)
+{
+    *data_out = NULL;
+    *bytes_out = 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return tb_err_set(err, TB_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(fp);
+        return tb_err_set(err, TB_E_IO, "%s: not a regular file", path);
+    }
+    if ((size_t)st.st_size > max_bytes) {
+        fclose(fp);
+        return tb_err_set(err, TB_E_INVALID, "%s: %lld bytes, larger than the %zu allowed", path,
+                          (long long)st.st_size, max_bytes);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = tb_malloc(n + 1, path, err);
+    if (!buf) {
+        fclose(fp);
+        return -1;
+    }
+    if (n && fread(buf, 1, n, fp) != n) {
+        free(buf);
+        fclose(fp);
+        return tb_err_set(err, TB_E_IO, "%s: short read", path);
+    }
+    fclose(fp);
+    buf[n] = '\0';
+    *data_out = buf;
+    *bytes_out = n;
+    return 0;
+}
+
+int tb_fs_mkdir_p(const char *path, tb_err_t *err)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return tb_err_set(err, TB_E_INVALID, "%s: path too long", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return tb_err_set(err, TB_E_IO, "%s: cannot create directory: %s", buf,
+                              strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return tb_err_set(err, TB_E_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+        return tb_err_set(err, TB_E_IO, "%s: exists and is not a directory", buf);
+    return 0;
+}
+
+bool tb_fs_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int tb_fs_join(char *out, size_t n, const char *dir, const char *name, tb_err_t *err)
+{
+    size_t dl = strlen(dir);
+    int w = (dl && dir[dl - 1] == '/') ? snprintf(out, n, "%s%s", dir, name)
+                                       : snprintf(out, n, "%s/%s", dir, name);
+    if (w < 0 || (size_t)w >= n)
+        return tb_err_set(err, TB_E_INVALID, "%s/%s: path too long", dir, name);
+    return 0;
+}
+
+void tb_fs_dirname(char *out, size_t n, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(out, n, ".");
+        return;
+    }
+    if (slash == path) {
+        snprintf(out, n, "/");
+        return;
+    }
+    snprintf(out, n, "%.*s", (int)(slash - path), path);
+}

@@ -1,0 +1,49 @@
+/* Files, written so that nothing is ever left half-written under its final name (DESIGN 7).
+ *
+ * Every output goes to "<path>.tmp.<pid>.<n>" in the same directory and is renamed over the final
+ * name only once complete; a killed process leaves at worst a stray temporary, never a truncated
+ * output. Reads load whole files; errors name the path and the system's reason.
+ */
+#ifndef TB_FS_H
+#define TB_FS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* Writes `bytes` bytes to `path` atomically (temporary name, then rename). */
+int tb_fs_write_atomic(const char *path, const void *data, size_t bytes, tb_err_t *err);
+
+/* Reads the whole file into a new buffer (with a trailing NUL not counted in *bytes_out); the caller
+ * frees it. Refuses files larger than max_bytes, naming both sizes. */
+int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
+                   tb_err_t *err);
+
+/* A file being written under a temporary name. */
+typedef struct {
+    FILE *fp;
+    char final_path[4096];
+    char tmp_path[4200];
+} tb_fs_tmp_t;
+
+/* Opens a temporary file beside `path` for writing. */
+int tb_fs_tmp_open(tb_fs_tmp_t *tmp, const char *path, tb_err_t *err);
+/* Flushes, closes and renames the temporary over its final name; on any failure removes it. */
+int tb_fs_tmp_commit(tb_fs_tmp_t *tmp, tb_err_t *err);
+/* Closes and removes the temporary without touching the final name. */
+void tb_fs_tmp_abort(tb_fs_tmp_t *tmp);
+
+/* Creates a directory and its parents (mode 0755); an existing directory is success. */
+int tb_fs_mkdir_p(const char *path, tb_err_t *err);
+
+bool tb_fs_exists(const char *path);
+
+/* Joins dir and name with one '/' into out (size n); returns -1 with *err set when it does not fit. */
+int tb_fs_join(char *out, size_t n, const char *dir, const char *name, tb_err_t *err);
+
+/* The directory part of a path ("." when it has none), into out (size n). */
+void tb_fs_dirname(char *out, size_t n, const char *path);
+
+#endif

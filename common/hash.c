@@ -1,0 +1,37 @@
+/* The world-position hash; see hash.h. Integers are packed little-endian explicitly so the value is
+ * the same on every host a farm may mix. */
+#include <stddef.h>
+
+#include "common/hash.h"
+
+#include <xxhash.h>
+
+static void s_put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+uint64_t tb_hash_key(uint64_t seed, uint32_t salt, int64_t step)
+{
+    unsigned char buf[24];
+    s_put64(buf, seed);
+    s_put64(buf + 8, (uint64_t)salt);
+    s_put64(buf + 16, (uint64_t)step);
+    return XXH3_64bits(buf, sizeof buf);
+}
+
+uint64_t tb_hash_cell(uint64_t key, int64_t x, int64_t y)
+{
+    unsigned char buf[16];
+    s_put64(buf, (uint64_t)x);
+    s_put64(buf + 8, (uint64_t)y);
+    return XXH3_64bits_withSeed(buf, sizeof buf, key);
+}
+
+uint64_t tb_hash(uint64_t seed, uint32_t salt, int64_t x, int64_t y, int64_t step)
+{
+    return tb_hash_cell(tb_hash_key(seed, salt, step), x, y);
+}
+
+uint64_t tb_xxh3(const void *data, size_t bytes) { return XXH3_64bits(data, bytes); }

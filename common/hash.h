@@ -1,0 +1,47 @@
+/* The world-position hash: every random number in the project (DESIGN 4, rule 1).
+ *
+ * A value is XXH3-64 of the packed little-endian (lattice x, lattice y), seeded with a key that is
+ * itself XXH3-64 of the packed (seed, salt, step). Callers pass lattice coordinates (tb_frame_lattice_x), never window indices, so a cell draws the
+ * same number in every region, tile and decomposition. There is no stateful generator anywhere.
+ *
+ * In a hot loop, derive a key once per (seed, salt, step) with tb_hash_key and hash each cell with
+ * tb_hash_cell: the same bits as tb_hash, without re-deriving the key for every cell.
+ */
+#ifndef TB_HASH_H
+#define TB_HASH_H
+
+#include <stdint.h>
+
+/* Salts name what a number is for; a new use takes a new salt and never reuses one. */
+enum {
+    TB_SALT_DEMO_PAINTING = 1,
+    TB_SALT_ROUTER_JITTER = 2,
+    TB_SALT_CLAMP_ORDER = 3,
+    TB_SALT_CLAMP_ALLOWANCE = 4,
+    TB_SALT_MASSIF = 10,
+    TB_SALT_ROCK = 11,
+    TB_SALT_GRAIN = 12,
+    TB_SALT_FAULT = 13,
+    TB_SALT_FAULT_WALK = 14,
+    TB_SALT_PROBE = 15,
+    TB_SALT_FLOOD = 16,
+    TB_SALT_TEST = 1000,
+    TB_SALT_TEST_NOISE = 1001
+};
+
+/* The full hash of (seed, salt, x, y, step). */
+uint64_t tb_hash(uint64_t seed, uint32_t salt, int64_t x, int64_t y, int64_t step);
+
+/* A per-(seed, salt, step) key for tb_hash_cell. */
+uint64_t tb_hash_key(uint64_t seed, uint32_t salt, int64_t step);
+
+/* The hash of cell (x, y) under a key from tb_hash_key. */
+uint64_t tb_hash_cell(uint64_t key, int64_t x, int64_t y);
+
+/* The top 53 bits of a hash as a double in [0, 1). */
+static inline double tb_hash_unit(uint64_t h) { return (double)(h >> 11) * 0x1.0p-53; }
+
+/* XXH3-64 of a byte buffer (checksums of blobs and outputs). */
+uint64_t tb_xxh3(const void *data, size_t bytes);
+
+#endif

@@ -1,0 +1,151 @@
+/* Logging and the progress bar; see log.h. One mutex serialises every write to stderr so a log line
+ * and a bar redraw never interleave. */
+#include "common/log.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
+static char s_program[64] = "terrain";
+static tb_log_level_t s_level = TB_LOG_INFO;
+static int s_bar_drawn; /* a bar occupies the current terminal line */
+
+struct tb_progress_t {
+    char label[32];
+    double total;
+    double started_s;
+    double last_draw_s;
+    bool enabled;
+};
+
+void tb_log_set_program(const char *name)
+{
+    pthread_mutex_lock(&s_lock);
+    snprintf(s_program, sizeof s_program, "%s", name);
+    pthread_mutex_unlock(&s_lock);
+}
+
+void tb_log_set_level(tb_log_level_t level) { s_level = level; }
+tb_log_level_t tb_log_get_level(void) { return s_level; }
+
+double tb_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void s_clear_bar_locked(void)
+{
+    if (s_bar_drawn) {
+        fputs("\r\033[K", stderr);
+        s_bar_drawn = 0;
+    }
+}
+
+void tb_log(tb_log_level_t level, const char *fmt, ...)
+{
+    static const char *names[] = {"error", "warning", "info", "debug"};
+    if (level > s_level)
+        return;
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&s_lock);
+    s_clear_bar_locked();
+    if (level == TB_LOG_INFO)
+        fprintf(stderr, "%s: %s\n", s_program, line);
+    else
+        fprintf(stderr, "%s: %s: %s\n", s_program, names[level], line);
+    fflush(stderr);
+    pthread_mutex_unlock(&s_lock);
+}
+
+bool tb_progress_enabled(void)
+{
+    const char *ci = getenv("CI");
+    const char *off = getenv("TB_NO_PROGRESS");
+    const char *term = getenv("TERM");
+    if ((ci && *ci) || (off && *off))
+        return false;
+    if (term && strcmp(term, "dumb") == 0)
+        return false;
+    return isatty(STDERR_FILENO) == 1;
+}
+
+tb_progress_t *tb_progress_new(const char *label, double total)
+{
+    tb_progress_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    snprintf(self->label, sizeof self->label, "%s", label);
+    self->total = total > 0 ? total : 1;
+    self->started_s = tb_now_s();
+    self->enabled = tb_progress_enabled();
+    return self;
+}
+
+static void s_format_eta(char *out, size_t n, double seconds)
+{
+    if (seconds < 0 || seconds > 1e7) {
+        snprintf(out, n, "--:--");
+        return;
+    }
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600)
+        snprintf(out, n, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    else
+        snprintf(out, n, "%02ld:%02ld", s / 60, s % 60);
+}
+
+void tb_progress_update(tb_progress_t *self, double done, const char *extra)
+{
+    if (!self || !self->enabled)
+        return;
+    double now = tb_now_s();
+    int finished = done >= self->total;
+    if (!finished && now - self->last_draw_s < 0.1)
+        return;
+    self->last_draw_s = now;
+    double frac = done / self->total;
+    if (frac < 0)
+        frac = 0;
+    if (frac > 1)
+        frac = 1;
+    double elapsed = now - self->started_s;
+    char eta[32];
+    s_format_eta(eta, sizeof eta, frac > 0.001 ? elapsed * (1 - frac) / frac : -1);
+    enum { WIDTH = 28 };
+    char bar[WIDTH + 1];
+    int filled = (int)(frac * WIDTH);
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[WIDTH] = '\0';
+    pthread_mutex_lock(&s_lock);
+    fprintf(stderr, "\r\033[K%s [%s] %5.1f%% ETA %s%s%s", self->label, bar, frac * 100, eta,
+            extra ? "  " : "", extra ? extra : "");
+    fflush(stderr);
+    s_bar_drawn = 1;
+    pthread_mutex_unlock(&s_lock);
+}
+
+void tb_progress_destroy(tb_progress_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    if ((*self_p)->enabled) {
+        pthread_mutex_lock(&s_lock);
+        s_clear_bar_locked();
+        fflush(stderr);
+        pthread_mutex_unlock(&s_lock);
+    }
+    free(*self_p);
+    *self_p = NULL;
+}

@@ -1,0 +1,150 @@
+/* The planet manifest and its legend (JSON via cJSON).
+ *
+ * A manifest names the planet (seed, circumference, cell size), its painted template (an image and a
+ * legend saying what each colour means) and every physical constant of the solve. Every key is
+ * declared once in a schema table in manifest.c with its type, range, default and one line of
+ * documentation; loading checks each key for type and range and reports any key nothing reads by its
+ * dotted path, so a typo never silently falls back to a default (reference section 7, "A manifest key
+ * with a default is not a feature"). docs/manifest.md is the same table in prose; a test keeps them
+ * in step.
+ *
+ * Derived values (planet_w, the snapped massif wavelength) are filled by tb_manifest_finish, which
+ * also refuses a circumference that is not a whole number of cells or of tiles, with the numbers.
+ */
+#ifndef TB_MANIFEST_H
+#define TB_MANIFEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+#define TB_MAX_CLASSES 64
+#define TB_CLASS_NONE 255 /* a class raster cell that matched no legend colour */
+#define TB_NAME_MAX 64
+#define TB_PATH_MAX 4096
+
+typedef enum { TB_CLASS_LAND = 0, TB_CLASS_OCEAN = 1 } tb_class_kind_t;
+
+typedef struct {
+    char name[TB_NAME_MAX];
+    uint8_t rgb[3];           /* the painted colour */
+    tb_class_kind_t kind;
+    /* land classes */
+    double uplift_mm_yr;      /* rock uplift rate on the massifs (and everywhere when fraction is 1) */
+    double k_mult;            /* multiplies the planet's erodibility K */
+    double massif_floor_mm_yr;/* rate off the massifs, on the plain between them */
+    double massif_fraction;   /* share of the class's ground standing above the massif cut, 0..1 */
+    /* ocean classes */
+    double depth_m;           /* depth of the sea floor below sea level, metres, positive */
+} tb_class_t;
+
+typedef struct {
+    int n_classes;
+    tb_class_t classes[TB_MAX_CLASSES];
+    double tolerance;            /* largest RGB distance at which a pixel still matches a colour */
+    double max_unmatched_fraction; /* share of unmatched pixels above which the painting is refused */
+} tb_legend_t;
+
+typedef struct {
+    int steps;                   /* number of solve steps */
+    double dt_yr;                /* years per step */
+    double k;                    /* stream-power erodibility K, 1/yr * m^(1-2m) */
+    double m, n;                 /* stream-power exponents on area and slope */
+    double diffusion_m2_yr;      /* hillslope diffusivity D */
+    double talus_deg;            /* angle of repose for the clamp and the critical slope */
+    int max_hillslope_substeps;  /* cap on explicit hillslope sub-steps per step */
+    double mfd_exponent;         /* MFD partition exponent for drainage area; 0 means D8 */
+} tb_solve_params_t;
+
+typedef struct {
+    double wavelength_km;        /* requested massif fabric wavelength */
+    double wavelength_snapped_km;/* derived: the nearest wavelength that divides the circumference */
+} tb_massif_params_t;
+
+typedef struct {
+    double wavelength_km;        /* rock (lithology) field wavelength, snapped like the massifs */
+    double wavelength_snapped_km;/* derived */
+    double k_min_mult, k_max_mult; /* erodibility multiplier of the hardest and softest rock */
+    double softness;             /* rank-space width of the softened rock boundaries, 0..0.5 */
+} tb_rock_params_t;
+
+typedef struct {
+    double per_1000_km2;         /* fault traces per 1000 km2 of land */
+    double length_min_km, length_max_km;
+    double uplift_mm_yr;         /* peak rate added along a trace */
+    double width_km;             /* across-fault half-width where the envelope reaches zero */
+    double grain_wavelength_km;  /* wavelength of the strike (grain) field */
+    double grain_wavelength_snapped_km; /* derived */
+} tb_fault_params_t;
+
+typedef struct {
+    double ocean_margin_km;      /* ocean kept round a region's land; landmasses closer share one */
+    double min_landmass_km2;     /* landmasses smaller than this are dropped (counted) */
+} tb_region_params_t;
+
+typedef struct {
+    double size_km;              /* detail tile edge */
+    double cell_m;               /* detail cell */
+} tb_tile_params_t;
+
+typedef struct {
+    char source[TB_PATH_MAX];    /* the manifest file, or "(demo planet, seed N)" */
+    char base_dir[TB_PATH_MAX];  /* relative template paths resolve against this */
+    bool is_demo;
+    uint64_t seed;
+    double circumference_km;
+    double cell_m;
+    char painting_path[TB_PATH_MAX]; /* resolved against base_dir; empty for the demo */
+    char legend_path[TB_PATH_MAX];
+    double elevation_min_m, elevation_max_m; /* the 16-bit encoding's range */
+    tb_region_params_t regions;
+    tb_solve_params_t solve;
+    tb_massif_params_t massif;
+    tb_rock_params_t rock;
+    tb_fault_params_t faults;
+    tb_tile_params_t tiles;
+    tb_legend_t legend;
+    /* derived by tb_manifest_finish */
+    int64_t planet_w;            /* cells around the circumference */
+    int64_t tiles_around;        /* detail tiles around the circumference */
+} tb_manifest_t;
+
+/* Fills *m with every default (no template, seed 7). */
+void tb_manifest_defaults(tb_manifest_t *m);
+
+/* Loads a manifest file and the legend it names, then tb_manifest_finish. Errors name the file and
+ * the dotted key path ("solve.steps: expected an integer in 1..1000000, got 0"). */
+int tb_manifest_load(const char *path, tb_manifest_t *m, tb_err_t *err);
+
+/* Parses manifest JSON text (name is used in messages; base_dir resolves template paths). Does not
+ * read the legend or finish. */
+int tb_manifest_parse(const char *json, const char *name, const char *base_dir, tb_manifest_t *m,
+                      tb_err_t *err);
+
+/* Parses legend JSON text into *legend (name used in messages). Refuses duplicate colours or names,
+ * land classes without uplift, ocean classes without depth. */
+int tb_legend_parse(const char *json, const char *name, tb_legend_t *legend, tb_err_t *err);
+
+/* Checks cross-key constraints and fills the derived values: the circumference must be a whole
+ * number of cells and of tiles, each tile a whole number of geology and detail cells, noise
+ * wavelengths are snapped to divisors of the circumference. */
+int tb_manifest_finish(tb_manifest_t *m, tb_err_t *err);
+
+/* Serialises the resolved manifest (with its legend and derived values) as JSON; the caller frees
+ * the string. Used for meta.json and in job specs. */
+char *tb_manifest_to_json(const tb_manifest_t *m);
+/* Serialises a legend as the JSON a user edits. */
+char *tb_legend_to_json(const tb_legend_t *legend);
+/* Serialises the manifest as the file `terrain init` writes (template paths as given). */
+char *tb_manifest_to_file_json(const tb_manifest_t *m, const char *painting_rel,
+                               const char *legend_rel);
+
+/* Writes the schema as a Markdown table (key, type, range, default, meaning) into a new string the
+ * caller frees; docs/manifest.md embeds it and a test compares them. */
+char *tb_manifest_schema_markdown(void);
+
+/* Index of the class whose name is `name`, or -1. */
+int tb_legend_find(const tb_legend_t *legend, const char *name);
+
+#endif

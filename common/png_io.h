@@ -1,0 +1,46 @@
+/* PNG read and write with libpng: 8- and 16-bit grey, 8-bit RGB and RGBA.
+ *
+ * Reading converts whatever the file holds to the format asked for where that is lossless or
+ * conventional (palette and grey to RGB, 8-bit grey to 16 by v * 257, 16-bit RGB to 8 by dropping
+ * the low byte) and refuses what would invent data (colour read as a grey heightmap). 16-bit samples
+ * are returned in host order. Every libpng error, including a truncated file, comes back as -1 with a
+ * message naming the file. Writes are atomic (fs.h).
+ */
+#ifndef TB_PNG_IO_H
+#define TB_PNG_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+typedef enum { TB_PNG_GRAY8 = 0, TB_PNG_GRAY16, TB_PNG_RGB8, TB_PNG_RGBA8 } tb_png_format_t;
+
+typedef struct {
+    uint32_t w, h;
+    tb_png_format_t format;
+    void *pixels; /* row-major, tb_png_format_bytes(format) per pixel, top row first */
+} tb_image_t;
+
+/* Bytes per pixel of a format. */
+size_t tb_png_format_bytes(tb_png_format_t format);
+
+/* Allocates a zeroed image; returns 0 or -1 with *err set. Free with tb_image_free. */
+int tb_image_alloc(tb_image_t *img, uint32_t w, uint32_t h, tb_png_format_t format, tb_err_t *err);
+void tb_image_free(tb_image_t *img);
+
+/* Reads `path` into *out as `want`. Images over max_pixels are refused before decoding. */
+int tb_png_read(const char *path, tb_png_format_t want, uint64_t max_pixels, tb_image_t *out,
+                tb_err_t *err);
+/* The same from memory; `name` is used in messages. */
+int tb_png_read_mem(const void *data, size_t bytes, const char *name, tb_png_format_t want,
+                    uint64_t max_pixels, tb_image_t *out, tb_err_t *err);
+
+/* Writes *img to `path` atomically. compression 0..9 (zlib level; 6 is a good default). */
+int tb_png_write(const char *path, const tb_image_t *img, int compression, tb_err_t *err);
+
+/* Encodes *img as PNG bytes into a new buffer the caller frees. */
+int tb_png_encode(const tb_image_t *img, int compression, unsigned char **out, size_t *bytes_out,
+                  tb_err_t *err);
+
+#endif

@@ -1,0 +1,9 @@
+/* The verbs of `terrain`. Each takes the arguments after its own name and returns the process exit
+ * status: 0 success, 1 a failed run or gate, 2 bad usage or input. */
+#ifndef TB_COMMANDS_H
+#define TB_COMMANDS_H
+
+int tb_cmd_version(int argc, char **argv);
+int tb_cmd_schema(int argc, char **argv);
+
+#endif
