@@ -25,6 +25,7 @@ enum {
     TB_SALT_FAULT_WALK = 14,
     TB_SALT_PROBE = 15,
     TB_SALT_FLOOD = 16,
+    TB_SALT_CHECKSUM_GRIND = 40, /* jobs/checksum_grind.c: the distribution layer's test job */
     TB_SALT_TEST = 1000,
     TB_SALT_TEST_NOISE = 1001
 };
