@@ -48,7 +48,8 @@ void tb_cache_path(const tb_cache_t *self, const tb_cache_key_t *key, char *out,
 
 /* Looks a key up. Returns 1 with *data (malloc'd, the caller frees) and *bytes set when a valid
  * result is stored; 0 when none is; -1 with *err set when a file is there but unusable
- * (TB_E_CHECKSUM for a checksum mismatch, TB_E_FORMAT for a damaged or foreign file, TB_E_IO). */
+ * (TB_E_CHECKSUM for a checksum mismatch, TB_E_FORMAT for a damaged or foreign file, TB_E_INVALID
+ * for one that claims more than max_raw_bytes, TB_E_IO). */
 int tb_cache_get(tb_cache_t *self, const tb_cache_key_t *key, size_t max_raw_bytes, void **data,
                  size_t *bytes, tb_err_t *err);
 

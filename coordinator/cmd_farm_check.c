@@ -124,8 +124,8 @@ static int s_write_outputs(tb_dispatch_t *d, const char *dir, const tb_grind_spe
 
 int tb_cmd_farm_check(int argc, char **argv)
 {
-    int64_t n_jobs = 8, work_k = 2000, result_kib = 64, seed = 1, fail_job = -1;
-    const char *out_dir = "out/farm-check";
+    int64_t n_jobs = 8, work_k = 2000, result_kib = 64, seed = 1;
+    const char *out_dir = "out/farm-check", *fail_list = NULL;
     bool help = false;
     tb_dispatch_cli_t cli;
     tb_opt_t opts[32] = {
@@ -135,8 +135,8 @@ int tb_cmd_farm_check(int argc, char **argv)
         {"result-kib", TB_OPT_INT, &result_kib, NULL, "KIB", "extra result bytes per job (64)"},
         {"seed", TB_OPT_INT, &seed, NULL, "N", "seed of the job specs (1)"},
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "output directory (out/farm-check)"},
-        {"fail-job", TB_OPT_INT, &fail_job, NULL, "K",
-         "make job K fail on every worker (tests the failure rules)"},
+        {"fail-jobs", TB_OPT_STRING, &fail_list, NULL, "LIST",
+         "make these jobs (e.g. 1,3) fail on every worker: tests the failure rules"},
         {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
     };
     int n_opts = 7;
@@ -165,6 +165,12 @@ int tb_cmd_farm_check(int argc, char **argv)
                 S_MAX_JOBS, (unsigned long long)(TB_GRIND_MAX_OUT_BYTES / 1024));
         return 2;
     }
+    int64_t fail[64];
+    int n_fail = 0;
+    if (fail_list && (n_fail = tb_args_int_list(fail_list, "fail-jobs", fail, 64, &err)) < 0) {
+        fprintf(stderr, "terrain farm-check: %s\n", err.msg);
+        return 2;
+    }
     if (cli.verbose)
         tb_log_set_level(TB_LOG_DEBUG);
     char store[4200];
@@ -184,7 +190,10 @@ int tb_cmd_farm_check(int argc, char **argv)
         return 1;
     }
     for (int64_t i = 0; i < n_jobs; i++) {
-        specs[i] = s_spec(seed, i, work_k, result_kib, i == fail_job);
+        bool fails = false;
+        for (int k = 0; k < n_fail; k++)
+            fails |= fail[k] == i;
+        specs[i] = s_spec(seed, i, work_k, result_kib, fails);
         unsigned char buf[TB_GRIND_SPEC_BYTES];
         tb_grind_spec_encode(&specs[i], buf);
         char label[32];

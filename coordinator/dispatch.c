@@ -686,13 +686,11 @@ static void s_lease_grant(tb_dispatch_t *self, s_worker_t *w, size_t index)
     pid_t pid = w->local ? tb_local_workers_pid(self->local,
                                                 tb_local_workers_find(self->local, w->name))
                          : 0;
+    char pid_text[32] = "";
     if (pid > 0)
-        tb_log(self->opts.verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
-               "dispatch: %s (job %zu) attempt %u to %s (pid %ld)", job->label, index, a->attempt,
-               w->name, (long)pid);
-    else
-        tb_log(self->opts.verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
-               "dispatch: %s (job %zu) attempt %u to %s", job->label, index, a->attempt, w->name);
+        snprintf(pid_text, sizeof pid_text, " (pid %ld)", (long)pid);
+    tb_log(self->opts.verbose ? TB_LOG_INFO : TB_LOG_DEBUG, "dispatch: job %zu (%s) attempt %u to %s%s",
+           index, job->label, a->attempt, w->name, pid_text);
     uint32_t count = tb_proto_chunk_count(job->spec_blob_bytes, self->opts.chunk_bytes);
     const unsigned char *blob = job->spec_blob;
     for (uint32_t c = 0; c < count; c++) {
@@ -1069,6 +1067,7 @@ static void s_check_no_workers(tb_dispatch_t *self)
 /* Tells every worker the run is over, then stops the local ones. */
 static void s_teardown(tb_dispatch_t *self, bool failed)
 {
+    int told_local = 0;
     if (self->sock && (!self->opts.keep_workers || self->local)) {
         for (size_t i = 0; i < self->n_workers; i++) {
             s_worker_t *w = &self->workers[i];
@@ -1077,12 +1076,14 @@ static void s_teardown(tb_dispatch_t *self, bool failed)
             s_send_bye(self, w->id, w->id_bytes, TB_BYE_DONE,
                        failed ? "the run failed" : "the run is complete");
             w->alive = false;
+            told_local += w->local;
         }
     }
     if (self->local) {
         /* Workers leave on DISCONNECT within a poll interval; the socket must stay open until
-         * they have read it. */
-        tb_local_workers_stop(self->local, 2.0);
+         * they have read it. One that never joined (still starting) cannot be told: SIGTERM. */
+        bool all_told = told_local >= tb_local_workers_running(self->local);
+        tb_local_workers_stop(self->local, all_told ? 2.0 : 0.2);
     }
     tb_broker_destroy(&self->broker, 200);
     self->sock = NULL;

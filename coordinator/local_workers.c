@@ -44,6 +44,23 @@ static const char *s_tmp_base(void)
     return base;
 }
 
+/* Whether pid names a live process: a zombie (dead, not yet reaped by its new parent) is not. */
+static bool s_process_alive(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return false;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return true; /* no /proc: trust kill() */
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+}
+
 /* Removes private directories left by coordinators that died without cleaning up (SIGKILL): ours,
  * named terrain-XXXXXX, whose owner file names a process that no longer exists. */
 static void s_sweep_stale(const char *base)
@@ -67,7 +84,7 @@ static void s_sweep_stale(const char *base)
             continue;
         int got = fscanf(fp, "%ld", &pid);
         fclose(fp);
-        if (got != 1 || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        if (got != 1 || pid <= 0 || s_process_alive(pid))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, S_SOCKET);
         unlink(path);
