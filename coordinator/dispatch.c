@@ -927,8 +927,13 @@ static void s_receive(tb_dispatch_t *self)
         } else if (m.cmd == TB_CMD_READY && !w) {
             s_on_ready(self, &id, &m);
         } else if (!w) {
-            tb_log_warn("rejected %s from unknown peer %s: not registered (READY first)",
-                        tb_proto_cmd_name(m.cmd), hex);
+            /* Heartbeats and progress from a peer this coordinator lost or never met (one that
+             * was declared dead, or served a previous coordinator) are routine; anything else
+             * from it is worth a warning. */
+            bool routine = m.cmd == TB_CMD_HEARTBEAT || m.cmd == TB_CMD_PROGRESS;
+            tb_log(routine ? TB_LOG_DEBUG : TB_LOG_WARN,
+                   "rejected %s from unknown peer %s: not registered (READY first)",
+                   tb_proto_cmd_name(m.cmd), hex);
         } else {
             s_on_message(self, w, &m);
         }

@@ -9,8 +9,11 @@ common=(--jobs 6 --work 1500 --result-kib 300 --chunk-kib 64 "${FAST[@]}")
 
 "$TERRAIN" farm-check "${common[@]}" --workers 0 --out "$T/inproc" >"$T/inproc.out" 2>"$T/inproc.err" ||
   fail "in-process run failed"
-"$TERRAIN" farm-check "${common[@]}" --workers 1 --threads 2 --out "$T/one" >"$T/one.out" 2>"$T/one.err" ||
+"$TERRAIN" farm-check "${common[@]}" --workers 1 --threads 2 --verbose --out "$T/one" >"$T/one.out" 2>"$T/one.err" ||
   fail "1-worker run failed"
+# Largest first: job i does (4 + i % 4) / 4 units of work, so one worker takes 3 2 1 5 0 4.
+order=$(grep -oE 'dispatch: job [0-9]+' "$T/one.err" | awk '{printf "%s ", $3}')
+[ "$order" = "3 2 1 5 0 4 " ] || fail "dispatch order '$order', expected largest first '3 2 1 5 0 4 '"
 "$TERRAIN" farm-check "${common[@]}" --workers 3 --threads 1 --out "$T/three" >"$T/three.out" 2>"$T/three.err" ||
   fail "3-worker run failed"
 assert_clean "local runs"

@@ -617,6 +617,20 @@ int tb_worker_run(const tb_worker_opts_t *opts_in, tb_err_t *err)
             s_send(&w, &hb);
         }
         if (now - w.last_recv_s > w.opts.liveness * hb_s) {
+            /* One last look before giving up: after a stall of our own (a paused VM, SIGSTOP)
+             * the coordinator's heartbeats may still be on their way through libzmq's I/O
+             * thread, and it is our silence, not the coordinator's, that needs forgiving. */
+            zmq_pollitem_t last = {w.raw, 0, ZMQ_POLLIN, 0};
+            if (zmq_poll(&last, 1, w.opts.heartbeat_ms / 2 + 1) > 0) {
+                int st = s_receive(&w);
+                if (st >= 0) {
+                    status = st;
+                    s_drop_job(&w);
+                    s_close(&w, 0);
+                    goto done;
+                }
+                continue;
+            }
             if (w.opts.give_up_s > 0 && now - w.lost_since_s > w.opts.give_up_s) {
                 tb_log_error("no coordinator at %s for %.0f s; giving up", w.opts.endpoint,
                              now - w.lost_since_s);

@@ -30,7 +30,7 @@ s_cleanup() {
   for p in $(pgrep -f -- "$T/tmp" 2>/dev/null || true); do
     kill -9 "$p" 2>/dev/null || true
   done
-  rm -rf "$T"
+  [ -n "${KEEP_T:-}" ] || rm -rf "$T"
 }
 trap s_cleanup EXIT
 
