@@ -967,7 +967,7 @@ static void s_expire(tb_dispatch_t *self)
             w->drain_job = (uint64_t)w->job;
             w->drain_attempt = w->attempt;
             char outcome[96];
-            snprintf(outcome, sizeof outcome, "timed out after %.0f s", self->opts.job_timeout_s);
+            snprintf(outcome, sizeof outcome, "timed out after %.1f s", self->opts.job_timeout_s);
             tb_err_t err;
             tb_err_set(&err, TB_E_JOB, "%s", outcome);
             s_lease_end(self, w, outcome, true, false, &err);

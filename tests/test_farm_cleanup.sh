@@ -36,6 +36,18 @@ grep -q 'worker local-1 blocklisted after 3 failed attempts' "$T/block.err" || f
   fail "the record does not mark local-1 blocklisted"
 assert_clean "blocklisted worker"
 
+# Attempts that outlive --job-timeout are cancelled on the worker (CANCEL, then its FAIL) and retried.
+set +e
+"$TERRAIN" farm-check --jobs 2 --work 30000 --workers 2 --threads 1 --job-timeout 0.3 "${FAST[@]}" \
+  --out "$T/timeout" >"$T/timeout.out" 2>"$T/timeout.err"
+rc=$?
+set -e
+[ $rc = 1 ] || fail "job timeout: exit $rc, expected 1"
+grep -q 'failed 3 times .*: timed out after 0.3 s' "$T/timeout.err" || fail "no timeout failure"
+grep -q 'terrain-worker local-[0-9]*: warning: job [0-9] attempt [0-9] failed after .*: cancelled' "$T/timeout.err" ||
+  fail "the workers did not cancel the timed-out jobs"
+assert_clean "job timeout"
+
 # A worker program that cannot start: the run fails instead of waiting for ever.
 set +e
 "$TERRAIN" farm-check --jobs 2 --work 200 --workers 2 --worker-program /nonexistent/terrain-worker \
@@ -61,4 +73,4 @@ set -e
 [ $rc = 130 ] || fail "SIGINT: exit $rc, expected 130"
 grep -q 'interrupted with' "$T/int.err" || fail "no interruption message"
 assert_clean "SIGINT"
-echo "ok: nothing left behind after a normal end, three kinds of failure and SIGINT"
+echo "ok: nothing left behind after a normal end, four kinds of failure and SIGINT"

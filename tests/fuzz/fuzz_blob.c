@@ -1,8 +1,8 @@
-/* libFuzzer target for the stored-data decoders (build with clang and -DTB_FUZZ=ON): blobs
+/* libFuzzer target for the stored-data decoders (clang, -DTB_FUZZ=ON -DTB_WERROR=OFF): blobs
  * (common/blob.h) and stored-result files (coordinator/cache.h), with a small size limit. Whatever the
  * bytes, decoding either fails or returns bytes whose XXH3 is the one the header promised.
  *
- *   build-fuzz/fuzz_blob -max_total_time=60 tests/fuzz/corpus-blob */
+ *   build-fuzz/fuzz_blob -max_total_time=60 tests/fuzz/corpus-blob tests/fuzz/seeds/blob */
 #include <stdint.h>
 #include <stdlib.h>
 #include <xxhash.h>

@@ -1,6 +1,6 @@
-/* libFuzzer target for the wire protocol decoder (build with clang and -DTB_FUZZ=ON):
+/* libFuzzer target for the wire protocol decoder (clang, -DTB_FUZZ=ON -DTB_WERROR=OFF):
  *
- *   build-fuzz/fuzz_proto -max_total_time=60 tests/fuzz/corpus-proto
+ *   build-fuzz/fuzz_proto -max_total_time=60 tests/fuzz/corpus-proto tests/fuzz/seeds/proto
  *
  * The input is split into frames (first byte: frame count 1..4; then each frame is a 16-bit length
  * and that many bytes), decoded, and - when it decodes - re-encoded and decoded again, which must

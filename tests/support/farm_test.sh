@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Helpers for the multi-process tests (tests/test_farm_*.sh), sourced after `set -euo pipefail`:
 #
 #   source "$2/tests/support/farm_test.sh" "$1" "$2"
