@@ -115,6 +115,7 @@ struct tb_dispatch_t {
     bool has_fatal;
     double no_worker_since_s;
     double last_wait_log_s;
+    bool warned_no_join;
     tb_dispatch_stats_t stats;
     bool ran;
 };
@@ -647,13 +648,17 @@ static s_worker_t *s_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id,
     w->job = -1;
     w->last_seen_s = tb_now_s();
     w->local = tb_local_workers_find(self->local, ready->name) >= 0;
+    bool seen_before = false;
+    for (size_t i = 0; i + 1 < self->n_workers; i++)
+        seen_before |= strcmp(self->workers[i].name, ready->name) == 0;
+    if (!seen_before)
+        self->stats.workers_seen++;
     size_t max = 0;
     for (size_t i = 0; i < self->n_jobs; i++)
         if (self->jobs[i].max_result_bytes > max)
             max = self->jobs[i].max_result_bytes;
     /* The blob of the largest result: zstd's bound over it plus the blob header. */
     tb_transfer_init(&w->result_in, max + max / 128 + 4096 + TB_BLOB_HEADER_BYTES);
-    self->stats.workers_seen++;
     return w;
 }
 
@@ -943,7 +948,10 @@ static void s_receive(tb_dispatch_t *self)
 
 /* ---- housekeeping ---- */
 
-static void s_expire(tb_dispatch_t *self)
+/* Expires leases. `busy_s` is how long this turn of the loop spent on our own work (storing results,
+ * the on_result callback) before getting here: time in which we were not listening does not count
+ * against the workers. */
+static void s_expire(tb_dispatch_t *self, double busy_s)
 {
     double now = tb_now_s();
     double dead_s = self->opts.liveness * self->opts.heartbeat_ms / 1000.0;
@@ -951,7 +959,7 @@ static void s_expire(tb_dispatch_t *self)
         s_worker_t *w = &self->workers[i];
         if (!w->alive)
             continue;
-        if (now - w->last_seen_s > dead_s) {
+        if (now - w->last_seen_s - busy_s > dead_s) {
             char why[96];
             snprintf(why, sizeof why, "silent for %.1f s", now - w->last_seen_s);
             s_worker_lost(self, w, why);
@@ -1031,7 +1039,9 @@ static void s_check_local(tb_dispatch_t *self)
         if (s_unfinished(self) > (size_t)tb_local_workers_running(self->local) &&
             tb_local_workers_running(self->local) < self->opts.workers) {
             if (self->respawns >= self->opts.max_respawns) {
-                if (tb_local_workers_running(self->local) == 0 && !self->has_fatal) {
+                /* Farm mode waits for farm workers; local mode has nobody else to wait for. */
+                if (!self->opts.bind && tb_local_workers_running(self->local) == 0 &&
+                    !self->has_fatal) {
                     self->has_fatal = true;
                     tb_err_set(&self->fatal, TB_E_JOB,
                                "every local worker has exited and %d were restarted already "
@@ -1051,19 +1061,26 @@ static void s_check_local(tb_dispatch_t *self)
 static void s_check_no_workers(tb_dispatch_t *self)
 {
     double now = tb_now_s();
-    if (s_alive(self) > 0 || (self->local && tb_local_workers_running(self->local) > 0)) {
+    if (s_alive(self) > 0) {
         self->no_worker_since_s = 0;
         return;
     }
     if (self->no_worker_since_s == 0)
         self->no_worker_since_s = now;
+    if (self->local && self->stats.workers_seen == 0 && !self->warned_no_join &&
+        now - self->started_s > 10) {
+        self->warned_no_join = true;
+        tb_log_warn("no local worker has connected after 10 s; is the worker program right? "
+                    "(--worker-program, $TB_WORKER_PROGRAM)");
+    }
     if (self->opts.bind && now - self->last_wait_log_s > 10) {
         self->last_wait_log_s = now;
         tb_log_info("waiting for workers on %s (%zu of %zu %s left)", tb_broker_endpoint(self->broker),
                     s_unfinished(self), self->n_jobs, self->opts.label);
     }
-    if (self->opts.wait_workers_s > 0 && now - self->no_worker_since_s > self->opts.wait_workers_s &&
-        !self->has_fatal) {
+    bool starting = self->local && tb_local_workers_running(self->local) > 0;
+    if (self->opts.wait_workers_s > 0 && !starting &&
+        now - self->no_worker_since_s > self->opts.wait_workers_s && !self->has_fatal) {
         self->has_fatal = true;
         tb_err_set(&self->fatal, TB_E_JOB, "no worker connected for %.0f s", self->opts.wait_workers_s);
     }
@@ -1182,10 +1199,11 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
             rc = tb_err_set(err, TB_E_IO, "zmq_poll: %s", zmq_strerror(zmq_errno()));
             break;
         }
+        double turn_s = tb_now_s();
         if (item.revents & ZMQ_POLLIN)
             s_receive(self);
         s_check_local(self);
-        s_expire(self);
+        s_expire(self, tb_now_s() - turn_s);
         s_heartbeat(self);
         if (self->failed_job < 0 && !self->has_fatal)
             s_dispatch_pending(self);

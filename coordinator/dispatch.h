@@ -50,7 +50,9 @@ typedef struct {
 } tb_job_desc_t;
 
 /* Called in job order for every result, as soon as it and all results before it are in. The data
- * is borrowed; when a callback is given the engine frees each result after it returns. */
+ * is borrowed; when a callback is given the engine frees each result after it returns. It runs on the
+ * dispatch loop, which does not heartbeat meanwhile: keep it well under a heartbeat interval (copy the
+ * result into place), or collect results with tb_dispatch_result after the run. */
 typedef void (*tb_dispatch_result_fn)(void *user, size_t index, const void *data, size_t bytes);
 
 typedef struct {
@@ -115,7 +117,7 @@ typedef struct {
     size_t lost;           /* attempts whose worker was lost */
     size_t failed;         /* attempts that failed or returned a corrupt result */
     size_t corrupt_store;  /* stored results rejected by their checksum or format */
-    size_t workers_seen;   /* workers that joined */
+    size_t workers_seen;   /* workers that joined, counted once per name */
     size_t workers_refused;
     double seconds;
     const char *mode;      /* "in-process", "local", "farm" */

@@ -86,7 +86,7 @@ typedef struct {
     uint32_t out_index;
     uint32_t out_count;
     tb_msg_t out_fail;
-    double out_started_s;
+    bool out_blocked; /* the last send found the queue full: wait a little before retrying */
 } s_worker_t;
 
 void tb_worker_opts_defaults(tb_worker_opts_t *o)
@@ -230,7 +230,8 @@ static void s_queue_fail(s_worker_t *w, uint64_t job_id, uint32_t attempt, const
 static void s_send_pending(s_worker_t *w)
 {
     if (w->out_kind == S_OUT_FAIL) {
-        if (s_send(w, &w->out_fail) == 0)
+        w->out_blocked = s_send(w, &w->out_fail) != 0;
+        if (!w->out_blocked)
             w->out_kind = S_OUT_NONE;
         return;
     }
@@ -246,7 +247,8 @@ static void s_send_pending(s_worker_t *w)
     m.chunk = w->out_blob + w->out_offset;
     size_t left = w->out_bytes - w->out_offset;
     m.chunk_bytes = left < w->opts.chunk_bytes ? left : w->opts.chunk_bytes;
-    if (s_send(w, &m) != 0)
+    w->out_blocked = s_send(w, &m) != 0;
+    if (w->out_blocked)
         return;
     w->out_offset += m.chunk_bytes;
     if (++w->out_index == w->out_count) {
@@ -583,7 +585,7 @@ int tb_worker_run(const tb_worker_opts_t *opts_in, tb_err_t *err)
         if (timeout_ms > w.opts.heartbeat_ms)
             timeout_ms = w.opts.heartbeat_ms;
         if (w.out_kind != S_OUT_NONE)
-            timeout_ms = 0;
+            timeout_ms = w.out_blocked ? 10 : 0;
         zmq_pollitem_t items[2] = {{w.raw, 0, ZMQ_POLLIN, 0}, {NULL, w.wake[0], ZMQ_POLLIN, 0}};
         if (zmq_poll(items, 2, timeout_ms) < 0 && zmq_errno() != EINTR) {
             tb_err_set(err, TB_E_IO, "zmq_poll failed: %s", zmq_strerror(zmq_errno()));
