@@ -40,14 +40,14 @@
 
 /* Width in planet rank of the smoothstep that raises a massif from its floor to the class rate,
  * centred on the class's cut; narrowed to 2 min(f, 1 - f) so the mean weight stays f exactly. */
-#define TB_UPLIFT_MASSIF_BAND 0.3
+#define TB_UPLIFT_MASSIF_BAND 0.5
 
 /* Rock types of the lithology field; rank band i holds type perm(i), a seed-hashed permutation. */
 #define TB_UPLIFT_ROCK_TYPES 4
 
 /* Target radius of the class blend, metres. The blend is three box sums of 2r+1 cells in x and in
  * y, r = max(1, round(BLEND_M / (3 cell_m))), so it reads a square of half-width R = 3r cells. */
-#define TB_UPLIFT_BLEND_M 192.0
+#define TB_UPLIFT_BLEND_M 288.0
 
 /* Planet-level quantities from fixed probes; depend only on (manifest, seed), never on the painting
  * or a region. A few kilobytes; copied by value. */
