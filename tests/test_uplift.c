@@ -163,6 +163,8 @@ static void s_assert_agree(const tb_manifest_t *m, const tb_uplift_probes_t *p, 
     s_compare(&small, &big, &du, &dk, &df, &land, &fsum);
     ck_assert_msg(land > 10000, "%s: only %zu land cells", what, land);
     ck_assert_msg(fsum > 0, "%s: no fault throw on land; the test would not see faults", what);
+    fprintf(stderr, "%s: %lld cells (%zu land) bit-identical in U, K and fault throw\n", what,
+            (long long)(small_f.w * small_f.h), land);
     ck_assert_msg(du == 0 && dk == 0 && df == 0,
                   "%s: %zu U, %zu K and %zu fault cells differ in bits of %lld", what, du, dk, df,
                   (long long)(small_f.w * small_f.h));
@@ -226,6 +228,8 @@ START_TEST(test_a_region_percentile_breaks_the_agreement)
     size_t du, dk, df, land;
     double fsum;
     s_compare(&small, &big, &du, &dk, &df, &land, &fsum);
+    fprintf(stderr, "region-local percentile: %zu of %zu land cells differ between the boxes\n", du,
+            land);
     ck_assert_msg(du > land / 10, "region-local cut: only %zu of %zu land cells differ", du, land);
     s_run_free(&small);
     s_run_free(&big);
