@@ -23,7 +23,8 @@ static const char *S_LEGEND =
     " \"massif\": {\"floor_mm_yr\": 0.012, \"fraction\": 0.18}},"
     "{\"name\": \"highland\", \"colour\": \"#c0a060\", \"kind\": \"land\", \"uplift_mm_yr\": 0.25,"
     " \"k_mult\": 0.8, \"massif\": {\"floor_mm_yr\": 0.1, \"fraction\": 0.5}},"
-    "{\"name\": \"range\", \"colour\": \"#a0522d\", \"kind\": \"land\", \"uplift_mm_yr\": 0.4, \"k_mult\": 0.6},"
+    "{\"name\": \"range\", \"colour\": \"#a0522d\", \"kind\": \"land\", \"uplift_mm_yr\": 0.4, "
+    "\"k_mult\": 0.6},"
     "{\"name\": \"shelf\", \"colour\": \"#7fb2d9\", \"kind\": \"ocean\", \"depth_m\": 60}]}";
 
 int main(void)
@@ -63,7 +64,8 @@ int main(void)
     printf("probes: %.3f s (%d points, once per planet)\n", t_probe,
            TB_UPLIFT_PROBE_NX * TB_UPLIFT_PROBE_NY);
     printf("box %lld x %lld = %.2f M cells, %.0f %% land, blend R %lld cells\n", (long long)w,
-           (long long)h, n / 1e6, 100.0 * land / n, (long long)tb_uplift_blend_radius_cells(m.cell_m));
+           (long long)h, n / 1e6, 100.0 * land / n,
+           (long long)tb_uplift_blend_radius_cells(m.cell_m));
     const double density[2] = {m.faults.per_1000_km2, 10 * m.faults.per_1000_km2};
     for (int d = 0; d < 2; d++) {
         m.faults.per_1000_km2 = density[d];

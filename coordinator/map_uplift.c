@@ -51,7 +51,8 @@ static void s_plot(tb_image_t *img, const tb_frame_t *box, double x, double y, i
                 i = tb_wrap(i, box->w);
             if (i < 0 || i >= box->w || j < 0 || j >= box->h)
                 continue;
-            uint8_t *px = (uint8_t *)img->pixels + 3 * ((size_t)(box->h - 1 - j) * img->w + (size_t)i);
+            uint8_t *px =
+                (uint8_t *)img->pixels + 3 * ((size_t)(box->h - 1 - j) * img->w + (size_t)i);
             px[0] = S_CYAN[0];
             px[1] = S_CYAN[1];
             px[2] = S_CYAN[2];
@@ -62,7 +63,8 @@ int tb_map_uplift_write(const char *path, const tb_frame_t *box, const float *up
                         const tb_polyline_t *traces, size_t n, tb_err_t *err)
 {
     if (!tb_frame_valid(box) || !uplift_m_yr || box->w > UINT32_MAX || box->h > UINT32_MAX)
-        return tb_err_set(err, TB_E_INVALID, "%s: map_uplift: no valid box or no uplift field", path);
+        return tb_err_set(err, TB_E_INVALID, "%s: map_uplift: no valid box or no uplift field",
+                          path);
     tb_image_t img;
     if (tb_image_alloc(&img, (uint32_t)box->w, (uint32_t)box->h, TB_PNG_RGB8, err) != 0)
         return tb_err_prefix(err, "%s", path);
@@ -71,7 +73,8 @@ int tb_map_uplift_write(const char *path, const tb_frame_t *box, const float *up
     for (int64_t j = 0; j < box->h; j++)
         for (int64_t i = 0; i < box->w; i++) {
             double u = (double)uplift_m_yr[(size_t)j * (size_t)box->w + (size_t)i] * 1e3;
-            uint8_t *px = (uint8_t *)img.pixels + 3 * ((size_t)(box->h - 1 - j) * img.w + (size_t)i);
+            uint8_t *px =
+                (uint8_t *)img.pixels + 3 * ((size_t)(box->h - 1 - j) * img.w + (size_t)i);
             if (u > 0)
                 s_ramp(sqrt(u / top), px);
             else {

@@ -42,7 +42,8 @@ START_TEST(test_map_is_north_up_with_cyan_traces)
     ck_assert(tb_legend_parse(S_LEGEND, "legend", &m.legend, &err) == 0);
     ck_assert_msg(tb_manifest_finish(&m, &err) == 0, "%s", err.msg);
     tb_frame_t f;
-    ck_assert(tb_frame_make(&f, m.planet_w, 800, m.cell_m, m.planet_w - 150, 100, 300, 200, &err) == 0);
+    ck_assert(tb_frame_make(&f, m.planet_w, 800, m.cell_m, m.planet_w - 150, 100, 300, 200, &err) ==
+              0);
     size_t n = 300 * 200;
     uint8_t *c = malloc(n);
     float *u = malloc(n * sizeof *u), *k = malloc(n * sizeof *k);
@@ -101,7 +102,8 @@ START_TEST(test_map_is_north_up_with_cyan_traces)
     ck_assert(corner[0] == 18 && corner[1] == 22 && corner[2] == 30);
     tb_image_free(&img);
     /* Refusals name the path. */
-    ck_assert_int_eq(tb_map_uplift_write("/nonexistent-dir/map_uplift.png", &f, u, tr, nt, &err), -1);
+    ck_assert_int_eq(tb_map_uplift_write("/nonexistent-dir/map_uplift.png", &f, u, tr, nt, &err),
+                     -1);
     ck_assert_msg(strstr(err.msg, "/nonexistent-dir") != NULL, "%s", err.msg);
     tb_frame_t bad = {0};
     ck_assert_int_eq(tb_map_uplift_write(path, &bad, u, NULL, 0, &err), -1);

@@ -204,10 +204,12 @@ static void s_local_probes(const tb_manifest_t *m, const tb_uplift_probes_t *pla
     for (int64_t j = 0; j < f.h; j++)
         for (int64_t i = 0; i < f.w; i++)
             if (cls[j * f.w + i] <= RANGE)
-                v[n++] = tb_uplift_massif_value(m, tb_frame_world_x_m(&f, i), tb_frame_world_y_m(&f, j));
+                v[n++] =
+                    tb_uplift_massif_value(m, tb_frame_world_x_m(&f, i), tb_frame_world_y_m(&f, j));
     qsort(v, n, sizeof *v, s_cmp);
     for (int k = 0; k < TB_UPLIFT_PROBE_LEVELS; k++)
-        local->massif_q[k] = v[(size_t)((double)k / (TB_UPLIFT_PROBE_LEVELS - 1) * (double)(n - 1))];
+        local->massif_q[k] =
+            v[(size_t)((double)k / (TB_UPLIFT_PROBE_LEVELS - 1) * (double)(n - 1))];
     free(v);
     free(cls);
 }
@@ -253,7 +255,8 @@ START_TEST(test_windowed_fbm_is_the_noise_bit_for_bit)
         for (int64_t j = 0; j < f->h; j++)
             for (int64_t i = 0; i < f->w; i++) {
                 double a = tb_fbm_window_eval(&win, i, j);
-                double b = tb_noise_fbm(&n, tb_frame_world_x_m(f, i), tb_frame_world_y_m(f, j), 4, 0.5);
+                double b =
+                    tb_noise_fbm(&n, tb_frame_world_x_m(f, i), tb_frame_world_y_m(f, j), 4, 0.5);
                 differ += memcmp(&a, &b, sizeof a) != 0;
             }
         ck_assert_msg(differ == 0, "frame %d: %zu cells differ from tb_noise_fbm", fi, differ);
@@ -270,7 +273,8 @@ static double s_share(const tb_manifest_t *m, const tb_uplift_probes_t *p, int c
 {
     tb_frame_t f;
     tb_err_t err;
-    ck_assert(tb_frame_make(&f, m->planet_w, lattice_h, m->cell_m, 0, y0, m->planet_w, h, &err) == 0);
+    ck_assert(tb_frame_make(&f, m->planet_w, lattice_h, m->cell_m, 0, y0, m->planet_w, h, &err) ==
+              0);
     size_t n = (size_t)(f.w * f.h);
     uint8_t *c = malloc(n);
     float *u = malloc(n * sizeof *u), *k = malloc(n * sizeof *k);
@@ -294,13 +298,16 @@ START_TEST(test_massif_share_is_the_class_fraction)
     s_manifest(&m, 25, 25);
     m.faults.per_1000_km2 = 0;
     tb_uplift_probes_t p = s_probes(&m);
-    double low = s_share(&m, &p, LOWLAND, 0, 500, 1000), high = s_share(&m, &p, HIGHLAND, 0, 500, 1000);
+    double low = s_share(&m, &p, LOWLAND, 0, 500, 1000),
+           high = s_share(&m, &p, HIGHLAND, 0, 500, 1000);
     ck_assert_msg(fabs(low - 0.18) < 0.01, "lowland share %.4f, fraction 0.18", low);
     ck_assert_msg(fabs(high - 0.5) < 0.01, "highland share %.4f, fraction 0.5", high);
     double low2 = s_share(&m, &p, LOWLAND, 500, 500, 1000);
     double high2 = s_share(&m, &p, HIGHLAND, 500, 500, 1000);
-    ck_assert_msg(fabs(low2 - 0.18) < 0.05, "lowland share off the probe %.4f, fraction 0.18", low2);
-    ck_assert_msg(fabs(high2 - 0.5) < 0.05, "highland share off the probe %.4f, fraction 0.5", high2);
+    ck_assert_msg(fabs(low2 - 0.18) < 0.05, "lowland share off the probe %.4f, fraction 0.18",
+                  low2);
+    ck_assert_msg(fabs(high2 - 0.5) < 0.05, "highland share off the probe %.4f, fraction 0.5",
+                  high2);
     fprintf(stderr, "massif share: lowland %.4f / %.4f (0.18), highland %.4f / %.4f (0.5)\n", low,
             low2, high, high2);
 }
@@ -400,14 +407,17 @@ START_TEST(test_no_steps_at_painted_edges)
     int64_t R = tb_uplift_blend_radius_cells(8);
     double peak = s_kernel_peak(R / 3);
     double du = (0.4 - 0.06) * 1e-3, bound = du * 2 * peak;
-    double blended = s_max_step(u, c, f.w, f.h, R + 1), stepped = s_max_step(raw, c, f.w, f.h, R + 1);
+    double blended = s_max_step(u, c, f.w, f.h, R + 1),
+           stepped = s_max_step(raw, c, f.w, f.h, R + 1);
     fprintf(stderr,
             "no steps: R %lld cells, largest 8-neighbour dU %.3g m/yr, bound %.3g (2 x kernel peak "
             "%.4f = %.2f dU cell/R), raw class rates %.3g\n",
             (long long)R, blended, bound, peak, 2 * peak * (double)R, stepped);
-    ck_assert_msg(blended <= bound * (1 + 1e-6), "blended step %g over the bound %g", blended, bound);
+    ck_assert_msg(blended <= bound * (1 + 1e-6), "blended step %g over the bound %g", blended,
+                  bound);
     ck_assert_msg(stepped > 5 * bound, "negative control: raw rates step only %g", stepped);
-    /* Far from the edge each class keeps its own rate exactly (a blend, not a blur of everything). */
+    /* Far from the edge each class keeps its own rate exactly (a blend, not a blur of everything).
+     */
     ck_assert_float_eq(u[50 * f.w + 50], (float)0.06e-3);
     ck_assert_float_eq(u[350 * f.w + 350], (float)0.4e-3);
     free(c);
@@ -467,7 +477,8 @@ START_TEST(test_rock_multiplier_bands_and_softness)
         distinct_near_edges += v != prev;
         prev = v;
     }
-    ck_assert_msg(hard_jump > 0.1 * (hi - lo), "softness 0 should be a hard boundary (%g)", hard_jump);
+    ck_assert_msg(hard_jump > 0.1 * (hi - lo), "softness 0 should be a hard boundary (%g)",
+                  hard_jump);
     ck_assert_int_eq(distinct_near_edges, TB_UPLIFT_ROCK_TYPES - 1);
 }
 END_TEST
@@ -490,8 +501,8 @@ START_TEST(test_fault_envelope_reaches_zero_with_zero_gradient)
     /* Negative control: the exponential cut off at three lengths (reference section 6) steps. */
     double exp_inside = exp(-(w - 1e-9) / (w / 3)), exp_slope = exp_inside / (w / 3) * w;
     ck_assert_msg(exp_inside > 0.04 && exp_slope > 0.1,
-                  "control: an exponential cut at 3 lengths should leave %g and slope %g", exp_inside,
-                  exp_slope);
+                  "control: an exponential cut at 3 lengths should leave %g and slope %g",
+                  exp_inside, exp_slope);
 }
 END_TEST
 
@@ -569,8 +580,8 @@ START_TEST(test_fault_raster_matches_brute_force)
                 ck_assert_msg(fast[q] == 0, "cell %zu beyond the width has %g", q, fast[q]);
         }
         ck_assert_msg(peak > 0.5 * f->peak_m_yr, "fault %zu: box misses the trace", fi);
-        ck_assert_msg(worst <= 1e-6 * f->peak_m_yr, "fault %zu: raster differs by %g of peak %g", fi,
-                      worst, f->peak_m_yr);
+        ck_assert_msg(worst <= 1e-6 * f->peak_m_yr, "fault %zu: raster differs by %g of peak %g",
+                      fi, worst, f->peak_m_yr);
         free(fast);
         free(slow);
         checked++;
@@ -613,8 +624,10 @@ START_TEST(test_faults_follow_the_grain)
     ck_assert(tb_faults_collect(&m, &box, &faults, &n, &err) == 0);
     ck_assert_msg(n > 20, "only %zu faults", n);
     double own = s_grain_misfit(faults, n, &m), wrong = s_grain_misfit(faults, n, &other);
-    fprintf(stderr, "grain: mean |strike - grain| %.3f rad over %zu traces; against another "
-                    "seed's grain %.3f\n", own, n, wrong);
+    fprintf(stderr,
+            "grain: mean |strike - grain| %.3f rad over %zu traces; against another "
+            "seed's grain %.3f\n",
+            own, n, wrong);
     ck_assert_msg(own < 0.25, "traces stray %g rad from the grain", own);
     ck_assert_msg(wrong > 0.5, "control: another grain fits too well (%g)", wrong);
     tb_faults_free(&faults, n);

@@ -5,8 +5,8 @@
  * relaxes towards the grain strike plus a smooth perturbation along the arc (value noise with knots
  * every TB_FAULT_PERTURB_M), turning at most ds / (2 w) per step of ds, so the radius of curvature
  * never drops below twice the half-width and each cell within w of the trace has one nearest point.
- * The grain is sampled as a VECTOR (two fBm) and turned into an axis by 0.5 atan2, never as an angle
- * from one noise, which would jump a whole turn where the value lattice wraps (4.A3).
+ * The grain is sampled as a VECTOR (two fBm) and turned into an axis by 0.5 atan2, never as an
+ * angle from one noise, which would jump a whole turn where the value lattice wraps (4.A3).
  *
  * Rasterising: each polyline segment covers its slab (along [-reach, l + reach], across (-w, w));
  * a cell keeps the nearest point over the slabs that cover it. The slab test and distances use the
@@ -55,8 +55,10 @@ typedef struct {
 
 static int s_grain_init(const tb_manifest_t *m, s_grain_t *g, tb_err_t *err)
 {
-    if (tb_uplift_noise(m, TB_SALT_GRAIN, m->faults.grain_wavelength_snapped_km, &g->gx, err) != 0 ||
-        tb_uplift_noise(m, TB_SALT_GRAIN_Y, m->faults.grain_wavelength_snapped_km, &g->gy, err) != 0)
+    if (tb_uplift_noise(m, TB_SALT_GRAIN, m->faults.grain_wavelength_snapped_km, &g->gx, err) !=
+            0 ||
+        tb_uplift_noise(m, TB_SALT_GRAIN_Y, m->faults.grain_wavelength_snapped_km, &g->gy, err) !=
+            0)
         return -1;
     return 0;
 }
@@ -76,8 +78,8 @@ double tb_uplift_grain_strike(const tb_manifest_t *m, double x_m, double y_m)
     return s_strike(&g, x_m, y_m);
 }
 
-/* The heading perturbation at signed arc length t from the seed: quintic value noise whose knots are
- * hashed from (seed, cell, index, knot), continuous through the seed. */
+/* The heading perturbation at signed arc length t from the seed: quintic value noise whose knots
+ * are hashed from (seed, cell, index, knot), continuous through the seed. */
 static double s_perturb(uint64_t seed, int64_t cx, int64_t cy, int index, double t_m)
 {
     double u = t_m / TB_FAULT_PERTURB_M, fu = floor(u), f = u - fu;
@@ -95,8 +97,8 @@ static double s_axial_diff(double target, double h)
     return d - M_PI * round(d / M_PI);
 }
 
-/* Walks one trace of length L from (x, y): vertex k of 2 steps + 1 is at arc length k ds from tip A,
- * the seed in the middle. */
+/* Walks one trace of length L from (x, y): vertex k of 2 steps + 1 is at arc length k ds from tip
+ * A, the seed in the middle. */
 static void s_walk(const tb_manifest_t *m, const s_grain_t *g, int64_t cx, int64_t cy, int index,
                    double x0, double y0, double steps, double ds, double w_m, double *x, double *y)
 {
@@ -188,8 +190,8 @@ int tb_faults_seed_cell(const tb_manifest_t *m, int64_t cell_x, int64_t cell_y, 
     const int64_t cx = tb_wrap(cell_x, around), cy = cell_y;
     const double expected = fp->per_1000_km2 * 1e-9 * lat_m * lat_m; /* seeds in this cell */
     double whole = floor(expected);
-    int count = (int)whole + (tb_hash_unit(tb_hash(m->seed, TB_SALT_FAULT, cx, cy, 0)) <
-                              expected - whole);
+    int count =
+        (int)whole + (tb_hash_unit(tb_hash(m->seed, TB_SALT_FAULT, cx, cy, 0)) < expected - whole);
     if (count == 0)
         return 0;
     s_grain_t g;
@@ -219,7 +221,8 @@ int tb_faults_seed_cell(const tb_manifest_t *m, int64_t cell_x, int64_t cell_y, 
         double side = uside < 0.5 ? -1 : 1;
         int rc = 0;
         for (int i = 0; i < segs && rc == 0; i++) {
-            double a0 = fmax(0, i * spacing - overlap), a1 = fmin(len_m, (i + 1) * spacing + overlap);
+            double a0 = fmax(0, i * spacing - overlap),
+                   a1 = fmin(len_m, (i + 1) * spacing + overlap);
             /* En-echelon: each segment steps sideways by one half-width, all to the same side,
              * translated (not offset along its normal, which would tighten its bends). */
             double tx = 0, ty = 0;
@@ -266,7 +269,7 @@ static int64_t s_floor_div(int64_t a, int64_t b)
 static void s_images(const tb_frame_t *box, int64_t lo, int64_t hi, int64_t *k_lo, int64_t *k_hi)
 {
     int64_t W = box->lattice_w;
-    *k_lo = -s_floor_div(hi - box->x0, W);      /* ceil((x0 - hi) / W) */
+    *k_lo = -s_floor_div(hi - box->x0, W); /* ceil((x0 - hi) / W) */
     *k_hi = s_floor_div(box->x0 + box->w - 1 - lo, W);
 }
 
@@ -290,46 +293,54 @@ int tb_faults_collect(const tb_manifest_t *m, const tb_frame_t *box, tb_fault_t 
         return 0;
     int64_t around;
     const double lat_m = tb_faults_lattice_m(m, &around), cell = box->cell_m;
-    const double reach = 1000.0 * (m->faults.length_max_km + m->faults.width_km) + 2 * cell;
+    /* How far a trace can reach from its seed: half its length walked, the en-echelon sidesteps,
+     * the envelope; never less than length_max + width. */
+    const double l_max = 1000.0 * m->faults.length_max_km, w_m = 1000.0 * m->faults.width_km;
+    const double segs_max = fmax(1, ceil(l_max / TB_FAULT_SEGMENT_MAX_M - 1e-9));
+    const double reach =
+        fmax(l_max + w_m, 0.5 * l_max + 0.5 * (segs_max - 1) * w_m + w_m) + 2 * cell;
     const double bx0 = (double)box->x0 * cell, bx1 = (double)(box->x0 + box->w) * cell;
     const double by0 = (double)box->y0 * cell, by1 = (double)(box->y0 + box->h) * cell;
-    int64_t cx_lo = (int64_t)floor((bx0 - reach) / lat_m), cx_hi = (int64_t)floor((bx1 + reach) / lat_m);
-    int64_t cy_lo = (int64_t)floor((by0 - reach) / lat_m), cy_hi = (int64_t)floor((by1 + reach) / lat_m);
-    /* The wrapped columns to visit, ascending (canonical order). */
+    int64_t cx_lo = (int64_t)floor((bx0 - reach) / lat_m),
+            cx_hi = (int64_t)floor((bx1 + reach) / lat_m);
+    int64_t cy_lo = (int64_t)floor((by0 - reach) / lat_m),
+            cy_hi = (int64_t)floor((by1 + reach) / lat_m);
+    /* The wrapped columns to visit, ascending (the canonical order): one run, or two when the
+     * range crosses the seam. */
     int64_t ncols = cx_hi - cx_lo + 1 < around ? cx_hi - cx_lo + 1 : around;
-    char *visit = calloc((size_t)around, 1);
-    if (!visit)
-        return tb_err_set(err, TB_E_NOMEM, "faults: out of memory for %lld lattice columns",
-                          (long long)around);
-    for (int64_t c = 0; c < ncols; c++)
-        visit[tb_wrap(cx_lo + c, around)] = 1;
+    int64_t start = ncols == around ? 0 : tb_wrap(cx_lo, around);
+    int64_t runs[2][2] = {{start, start + ncols - 1}, {1, 0}};
+    if (start + ncols > around) {
+        runs[0][0] = 0;
+        runs[0][1] = start + ncols - 1 - around;
+        runs[1][0] = start;
+        runs[1][1] = around - 1;
+    }
     int rc = 0;
     for (int64_t cy = cy_lo; cy <= cy_hi && rc == 0; cy++)
-        for (int64_t cx = 0; cx < around && rc == 0; cx++) {
-            if (!visit[cx])
-                continue;
-            size_t before = *n;
-            rc = tb_faults_seed_cell(m, cx, cy, faults, n, err);
-            /* Keep only the segments whose padded box meets the region box in some image. */
-            size_t keep = before;
-            for (size_t i = before; i < *n && rc == 0; i++) {
-                tb_fault_t *f = &(*faults)[i];
-                int64_t x_lo, x_hi, y_lo, y_hi, k_lo, k_hi;
-                s_cell_bounds(f, cell, &x_lo, &x_hi, &y_lo, &y_hi);
-                s_images(box, x_lo, x_hi, &k_lo, &k_hi);
-                bool meets = k_lo <= k_hi && y_hi >= box->y0 && y_lo <= box->y0 + box->h - 1;
-                if (meets)
-                    (*faults)[keep++] = *f;
-                else {
-                    free(f->x);
-                    free(f->y);
-                    free(f->s);
+        for (int run = 0; run < 2; run++)
+            for (int64_t cx = runs[run][0]; cx <= runs[run][1] && rc == 0; cx++) {
+                size_t before = *n;
+                rc = tb_faults_seed_cell(m, cx, cy, faults, n, err);
+                /* Keep only the segments whose padded box meets the region box in some image. */
+                size_t keep = before;
+                for (size_t i = before; i < *n && rc == 0; i++) {
+                    tb_fault_t *f = &(*faults)[i];
+                    int64_t x_lo, x_hi, y_lo, y_hi, k_lo, k_hi;
+                    s_cell_bounds(f, cell, &x_lo, &x_hi, &y_lo, &y_hi);
+                    s_images(box, x_lo, x_hi, &k_lo, &k_hi);
+                    bool meets = k_lo <= k_hi && y_hi >= box->y0 && y_lo <= box->y0 + box->h - 1;
+                    if (meets)
+                        (*faults)[keep++] = *f;
+                    else {
+                        free(f->x);
+                        free(f->y);
+                        free(f->s);
+                    }
                 }
+                if (rc == 0)
+                    *n = keep;
             }
-            if (rc == 0)
-                *n = keep;
-        }
-    free(visit);
     if (rc != 0) {
         tb_faults_free(faults, *n);
         *n = 0;
@@ -355,9 +366,9 @@ void tb_faults_free(tb_fault_t **faults_p, size_t n)
 /* Scratch for one trace image: nearest squared distance and its arc per cell of a sub-rectangle,
  * initialised lazily per row span so a long diagonal trace does not pay for its whole box. */
 typedef struct {
-    int64_t x0, y0, w, h;  /* sub-rectangle in trace cells */
+    int64_t x0, y0, w, h; /* sub-rectangle in trace cells */
     double *d2, *arc;
-    int64_t *lo, *hi;      /* per row: touched columns (lo > hi: none) */
+    int64_t *lo, *hi; /* per row: touched columns (lo > hi: none) */
     size_t cap_cells, cap_rows;
 } s_scratch_t;
 
@@ -415,7 +426,10 @@ static void s_scratch_span(s_scratch_t *sc, int64_t r, int64_t c_lo, int64_t c_h
     sc->hi[r] = c_hi > sc->hi[r] ? c_hi : sc->hi[r];
 }
 
-static double s_clampd(double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); }
+static double s_clampd(double v, double lo, double hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
 
 /* The nearest point of each covered cell of the sub-rectangle over the slabs of f's segments. */
 static void s_trace_slabs(const tb_fault_t *f, double cell, s_scratch_t *sc)
@@ -432,7 +446,8 @@ static void s_trace_slabs(const tb_fault_t *f, double cell, s_scratch_t *sc)
          * side of a turn of angle d lies within w sin d of the slab's end (plus a millimetre). */
         double ext_lo = w * fabs(pux * uy - puy * ux) + 1e-3, ext_hi = 1e-3;
         if (i + 2 < f->n) {
-            double nx = f->x[i + 2] - f->x[i + 1], ny = f->y[i + 2] - f->y[i + 1], nl = hypot(nx, ny);
+            double nx = f->x[i + 2] - f->x[i + 1], ny = f->y[i + 2] - f->y[i + 1],
+                   nl = hypot(nx, ny);
             if (nl > 0)
                 ext_hi += w * fabs(ux * ny - uy * nx) / nl;
         }
@@ -444,8 +459,10 @@ static void s_trace_slabs(const tb_fault_t *f, double cell, s_scratch_t *sc)
                         ay + a_hi * uy - w * ux};
         double ry_lo = fmin(fmin(ys[0], ys[1]), fmin(ys[2], ys[3]));
         double ry_hi = fmax(fmax(ys[0], ys[1]), fmax(ys[2], ys[3]));
-        double r_lo = s_clampd(floor(ry_lo / cell - 0.5) - 1, (double)sc->y0, (double)(sc->y0 + sc->h - 1));
-        double r_hi = s_clampd(ceil(ry_hi / cell - 0.5) + 1, (double)sc->y0, (double)(sc->y0 + sc->h - 1));
+        double r_lo =
+            s_clampd(floor(ry_lo / cell - 0.5) - 1, (double)sc->y0, (double)(sc->y0 + sc->h - 1));
+        double r_hi =
+            s_clampd(ceil(ry_hi / cell - 0.5) + 1, (double)sc->y0, (double)(sc->y0 + sc->h - 1));
         for (int64_t yt = (int64_t)r_lo; yt <= (int64_t)r_hi; yt++) {
             double ey = ((double)yt + 0.5) * cell - ay;
             double x_lo = -INFINITY, x_hi = INFINITY;
@@ -467,7 +484,8 @@ static void s_trace_slabs(const tb_fault_t *f, double cell, s_scratch_t *sc)
                 continue;
             int64_t r = yt - sc->y0, k_lo = (int64_t)c_lo - sc->x0, k_hi = (int64_t)c_hi - sc->x0;
             s_scratch_span(sc, r, k_lo, k_hi);
-            double *d2 = sc->d2 + (size_t)r * (size_t)sc->w, *arc = sc->arc + (size_t)r * (size_t)sc->w;
+            double *d2 = sc->d2 + (size_t)r * (size_t)sc->w,
+                   *arc = sc->arc + (size_t)r * (size_t)sc->w;
             for (int64_t k = k_lo; k <= k_hi; k++) {
                 double ex = ((double)(k + sc->x0) + 0.5) * cell - ax;
                 double a = ex * ux + ey * uy;
@@ -538,6 +556,8 @@ int tb_faults_rasterise(const tb_fault_t *faults, size_t n, const tb_frame_t *bo
 
 int tb_uplift_fault_rate(const tb_manifest_t *m, const tb_frame_t *box, float *out, tb_err_t *err)
 {
+    if (!out)
+        return tb_err_set(err, TB_E_INTERNAL, "uplift: NULL fault output");
     if (tb_uplift_check_manifest(m, err) != 0 || tb_uplift_check_frame(m, box, err) != 0)
         return -1;
     memset(out, 0, (size_t)box->w * (size_t)box->h * sizeof *out);

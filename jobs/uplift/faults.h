@@ -1,6 +1,6 @@
-/* Fault traces: seeded on a world lattice, walked along a grain field, rasterised with a C1 envelope
- * (reference 4.A2, 4.A2a, 4.A3, section 6; issue 3 item 1). Used by uplift.c and by the tests; the
- * public entry points are tb_uplift_fault_rate and tb_uplift_fault_traces in uplift.h.
+/* Fault traces: seeded on a world lattice, walked along a grain field, rasterised with a C1
+ * envelope (reference 4.A2, 4.A2a, 4.A3, section 6; issue 3 item 1). Used by uplift.c and by the
+ * tests; the public entry points are tb_uplift_fault_rate and tb_uplift_fault_traces in uplift.h.
  *
  * A seed's existence and its whole trace are a function of (seed, seed-lattice cell, index): the
  * lattice has a spacing that divides the circumference, and a cell holds floor(p) or floor(p) + 1
@@ -18,22 +18,26 @@
 #include "common/grid.h"
 #include "common/manifest.h"
 
-#define TB_FAULT_LATTICE_M 4000.0     /* requested seed-lattice spacing (snapped to divide C) */
-#define TB_FAULT_SEGMENT_MAX_M 12000.0 /* traces longer than this break into en-echelon segments */
-#define TB_FAULT_OVERLAP 0.1          /* en-echelon overlap at each end, share of the spacing */
-#define TB_FAULT_PERTURB_M 2000.0     /* knot spacing of the heading perturbation along the trace */
-#define TB_FAULT_PERTURB_RAD 0.3      /* amplitude of the heading perturbation, radians */
+/* Requested seed-lattice spacing, metres (snapped to divide the circumference). */
+#define TB_FAULT_LATTICE_M 4000.0
+/* Traces longer than this break into en-echelon segments, metres. */
+#define TB_FAULT_SEGMENT_MAX_M 12000.0
+/* En-echelon overlap at each end, as a share of the segment spacing. */
+#define TB_FAULT_OVERLAP 0.1
+/* Knot spacing (metres) and amplitude (radians) of the heading perturbation along a trace. */
+#define TB_FAULT_PERTURB_M 2000.0
+#define TB_FAULT_PERTURB_RAD 0.3
 
 typedef struct {
-    int64_t cell_x, cell_y;  /* seed-lattice cell (x wrapped to 0..cells around - 1) */
-    int index;               /* seed within that cell */
-    int segment, segments;   /* en-echelon segment of its trace, and how many the trace has */
-    double length_m;         /* this segment's length; its tips are s = 0 and s = length_m */
-    double trace_length_m;   /* the whole trace's length */
-    double peak_m_yr;        /* throw rate on the trace between the tapers */
-    double half_width_m;     /* the envelope reaches zero, with zero gradient, at this distance */
-    size_t n;                /* vertices */
-    double *x, *y, *s;       /* world metres (x unwrapped; the seed's x is in [0, C)); arc length */
+    int64_t cell_x, cell_y; /* seed-lattice cell (x wrapped to 0..cells around - 1) */
+    int index;              /* seed within that cell */
+    int segment, segments;  /* en-echelon segment of its trace, and how many the trace has */
+    double length_m;        /* this segment's length; its tips are s = 0 and s = length_m */
+    double trace_length_m;  /* the whole trace's length */
+    double peak_m_yr;       /* throw rate on the trace between the tapers */
+    double half_width_m;    /* the envelope reaches zero, with zero gradient, at this distance */
+    size_t n;               /* vertices */
+    double *x, *y, *s;      /* world metres (x unwrapped; the seed's x is in [0, C)); arc length */
     double xmin, xmax, ymin, ymax; /* bounding box of the vertices */
 } tb_fault_t;
 
@@ -57,8 +61,8 @@ int tb_faults_seed_cell(const tb_manifest_t *m, int64_t cell_x, int64_t cell_y, 
 int tb_faults_collect(const tb_manifest_t *m, const tb_frame_t *box, tb_fault_t **faults, size_t *n,
                       tb_err_t *err);
 
-/* Adds peak x taper(s) x envelope(d) of each fault to out (box-sized, m/yr), in the given order, for
- * every box cell (by its lattice position, every image across the seam). */
+/* Adds peak x taper(s) x envelope(d) of each fault to out (box-sized, m/yr), in the given order,
+ * for every box cell (by its lattice position, every image across the seam). */
 int tb_faults_rasterise(const tb_fault_t *faults, size_t n, const tb_frame_t *box, float *out,
                         tb_err_t *err);
 

@@ -9,7 +9,10 @@
 
 #include "common/hash.h"
 
-static inline double s_fade(double t) { return t * t * t * (t * (t * 6 - 15) + 10); }
+static inline double s_fade(double t)
+{
+    return t * t * t * (t * (t * 6 - 15) + 10);
+}
 
 /* noise.c's s_locate for one axis: node index and fraction of coordinate c at an octave. */
 static inline void s_axis(const tb_noise_t *n, double c_m, int octave, int64_t *idx, double *frac)

@@ -20,21 +20,21 @@
 #define TB_FBM_WINDOW_MAX_OCTAVES 8
 
 typedef struct {
-    int64_t periods;     /* nodes around the circumference at this octave */
-    int64_t nx, ny;      /* table size in nodes */
-    int64_t iy_start;    /* node row of table row 0 */
-    double *gx, *gy;     /* node gradients (cos, sin), nx * ny */
-    int32_t *col_slot;   /* per window column: table column of its left node */
-    int32_t *col_slot1;  /* per window column: table column of its right node */
+    int64_t periods;       /* nodes around the circumference at this octave */
+    int64_t nx, ny;        /* table size in nodes */
+    int64_t iy_start;      /* node row of table row 0 */
+    double *gx, *gy;       /* node gradients (cos, sin), nx * ny */
+    int32_t *col_slot;     /* per window column: table column of its left node */
+    int32_t *col_slot1;    /* per window column: table column of its right node */
     double *col_f, *col_s; /* per window column: fraction and fade */
-    int32_t *row_slot;   /* per window row: table row of its lower node */
+    int32_t *row_slot;     /* per window row: table row of its lower node */
     double *row_f, *row_s;
 } tb_fbm_octave_t;
 
 typedef struct {
     int octaves;
     double gain;
-    int64_t w, h;        /* window size in cells */
+    int64_t w, h; /* window size in cells */
     tb_fbm_octave_t oct[TB_FBM_WINDOW_MAX_OCTAVES];
 } tb_fbm_window_t;
 

@@ -1,11 +1,11 @@
 /* The massif fabric and the planet rank (reference 4.A0, D-55; section 6).
  *
- * One fBm for the whole planet (salt TB_SALT_MASSIF, massif.wavelength_snapped_km) is ranked through
- * the probe's quantile table, so a cell's rank is the share of the planet whose fabric is lower.
- * Each class cuts the same ranked fabric at rank 1 - massif_fraction: a highland belt and the hills
- * of the lowland beside it are the high and low parts of one structure, never two noises meeting at
- * a painted edge. The weight rises through a smoothstep band in rank centred on the cut, so its
- * mean over a large area is the class's fraction exactly, and nothing steps.
+ * One fBm for the whole planet (salt TB_SALT_MASSIF, massif.wavelength_snapped_km) is ranked
+ * through the probe's quantile table, so a cell's rank is the share of the planet whose fabric is
+ * lower. Each class cuts the same ranked fabric at rank 1 - massif_fraction: a highland belt and
+ * the hills of the lowland beside it are the high and low parts of one structure, never two noises
+ * meeting at a painted edge. The weight rises through a smoothstep band in rank centred on the cut,
+ * so its mean over a large area is the class's fraction exactly, and nothing steps.
  */
 #include <math.h>
 

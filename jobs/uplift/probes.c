@@ -137,8 +137,8 @@ char *tb_uplift_probes_to_json(const tb_uplift_probes_t *p)
     if (!b.buf)
         return NULL;
     b.buf[0] = '\0';
-    s_put(&b, "{\n  \"version\": 1,\n  \"seed\": %llu,\n  \"levels\": %d", (unsigned long long)p->seed,
-          TB_UPLIFT_PROBE_LEVELS);
+    s_put(&b, "{\n  \"version\": 1,\n  \"seed\": %llu,\n  \"levels\": %d",
+          (unsigned long long)p->seed, TB_UPLIFT_PROBE_LEVELS);
     s_put(&b, ",\n  \"massif_wavelength_m\": %.17g,\n  \"rock_wavelength_m\": %.17g",
           p->massif_wavelength_m, p->rock_wavelength_m);
     s_put_table(&b, "massif_quantiles", p->massif_q);
@@ -197,7 +197,8 @@ int tb_uplift_probes_from_json(const char *json, tb_uplift_probes_t *p, tb_err_t
         s_number(root, "levels", &levels, err))
         goto done;
     if (version != 1) {
-        tb_err_set(err, TB_E_FORMAT, "uplift probes: version %g, this build reads version 1", version);
+        tb_err_set(err, TB_E_FORMAT, "uplift probes: version %g, this build reads version 1",
+                   version);
         goto done;
     }
     if (levels != TB_UPLIFT_PROBE_LEVELS) {

@@ -1,11 +1,11 @@
 /* Lithology: the rock field's multiplier on K (reference section 6, D-58).
  *
  * A second planet-wide fBm (salt TB_SALT_ROCK, rock.wavelength_snapped_km) is ranked through the
- * probe's quantiles; the rank axis is cut into TB_UPLIFT_ROCK_TYPES equal bands and band i holds rock
- * type perm(i), a permutation hashed from the seed, so hard and soft rock may sit side by side. Type
- * t multiplies K by k_min (k_max / k_min)^(t / (TYPES - 1)). A boundary between bands is softened
- * POINTWISE in rank space: within rock.softness / 2 of it the multiplier runs through a smoothstep
- * from one type to the next. That needs only the cell's own value - never a blur, whose
+ * probe's quantiles; the rank axis is cut into TB_UPLIFT_ROCK_TYPES equal bands and band i holds
+ * rock type perm(i), a permutation hashed from the seed, so hard and soft rock may sit side by
+ * side. Type t multiplies K by k_min (k_max / k_min)^(t / (TYPES - 1)). A boundary between bands is
+ * softened POINTWISE in rank space: within rock.softness / 2 of it the multiplier runs through a
+ * smoothstep from one type to the next. That needs only the cell's own value - never a blur, whose
  * neighbourhood would read cells another decomposition does not hold - and grades the boundary by
  * the field's own gradient. Softness is capped at one band so the ramps never overlap.
  */
@@ -43,8 +43,7 @@ void tb_uplift_rock_bands(const tb_manifest_t *m, double mult[TB_UPLIFT_ROCK_TYP
         mult[i] = m->rock.k_min_mult * pow(ratio, (double)perm[i] / (n - 1));
 }
 
-double tb_uplift_rock_mult_of(const double mult[TB_UPLIFT_ROCK_TYPES], double softness,
-                              double rank)
+double tb_uplift_rock_mult_of(const double mult[TB_UPLIFT_ROCK_TYPES], double softness, double rank)
 {
     const int n = TB_UPLIFT_ROCK_TYPES;
     double soft = fmin(softness, 1.0 / n);

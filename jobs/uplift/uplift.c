@@ -6,10 +6,10 @@
  * NUMBERS (not the fabric) are blended: at a land cell p,
  *     U(p) = sum_c N_c(p) U_c(p) / sum_c N_c(p),   kmult(p) = sum_c N_c(p) k_mult_c / sum_c N_c(p),
  * where N_c counts the land cells of class c under a separable kernel made of three box sums of
- * 2r + 1 cells in x and three in y (a quadratic B-spline, C1, half-width R = 3r), and U_c(p) is class
- * c's rate with its massif cut evaluated at p itself. Ocean cells count for nothing, so where the
- * land ends does not decide how fast it rises (reference E1). The counts are integers summed with
- * running sums, exact in any order, so they are the same in every box whose cells cover p's
+ * 2r + 1 cells in x and three in y (a quadratic B-spline, C1, half-width R = 3r), and U_c(p) is
+ * class c's rate with its massif cut evaluated at p itself. Ocean cells count for nothing, so where
+ * the land ends does not decide how fast it rises (reference E1). The counts are integers summed
+ * with running sums, exact in any order, so they are the same in every box whose cells cover p's
  * R-neighbourhood - which a region box does when R <= margin - 1 cell (checked). The kernel's
  * centre weight is positive, so a land cell always counts itself and the sum is never zero.
  *
@@ -43,13 +43,13 @@ int tb_uplift_check_manifest(const tb_manifest_t *m, tb_err_t *err)
     int64_t r_cells = tb_uplift_blend_radius_cells(m->cell_m);
     double margin_cells = floor(m->regions.ocean_margin_km * 1000.0 / m->cell_m + 1e-9);
     if ((double)r_cells > margin_cells - 1)
-        return tb_err_set(err, TB_E_INVALID,
-                          "%s: regions.ocean_margin_km %g is %.0f cells of %g m; the uplift blend "
-                          "reads %lld cells round each land cell and needs a margin of at least %lld "
-                          "cells (%g km)",
-                          m->source, m->regions.ocean_margin_km, margin_cells, m->cell_m,
-                          (long long)r_cells, (long long)(r_cells + 1),
-                          (double)(r_cells + 1) * m->cell_m / 1000.0);
+        return tb_err_set(
+            err, TB_E_INVALID,
+            "%s: regions.ocean_margin_km %g is %.0f cells of %g m; the uplift blend "
+            "reads %lld cells round each land cell and needs a margin of at least %lld "
+            "cells (%g km)",
+            m->source, m->regions.ocean_margin_km, margin_cells, m->cell_m, (long long)r_cells,
+            (long long)(r_cells + 1), (double)(r_cells + 1) * m->cell_m / 1000.0);
     return 0;
 }
 
@@ -61,7 +61,8 @@ int tb_uplift_check_frame(const tb_manifest_t *m, const tb_frame_t *box, tb_err_
         return tb_err_set(err, TB_E_INVALID,
                           "uplift: box lies on a lattice %lld cells around at %g m, the planet is "
                           "%lld cells at %g m",
-                          (long long)box->lattice_w, box->cell_m, (long long)m->planet_w, m->cell_m);
+                          (long long)box->lattice_w, box->cell_m, (long long)m->planet_w,
+                          m->cell_m);
     return 0;
 }
 
@@ -190,8 +191,9 @@ static int s_strip(s_blend_t *b, int64_t c0, int64_t sw, float *uplift, float *k
     }
     /* Pointwise fields at land cells: massif rank and rock multiplier. */
     tb_fbm_window_t wm = {0}, wr = {0};
-    if ((b->need_massif && tb_fbm_window_init(&wm, &b->massif, TB_UPLIFT_MASSIF_OCTAVES,
-                                              TB_UPLIFT_FBM_GAIN, b->box, c0, c0 + sw, 0, h, err)) ||
+    if ((b->need_massif &&
+         tb_fbm_window_init(&wm, &b->massif, TB_UPLIFT_MASSIF_OCTAVES, TB_UPLIFT_FBM_GAIN, b->box,
+                            c0, c0 + sw, 0, h, err)) ||
         tb_fbm_window_init(&wr, &b->rock, TB_UPLIFT_ROCK_OCTAVES, TB_UPLIFT_FBM_GAIN, b->box, c0,
                            c0 + sw, 0, h, err)) {
         tb_fbm_window_free(&wm);
@@ -202,9 +204,9 @@ static int s_strip(s_blend_t *b, int64_t c0, int64_t sw, float *uplift, float *k
             size_t q = (size_t)j * (size_t)w + (size_t)(c0 + i), s = (size_t)(j * sw + i);
             if (!b->cls[b->classes[q]].land)
                 continue;
-            b->rank_m[s] = b->need_massif
-                               ? tb_uplift_ranker_rank(&b->rank_massif, tb_fbm_window_eval(&wm, i, j))
-                               : 0;
+            b->rank_m[s] = b->need_massif ? tb_uplift_ranker_rank(&b->rank_massif,
+                                                                  tb_fbm_window_eval(&wm, i, j))
+                                          : 0;
             b->mult_r[s] = tb_uplift_rock_mult_of(
                 b->rock_mult, b->m->rock.softness,
                 tb_uplift_ranker_rank(&b->rank_rock, tb_fbm_window_eval(&wr, i, j)));
@@ -226,8 +228,9 @@ static int s_strip(s_blend_t *b, int64_t c0, int64_t sw, float *uplift, float *k
                 int64_t nc = b->ya[s];
                 if (nc == 0 || !b->cls[b->classes[(size_t)j * (size_t)w + (size_t)(c0 + i)]].land)
                     continue;
-                double u_c = sc->floor_m_yr + (sc->peak_m_yr - sc->floor_m_yr) *
-                                                  tb_uplift_massif_weight(b->rank_m[s], sc->fraction);
+                double u_c =
+                    sc->floor_m_yr + (sc->peak_m_yr - sc->floor_m_yr) *
+                                         tb_uplift_massif_weight(b->rank_m[s], sc->fraction);
                 b->num_u[s] += (double)nc * u_c;
                 b->num_k[s] += (double)nc * sc->k_mult;
                 b->den[s] += nc;
@@ -242,7 +245,8 @@ static int s_strip(s_blend_t *b, int64_t c0, int64_t sw, float *uplift, float *k
                 continue;
             }
             if (b->den[s] <= 0)
-                return tb_err_set(err, TB_E_INTERNAL, "uplift: land cell (%lld, %lld) counts no land",
+                return tb_err_set(err, TB_E_INTERNAL,
+                                  "uplift: land cell (%lld, %lld) counts no land",
                                   (long long)tb_frame_lattice_x(b->box, c0 + i),
                                   (long long)tb_frame_lattice_y(b->box, j));
             double den = (double)b->den[s];
@@ -285,8 +289,8 @@ static int s_blend_init(s_blend_t *b, const tb_manifest_t *m, const tb_uplift_pr
         sc->floor_m_yr = lc->massif_floor_mm_yr * 1e-3;
         sc->fraction = lc->massif_fraction;
         sc->k_mult = lc->k_mult;
-        b->need_massif |= sc->land && sc->fraction > 0 && sc->fraction < 1 &&
-                          sc->floor_m_yr != sc->peak_m_yr;
+        b->need_massif |=
+            sc->land && sc->fraction > 0 && sc->fraction < 1 && sc->floor_m_yr != sc->peak_m_yr;
     }
     const size_t cells = (size_t)box->w * (size_t)box->h;
     for (size_t q = 0; q < cells; q++) {
@@ -323,18 +327,21 @@ static int s_blend_init(s_blend_t *b, const tb_manifest_t *m, const tb_uplift_pr
     b->rank_m = tb_malloc(sc * sizeof *b->rank_m, "uplift strip", err);
     b->mult_r = tb_malloc(sc * sizeof *b->mult_r, "uplift strip", err);
     b->den = tb_malloc(sc * sizeof *b->den, "uplift strip", err);
-    if (!b->colmap || !b->line || !b->line2 || !b->acc || !b->tx || !b->ya || !b->yb ||
-        !b->num_u || !b->num_k || !b->rank_m || !b->mult_r || !b->den)
+    if (!b->colmap || !b->line || !b->line2 || !b->acc || !b->tx || !b->ya || !b->yb || !b->num_u ||
+        !b->num_k || !b->rank_m || !b->mult_r || !b->den)
         return -1;
     /* Halo columns by lattice position: inside the frame wherever the planet's column is. */
     for (int64_t k = -R; k < w + R; k++)
-        b->colmap[k + R] = (k >= 0 && k < w) ? k : tb_frame_local_x(box, tb_frame_lattice_x(box, k));
+        b->colmap[k + R] =
+            (k >= 0 && k < w) ? k : tb_frame_local_x(box, tb_frame_lattice_x(box, k));
     return 0;
 }
 
 int tb_uplift_build(const tb_manifest_t *m, const tb_uplift_probes_t *p, const tb_frame_t *box,
                     const uint8_t *classes, float *uplift_m_yr, float *k, tb_err_t *err)
 {
+    if (!p || !classes || !uplift_m_yr || !k)
+        return tb_err_set(err, TB_E_INTERNAL, "uplift: NULL probes, class raster or output");
     if (tb_uplift_check_manifest(m, err) != 0 || tb_uplift_check_frame(m, box, err) != 0 ||
         s_check_probes(m, p, err) != 0)
         return -1;

@@ -2,15 +2,15 @@
  *
  * U and K are pure functions of (manifest, legend, painting, seed) evaluated in world coordinates:
  * a cell gets the same bits whatever box it is computed in (DESIGN 4), provided the box holds every
- * land cell's blend neighbourhood (TB_UPLIFT_BLEND_M, at most the ocean margin minus one cell), which
- * a region box - its land grown by regions.ocean_margin_km - does. Four ingredients:
+ * land cell's blend neighbourhood (TB_UPLIFT_BLEND_M, at most the ocean margin minus one cell),
+ * which a region box - its land grown by regions.ocean_margin_km - does. Four ingredients:
  *   - class rates and the massif fabric: one planet-wide fBm, ranked through the planet probe's
  *     quantiles and cut per class at rank 1 - massif_fraction with a smoothstep band, so a painted
  *     lowland is a plain at massif_floor_mm_yr with hill masses rising towards uplift_mm_yr;
  *   - a blend of the class numbers across painted edges over land cells only (iterated integer box
  *     sums, exact in any decomposition), so U never steps where the painting does;
- *   - lithology: a second fBm, ranked the same way, split into TB_UPLIFT_ROCK_TYPES rock bands whose
- *     boundaries are softened pointwise in rank space (never by blurring);
+ *   - lithology: a second fBm, ranked the same way, split into TB_UPLIFT_ROCK_TYPES rock bands
+ * whose boundaries are softened pointwise in rank space (never by blurring);
  *   - faults: walked traces seeded on a world lattice, strike from a grain vector field, added to U
  *     on land with a C1 across-fault envelope and a smooth taper over the last sixth at each tip.
  * Typical size: a region box of 1-15 M cells; docs/uplift.md has the measured cost per cell.
@@ -52,8 +52,8 @@
 /* Planet-level quantities from fixed probes; depend only on (manifest, seed), never on the painting
  * or a region. A few kilobytes; copied by value. */
 typedef struct {
-    uint64_t seed;                 /* the manifest seed the probes were taken for */
-    double massif_wavelength_m;    /* snapped wavelengths the probes sampled; build checks them */
+    uint64_t seed;              /* the manifest seed the probes were taken for */
+    double massif_wavelength_m; /* snapped wavelengths the probes sampled; build checks them */
     double rock_wavelength_m;
     double massif_q[TB_UPLIFT_PROBE_LEVELS]; /* massif fabric value at rank k / (LEVELS - 1) */
     double rock_q[TB_UPLIFT_PROBE_LEVELS];   /* rock field value at rank k / (LEVELS - 1) */
@@ -112,7 +112,8 @@ double tb_uplift_rock_value(const tb_manifest_t *m, double x_m, double y_m);
 double tb_uplift_rank(const double q[TB_UPLIFT_PROBE_LEVELS], double value);
 
 /* Massif weight in [0, 1] of a cell whose fabric rank is `rank`, for a class with this massif
- * fraction: 0 on the plain, 1 on the massif, a smoothstep across the band round rank 1 - fraction. */
+ * fraction: 0 on the plain, 1 on the massif, a smoothstep across the band round rank 1 - fraction.
+ */
 double tb_uplift_massif_weight(double rank, double fraction);
 
 /* Rock erodibility multiplier at a rock rank, between rock.k_range[0] and [1]; softened between

@@ -23,7 +23,8 @@ int tb_uplift_check_frame(const tb_manifest_t *m, const tb_frame_t *box, tb_err_
 /* The K multiplier of each rock rank band (a seed-hashed permutation of the type ladder). */
 void tb_uplift_rock_bands(const tb_manifest_t *m, double mult[TB_UPLIFT_ROCK_TYPES]);
 /* tb_uplift_rock_mult with the bands precomputed. */
-double tb_uplift_rock_mult_of(const double mult[TB_UPLIFT_ROCK_TYPES], double softness, double rank);
+double tb_uplift_rock_mult_of(const double mult[TB_UPLIFT_ROCK_TYPES], double softness,
+                              double rank);
 
 /* tb_uplift_rank with a bucket index over the table: the same bits in a few comparisons. */
 #define TB_UPLIFT_RANK_BUCKETS 2048
