@@ -193,6 +193,43 @@ static int s_cmp(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+START_TEST(test_any_box_is_exact_where_it_holds_the_neighbourhood)
+{
+    /* Boxes cut anywhere (through land, strips aligned differently): every cell at least R from
+     * the box's own edges - whose blend square lies in the box - has the bits of the big box. */
+    tb_manifest_t m;
+    s_manifest(&m, 16, 8);
+    tb_uplift_probes_t p = s_probes(&m);
+    const int64_t R = tb_uplift_blend_radius_cells(8);
+    s_run_t big;
+    s_run(&m, &p, s_frame(0, 100, S_W, 620), &big);
+    size_t land_total = 0;
+    for (int t = 0; t < 6; t++) {
+        uint64_t h = tb_hash(3, TB_SALT_TEST, t, 0, 0);
+        int64_t w = 100 + (int64_t)(h % 300), hh = 90 + (int64_t)((h >> 16) % 200);
+        int64_t x0 = (int64_t)((h >> 32) % S_W), y0 = 100 + (int64_t)((h >> 48) % (620 - hh));
+        s_run_t small;
+        s_run(&m, &p, s_frame(x0, y0, w, hh), &small);
+        size_t compared = 0, differ = 0, land = 0;
+        for (int64_t j = R; j < hh - R; j++)
+            for (int64_t i = R; i < w - R; i++) {
+                int64_t bi = tb_frame_local_x(&big.f, tb_frame_lattice_x(&small.f, i));
+                size_t a = (size_t)(j * w + i), b = (size_t)((y0 + j - big.f.y0) * big.f.w + bi);
+                differ += memcmp(&small.u[a], &big.u[b], 4) != 0 ||
+                          memcmp(&small.k[a], &big.k[b], 4) != 0;
+                land += small.cls[a] <= RANGE;
+                compared++;
+            }
+        ck_assert_msg(differ == 0, "box %d (%lld, %lld, %lld x %lld): %zu of %zu cells differ", t,
+                      (long long)x0, (long long)y0, (long long)w, (long long)hh, differ, compared);
+        land_total += land;
+        s_run_free(&small);
+    }
+    ck_assert_msg(land_total > 10000, "the random boxes held only %zu land cells", land_total);
+    s_run_free(&big);
+}
+END_TEST
+
 /* Region-local probes: the quantile table of the fabric over the box's own land cells. */
 static void s_local_probes(const tb_manifest_t *m, const tb_uplift_probes_t *planet, tb_frame_t f,
                            tb_uplift_probes_t *local)
@@ -827,6 +864,7 @@ Suite *uplift_suite(void)
     TCase *t = tcase_create("uplift");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, test_two_frames_agree_about_the_same_ground);
+    tcase_add_test(t, test_any_box_is_exact_where_it_holds_the_neighbourhood);
     tcase_add_test(t, test_a_region_percentile_breaks_the_agreement);
     tcase_add_test(t, test_windowed_fbm_is_the_noise_bit_for_bit);
     tcase_add_test(t, test_massif_share_is_the_class_fraction);
