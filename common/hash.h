@@ -10,6 +10,7 @@
 #ifndef TB_HASH_H
 #define TB_HASH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Salts name what a number is for; a new use takes a new salt and never reuses one. */
@@ -25,6 +26,8 @@ enum {
     TB_SALT_FAULT_WALK = 14,
     TB_SALT_PROBE = 15,
     TB_SALT_FLOOD = 16,
+    TB_SALT_GRAIN_Y = 40,     /* uplift: second component of the fault grain vector */
+    TB_SALT_ROCK_TYPES = 41,  /* uplift: which rock type each rank band holds */
     TB_SALT_TEST = 1000,
     TB_SALT_TEST_NOISE = 1001
 };
