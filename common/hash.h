@@ -25,6 +25,11 @@ enum {
     TB_SALT_FAULT_WALK = 14,
     TB_SALT_PROBE = 15,
     TB_SALT_FLOOD = 16,
+    /* the built-in demo planet (jobs/plan/demo.c): TB_SALT_DEMO_PAINTING shapes its coastlines */
+    TB_SALT_DEMO_CLASSES = 40, /* where the highland and the range lie inside the land */
+    TB_SALT_DEMO_SHELF = 41,   /* how far the shallow shelf reaches from the coast */
+    TB_SALT_DEMO_LAYOUT = 42,  /* per-seed jitter of the landmasses' places and sizes */
+    TB_SALT_DEMO_BAYS = 43,    /* where bays cut into the coasts */
     TB_SALT_TEST = 1000,
     TB_SALT_TEST_NOISE = 1001
 };
