@@ -48,6 +48,7 @@ typedef struct {
     int n;
     s_blob_t blobs[S_MAX_BLOBS];
     double spine[S_SPINE_SEGS + 1][2]; /* the range, a quadratic Bezier through the continent */
+    double spine_inv_len2[S_SPINE_SEGS]; /* 1 / squared length of each segment */
     double range_half_width;           /* cells, before noise */
     double spine_box[4];               /* x0, y0, x1, y1 of the spine grown by its widest band */
 } s_layout_t;
@@ -56,6 +57,7 @@ typedef struct {
 
 typedef struct {
     int64_t w, h, step, nx, ny; /* samples every `step` cells */
+    double inv_step;
     float *v;
 } s_coarse_t;
 
@@ -69,6 +71,7 @@ static int s_coarse_init(s_coarse_t *c, uint64_t seed, uint32_t salt, double wav
     c->w = w;
     c->h = h;
     c->step = step;
+    c->inv_step = 1.0 / (double)step;
     c->nx = (w + step - 1) / step + 1;
     c->ny = (h - 1 + step - 1) / step + 1;
     c->v = tb_malloc(sizeof *c->v * (size_t)(c->nx * c->ny), "demo noise", err);
@@ -92,8 +95,12 @@ static inline double s_coarse_at(const s_coarse_t *c, int64_t i, int64_t j)
     int64_t x0 = kx * c->step, y0 = ky * c->step;
     int64_t x1 = x0 + c->step < c->w ? x0 + c->step : c->w;
     int64_t y1 = y0 + c->step < c->h - 1 ? y0 + c->step : c->h - 1;
-    double tx = (double)(i - x0) / (double)(x1 - x0);
-    double ty = y1 > y0 ? (double)(j - y0) / (double)(y1 - y0) : 0;
+    /* Only the last column and row of samples can be closer than a step. */
+    double tx = x1 - x0 == c->step ? (double)(i - x0) * c->inv_step
+                                   : (double)(i - x0) / (double)(x1 - x0);
+    double ty = y1 - y0 == c->step ? (double)(j - y0) * c->inv_step
+                : y1 > y0          ? (double)(j - y0) / (double)(y1 - y0)
+                                   : 0;
     const float *r0 = c->v + ky * c->nx + kx;
     const float *r1 = ky + 1 < c->ny ? r0 + c->nx : r0;
     double a = r0[0] + (r0[1] - r0[0]) * tx, b = r1[0] + (r1[1] - r1[0]) * tx;
@@ -153,6 +160,10 @@ static void s_layout(uint64_t seed, double W, double H, s_layout_t *l)
         for (int d2 = 0; d2 < 2; d2++)
             l->spine[k][d2] = u * u * p0[d2] + 2 * u * t * p1[d2] + t * t * p2[d2];
     }
+    for (int k = 0; k < S_SPINE_SEGS; k++) {
+        double bx = l->spine[k + 1][0] - l->spine[k][0], by = l->spine[k + 1][1] - l->spine[k][1];
+        l->spine_inv_len2[k] = 1.0 / (bx * bx + by * by);
+    }
     l->range_half_width = fmax(4.0, 0.045 * fmin(a.rx, a.ry));
     double grow = 1.4 * l->range_half_width + 1;
     l->spine_box[0] = l->spine_box[2] = p0[0];
@@ -187,7 +198,7 @@ static double s_spine_distance(const s_layout_t *l, double x, double y)
     for (int k = 0; k < S_SPINE_SEGS; k++) {
         double ax = l->spine[k][0], ay = l->spine[k][1];
         double bx = l->spine[k + 1][0] - ax, by = l->spine[k + 1][1] - ay;
-        double t = ((x - ax) * bx + (y - ay) * by) / (bx * bx + by * by);
+        double t = ((x - ax) * bx + (y - ay) * by) * l->spine_inv_len2[k];
         t = t < 0 ? 0 : t > 1 ? 1 : t;
         double ex = x - ax - t * bx, ey = y - ay - t * by;
         double d2 = ex * ex + ey * ey;
