@@ -210,75 +210,105 @@ int tb_edt_squared(const uint8_t *mask, int64_t w, int64_t h, bool wrap_x, int t
 
 typedef struct {
     const uint8_t *mask;
-    uint16_t *g;       /* vertical distance, capped at cap (= "further than r") */
+    void *g;             /* vertical distance (uint8_t or uint16_t), capped at cap */
     uint8_t *out;
     int64_t w, h;
     bool wrap;
-    uint16_t cap;      /* r + 1, or the largest value when r reaches past the grid */
-    int64_t r;         /* floor(sqrt(radius2)), limited to the grid */
-    const int64_t *half; /* half[g] = floor(sqrt(radius2 - g^2)) for g <= r */
+    int64_t cap;         /* r + 1: "further than r, or no feature in the column" */
+    int64_t r;           /* floor(sqrt(radius2)), limited to the grid */
+    const int64_t *half; /* half[g] = floor(sqrt(radius2 - g^2)) for g <= r, very negative at cap */
 } s_dilate_t;
 
-static void s_dilate_columns(void *arg, int64_t c0, int64_t c1)
-{
-    s_dilate_t *e = arg;
-    int64_t w = e->w;
-    uint16_t cap = e->cap;
-    for (int64_t i = c0; i < c1; i++)
-        e->g[i] = e->mask[i] ? 0 : cap;
-    for (int64_t j = 1; j < e->h; j++) {
-        const uint8_t *m = e->mask + (size_t)j * w;
-        uint16_t *g = e->g + (size_t)j * w, *up = g - w;
-        for (int64_t i = c0; i < c1; i++) {
-            uint16_t next = up[i] < cap ? (uint16_t)(up[i] + 1) : cap;
-            g[i] = m[i] ? 0 : next;
-        }
+/* The column pass and the row pass for one width of g: uint8_t when r < 255 (the usual case, half
+ * the memory traffic), uint16_t otherwise.
+ *
+ * Row pass: cell x is inside when some column q with g[q] <= r has |x - q| <= half[g[q]]. A running
+ * maximum of q + half sweeps right, a running minimum of q - half sweeps left; half[cap] is so
+ * negative that columns with nothing near never move either, so the sweeps have no branches. With
+ * X wrap each sweep starts from the tents that overflow the far end of the row. With 8-bit g,
+ * eight cells of open water (all cap) or of features (all 0) are stepped over at once. */
+#define S_DILATE_IMPL(T, SUFFIX)                                                                   \
+    static void s_dilate_columns_##SUFFIX(void *arg, int64_t c0, int64_t c1)                       \
+    {                                                                                              \
+        s_dilate_t *e = arg;                                                                       \
+        const int64_t w = e->w;                                                                    \
+        const T cap = (T)e->cap;                                                                   \
+        T *g0 = e->g;                                                                              \
+        for (int64_t i = c0; i < c1; i++)                                                          \
+            g0[i] = e->mask[i] ? 0 : cap;                                                          \
+        for (int64_t j = 1; j < e->h; j++) {                                                       \
+            const uint8_t *m = e->mask + (size_t)j * w;                                            \
+            T *g = g0 + (size_t)j * w, *up = g - w;                                                \
+            for (int64_t i = c0; i < c1; i++) {                                                    \
+                T next = up[i] < cap ? (T)(up[i] + 1) : cap;                                       \
+                g[i] = m[i] ? 0 : next;                                                            \
+            }                                                                                      \
+        }                                                                                          \
+        for (int64_t j = e->h - 2; j >= 0; j--) {                                                  \
+            T *g = g0 + (size_t)j * w, *down = g + w;                                              \
+            for (int64_t i = c0; i < c1; i++) {                                                    \
+                T next = down[i] < cap ? (T)(down[i] + 1) : cap;                                   \
+                g[i] = next < g[i] ? next : g[i];                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void s_dilate_rows_##SUFFIX(void *arg, int64_t r0, int64_t r1)                          \
+    {                                                                                              \
+        const s_dilate_t *e = arg;                                                                 \
+        const int64_t w = e->w, r = e->r, *half = e->half;                                         \
+        const uint64_t far8 = (uint64_t)(uint8_t)e->cap * 0x0101010101010101ull; /* 8 x cap */      \
+        for (int64_t j = r0; j < r1; j++) {                                                        \
+            const T *g = (const T *)e->g + (size_t)j * w;                                          \
+            uint8_t *out = e->out + (size_t)j * w;                                                 \
+            int64_t reach = -1, lreach = w;                                                        \
+            if (e->wrap) {                                                                         \
+                for (int64_t q = w - 1 - r > 0 ? w - 1 - r : 0; q < w; q++)                        \
+                    reach = q + half[g[q]] - w > reach ? q + half[g[q]] - w : reach;               \
+                for (int64_t q = 0; q < w && q <= r; q++)                                          \
+                    lreach = q - half[g[q]] + w < lreach ? q - half[g[q]] + w : lreach;            \
+            }                                                                                      \
+            for (int64_t x = 0; x < w;) {                                                          \
+                if (sizeof(T) == 1 && x + 8 <= w) {                                                \
+                    uint64_t v;                                                                    \
+                    memcpy(&v, g + x, 8);                                                          \
+                    if (v == far8 && reach < x) { /* open water, nothing reaching in */            \
+                        memset(out + x, 0, 8);                                                     \
+                        x += 8;                                                                    \
+                        continue;                                                                  \
+                    }                                                                              \
+                    if (v == 0) { /* eight features: each reaches further than all before */       \
+                        reach = x + 7 + half[0];                                                   \
+                        memset(out + x, 1, 8);                                                     \
+                        x += 8;                                                                    \
+                        continue;                                                                  \
+                    }                                                                              \
+                }                                                                                  \
+                int64_t e1 = x + half[g[x]];                                                       \
+                reach = e1 > reach ? e1 : reach;                                                   \
+                out[x] = reach >= x;                                                               \
+                x++;                                                                               \
+            }                                                                                      \
+            for (int64_t x = w - 1; x >= 0;) {                                                     \
+                if (sizeof(T) == 1 && x >= 7) {                                                    \
+                    uint64_t v;                                                                    \
+                    memcpy(&v, g + x - 7, 8);                                                      \
+                    if ((v == far8 && lreach > x) || v == 0) { /* nothing to add */                \
+                        if (v == 0)                                                                \
+                            lreach = x - 7 - half[0];                                              \
+                        x -= 8;                                                                    \
+                        continue;                                                                  \
+                    }                                                                              \
+                }                                                                                  \
+                int64_t e0 = x - half[g[x]];                                                       \
+                lreach = e0 < lreach ? e0 : lreach;                                                \
+                out[x] |= lreach <= x;                                                             \
+                x--;                                                                               \
+            }                                                                                      \
+        }                                                                                          \
     }
-    for (int64_t j = e->h - 2; j >= 0; j--) {
-        uint16_t *g = e->g + (size_t)j * w, *down = g + w;
-        for (int64_t i = c0; i < c1; i++) {
-            uint16_t next = down[i] < cap ? (uint16_t)(down[i] + 1) : cap;
-            if (next < g[i])
-                g[i] = next;
-        }
-    }
-}
 
-/* One row: cell x is inside when some column q with g[q] <= r has |x - q| <= half[g[q]]. A running
- * maximum of q + half sweeps right, a running minimum of q - half sweeps left; with X wrap each
- * sweep starts from the tents that overflow the far end of the row. */
-static void s_dilate_row(const uint16_t *g, uint8_t *out, int64_t w, bool wrap, int64_t r,
-                         const int64_t *half)
-{
-    int64_t reach = -1;
-    if (wrap)
-        for (int64_t q = w - 1 - r > 0 ? w - 1 - r : 0; q < w; q++)
-            if (g[q] <= r && q + half[g[q]] - w > reach)
-                reach = q + half[g[q]] - w;
-    for (int64_t x = 0; x < w; x++) {
-        if (g[x] <= r && x + half[g[x]] > reach)
-            reach = x + half[g[x]];
-        out[x] = reach >= x;
-    }
-    int64_t lreach = w;
-    if (wrap)
-        for (int64_t q = 0; q < w && q <= r; q++)
-            if (g[q] <= r && q - half[g[q]] + w < lreach)
-                lreach = q - half[g[q]] + w;
-    for (int64_t x = w - 1; x >= 0; x--) {
-        if (g[x] <= r && x - half[g[x]] < lreach)
-            lreach = x - half[g[x]];
-        out[x] |= lreach <= x;
-    }
-}
-
-static void s_dilate_rows(void *arg, int64_t r0, int64_t r1)
-{
-    s_dilate_t *e = arg;
-    for (int64_t j = r0; j < r1; j++)
-        s_dilate_row(e->g + (size_t)j * e->w, e->out + (size_t)j * e->w, e->w, e->wrap, e->r,
-                     e->half);
-}
+S_DILATE_IMPL(uint8_t, u8)
+S_DILATE_IMPL(uint16_t, u16)
 
 /* floor(sqrt(v)) for v >= 0, exact for every int64 (the double estimate is corrected). */
 static int64_t s_isqrt(int64_t v)
@@ -306,8 +336,9 @@ int tb_edt_dilate(const uint8_t *mask, int64_t w, int64_t h, bool wrap_x, int64_
     int64_t r = s_isqrt(radius2 < (int64_t)1 << 60 ? radius2 : (int64_t)1 << 60);
     if (r > h)
         r = h;
-    int64_t *half = malloc(sizeof *half * (size_t)(r + 1));
-    uint16_t *g = malloc(sizeof *g * (size_t)w * (size_t)h);
+    const bool narrow = r + 1 <= UINT8_MAX;
+    int64_t *half = malloc(sizeof *half * (size_t)(r + 2));
+    void *g = malloc((narrow ? 1 : 2) * (size_t)w * (size_t)h);
     if (!half || !g) {
         free(half);
         free(g);
@@ -316,9 +347,10 @@ int tb_edt_dilate(const uint8_t *mask, int64_t w, int64_t h, bool wrap_x, int64_
     }
     for (int64_t k = 0; k <= r; k++)
         half[k] = s_isqrt(radius2 - k * k);
-    s_dilate_t e = {mask, g, out, w, h, wrap_x, (uint16_t)(r + 1), r, half};
-    s_parallel(threads, w, s_dilate_columns, &e);
-    s_parallel(threads, h, s_dilate_rows, &e);
+    half[r + 1] = -4 * (w + h) - 8; /* nothing within r: reaches nowhere */
+    s_dilate_t e = {mask, g, out, w, h, wrap_x, r + 1, r, half};
+    s_parallel(threads, w, narrow ? s_dilate_columns_u8 : s_dilate_columns_u16, &e);
+    s_parallel(threads, h, narrow ? s_dilate_rows_u8 : s_dilate_rows_u16, &e);
     free(half);
     free(g);
     return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/grid.h"
+#include "common/hash.h"
 #include "jobs/plan/classify.h"
 #include "support/plan_fixtures.h"
 
@@ -211,6 +212,59 @@ START_TEST(test_despeckle_takes_the_mode_and_is_order_free)
 }
 END_TEST
 
+/* The plain rule on a copy, for comparison with the fast one. */
+static int64_t s_reference_despeckle(uint8_t *c, int64_t w, int64_t h)
+{
+    uint8_t *orig = malloc((size_t)(w * h));
+    memcpy(orig, c, (size_t)(w * h));
+    int64_t changed = 0;
+    for (int64_t j = 0; j < h; j++)
+        for (int64_t i = 0; i < w; i++) {
+            int counts[TB_MAX_CLASSES] = {0}, n = 0, same = 0;
+            for (int d = 0; d < 8; d++) {
+                int64_t y = j + tb_nb_dy[d];
+                if (y < 0 || y >= h)
+                    continue;
+                uint8_t v = orig[tb_idx(w, tb_wrap(i + tb_nb_dx[d], w), y)];
+                same |= v == orig[tb_idx(w, i, j)];
+                counts[v]++;
+                n++;
+            }
+            if (same || !n)
+                continue;
+            int best = 0;
+            for (int k = 1; k < TB_MAX_CLASSES; k++)
+                if (counts[k] > counts[best])
+                    best = k;
+            c[tb_idx(w, i, j)] = (uint8_t)best;
+            changed++;
+        }
+    free(orig);
+    return changed;
+}
+
+START_TEST(test_despeckle_matches_the_plain_rule)
+{
+    /* Wide flat stretches (the fast path steps over eight cells) with speckle sprinkled in. */
+    const int64_t w = 203, h = 41;
+    uint8_t *a = malloc(w * h), *b = malloc(w * h);
+    for (int64_t j = 0; j < h; j++)
+        for (int64_t i = 0; i < w; i++) {
+            uint8_t v = (uint8_t)(((i / 37) + (j / 13)) % 3);
+            uint64_t r = tb_hash(5, TB_SALT_TEST, i, j, 0) % 100;
+            a[j * w + i] = r < 4 ? (uint8_t)(r % 4) : v;
+        }
+    memcpy(b, a, w * h);
+    int64_t want = s_reference_despeckle(b, w, h);
+    int64_t got = tb_classify_despeckle(a, w, h, true, NULL);
+    ck_assert_int_gt(want, 20);
+    ck_assert_int_eq(got, want);
+    ck_assert_int_eq(memcmp(a, b, w * h), 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
 Suite *classify_suite(void)
 {
     Suite *s = suite_create("classify");
@@ -222,6 +276,7 @@ Suite *classify_suite(void)
     tcase_add_test(tc, test_top_colours_are_the_most_common);
     tcase_add_test(tc, test_despeckle);
     tcase_add_test(tc, test_despeckle_takes_the_mode_and_is_order_free);
+    tcase_add_test(tc, test_despeckle_matches_the_plain_rule);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -30,13 +30,17 @@ static uint32_t *s_brute(const uint8_t *mask, int w, int h, bool wrap)
     return d2;
 }
 
-/* A mask with about `per_mille` features in 1000, from the test salt. */
+/* A mask with about `per_mille` features in 1000, from the test salt; a negative per_mille makes
+ * blocks of 13 x 5 cells instead (long stretches of land and of open water, as on a planet). */
 static uint8_t *s_mask(int w, int h, int per_mille, uint64_t seed)
 {
     uint8_t *m = malloc((size_t)w * h);
     for (int j = 0; j < h; j++)
         for (int i = 0; i < w; i++)
-            m[j * w + i] = tb_hash(seed, TB_SALT_TEST, i, j, 0) % 1000 < (uint64_t)per_mille;
+            m[j * w + i] = per_mille >= 0
+                               ? tb_hash(seed, TB_SALT_TEST, i, j, 0) % 1000 < (uint64_t)per_mille
+                               : tb_hash(seed, TB_SALT_TEST, i / 13, j / 5, 1) % 1000 <
+                                     (uint64_t)-per_mille;
     return m;
 }
 
@@ -55,7 +59,8 @@ static void s_compare(int w, int h, int per_mille, uint64_t seed, bool wrap)
         ck_assert_msg(k == w * h, "%dx%d wrap %d seed %llu cell (%d,%d): edt %u, brute force %u",
                       w, h, wrap, (unsigned long long)seed, k % w, k / w, got[k % (w * h)],
                       want[k % (w * h)]);
-        static const int64_t radii2[] = {0, 1, 2, 4, 5, 8, 13, 25, 50, 200, 5000};
+        /* 70000 and 100000 pass 255 cells, the wide (16-bit) path, on grids that tall */
+        static const int64_t radii2[] = {0, 1, 2, 4, 5, 8, 13, 25, 50, 200, 5000, 70000, 100000};
         for (size_t r = 0; r < sizeof radii2 / sizeof radii2[0]; r++) {
             ck_assert_int_eq(tb_edt_dilate(mask, w, h, wrap, radii2[r], threads, dil, &err), 0);
             k = 0;
@@ -112,6 +117,13 @@ START_TEST(test_larger_grid_and_threads_agree)
     /* A sparse 300 x 200 grid (long distances, envelope with many pops) against brute force. */
     s_compare(300, 120, 2, 99, true);
     s_compare(300, 120, 2, 99, false);
+    /* Blocks: the dilation's eight-at-a-time stretches of water and land. */
+    s_compare(300, 120, -100, 7, true);
+    s_compare(301, 60, -400, 8, true);
+    s_compare(301, 60, -400, 8, false);
+    /* Tall and sparse: column distances past 255 cells. */
+    s_compare(24, 420, 1, 5, true);
+    s_compare(24, 420, 1, 5, false);
 }
 END_TEST
 

@@ -78,6 +78,42 @@ START_TEST(test_runs_match_flood_fill)
 }
 END_TEST
 
+START_TEST(test_runs_match_flood_fill_on_blocks)
+{
+    /* Long runs of equal values (the run scanner steps over eight at a time) and several values
+     * selected, as land classes are. */
+    static const uint8_t select[256] = {[1] = 1, [2] = 1};
+    const int64_t w = 301, h = 60;
+    uint8_t *v = malloc((size_t)(w * h)), *mask = malloc((size_t)(w * h));
+    for (int64_t j = 0; j < h; j++)
+        for (int64_t i = 0; i < w; i++) {
+            uint64_t cell = tb_hash(9, TB_SALT_TEST, i / 11, j / 7, 2);
+            v[j * w + i] = (uint8_t)(cell % 5);
+            mask[j * w + i] = select[v[j * w + i]];
+        }
+    int32_t *ref = malloc(sizeof *ref * (size_t)(w * h));
+    for (int wrap = 0; wrap <= 1; wrap++) {
+        int n_ref = s_flood(mask, w, h, wrap, ref);
+        tb_ccl_t ccl;
+        ck_assert_int_eq(tb_ccl_label(v, w, h, wrap, select, &ccl, NULL), 0);
+        ck_assert_int_eq(ccl.n_components, n_ref);
+        int64_t bad = 0, cells = 0;
+        for (int64_t r = 0; r < ccl.n_runs; r++)
+            for (int64_t x = ccl.runs[r].x0; x <= ccl.runs[r].x1; x++, cells++)
+                bad += ref[tb_idx(w, x, ccl.runs[r].y)] != ccl.runs[r].comp;
+        ck_assert_int_eq(bad, 0);
+        int64_t land = 0;
+        for (int64_t k = 0; k < w * h; k++)
+            land += mask[k];
+        ck_assert_int_eq(cells, land);
+        tb_ccl_free(&ccl);
+    }
+    free(v);
+    free(mask);
+    free(ref);
+}
+END_TEST
+
 START_TEST(test_landmass_across_the_seam_is_one)
 {
     /* Land at both ends of the rows, joined only across the seam, plus a diagonal contact across
@@ -250,6 +286,7 @@ Suite *landmasses_suite(void)
     Suite *s = suite_create("landmasses");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_runs_match_flood_fill);
+    tcase_add_test(tc, test_runs_match_flood_fill_on_blocks);
     tcase_add_test(tc, test_landmass_across_the_seam_is_one);
     tcase_add_test(tc, test_small_landmasses_are_dropped_to_the_edge_ocean);
     tcase_add_test(tc, test_ids_follow_the_centroid_row_then_column);

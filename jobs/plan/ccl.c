@@ -24,19 +24,36 @@ static void s_union(int64_t *parent, int64_t a, int64_t b)
         parent[a] = b;
 }
 
+/* The first column at or after i whose selection is not `want`. Paintings are long stretches of
+ * one value, so eight equal bytes are stepped over at once. */
+static inline int64_t s_span_end(const uint8_t *row, int64_t w, int64_t i, const uint8_t *select,
+                                 uint8_t want)
+{
+    while (i < w && (select[row[i]] != 0) == want) {
+        if (i + 8 <= w) {
+            uint64_t v;
+            memcpy(&v, row + i, 8);
+            if (v == row[i] * 0x0101010101010101ull) {
+                i += 8;
+                continue;
+            }
+        }
+        i++;
+    }
+    return i;
+}
+
 /* Appends the runs of one row; returns -1 when memory runs out. */
 static int s_row_runs(const uint8_t *row, int64_t w, int32_t y, const uint8_t *select,
                       tb_ccl_t *c, int64_t *cap)
 {
     int64_t i = 0;
     while (i < w) {
-        while (i < w && !select[row[i]])
-            i++;
+        i = s_span_end(row, w, i, select, 0);
         if (i >= w)
             break;
         int64_t start = i;
-        while (i < w && select[row[i]])
-            i++;
+        i = s_span_end(row, w, i, select, 1);
         if (c->n_runs == *cap) {
             int64_t ncap = *cap ? *cap * 2 : 4096;
             tb_run_t *p = realloc(c->runs, sizeof *p * (size_t)ncap);

@@ -30,7 +30,6 @@ enum { S_LOWLAND = 0, S_HIGHLAND, S_RANGE, S_SHELF, S_DEEP, S_NCLASSES };
 #define S_SPINE_SEGS 16   /* segments of the range's spine */
 #define S_MAX_BLOBS 12
 #define S_ISLET_R 4.0     /* speckle islets: about 50 cells, far under 0.05 km2 (781 cells) */
-#define S_NO_LAND -1e30f
 
 typedef enum { S_CONTINENT, S_MEDIUM, S_ISLAND, S_ISLET } s_kind_t;
 
@@ -250,7 +249,7 @@ static void s_paint_blobs(const s_layout_t *l, int64_t w, int64_t h, const s_coa
                     f += b->wobble * s_coarse_at(coast, i, y);
                 if (b->bays > 0) /* cuts inward only: the outline never grows past the wobble */
                     f -= b->bays * fmin(1.0, fmax(0.0, 2.0 * s_coarse_at(bay, i, y)));
-                if (f <= 0 || f <= best[idx])
+                if (f <= best[idx]) /* best starts at 0, so only land gets past */
                     continue;
                 best[idx] = (float)f;
                 cls[idx] = s_land_class(l, b, xc, yc, s_coarse_at(zone, i, y));
@@ -282,16 +281,12 @@ int tb_demo_paint(uint64_t seed, const tb_manifest_t *m, int64_t w, int64_t h, t
         s_coarse_init(&zone, seed, TB_SALT_DEMO_CLASSES, 2.0, 3, 12, w, h, m->cell_m, err) ||
         s_coarse_init(&shelf, seed, TB_SALT_DEMO_SHELF, 1.2, 2, 16, w, h, m->cell_m, err))
         goto done;
-    best = tb_malloc(sizeof *best * n, "demo field", err);
+    best = tb_calloc(n, sizeof *best, "demo field", err); /* 0: only positive fields are land */
     cls = tb_malloc(n, "demo classes", err);
     mask = tb_malloc(n, "demo land mask", err);
     d2 = tb_malloc(sizeof *d2 * n, "demo coast distance", err);
     if (!best || !cls || !mask || !d2)
         goto done;
-    for (size_t k = 0; k < n; k++) {
-        best[k] = S_NO_LAND;
-        cls[k] = S_DEEP;
-    }
     s_paint_blobs(&layout, w, h, &coast, &bay, &zone, best, cls);
     for (size_t k = 0; k < n; k++)
         mask[k] = best[k] > 0;
@@ -304,6 +299,10 @@ int tb_demo_paint(uint64_t seed, const tb_manifest_t *m, int64_t w, int64_t h, t
             size_t k = tb_idx(w, i, j);
             if (mask[k])
                 continue;
+            if ((double)d2[k] > shelf_cells * shelf_cells * 1.35 * 1.35) {
+                cls[k] = S_DEEP; /* beyond the widest the noise can make the shelf */
+                continue;
+            }
             double reach = shelf_cells * (1.0 + 0.35 * s_coarse_at(&shelf, i, j));
             cls[k] = (double)d2[k] <= reach * reach ? S_SHELF : S_DEEP;
         }
