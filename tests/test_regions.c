@@ -268,6 +268,73 @@ START_TEST(test_region_ids_survive_a_small_edit)
 }
 END_TEST
 
+START_TEST(test_coarse_painting_covers_whole_cells)
+{
+    /* A 100 x 30 painting of a 200-cell planet: every pixel is a 2 x 2 square of cells. */
+    const int64_t pw = 100, ph = 30;
+    uint8_t *c = s_ocean(pw, ph);
+    fix_rect(c, pw, 10, 10, 7, 5, FIX_LOW);
+    fix_rect(c, pw, 95, 20, 10, 3, FIX_HIGH); /* across the seam */
+    tb_manifest_t m;
+    fix_manifest(&m, 200, 8, 10);
+    tb_image_t img;
+    fix_painting(&m, c, pw, ph, &img);
+    tb_err_t err;
+    tb_plan_t *p = tb_plan_new(&m, &img, 1, &err);
+    ck_assert_msg(p != NULL, "%s", err.msg);
+    const tb_plan_summary_t *s = tb_plan_summary(p);
+    ck_assert_int_eq(s->cells_per_pixel, 2);
+    ck_assert_int_eq(s->planet_w, 200);
+    ck_assert_int_eq(s->planet_h, 60);
+    const uint8_t *cells = tb_grid_cu8(tb_plan_classes(p));
+    int64_t bad = 0;
+    for (int64_t j = 0; j < 60; j++)
+        for (int64_t i = 0; i < 200; i++)
+            bad += cells[j * 200 + i] != c[(j / 2) * pw + i / 2];
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(tb_plan_landmass_count(p), 2);
+    ck_assert_int_eq(s->land_cells, 4 * (35 + 30));
+    int seam = 0;
+    for (int k = 0; k < tb_plan_region_count(p); k++)
+        seam += tb_plan_region(p, k)->straddles_seam;
+    ck_assert_int_eq(seam, 1);
+    tb_plan_destroy(&p);
+    /* A width that does not divide the planet is refused with the numbers. */
+    fix_manifest(&m, 150, 8, 10);
+    ck_assert_ptr_null(tb_plan_new(&m, &img, 1, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "100 pixels wide"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "150 cells"));
+    tb_image_free(&img);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_empty_and_full_planets)
+{
+    const int64_t w = 64, h = 20;
+    uint8_t *c = s_ocean(w, h);
+    tb_plan_t *p = s_plan(c, w, h, 4, 2);
+    ck_assert_int_eq(tb_plan_region_count(p), 0);
+    ck_assert_int_eq(tb_plan_landmass_count(p), 0);
+    ck_assert_double_eq(tb_plan_estimate_floor_s(p, 2), 0);
+    char *json = tb_plan_to_json(p);
+    ck_assert_ptr_nonnull(json);
+    free(json);
+    tb_plan_destroy(&p);
+    /* All land: one landmass round the whole planet, its box the full ring and the full height. */
+    memset(c, FIX_LOW, (size_t)(w * h));
+    p = s_plan(c, w, h, 4, 2);
+    ck_assert_int_eq(tb_plan_region_count(p), 1);
+    const tb_plan_region_t *r = tb_plan_region(p, 0);
+    ck_assert(tb_frame_wraps(&r->box));
+    ck_assert_int_eq(r->box.h, h);
+    ck_assert_int_eq(r->land_arc.w, w);
+    ck_assert(r->straddles_seam);
+    tb_plan_destroy(&p);
+    free(c);
+}
+END_TEST
+
 Suite *regions_suite(void)
 {
     Suite *s = suite_create("regions");
@@ -280,6 +347,8 @@ Suite *regions_suite(void)
     tcase_add_test(tc, test_region_grids_hold_only_their_own_land);
     tcase_add_test(tc, test_threads_do_not_change_the_plan);
     tcase_add_test(tc, test_region_ids_survive_a_small_edit);
+    tcase_add_test(tc, test_coarse_painting_covers_whole_cells);
+    tcase_add_test(tc, test_empty_and_full_planets);
     suite_add_tcase(s, tc);
     return s;
 }
