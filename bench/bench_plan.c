@@ -5,8 +5,9 @@
  * size of the predecessor's template), writes it as painting.png, legend.json and planet.json in a
  * temporary directory, then runs a fresh process that times loading and decoding
  * (tb_planet_input_load) and the plan (tb_plan_new) separately, and prints seconds, ns per cell and
- * the peak resident memory of that process (getrusage maxrss), so the painting's generation does not
- * count. A breakdown by phase follows. Targets: the predecessor's 4 s, DESIGN 9's 2 s, for the plan.
+ * the peak resident memory of that process (getrusage maxrss), so the painting's generation does
+ * not count. A breakdown by phase follows. Targets: the predecessor's 4 s, DESIGN 9's 2 s, for the
+ * plan.
  */
 #include <errno.h>
 #include <stdio.h>

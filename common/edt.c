@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_G_FAR 0x40000000u /* column distance of a column with no feature (> any real distance) */
+/* The column distance of a column with no feature: more than any real distance. */
+#define S_G_FAR 0x40000000u
 #define S_MAX_THREADS 16
 
 typedef void (*s_range_fn)(void *ctx, int64_t begin, int64_t end);
@@ -69,8 +70,8 @@ typedef struct {
     volatile int failed; /* a worker could not allocate its row workspace */
 } s_exact_t;
 
-/* Column pass over columns [c0, c1): d2 holds g, the vertical distance to the nearest feature in the
- * column, or S_G_FAR. Walks rows so every thread streams memory in order. */
+/* Column pass over columns [c0, c1): d2 holds g, the vertical distance to the nearest feature in
+ * the column, or S_G_FAR. Walks rows so every thread streams memory in order. */
 static void s_exact_columns(void *arg, int64_t c0, int64_t c1)
 {
     s_exact_t *e = arg;
@@ -210,7 +211,7 @@ int tb_edt_squared(const uint8_t *mask, int64_t w, int64_t h, bool wrap_x, int t
 
 typedef struct {
     const uint8_t *mask;
-    void *g;             /* vertical distance (uint8_t or uint16_t), capped at cap */
+    void *g; /* vertical distance (uint8_t or uint16_t), capped at cap */
     uint8_t *out;
     int64_t w, h;
     bool wrap;
@@ -256,7 +257,7 @@ typedef struct {
     {                                                                                              \
         const s_dilate_t *e = arg;                                                                 \
         const int64_t w = e->w, r = e->r, *half = e->half;                                         \
-        const uint64_t far8 = (uint64_t)(uint8_t)e->cap * 0x0101010101010101ull; /* 8 x cap */      \
+        const uint64_t far8 = (uint64_t)(uint8_t)e->cap * 0x0101010101010101ull; /* 8 x cap */     \
         for (int64_t j = r0; j < r1; j++) {                                                        \
             const T *g = (const T *)e->g + (size_t)j * w;                                          \
             uint8_t *out = e->out + (size_t)j * w;                                                 \

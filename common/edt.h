@@ -1,12 +1,12 @@
 /* Exact squared Euclidean distance transforms of binary masks, with optional X wrap.
  *
- * tb_edt_squared is the separable lower-envelope transform of Felzenszwalb & Huttenlocher ("Distance
- * Transforms of Sampled Functions", Theory of Computing 8, 2012): a pass down every column gives the
- * vertical distance to the nearest feature, then the lower envelope of parabolas along every row
- * gives the exact squared distance. On the planet X wraps (the distance across the seam is the short
- * way round) and Y does not. tb_edt_dilate answers the question the plan asks, "within r of a
- * feature?", with the same column pass and a row pass specialised to a threshold; its result is
- * exactly (tb_edt_squared <= radius2) and the tests hold it to that.
+ * tb_edt_squared is the separable lower-envelope transform of Felzenszwalb & Huttenlocher
+ * ("Distance Transforms of Sampled Functions", Theory of Computing 8, 2012): a pass down every
+ * column gives the vertical distance to the nearest feature, then the lower envelope of parabolas
+ * along every row gives the exact squared distance. On the planet X wraps (the distance across the
+ * seam is the short way round) and Y does not. tb_edt_dilate answers the question the plan asks,
+ * "within r of a feature?", with the same column pass and a row pass specialised to a threshold;
+ * its result is exactly (tb_edt_squared <= radius2) and the tests hold it to that.
  *
  * Typical sizes: the demo planet 3125 x 1000, the predecessor's planet 12500 x 6076 (76 M cells).
  * Distances are in cells; results never depend on the number of threads (rows are independent and

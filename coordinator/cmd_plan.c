@@ -1,8 +1,9 @@
 /* `terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]`: reads the painting, cuts
  * the planet into regions, solves nothing. Prints the region and class tables, what was dropped and
- * the bake-time floor; writes plan.json, map_class.png and map_regions.png to DIR. The three files are
- * made in memory and written to temporary names first, so a failed plan leaves nothing under a final
- * name (DESIGN 7). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or input. */
+ * the bake-time floor; writes plan.json, map_class.png and map_regions.png to DIR. The three files
+ * are made in memory and written to temporary names first, so a failed plan leaves nothing under a
+ * final name (DESIGN 7). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or
+ * input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ static void s_print_regions(FILE *out, const tb_plan_t *p)
 {
     const tb_plan_summary_t *s = tb_plan_summary(p);
     const tb_manifest_t *m = tb_plan_manifest(p);
-    fprintf(out, "regions: %d (ocean margin %g km = %lld cells; land dilated by %.1f cells to group)\n",
+    fprintf(out,
+            "regions: %d (ocean margin %g km = %lld cells; land dilated by %.1f cells to group)\n",
             tb_plan_region_count(p), m->regions.ocean_margin_km, (long long)s->margin_cells,
             s->margin_cells / 2.0);
     fprintf(out, "  %4s  %-16s %12s  %-24s %12s  %s\n", "id", "landmasses", "land cells",
@@ -50,8 +52,9 @@ static void s_print_regions(FILE *out, const tb_plan_t *p)
         fprintf(out, "  %4d  %-16s %12lld  %-24s %12lld  %s\n", reg->id, lms,
                 (long long)reg->land_cells, box, (long long)reg->box_cells, seam);
     }
-    fprintf(out, "  land %lld cells (%.1f %% of the planet) in %lld region cells; largest region "
-                 "%lld cells\n",
+    fprintf(out,
+            "  land %lld cells (%.1f %% of the planet) in %lld region cells; largest region "
+            "%lld cells\n",
             (long long)s->land_cells,
             100.0 * (double)s->land_cells / (double)(s->planet_w * s->planet_h),
             (long long)s->region_cells, (long long)s->largest_region_cells);
@@ -60,11 +63,12 @@ static void s_print_regions(FILE *out, const tb_plan_t *p)
 static void s_print_classes(FILE *out, const tb_plan_t *p)
 {
     const tb_manifest_t *m = tb_plan_manifest(p);
-    fprintf(out, "classes (K %g, m %g, n %g, talus %g deg, cell %g m; angles at one cell, "
-                 "massif/floor rate):\n",
+    fprintf(out,
+            "classes (K %g, m %g, n %g, talus %g deg, cell %g m; angles at one cell, "
+            "massif/floor rate):\n",
             m->solve.k, m->solve.m, m->solve.n, m->solve.talus_deg, m->cell_m);
-    fprintf(out, "  %-14s %11s  %-13s %6s  %-13s  %-13s  %8s  %s\n", "class", "cells", "uplift mm/yr",
-            "k_mult", "divide deg", "typical deg", "U_max", "clamped");
+    fprintf(out, "  %-14s %11s  %-13s %6s  %-13s  %-13s  %8s  %s\n", "class", "cells",
+            "uplift mm/yr", "k_mult", "divide deg", "typical deg", "U_max", "clamped");
     int clamped = 0;
     for (int k = 0; k < tb_plan_class_count(p); k++) {
         const tb_plan_class_row_t *r = tb_plan_class_row(p, k);
@@ -78,7 +82,8 @@ static void s_print_classes(FILE *out, const tb_plan_t *p)
                 m->legend.classes[r->class_index].name, (long long)r->cells, up, r->k_mult, div,
                 typ, r->u_max_mm_yr, cl);
     }
-    fprintf(out, "  read `typical` (the median slope), not `divide` (the steepest a rate can make)");
+    fprintf(out,
+            "  read `typical` (the median slope), not `divide` (the steepest a rate can make)");
     if (clamped)
         fprintf(out, ";\n  a clamped class is shaped by the repose clamp, not by erosion: above "
                      "U_max more uplift makes\n  no steeper ground, only more relief and a longer "
@@ -93,15 +98,16 @@ static void s_print(FILE *out, const tb_plan_t *p, int cores)
     char seed[48] = "";
     if (!m->is_demo)
         snprintf(seed, sizeof seed, " (seed %llu)", (unsigned long long)m->seed);
-    fprintf(out, "plan: %s%s: %lld x %lld cells of %g m (%g km round), painting %lld x %lld (%lld "
-                 "cell%s a pixel)\n",
-            m->source, seed, (long long)s->planet_w,
-            (long long)s->planet_h, m->cell_m, m->circumference_km, (long long)s->painting_w,
-            (long long)s->painting_h, (long long)s->cells_per_pixel,
-            s->cells_per_pixel == 1 ? "" : "s");
+    fprintf(out,
+            "plan: %s%s: %lld x %lld cells of %g m (%g km round), painting %lld x %lld (%lld "
+            "cell%s a pixel)\n",
+            m->source, seed, (long long)s->planet_w, (long long)s->planet_h, m->cell_m,
+            m->circumference_km, (long long)s->painting_w, (long long)s->painting_h,
+            (long long)s->cells_per_pixel, s->cells_per_pixel == 1 ? "" : "s");
     const tb_classify_report_t *c = &s->classify;
-    fprintf(out, "unmatched pixels: %lld (%.4f %%, legend allows %g %%)", (long long)c->unmatched_pixels,
-            100.0 * c->unmatched_fraction, 100.0 * m->legend.max_unmatched_fraction);
+    fprintf(out, "unmatched pixels: %lld (%.4f %%, legend allows %g %%)",
+            (long long)c->unmatched_pixels, 100.0 * c->unmatched_fraction,
+            100.0 * m->legend.max_unmatched_fraction);
     if (c->unmatched_pixels) {
         char colours[700];
         tb_classify_describe_unmatched(c, colours, sizeof colours);
@@ -110,29 +116,33 @@ static void s_print(FILE *out, const tb_plan_t *p, int cores)
     }
     fprintf(out, "\nspeckle: %lld isolated pixel%s took their neighbours' class\n",
             (long long)c->speckle_pixels, c->speckle_pixels == 1 ? "" : "s");
-    fprintf(out, "seam disagreement: %lld of %lld rows (%.2f %%) differ about land between x = 0 "
-                 "and x = %lld%s\n",
+    fprintf(out,
+            "seam disagreement: %lld of %lld rows (%.2f %%) differ about land between x = 0 "
+            "and x = %lld%s\n",
             (long long)s->seam_rows, (long long)s->planet_h, s->seam_percent,
             (long long)s->planet_w - 1,
             s->seam_percent > 1 ? "; paint round the edge: the two columns are neighbours" : "");
-    fprintf(out, "landmasses: %lld found, %lld kept, %lld dropped under %g km2 (%lld cells, %.4f "
-                 "km2 in all)\n",
+    fprintf(out,
+            "landmasses: %lld found, %lld kept, %lld dropped under %g km2 (%lld cells, %.4f "
+            "km2 in all)\n",
             (long long)s->landmasses_found, (long long)s->landmasses_kept, (long long)s->dropped,
             m->regions.min_landmass_km2, (long long)s->dropped_cells, s->dropped_area_km2);
     s_print_regions(out, p);
     s_print_classes(out, p);
-    fprintf(out, "snapped wavelengths: massif %g km (asked %g), rock %g km (asked %g), fault grain "
-                 "%g km (asked %g)\n",
+    fprintf(out,
+            "snapped wavelengths: massif %g km (asked %g), rock %g km (asked %g), fault grain "
+            "%g km (asked %g)\n",
             m->massif.wavelength_snapped_km, m->massif.wavelength_km, m->rock.wavelength_snapped_km,
             m->rock.wavelength_km, m->faults.grain_wavelength_snapped_km,
             m->faults.grain_wavelength_km);
     double floor_s = tb_plan_estimate_floor_s(p, cores);
-    double largest_s = (double)s->largest_region_cells * m->solve.steps *
-                       TB_PLAN_NS_PER_CELL_STEP * 1e-9;
-    fprintf(out, "estimate: at least %.0f s on %d core%s (%lld region cells x %d steps x %g ns per "
-                 "cell-step, a placeholder until the solve is measured); the largest region alone "
-                 "is %.0f s on one core.\n  A FLOOR: it is calibrated on plains, and steep classes "
-                 "pay up to %d hillslope sub-steps a step.\n",
+    double largest_s =
+        (double)s->largest_region_cells * m->solve.steps * TB_PLAN_NS_PER_CELL_STEP * 1e-9;
+    fprintf(out,
+            "estimate: at least %.0f s on %d core%s (%lld region cells x %d steps x %g ns per "
+            "cell-step, a placeholder until the solve is measured); the largest region alone "
+            "is %.0f s on one core.\n  A FLOOR: it is calibrated on plains, and steep classes "
+            "pay up to %d hillslope sub-steps a step.\n",
             floor_s, cores, cores == 1 ? "" : "s", (long long)s->region_cells, m->solve.steps,
             TB_PLAN_NS_PER_CELL_STEP, largest_s, m->solve.max_hillslope_substeps);
 }

@@ -17,12 +17,24 @@ static void s_hsv(double h_deg, double s, double v, uint8_t rgb[3])
     double h = fmod(h_deg, 360.0) / 60.0, c = v * s, x = c * (1 - fabs(fmod(h, 2.0) - 1));
     double r = 0, g = 0, b = 0;
     switch ((int)h) {
-    case 0: r = c, g = x; break;
-    case 1: r = x, g = c; break;
-    case 2: g = c, b = x; break;
-    case 3: g = x, b = c; break;
-    case 4: r = x, b = c; break;
-    default: r = c, b = x; break;
+    case 0:
+        r = c, g = x;
+        break;
+    case 1:
+        r = x, g = c;
+        break;
+    case 2:
+        g = c, b = x;
+        break;
+    case 3:
+        g = x, b = c;
+        break;
+    case 4:
+        r = x, b = c;
+        break;
+    default:
+        r = c, b = x;
+        break;
     }
     double m = v - c;
     rgb[0] = (uint8_t)lround((r + m) * 255);

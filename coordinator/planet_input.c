@@ -28,8 +28,8 @@ int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *op
             return -1;
         if (opt->has_seed)
             m->seed = opt->seed;
-        if (tb_png_read(m->painting_path, TB_PNG_RGB8, TB_INPUT_MAX_PIXELS, &out->painting,
-                        err) != 0)
+        if (tb_png_read(m->painting_path, TB_PNG_RGB8, TB_INPUT_MAX_PIXELS, &out->painting, err) !=
+            0)
             return tb_err_prefix(err, "%s: template.painting", manifest_path);
     }
     out->planet_w = m->planet_w;

@@ -52,8 +52,8 @@ START_TEST(test_unmatched_are_dropped_counted_and_filled_not_snapped)
     tb_manifest_t m;
     tb_image_t img;
     uint8_t *want = s_halves(&m, &img);
-    /* #58b858 is nearest to lowland (distance 41.6) but beyond the tolerance. Placed inside the deep
-     * ocean it must become deep (its neighbours), not lowland (its nearest colour). */
+    /* #58b858 is nearest to lowland (distance 41.6) but beyond the tolerance. Placed inside the
+     * deep ocean it must become deep (its neighbours), not lowland (its nearest colour). */
     s_set_px(&img, 4, 4, 0x58b858);
     s_set_px(&img, 5, 4, 0x58b858);
     uint8_t got[200];
@@ -119,7 +119,8 @@ START_TEST(test_refused_above_the_fraction_with_colours_named)
     uint8_t got[200];
     tb_classify_report_t rep;
     tb_err_t err;
-    ck_assert_int_eq(tb_classify_painting(&img, "world/painting.png", &m.legend, got, &rep, &err), -1);
+    ck_assert_int_eq(tb_classify_painting(&img, "world/painting.png", &m.legend, got, &rep, &err),
+                     -1);
     ck_assert_int_eq(err.code, TB_E_INVALID);
     ck_assert_ptr_nonnull(strstr(err.msg, "world/painting.png"));
     ck_assert_msg(strstr(err.msg, "4 of 200 pixels") != NULL, "%s", err.msg);
@@ -168,10 +169,8 @@ END_TEST
 START_TEST(test_despeckle)
 {
     static const char *const rows[] = {
-        "........",
-        "..#.....", /* an isolated lowland pixel: becomes deep */
-        "........",
-        "....##..", /* a pair: kept */
+        "........", "..#.....", /* an isolated lowland pixel: becomes deep */
+        "........", "....##..", /* a pair: kept */
         "#.......", /* isolated at x = 0, but column 7 of the rows round it is deep: becomes deep */
         ".......#", /* touches the x = 0 pixel across the seam (diagonal): ... */
         NULL};

@@ -1,7 +1,7 @@
 /* The built-in demo planet keeps its structural promises on every seed: landmasses of clearly
- * different sizes, one across the seam, two islands sharing a region, dropped islets, three land and
- * two ocean classes with the shelf along the coasts, land about a third of the planet and clear of
- * the Y edges, regions sized for a 2-core machine; and it is a pure function of its inputs. */
+ * different sizes, one across the seam, two islands sharing a region, dropped islets, three land
+ * and two ocean classes with the shelf along the coasts, land about a third of the planet and clear
+ * of the Y edges, regions sized for a 2-core machine; and it is a pure function of its inputs. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,8 +90,9 @@ static void s_check_planet(uint64_t seed, double km)
             for (int d = 0; d < 8; d++) {
                 int64_t y = j + tb_nb_dy[d];
                 if (y >= 0 && y < H)
-                    by_land |= m.legend.classes[c[tb_idx(W, tb_wrap(i + tb_nb_dx[d], W), y)]].kind ==
-                               TB_CLASS_LAND;
+                    by_land |=
+                        m.legend.classes[c[tb_idx(W, tb_wrap(i + tb_nb_dx[d], W), y)]].kind ==
+                        TB_CLASS_LAND;
             }
             coast_ocean += by_land;
             coast_shelf += by_land && v == 3;
@@ -197,7 +198,7 @@ START_TEST(test_demo_class_table)
     ck_assert(!lowland.clamped);
     /* divide = atan(U / (K A^m)) = atan(0.06e-3 / (5e-5 * 8)) = atan(0.15) */
     ck_assert_double_eq_tol(lowland.divide_deg, 8.5308, 1e-3);
-    ck_assert_double_eq_tol(lowland.typical_deg, 2.8624, 1e-3); /* atan(0.05) */
+    ck_assert_double_eq_tol(lowland.typical_deg, 2.8624, 1e-3);      /* atan(0.05) */
     ck_assert_double_eq_tol(lowland.floor_divide_deg, 1.7184, 1e-3); /* atan(0.03) */
     tb_plan_class_angles(&m, 2, &range);
     ck_assert_double_eq_tol(range.u_max_mm_yr, 0.280 * 0.8, 0.0005);

@@ -37,10 +37,10 @@ static uint8_t *s_mask(int w, int h, int per_mille, uint64_t seed)
     uint8_t *m = malloc((size_t)w * h);
     for (int j = 0; j < h; j++)
         for (int i = 0; i < w; i++)
-            m[j * w + i] = per_mille >= 0
-                               ? tb_hash(seed, TB_SALT_TEST, i, j, 0) % 1000 < (uint64_t)per_mille
-                               : tb_hash(seed, TB_SALT_TEST, i / 13, j / 5, 1) % 1000 <
-                                     (uint64_t)-per_mille;
+            m[j * w + i] =
+                per_mille >= 0
+                    ? tb_hash(seed, TB_SALT_TEST, i, j, 0) % 1000 < (uint64_t)per_mille
+                    : tb_hash(seed, TB_SALT_TEST, i / 13, j / 5, 1) % 1000 < (uint64_t)-per_mille;
     return m;
 }
 
@@ -56,8 +56,8 @@ static void s_compare(int w, int h, int per_mille, uint64_t seed, bool wrap)
         int k = 0; /* ck_assert costs a syscall, so find the first disagreement first */
         while (k < w * h && got[k] == want[k])
             k++;
-        ck_assert_msg(k == w * h, "%dx%d wrap %d seed %llu cell (%d,%d): edt %u, brute force %u",
-                      w, h, wrap, (unsigned long long)seed, k % w, k / w, got[k % (w * h)],
+        ck_assert_msg(k == w * h, "%dx%d wrap %d seed %llu cell (%d,%d): edt %u, brute force %u", w,
+                      h, wrap, (unsigned long long)seed, k % w, k / w, got[k % (w * h)],
                       want[k % (w * h)]);
         /* 70000 and 100000 pass 255 cells, the wide (16-bit) path, on grids that tall */
         static const int64_t radii2[] = {0, 1, 2, 4, 5, 8, 13, 25, 50, 200, 5000, 70000, 100000};
@@ -66,8 +66,8 @@ static void s_compare(int w, int h, int per_mille, uint64_t seed, bool wrap)
             k = 0;
             while (k < w * h && dil[k] == (want[k] <= (uint64_t)radii2[r]))
                 k++;
-            ck_assert_msg(k == w * h, "%dx%d wrap %d r2 %lld cell (%d,%d): dilate %d, d2 %u", w,
-                          h, wrap, (long long)radii2[r], k % w, k / w, dil[k % (w * h)],
+            ck_assert_msg(k == w * h, "%dx%d wrap %d r2 %lld cell (%d,%d): dilate %d, d2 %u", w, h,
+                          wrap, (long long)radii2[r], k % w, k / w, dil[k % (w * h)],
                           want[k % (w * h)]);
         }
     }

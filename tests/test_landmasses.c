@@ -118,16 +118,9 @@ START_TEST(test_landmass_across_the_seam_is_one)
 {
     /* Land at both ends of the rows, joined only across the seam, plus a diagonal contact across
      * the seam (row 5: x = 11; row 6: x = 0). */
-    static const char *const rows[] = {
-        "............",
-        "###.......##",
-        "##.........#",
-        "............",
-        "............",
-        "...........#",
-        "#...........",
-        "............",
-        NULL};
+    static const char *const rows[] = {"............", "###.......##", "##.........#",
+                                       "............", "............", "...........#",
+                                       "#...........", "............", NULL};
     int64_t w, h;
     uint8_t *c = fix_ascii(rows, &w, &h);
     tb_manifest_t m;
@@ -156,15 +149,9 @@ START_TEST(test_small_landmasses_are_dropped_to_the_edge_ocean)
 {
     /* A 2-cell islet in shelf water and a 30-cell island; at 8 m cells 0.001 km2 is 15.6 cells. */
     static const char *const rows[] = {
-        "....................",
-        "..,,,,..............",
-        "..,##,....######....",
-        "..,,,,....######....",
-        "..........######....",
-        "..........######....",
-        "..........######....",
-        "....................",
-        NULL};
+        "....................", "..,,,,..............", "..,##,....######....",
+        "..,,,,....######....", "..........######....", "..........######....",
+        "..........######....", "....................", NULL};
     int64_t w, h;
     uint8_t *c = fix_ascii(rows, &w, &h);
     tb_manifest_t m;
@@ -190,14 +177,8 @@ END_TEST
 START_TEST(test_ids_follow_the_centroid_row_then_column)
 {
     static const char *const rows[] = {
-        "..........##..",
-        "..........##..",
-        "..............",
-        "..##......^^..",
-        "..##......^^..",
-        "..............",
-        "##............",
-        NULL};
+        "..........##..", "..........##..", "..............", "..##......^^..",
+        "..##......^^..", "..............", "##............", NULL};
     int64_t w, h;
     uint8_t *c = fix_ascii(rows, &w, &h);
     tb_manifest_t m;
@@ -205,8 +186,8 @@ START_TEST(test_ids_follow_the_centroid_row_then_column)
     tb_landmasses_t lm;
     ck_assert_int_eq(tb_landmasses_find(c, w, h, &m.legend, 8, 0, &lm, NULL), 0);
     ck_assert_int_eq(lm.n, 4);
-    ck_assert_int_lt((int)lm.kept[0].centroid_y, 2);   /* top right */
-    ck_assert_int_eq((int)lm.kept[1].centroid_x, 3);   /* row 4, column 3 before column 11 */
+    ck_assert_int_lt((int)lm.kept[0].centroid_y, 2); /* top right */
+    ck_assert_int_eq((int)lm.kept[1].centroid_x, 3); /* row 4, column 3 before column 11 */
     ck_assert_int_eq((int)lm.kept[2].centroid_x, 11);
     ck_assert_int_eq((int)lm.kept[3].centroid_y, 6);
     tb_landmasses_free(&lm);

@@ -15,7 +15,10 @@
 
 static char s_terrain[4096];
 
-static void s_setup(void) { snprintf(s_terrain, sizeof s_terrain, "%s", tb_test_build_path("terrain")); }
+static void s_setup(void)
+{
+    snprintf(s_terrain, sizeof s_terrain, "%s", tb_test_build_path("terrain"));
+}
 
 /* Runs `terrain ARGS` in directory dir; returns the exit status and the output (caller frees). */
 static int s_run(const char *dir, const char *args, char **out)
@@ -117,11 +120,12 @@ START_TEST(test_init_then_plan_gives_the_demo_regions)
     cJSON *ja = s_json(a, "plan.json"), *jb = s_json(b, "plan.json");
     static const char *same[] = {"regions", "landmasses", "classes", "summary", "estimate"};
     for (size_t k = 0; k < sizeof same / sizeof same[0]; k++)
-        ck_assert_msg(cJSON_Compare(cJSON_GetObjectItem(ja, same[k]), cJSON_GetObjectItem(jb, same[k]),
-                                    1),
-                      "%s differs between the demo and its init files", same[k]);
+        ck_assert_msg(
+            cJSON_Compare(cJSON_GetObjectItem(ja, same[k]), cJSON_GetObjectItem(jb, same[k]), 1),
+            "%s differs between the demo and its init files", same[k]);
     cJSON *ma = cJSON_GetObjectItem(ja, "manifest"), *mb = cJSON_GetObjectItem(jb, "manifest");
-    ck_assert(cJSON_Compare(cJSON_GetObjectItem(ma, "legend"), cJSON_GetObjectItem(mb, "legend"), 1));
+    ck_assert(
+        cJSON_Compare(cJSON_GetObjectItem(ma, "legend"), cJSON_GetObjectItem(mb, "legend"), 1));
     ck_assert(cJSON_Compare(cJSON_GetObjectItem(ma, "solve"), cJSON_GetObjectItem(mb, "solve"), 1));
     ck_assert_int_eq(cJSON_GetObjectItem(mb, "seed")->valueint, 11);
     cJSON_Delete(ja);
@@ -132,7 +136,8 @@ START_TEST(test_init_then_plan_gives_the_demo_regions)
     free(out);
     snprintf(a, sizeof a, "%s/reseeded", dir);
     ja = s_json(a, "plan.json");
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(ja, "manifest"), "seed")->valueint, 99);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(ja, "manifest"), "seed")->valueint,
+                     99);
     cJSON_Delete(ja);
     rc = s_run(dir, "init world", &out);
     ck_assert_int_eq(rc, 2);
@@ -195,8 +200,8 @@ START_TEST(test_duplicate_legend_colours)
     cJSON *legend = s_json(dir, "legend.json");
     cJSON *classes = cJSON_GetObjectItem(legend, "classes");
     cJSON *first = cJSON_GetArrayItem(classes, 0), *last = cJSON_GetArrayItem(classes, 4);
-    cJSON_ReplaceItemInObject(last, "colour",
-                              cJSON_CreateString(cJSON_GetObjectItem(first, "colour")->valuestring));
+    cJSON_ReplaceItemInObject(
+        last, "colour", cJSON_CreateString(cJSON_GetObjectItem(first, "colour")->valuestring));
     char *text = cJSON_Print(legend);
     s_write(dir, "legend.json", text, strlen(text));
     free(text);

@@ -40,8 +40,7 @@ END_TEST
 
 /* Reads the text drawn by tb_font_draw_centred back from an image by sampling the middle of every
  * font pixel and matching the glyphs; returns the characters recognised ('?' for no match). */
-static void s_read_text(const tb_image_t *img, int64_t cx, int64_t cy, int scale, int n,
-                        char *out)
+static void s_read_text(const tb_image_t *img, int64_t cx, int64_t cy, int scale, int n, char *out)
 {
     int64_t gw = (int64_t)n * (TB_FONT_W + 1) - 1;
     int64_t x0 = cx - gw * scale / 2, y0 = cy - TB_FONT_H * scale / 2;

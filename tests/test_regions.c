@@ -1,7 +1,7 @@
 /* Region grouping through the whole plan: islands within the margin share a region and islands
- * beyond it do not; a long thin landmass does not swallow what lies inside its box; boxes grow by the
- * margin, clip in Y, wrap across the seam and become the full ring; region grids hold only their own
- * land. */
+ * beyond it do not; a long thin landmass does not swallow what lies inside its box; boxes grow by
+ * the margin, clip in Y, wrap across the seam and become the full ring; region grids hold only
+ * their own land. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +89,8 @@ END_TEST
 START_TEST(test_long_thin_landmass_does_not_swallow_the_planet)
 {
     /* A band 3 rows high spanning 70 % of a 400-cell circumference, and islands that lie inside the
-     * band's box (or in the gap) but more than a margin from its land. Grouping by overlapping boxes
-     * would make one region of all of them. */
+     * band's box (or in the gap) but more than a margin from its land. Grouping by overlapping
+     * boxes would make one region of all of them. */
     const int64_t w = 400, h = 120;
     uint8_t *c = s_ocean(w, h);
     fix_rect(c, w, 0, 60, 280, 3, FIX_LOW);
@@ -112,8 +112,7 @@ START_TEST(test_long_thin_landmass_does_not_swallow_the_planet)
     ck_assert_int_eq(r->box.x0, 380);
     ck_assert(r->box_wraps);
     ck_assert(!r->straddles_seam);
-    ck_assert_int_eq(tb_plan_summary(p)->region_cells,
-                     320 * 43 + 48 * 48 + 48 * 45 + 48 * 48);
+    ck_assert_int_eq(tb_plan_summary(p)->region_cells, 320 * 43 + 48 * 48 + 48 * 45 + 48 * 48);
     tb_plan_destroy(&p);
     free(c);
 }

@@ -44,8 +44,8 @@ static inline int64_t s_span_end(const uint8_t *row, int64_t w, int64_t i, const
 }
 
 /* Appends the runs of one row; returns -1 when memory runs out. */
-static int s_row_runs(const uint8_t *row, int64_t w, int32_t y, const uint8_t *select,
-                      tb_ccl_t *c, int64_t *cap)
+static int s_row_runs(const uint8_t *row, int64_t w, int32_t y, const uint8_t *select, tb_ccl_t *c,
+                      int64_t *cap)
 {
     int64_t i = 0;
     while (i < w) {
@@ -91,13 +91,13 @@ static void s_join_rows(tb_ccl_t *c, int64_t *parent, int64_t a0, int64_t a1, in
         s_union(parent, b0, a1 - 1);
 }
 
-int tb_ccl_label(const uint8_t *values, int64_t w, int64_t h, bool wrap_x, const uint8_t select[256],
-                 tb_ccl_t *out, tb_err_t *err)
+int tb_ccl_label(const uint8_t *values, int64_t w, int64_t h, bool wrap_x,
+                 const uint8_t select[256], tb_ccl_t *out, tb_err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (w <= 0 || h <= 0 || w > INT32_MAX || h > INT32_MAX)
-        return tb_err_set(err, TB_E_INVALID, "components: grid of %lld x %lld cells",
-                          (long long)w, (long long)h);
+        return tb_err_set(err, TB_E_INVALID, "components: grid of %lld x %lld cells", (long long)w,
+                          (long long)h);
     out->w = w;
     out->h = h;
     out->wrap_x = wrap_x;

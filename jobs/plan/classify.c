@@ -116,9 +116,11 @@ static void s_hist_top(s_hist_t *h, int64_t w, tb_classify_report_t *rep)
         if (!best)
             break;
         uint32_t c = best->key - 1;
-        rep->top[rep->n_top++] = (tb_classify_colour_t){
-            {(uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c}, best->count, best->first % w,
-            best->first / w};
+        rep->top[rep->n_top++] =
+            (tb_classify_colour_t){{(uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c},
+                                   best->count,
+                                   best->first % w,
+                                   best->first / w};
         best->count = 0;
     }
 }
@@ -128,7 +130,8 @@ int tb_classify_match(const tb_image_t *painting, const tb_legend_t *legend, uin
 {
     memset(report, 0, sizeof *report);
     if (painting->format != TB_PNG_RGB8)
-        return tb_err_set(err, TB_E_INTERNAL, "classify: the painting must be decoded as 8-bit RGB");
+        return tb_err_set(err, TB_E_INTERNAL,
+                          "classify: the painting must be decoded as 8-bit RGB");
     uint8_t *lut = tb_calloc((size_t)1 << 24, 1, "the colour lookup table", err);
     if (!lut)
         return -1;
@@ -283,7 +286,8 @@ int64_t tb_classify_despeckle(uint8_t *classes, int64_t w, int64_t h, bool wrap_
                 memcpy(&cur, row + i, 8);
                 memcpy(&left, row + i - 1, 8);
                 memcpy(&right, row + i + 1, 8);
-                if ((s_zero_bytes(cur ^ left) | s_zero_bytes(cur ^ right)) == 0x8080808080808080ull) {
+                if ((s_zero_bytes(cur ^ left) | s_zero_bytes(cur ^ right)) ==
+                    0x8080808080808080ull) {
                     i += 7;
                     continue;
                 }

@@ -33,19 +33,20 @@ typedef struct {
 } tb_classify_colour_t;
 
 typedef struct {
-    int64_t pixels;             /* pixels in the painting */
-    int64_t unmatched_pixels;   /* pixels that matched no legend colour within the tolerance */
+    int64_t pixels;           /* pixels in the painting */
+    int64_t unmatched_pixels; /* pixels that matched no legend colour within the tolerance */
     double unmatched_fraction;
-    int64_t unmatched_colours;  /* distinct unmatched colours (a lower bound past 2^20) */
-    int n_top;                  /* entries in top[] */
+    int64_t unmatched_colours; /* distinct unmatched colours (a lower bound past 2^20) */
+    int n_top;                 /* entries in top[] */
     tb_classify_colour_t top[TB_CLASSIFY_TOP_COLOURS]; /* most common unmatched, most first */
-    int fill_rounds;            /* neighbour-filling rounds the unmatched pixels took */
-    int64_t speckle_pixels;     /* isolated pixels that took their neighbours' class */
+    int fill_rounds;        /* neighbour-filling rounds the unmatched pixels took */
+    int64_t speckle_pixels; /* isolated pixels that took their neighbours' class */
 } tb_classify_report_t;
 
-/* Matches every pixel of an RGB8 painting to the legend: classes_out[i] (w * h, caller owned) is the
- * class index or TB_CLASS_NONE. Fills the unmatched counts and top colours of *report (the other
- * fields are zeroed). Returns 0, or -1 with *err when the image is not RGB8 or memory runs out. */
+/* Matches every pixel of an RGB8 painting to the legend: classes_out[i] (w * h, caller owned) is
+ * the class index or TB_CLASS_NONE. Fills the unmatched counts and top colours of *report (the
+ * other fields are zeroed). Returns 0, or -1 with *err when the image is not RGB8 or memory runs
+ * out. */
 int tb_classify_match(const tb_image_t *painting, const tb_legend_t *legend, uint8_t *classes_out,
                       tb_classify_report_t *report, tb_err_t *err);
 
@@ -62,7 +63,8 @@ int64_t tb_classify_despeckle(uint8_t *classes, int64_t w, int64_t h, bool wrap_
 
 /* The whole step: match, refuse when the unmatched share exceeds legend->max_unmatched_fraction
  * (TB_E_INVALID, the message names painting_name, the share and the top colours), fill, despeckle.
- * X wraps. classes_out as in tb_classify_match; *report is filled even when the painting is refused.
+ * X wraps. classes_out as in tb_classify_match; *report is filled even when the painting is
+ * refused.
  */
 int tb_classify_painting(const tb_image_t *painting, const char *painting_name,
                          const tb_legend_t *legend, uint8_t *classes_out,

@@ -2,12 +2,12 @@
  *
  * Each landmass is a "blob": a superellipse of radii (rx, ry) whose field f = (1 - r) s + a N is
  * positive on land, where r is the superellipse radius (1 on the outline), s = min(rx, ry) turns it
- * into cells, N is coastline noise in [-1, 1] and a is the wobble in cells. So the coast of every blob
- * lies within a cells of its outline, which is what the structural guarantees are reasoned from: the
- * two close islands are 2 (R + a) + 6 cells apart centre to centre (at least 6 cells of water between
- * them, at most 4a + 6 = 30 < 50, the ocean margin), and every other pair is more than a margin apart.
- * The highland is the core of a blob, the range a band along a curved spine, the shelf the ocean
- * within about 40 cells of land (the distance transform, with wrap).
+ * into cells, N is coastline noise in [-1, 1] and a is the wobble in cells. So the coast of every
+ * blob lies within a cells of its outline, which is what the structural guarantees are reasoned
+ * from: the two close islands are 2 (R + a) + 6 cells apart centre to centre (at least 6 cells of
+ * water between them, at most 4a + 6 = 30 < 50, the ocean margin), and every other pair is more
+ * than a margin apart. The highland is the core of a blob, the range a band along a curved spine,
+ * the shelf the ocean within about 40 cells of land (the distance transform, with wrap).
  *
  * Noise is sampled every few cells in world metres and interpolated bilinearly (cheap enough for a
  * 76 M-cell benchmark painting); sample columns are taken modulo W, so the interpolated field wraps
@@ -27,29 +27,29 @@
 
 enum { S_LOWLAND = 0, S_HIGHLAND, S_RANGE, S_SHELF, S_DEEP, S_NCLASSES };
 
-#define S_SPINE_SEGS 16   /* segments of the range's spine */
+#define S_SPINE_SEGS 16 /* segments of the range's spine */
 #define S_MAX_BLOBS 12
-#define S_ISLET_R 4.0     /* speckle islets: about 50 cells, far under 0.05 km2 (781 cells) */
+#define S_ISLET_R 4.0 /* speckle islets: about 50 cells, far under 0.05 km2 (781 cells) */
 
 typedef enum { S_CONTINENT, S_MEDIUM, S_ISLAND, S_ISLET } s_kind_t;
 
 typedef struct {
     s_kind_t kind;
-    double cx, cy;  /* centre in cells; cx may lie outside [0, W) and wraps */
-    double rx, ry;  /* radii in cells */
-    int p;          /* superellipse exponent: 2, 3 or 4 */
-    double wobble;  /* coastline noise amplitude in cells */
-    double bays;    /* depth in cells of the bays cut inward where the bay noise is positive */
-    double core;    /* highland where r < core + 0.15 N (0: no highland) */
+    double cx, cy; /* centre in cells; cx may lie outside [0, W) and wraps */
+    double rx, ry; /* radii in cells */
+    int p;         /* superellipse exponent: 2, 3 or 4 */
+    double wobble; /* coastline noise amplitude in cells */
+    double bays;   /* depth in cells of the bays cut inward where the bay noise is positive */
+    double core;   /* highland where r < core + 0.15 N (0: no highland) */
 } s_blob_t;
 
 typedef struct {
     int n;
     s_blob_t blobs[S_MAX_BLOBS];
-    double spine[S_SPINE_SEGS + 1][2]; /* the range, a quadratic Bezier through the continent */
+    double spine[S_SPINE_SEGS + 1][2];   /* the range, a quadratic Bezier through the continent */
     double spine_inv_len2[S_SPINE_SEGS]; /* 1 / squared length of each segment */
-    double range_half_width;           /* cells, before noise */
-    double spine_box[4];               /* x0, y0, x1, y1 of the spine grown by its widest band */
+    double range_half_width;             /* cells, before noise */
+    double spine_box[4];                 /* x0, y0, x1, y1 of the spine grown by its widest band */
 } s_layout_t;
 
 /* ---- noise sampled on a coarse lattice ---- */
@@ -95,8 +95,8 @@ static inline double s_coarse_at(const s_coarse_t *c, int64_t i, int64_t j)
     int64_t x1 = x0 + c->step < c->w ? x0 + c->step : c->w;
     int64_t y1 = y0 + c->step < c->h - 1 ? y0 + c->step : c->h - 1;
     /* Only the last column and row of samples can be closer than a step. */
-    double tx = x1 - x0 == c->step ? (double)(i - x0) * c->inv_step
-                                   : (double)(i - x0) / (double)(x1 - x0);
+    double tx =
+        x1 - x0 == c->step ? (double)(i - x0) * c->inv_step : (double)(i - x0) / (double)(x1 - x0);
     double ty = y1 - y0 == c->step ? (double)(j - y0) * c->inv_step
                 : y1 > y0          ? (double)(j - y0) / (double)(y1 - y0)
                                    : 0;
@@ -113,31 +113,53 @@ static double s_jitter(uint64_t seed, int k)
     return tb_hash_unit(tb_hash(seed, TB_SALT_DEMO_LAYOUT, k, 0, 0)) * 2.0 - 1.0;
 }
 
-static double s_clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+static double s_clamp(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
 
-static void s_add(s_layout_t *l, s_blob_t b) { l->blobs[l->n++] = b; }
+static void s_add(s_layout_t *l, s_blob_t b)
+{
+    l->blobs[l->n++] = b;
+}
 
-/* The places and sizes of the landmasses for a W x H planet; see the file comment for the margins. */
+/* The places and sizes of the landmasses for a W x H planet; see the file comment for the margins.
+ */
 static void s_layout(uint64_t seed, double W, double H, s_layout_t *l)
 {
     memset(l, 0, sizeof *l);
     /* The main continent: tall (its box is clipped by the Y edges, so its margin costs little),
      * boxy, with a highland core and a range. */
-    s_blob_t a = {S_CONTINENT, 0.36 * W + 0.02 * W * s_jitter(seed, 0), 0.5 * H, 0.185 * W,
-                  (0.5 * H - 12) / 1.05, 4, 0, 0, 0.55}; /* reaches to 12 cells of the Y edges */
+    s_blob_t a = {S_CONTINENT,
+                  0.36 * W + 0.02 * W * s_jitter(seed, 0),
+                  0.5 * H,
+                  0.185 * W,
+                  (0.5 * H - 12) / 1.05,
+                  4,
+                  0,
+                  0,
+                  0.55}; /* reaches to 12 cells of the Y edges */
     a.wobble = 0.05 * fmin(a.rx, a.ry);
     a.bays = 0.25 * fmin(a.rx, a.ry);
     s_add(l, a);
     /* A medium island across the seam. */
-    s_blob_t c = {S_MEDIUM, 0.01 * W * s_jitter(seed, 1), 0.55 * H + 0.04 * H * s_jitter(seed, 2),
-                  0.055 * W, 0.14 * H, 3, 0, 0, 0.45};
+    s_blob_t c = {S_MEDIUM,
+                  0.01 * W * s_jitter(seed, 1),
+                  0.55 * H + 0.04 * H * s_jitter(seed, 2),
+                  0.055 * W,
+                  0.14 * H,
+                  3,
+                  0,
+                  0,
+                  0.45};
     c.wobble = 0.08 * fmin(c.rx, c.ry);
     c.bays = 0.3 * fmin(c.rx, c.ry);
     s_add(l, c);
     /* Two islands closer than the ocean margin: 6 to 30 cells of water between them. */
     double r_d = s_clamp(0.0144 * W, 22, 45), a_d = 6;
     double d = 2 * (r_d + a_d) + 6;
-    double dx = 0.70 * W + 0.02 * W * s_jitter(seed, 3), dy = 0.28 * H + 0.03 * H * s_jitter(seed, 4);
+    double dx = 0.70 * W + 0.02 * W * s_jitter(seed, 3),
+           dy = 0.28 * H + 0.03 * H * s_jitter(seed, 4);
     s_add(l, (s_blob_t){S_ISLAND, dx - d / 2, dy, r_d, r_d, 2, a_d, 0.15 * r_d, 0});
     s_add(l, (s_blob_t){S_ISLAND, dx + d / 2, dy, r_d, r_d, 2, a_d, 0.15 * r_d, 0});
     /* A small island, comfortably over the minimum landmass (0.05 km2, 781 cells) at every size. */
@@ -152,7 +174,8 @@ static void s_layout(uint64_t seed, double W, double H, s_layout_t *l)
                             islets[k][1] * H, S_ISLET_R, S_ISLET_R, 2, 0, 0, 0});
     /* The range: a Bezier from the continent's south-west to its north-east through a jittered
      * control point. */
-    double p0[2] = {a.cx - 0.55 * a.rx, a.cy + 0.6 * a.ry}, p2[2] = {a.cx + 0.5 * a.rx, a.cy - 0.6 * a.ry};
+    double p0[2] = {a.cx - 0.55 * a.rx, a.cy + 0.6 * a.ry},
+           p2[2] = {a.cx + 0.5 * a.rx, a.cy - 0.6 * a.ry};
     double p1[2] = {a.cx + 0.35 * a.rx * s_jitter(seed, 7), a.cy + 0.3 * a.ry * s_jitter(seed, 8)};
     for (int k = 0; k <= S_SPINE_SEGS; k++) {
         double t = (double)k / S_SPINE_SEGS, u = 1 - t;
@@ -181,8 +204,10 @@ static inline double s_radius(double u, double v, int p)
     u = fabs(u);
     v = fabs(v);
     switch (p) {
-    case 2: return sqrt(u * u + v * v);
-    case 3: return cbrt(u * u * u + v * v * v);
+    case 2:
+        return sqrt(u * u + v * v);
+    case 3:
+        return cbrt(u * u * u + v * v * v);
     default: {
         double u2 = u * u, v2 = v * v;
         return sqrt(sqrt(u2 * u2 + v2 * v2));
@@ -216,7 +241,8 @@ static uint8_t s_land_class(const s_layout_t *l, const s_blob_t *b, double xc, d
         s_spine_distance(l, xc, yc) < l->range_half_width * (1.0 + 0.4 * zone))
         return S_RANGE;
     /* the core is elliptical whatever the outline's exponent */
-    if (b->core > 0 && s_radius((xc - b->cx) / b->rx, (yc - b->cy) / b->ry, 2) < b->core + 0.15 * zone)
+    if (b->core > 0 &&
+        s_radius((xc - b->cx) / b->rx, (yc - b->cy) / b->ry, 2) < b->core + 0.15 * zone)
         return S_HIGHLAND;
     return S_LOWLAND;
 }
@@ -229,8 +255,10 @@ static void s_paint_blobs(const s_layout_t *l, int64_t w, int64_t h, const s_coa
     for (int k = 0; k < l->n; k++) {
         const s_blob_t *b = &l->blobs[k];
         double s = fmin(b->rx, b->ry), reach = 1.0 + b->wobble / s;
-        int64_t x0 = (int64_t)floor(b->cx - b->rx * reach) - 1, x1 = (int64_t)ceil(b->cx + b->rx * reach) + 1;
-        int64_t y0 = (int64_t)floor(b->cy - b->ry * reach) - 1, y1 = (int64_t)ceil(b->cy + b->ry * reach) + 1;
+        int64_t x0 = (int64_t)floor(b->cx - b->rx * reach) - 1,
+                x1 = (int64_t)ceil(b->cx + b->rx * reach) + 1;
+        int64_t y0 = (int64_t)floor(b->cy - b->ry * reach) - 1,
+                y1 = (int64_t)ceil(b->cy + b->ry * reach) + 1;
         y0 = y0 < 0 ? 0 : y0;
         y1 = y1 > h - 1 ? h - 1 : y1;
         if (x1 - x0 + 1 > w)

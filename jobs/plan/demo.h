@@ -1,15 +1,16 @@
 /* The built-in demo planet: what every command plans and bakes when no manifest is given.
  *
- * A pure function of (seed, circumference): a finished manifest with its legend (three land classes:
- * a lowland with massifs, a highland and a steep range; a shallow shelf and a deep ocean) and a
- * painting at one pixel per geology cell, W = circumference / cell_m wide and about 0.32 W tall
- * (3125 x 1000 at 25 km). Its layout is fixed so that it exercises every path of the plan on every
- * seed: a tall main continent with a highland core and a range, a medium island straddling the X
- * seam, two islands closer than the ocean margin (one region), a small island, and speckle islets
- * under the minimum landmass size (dropped). Land is about 30 % of the planet and stays at least
- * eight cells from the Y edges. The shapes are periodic noise in world metres (common/noise.h), so
- * coastlines are smooth, wrap exactly and change with the seed; the structural guarantees hold for
- * circumferences from 10 km up (tests/test_demo.c checks them on several seeds).
+ * A pure function of (seed, circumference): a finished manifest with its legend (three land
+ * classes: a lowland with massifs, a highland and a steep range; a shallow shelf and a deep ocean)
+ * and a painting at one pixel per geology cell, W = circumference / cell_m wide and about 0.32 W
+ * tall (3125 x 1000 at 25 km). Its layout is fixed so that it exercises every path of the plan on
+ * every seed: a tall main continent with a highland core and a range, a medium island straddling
+ * the X seam, two islands closer than the ocean margin (one region), a small island, and speckle
+ * islets under the minimum landmass size (dropped). Land is about 30 % of the planet and stays at
+ * least eight cells from the Y edges. The shapes are periodic noise in world metres
+ * (common/noise.h), so coastlines are smooth, wrap exactly and change with the seed; the structural
+ * guarantees hold for circumferences from 10 km up (tests/test_demo.c checks them on several
+ * seeds).
  *
  * At 25 km the regions hold about 1.5 M cells, sized for a 2-core machine.
  */
@@ -26,10 +27,10 @@
 #define TB_DEMO_CIRCUMFERENCE_KM 25.0
 
 /* Fills *m with the demo manifest for (seed, circumference_km), finished (tb_manifest_finish), with
- * its legend, is_demo true, source "(demo planet, seed N)" and no template paths, and *painting with
- * an RGB8 image at one pixel per cell. The caller frees the painting with tb_image_free. Returns 0,
- * or -1 with *err set when the circumference is not a whole number of cells and of tiles (the
- * manifest's own message) or memory runs out. */
+ * its legend, is_demo true, source "(demo planet, seed N)" and no template paths, and *painting
+ * with an RGB8 image at one pixel per cell. The caller frees the painting with tb_image_free.
+ * Returns 0, or -1 with *err set when the circumference is not a whole number of cells and of tiles
+ * (the manifest's own message) or memory runs out. */
 int tb_demo_planet(uint64_t seed, double circumference_km, tb_manifest_t *m, tb_image_t *painting,
                    tb_err_t *err);
 

@@ -210,7 +210,8 @@ int tb_landmasses_find(uint8_t *classes, int64_t w, int64_t h, const tb_legend_t
             uint8_t ocean = s_edge_ocean(classes, ccl, c, legend, is_land);
             for (int64_t r = r0; r < r1; r++) {
                 const tb_run_t *run = &ccl->runs[ccl->comp_runs[r]];
-                memset(classes + tb_idx(w, run->x0, run->y), ocean, (size_t)(run->x1 - run->x0 + 1));
+                memset(classes + tb_idx(w, run->x0, run->y), ocean,
+                       (size_t)(run->x1 - run->x0 + 1));
             }
             out->dropped++;
             out->dropped_cells += lm->cells;

@@ -1,6 +1,7 @@
-/* The plan phase; see plan.h. The order of work is the order of DESIGN 5: classify at the painting's
- * resolution (unmatched pixels and speckle are painting artefacts), expand to cells, measure the
- * seam, find and drop landmasses, group regions, write the landmass raster, fill the class table. */
+/* The plan phase; see plan.h. The order of work is the order of DESIGN 5: classify at the
+ * painting's resolution (unmatched pixels and speckle are painting artefacts), expand to cells,
+ * measure the seam, find and drop landmasses, group regions, write the landmass raster, fill the
+ * class table. */
 #include "jobs/plan/plan.h"
 
 #include <cJSON.h>
@@ -12,8 +13,8 @@
 struct tb_plan_t {
     tb_manifest_t manifest;
     tb_plan_summary_t summary;
-    tb_grid_t *classes;   /* U8 over the planet */
-    tb_grid_t *labels;    /* I32 landmass ids over the planet */
+    tb_grid_t *classes; /* U8 over the planet */
+    tb_grid_t *labels;  /* I32 landmass ids over the planet */
     tb_landmasses_t landmasses;
     tb_regions_t regions;
     int n_class_rows;
@@ -141,8 +142,7 @@ tb_plan_t *tb_plan_new(const tb_manifest_t *manifest, const tb_image_t *painting
                    "(circumference_km %g at cell_m %g); paint it %lld pixels wide or another "
                    "divisor of %lld",
                    name, painting->w, (long long)manifest->planet_w, manifest->circumference_km,
-                   manifest->cell_m, (long long)manifest->planet_w,
-                   (long long)manifest->planet_w);
+                   manifest->cell_m, (long long)manifest->planet_w, (long long)manifest->planet_w);
         return NULL;
     }
     tb_plan_t *p = tb_calloc(1, sizeof *p, "plan", err);
@@ -208,18 +208,36 @@ void tb_plan_destroy(tb_plan_t **self_p)
     *self_p = NULL;
 }
 
-const tb_manifest_t *tb_plan_manifest(const tb_plan_t *self) { return &self->manifest; }
-const tb_plan_summary_t *tb_plan_summary(const tb_plan_t *self) { return &self->summary; }
-const tb_grid_t *tb_plan_classes(const tb_plan_t *self) { return self->classes; }
-const tb_grid_t *tb_plan_landmass_labels(const tb_plan_t *self) { return self->labels; }
-int tb_plan_region_count(const tb_plan_t *self) { return self->regions.n; }
+const tb_manifest_t *tb_plan_manifest(const tb_plan_t *self)
+{
+    return &self->manifest;
+}
+const tb_plan_summary_t *tb_plan_summary(const tb_plan_t *self)
+{
+    return &self->summary;
+}
+const tb_grid_t *tb_plan_classes(const tb_plan_t *self)
+{
+    return self->classes;
+}
+const tb_grid_t *tb_plan_landmass_labels(const tb_plan_t *self)
+{
+    return self->labels;
+}
+int tb_plan_region_count(const tb_plan_t *self)
+{
+    return self->regions.n;
+}
 
 const tb_plan_region_t *tb_plan_region(const tb_plan_t *self, int index)
 {
     return (index >= 0 && index < self->regions.n) ? &self->regions.regions[index] : NULL;
 }
 
-int tb_plan_landmass_count(const tb_plan_t *self) { return self->landmasses.n; }
+int tb_plan_landmass_count(const tb_plan_t *self)
+{
+    return self->landmasses.n;
+}
 
 const tb_landmass_t *tb_plan_landmass(const tb_plan_t *self, int index)
 {
@@ -233,7 +251,10 @@ int tb_plan_landmass_region(const tb_plan_t *self, int landmass_id)
     return self->regions.landmass_region[landmass_id];
 }
 
-int tb_plan_class_count(const tb_plan_t *self) { return self->n_class_rows; }
+int tb_plan_class_count(const tb_plan_t *self)
+{
+    return self->n_class_rows;
+}
 
 const tb_plan_class_row_t *tb_plan_class_row(const tb_plan_t *self, int index)
 {
@@ -380,7 +401,8 @@ static cJSON *s_regions_json(const tb_plan_t *p)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "id", r->id);
         cJSON_AddItemToObject(o, "box", s_box_json(&r->box));
-        cJSON_AddItemToObject(o, "landmasses", cJSON_CreateIntArray(r->landmass_ids, r->n_landmasses));
+        cJSON_AddItemToObject(o, "landmasses",
+                              cJSON_CreateIntArray(r->landmass_ids, r->n_landmasses));
         cJSON_AddNumberToObject(o, "land_cells", (double)r->land_cells);
         cJSON_AddNumberToObject(o, "box_cells", (double)r->box_cells);
         cJSON *cc = cJSON_AddObjectToObject(o, "class_cells");

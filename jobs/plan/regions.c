@@ -8,10 +8,10 @@
 #include "common/edt.h"
 
 typedef struct {
-    int comp;              /* component of the dilated mask */
+    int comp; /* component of the dilated mask */
     double sum_cos, sum_sin, sum_y;
     int64_t cells;
-    int64_t first_index;   /* earliest first cell among its landmasses */
+    int64_t first_index; /* earliest first cell among its landmasses */
     double cx, cy;
 } s_group_t;
 
@@ -96,8 +96,8 @@ int tb_regions_group(const uint8_t *classes, int64_t w, int64_t h, double cell_m
     out->margin_cells = (int64_t)ceil(margin_cells - 1e-9);
     out->dilation_radius2 = (int64_t)floor(margin_cells * margin_cells / 4.0 + 1e-9);
     const int n_lm = landmasses->n;
-    out->landmass_region = tb_calloc((size_t)n_lm + 1, sizeof *out->landmass_region,
-                                     "landmass regions", err);
+    out->landmass_region =
+        tb_calloc((size_t)n_lm + 1, sizeof *out->landmass_region, "landmass regions", err);
     if (!out->landmass_region)
         return -1;
     if (n_lm == 0)
@@ -164,8 +164,8 @@ int tb_regions_group(const uint8_t *classes, int64_t w, int64_t h, double cell_m
         r->id = g + 1;
         r->centroid_x = groups[g].cx;
         r->centroid_y = groups[g].cy;
-        r->landmass_ids = tb_malloc(sizeof *r->landmass_ids * (size_t)r->n_landmasses,
-                                    "region landmasses", err);
+        r->landmass_ids =
+            tb_malloc(sizeof *r->landmass_ids * (size_t)r->n_landmasses, "region landmasses", err);
         if (!r->landmass_ids)
             goto done;
         r->n_landmasses = 0;

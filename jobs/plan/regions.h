@@ -23,32 +23,32 @@
 #include "jobs/plan/landmasses.h"
 
 typedef struct {
-    int id;                    /* 1-based; what `bake --only` takes */
-    tb_frame_t box;            /* on the geology lattice: the land grown by the ocean margin */
+    int id;         /* 1-based; what `bake --only` takes */
+    tb_frame_t box; /* on the geology lattice: the land grown by the ocean margin */
     int n_landmasses;
-    int *landmass_ids;         /* ascending landmass ids; owned by the regions table */
+    int *landmass_ids; /* ascending landmass ids; owned by the regions table */
     int64_t land_cells;
-    int64_t box_cells;         /* box.w * box.h: what the solve pays for */
+    int64_t box_cells;                   /* box.w * box.h: what the solve pays for */
     int64_t class_cells[TB_MAX_CLASSES]; /* land cells of each legend class (ocean classes 0) */
-    tb_arc_t land_arc;         /* shortest X arc covering the land */
-    int64_t land_y0, land_y1;  /* rows of the land, inclusive */
-    bool straddles_seam;       /* the land's arc crosses x = W-1 -> 0 (or rings the planet) */
-    bool box_wraps;            /* the box crosses the seam or is the full ring */
+    tb_arc_t land_arc;                   /* shortest X arc covering the land */
+    int64_t land_y0, land_y1;            /* rows of the land, inclusive */
+    bool straddles_seam;           /* the land's arc crosses x = W-1 -> 0 (or rings the planet) */
+    bool box_wraps;                /* the box crosses the seam or is the full ring */
     double centroid_x, centroid_y; /* circular centroid of the land in cells, x in [0, W) */
 } tb_plan_region_t;
 
 typedef struct {
     int n;
-    tb_plan_region_t *regions;  /* regions[id - 1] */
-    int32_t *landmass_region;   /* landmass_region[landmass id] = region id (entry 0 unused) */
-    int64_t margin_cells;       /* the ocean margin in cells (rounded up) */
-    int64_t dilation_radius2;   /* squared dilation radius in cells: (margin / 2)^2, rounded down */
+    tb_plan_region_t *regions; /* regions[id - 1] */
+    int32_t *landmass_region;  /* landmass_region[landmass id] = region id (entry 0 unused) */
+    int64_t margin_cells;      /* the ocean margin in cells (rounded up) */
+    int64_t dilation_radius2;  /* squared dilation radius in cells: (margin / 2)^2, rounded down */
 } tb_regions_t;
 
-/* Groups the landmasses of a w x h planet (X wraps) into regions. `classes` is the class raster after
- * the landmass drop (for the per-class counts). Fills *out, freed with tb_regions_free. threads is
- * passed to the distance transform (the result does not depend on it). Returns 0, or -1 with *err
- * when memory runs out. */
+/* Groups the landmasses of a w x h planet (X wraps) into regions. `classes` is the class raster
+ * after the landmass drop (for the per-class counts). Fills *out, freed with tb_regions_free.
+ * threads is passed to the distance transform (the result does not depend on it). Returns 0, or -1
+ * with *err when memory runs out. */
 int tb_regions_group(const uint8_t *classes, int64_t w, int64_t h, double cell_m,
                      const tb_landmasses_t *landmasses, double ocean_margin_km, int threads,
                      tb_regions_t *out, tb_err_t *err);

@@ -70,7 +70,10 @@ uint8_t *fix_ascii(const char *const *rows, int64_t *w, int64_t *h)
         ck_assert_int_eq((int64_t)strlen(rows[j]), *w);
         for (int64_t i = 0; i < *w; i++) {
             char ch = rows[j][i];
-            c[j * *w + i] = ch == '#' ? FIX_LOW : ch == '^' ? FIX_HIGH : ch == ',' ? FIX_SHELF : FIX_DEEP;
+            c[j * *w + i] = ch == '#'   ? FIX_LOW
+                            : ch == '^' ? FIX_HIGH
+                            : ch == ',' ? FIX_SHELF
+                                        : FIX_DEEP;
         }
     }
     return c;
