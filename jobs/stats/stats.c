@@ -405,20 +405,20 @@ static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height,
         const uint8_t *restrict mr = mask ? mask + (size_t)j * (size_t)w : s->ones;
         const float *restrict ar = area ? area + (size_t)j * (size_t)w : NULL;
         const float *restrict ur = uplift ? uplift + (size_t)j * (size_t)w : NULL;
-        /* Branch-free passes the compiler vectorises; the slow walk below only names a culprit. */
+        /* One branch-free pass the compiler vectorises; the slow walk below only names a culprit.
+         * Absent area or uplift read as a valid stand-in (the row of heights itself is finite). */
+        const float *restrict av = ar ? ar : hr, *restrict uv = ur ? ur : hr;
+        const float amin = ar ? 0.0f : -FLT_MAX;
         int bad = 0, land = 0;
         for (int64_t i = 0; i < w; i++) {
             int is_land = (mr[i] != 0) & (hr[i] > 0.0f);
             land |= is_land;
-            bad |= !(fabsf(hr[i]) <= S_HEIGHT_LIMIT_M);
+            int ok_a = (av[i] >= amin) & (av[i] <= FLT_MAX);
+            int ok_u = fabsf(uv[i]) <= FLT_MAX;
+            int ok_h = fabsf(hr[i]) <= S_HEIGHT_LIMIT_M;
+            bad |= (!ok_h) | (is_land & !(ok_a & ok_u));
         }
         s->row_land[j] = (uint8_t)land;
-        if (land && ar)
-            for (int64_t i = 0; i < w; i++)
-                bad |= (mr[i] != 0) & (hr[i] > 0.0f) & !((ar[i] >= 0.0f) & (ar[i] <= FLT_MAX));
-        if (land && ur)
-            for (int64_t i = 0; i < w; i++)
-                bad |= (mr[i] != 0) & (hr[i] > 0.0f) & !(fabsf(ur[i]) <= FLT_MAX);
         if (!bad)
             continue;
         for (int64_t i = 0; i < w; i++) {
