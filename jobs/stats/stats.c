@@ -81,6 +81,7 @@ struct tb_stats_t {
     float *rows;                    /* 3 padded rows of w + 2 */
     float *row_t;                   /* w: the squared gradient of each cell of the current row */
     int32_t *row_slot, *row_kr, *row_ke; /* w: its slope slot, relief bin and elevation bin */
+    int32_t *row_q, *row_ka, *row_kg;    /* w: its quantised height, area bin and g2 bin */
     int64_t row_tag[3];
     uint8_t *ones, *row_land;
     size_t rows_cap, ones_cap, land_cap;
@@ -290,6 +291,8 @@ tb_stats_t *tb_stats_new(const tb_stats_params_t *p, tb_err_t *err)
     }
     if (rc == 0)
         rc = tb_hist_log2_lut(s->b[0].sa[0], &s->grad_lut, err);
+    if (rc == 0 && (S_AREA_PER_OCTAVE != 4 || S_GRAD_PER_OCTAVE != 4))
+        rc = tb_err_set(err, TB_E_INTERNAL, "stats: s_log2_bin4 needs 4 bins an octave");
     if (rc != 0) {
         tb_stats_destroy(&s);
         return NULL;
@@ -356,7 +359,7 @@ static const float *s_padded_row(tb_stats_t *s, const tb_frame_t *box, const flo
 
 static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
 {
-    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 4, w = (size_t)box->w,
+    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 7, w = (size_t)box->w,
            h = (size_t)box->h;
     if (!s->relief && !(s->relief = tb_relief_new(err)))
         return -1;
@@ -372,6 +375,9 @@ static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
     s->row_slot = (int32_t *)(s->row_t + w);
     s->row_kr = s->row_slot + w;
     s->row_ke = s->row_kr + w;
+    s->row_q = s->row_ke + w;
+    s->row_ka = s->row_q + w;
+    s->row_kg = s->row_ka + w;
     if (w > s->ones_cap) {
         free(s->ones);
         if (!(s->ones = tb_malloc(w, "stats mask row", err))) {
@@ -480,6 +486,26 @@ static inline int s_descent(const float *rows[3], int64_t i, float z)
     return kind;
 }
 
+/* tb_hist_log2_bin_f32 over a row for a LOG2 histogram of 4 bins an octave, by three comparisons
+ * instead of a table lookup, so the loop vectorises. */
+static void s_log2_bin4_row(const tb_hist_log2_lut_t *L, const float *restrict v, int64_t w,
+                            int32_t *restrict out)
+{
+    const uint32_t t1 = L->thr[1], t2 = L->thr[2], t3 = L->thr[3];
+    const int32_t base = 127 + L->lo_exp2, nb = L->nbins;
+    const float lo = L->lo_f;
+    for (int64_t i = 0; i < w; i++) {
+        uint32_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        int32_t mant = (int32_t)(bits & 0x7fffffu);
+        int32_t k = ((int32_t)(bits >> 23) - base) * 4 + (mant >= (int32_t)t1) +
+                    (mant >= (int32_t)t2) + (mant >= (int32_t)t3);
+        k = k < nb ? k : nb;
+        k = v[i] >= lo ? k : -1;
+        out[i] = v[i] != v[i] ? nb : k;
+    }
+}
+
 /* round(v) to nearest, ties to even, for |v| < 2^51: exact IEEE arithmetic (no fast-math), and no
  * libm call in the hot loop. Same result as nearbyint() in the default rounding mode. */
 static inline int64_t s_round(double v) { return (int64_t)((v + 0x1.8p52) - 0x1.8p52); }
@@ -499,6 +525,7 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
      * Pass 2 then bins the counted land with no long dependency chain per cell. */
     float *restrict tr = s->row_t;
     int32_t *restrict slot = s->row_slot, *restrict kr = s->row_kr, *restrict ke = s->row_ke;
+    int32_t *restrict q = s->row_q, *restrict ka = s->row_ka, *restrict kg = s->row_kg;
     for (int64_t i = 0; i < w; i++) {
         float g2 = s_horn_g2(nr, cr, sr, i, inv_8dx);
         tr[i] = g2;
@@ -511,6 +538,12 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
         float fe = cr[i + 1] * inv_ebin;
         ke[i] = fe < enb ? (fe > 0 ? (int32_t)fe : 0) : (int32_t)enb;
     }
+    /* |height| <= 1e6 m, so the quantised height is under 2^31; rounding as s_round. */
+    for (int64_t i = 0; i < w; i++)
+        q[i] = (int32_t)(((double)cr[i + 1] * (1 / S_ELEV_QUANTUM) + 0x1.8p52) - 0x1.8p52);
+    s_log2_bin4_row(&s->grad_lut, tr, w, kg);
+    if (area)
+        s_log2_bin4_row(&s->area_lut, area, w, ka);
     int cur = -1;
     s_ext_t e = {0};
     const s_raw_t *r = raw;
@@ -537,16 +570,16 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
         r->elev[1 + ke[i]]++;
         e.hmin = z < e.hmin ? z : e.hmin;
         e.hmax = z > e.hmax ? z : e.hmax;
-        e.hsum += (uint64_t)s_round((double)z * (1 / S_ELEV_QUANTUM));
+        e.hsum += (uint64_t)(int64_t)q[i];
         if (!area)
             continue;
         float ar = area[i];
-        int32_t ka = tb_hist_log2_bin_f32(&s->area_lut, ar);
-        r->area[1 + ka]++;
+        int32_t kai = ka[i];
+        r->area[1 + kai]++;
         e.amin = ar < e.amin ? ar : e.amin;
         e.amax = ar > e.amax ? ar : e.amax;
-        if ((uint32_t)ka < S_AREA_NBINS)
-            r->sa[ka][1 + tb_hist_log2_bin_f32(&s->grad_lut, g2)]++;
+        if ((uint32_t)kai < S_AREA_NBINS)
+            r->sa[kai][1 + kg[i]]++;
         if (ar >= channel_area) {
             int kind = s_descent(rows, i, z);
             chan[c].channel++;
