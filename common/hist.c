@@ -539,3 +539,20 @@ int tb_hist_log2_lut(const tb_hist_t *self, tb_hist_log2_lut_t *lut, tb_err_t *e
     }
     return 0;
 }
+
+void tb_hist_log2_bins4_f32(const tb_hist_log2_lut_t *L, const float *restrict v, size_t n,
+                            int32_t *restrict out)
+{
+    const int32_t t1 = (int32_t)L->thr[1], t2 = (int32_t)L->thr[2], t3 = (int32_t)L->thr[3];
+    const int32_t base = 127 + L->lo_exp2, nb = L->nbins;
+    const float lo = L->lo_f;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        int32_t mant = (int32_t)(bits & 0x7fffffu);
+        int32_t k = ((int32_t)(bits >> 23) - base) * 4 + (mant >= t1) + (mant >= t2) + (mant >= t3);
+        k = k < nb ? k : nb;
+        k = v[i] >= lo ? k : -1;
+        out[i] = v[i] != v[i] ? nb : k;
+    }
+}

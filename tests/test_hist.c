@@ -74,6 +74,24 @@ START_TEST(test_log2_bins_and_fast_path)
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
         ck_assert_int_eq(tb_hist_log2_bin_f32(&lut, odd[i]), tb_hist_bin_of(h, odd[i]));
     tb_hist_destroy(&h);
+
+    /* The comparison-only row form for 4 bins an octave agrees too. */
+    tb_hist_t *h4 = tb_hist_new_log2(-40, 4, 200, 0, NULL);
+    tb_hist_log2_lut_t lut4;
+    ck_assert_int_eq(tb_hist_log2_lut(h4, &lut4, NULL), 0);
+    enum { N = 4096 };
+    float vals[N];
+    int32_t bins[N];
+    for (int i = 0; i < N; i++)
+        vals[i] = i < 201   ? (float)tb_hist_edge(h4, i)
+                  : i < 402 ? nextafterf((float)tb_hist_edge(h4, i - 201), 0)
+                  : i < 410 ? odd[i - 402]
+                            : (float)exp2(-45 + 60 * s_unit((uint64_t)i, 12));
+    tb_hist_log2_bins4_f32(&lut4, vals, N, bins);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(bins[i] == tb_hist_bin_of(h4, vals[i]), "%.9g: %d against %d",
+                      (double)vals[i], (int)bins[i], (int)tb_hist_bin_of(h4, vals[i]));
+    tb_hist_destroy(&h4);
     /* A linear histogram has no fast log2 table; an edge past 2^128 is refused. */
     tb_hist_t *lin = tb_hist_new_linear(0, 1, 4, 0, NULL);
     tb_err_t err;

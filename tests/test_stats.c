@@ -262,6 +262,40 @@ START_TEST(test_slope_bins_match_degrees)
 }
 END_TEST
 
+START_TEST(test_area_bins_match_the_histogram)
+{
+    /* The row pass bins areas by comparisons (s_log2_bin4_row); it must agree with the area
+     * histogram's own tb_hist_bin_of, including its edges, zero and beyond its range. */
+    tb_frame_t f = s_frame(5, 5, 8, 0, 0, 5, 5);
+    uint8_t mask[25] = {0};
+    mask[12] = 1;
+    uint8_t *m;
+    float *z = s_plane(5, 5, 8, 10, 0, 50, 0, &m);
+    free(m);
+    float a[25];
+    tb_stats_t *s = s_new(8);
+    const tb_hist_t *h = tb_stats_area_hist(s, TB_STATS_UNCLASSIFIED);
+    for (uint64_t n = 0; n < 4000; n++) {
+        float v;
+        if (n < 180)
+            v = (float)tb_hist_edge(h, (int32_t)n); /* every edge and a few beyond */
+        else if (n < 190)
+            v = n % 2 ? 0.0f : 0.3f;
+        else
+            v = (float)exp2(-3 + 50 * s_unit(n, 22));
+        for (int k = 0; k < 25; k++)
+            a[k] = v;
+        int32_t bin = tb_hist_bin_of(h, v);
+        int64_t before = tb_hist_bin_count(h, bin);
+        ck_assert_int_eq(tb_stats_accumulate(s, &f, z, a, NULL, mask, NULL), 0);
+        ck_assert_msg(tb_hist_bin_count(h, bin) == before + 1, "area %.9g not in bin %d", (double)v,
+                      (int)bin);
+    }
+    free(z);
+    tb_stats_destroy(&s);
+}
+END_TEST
+
 /* --- the slope-area fit ----------------------------------------------------------------------- */
 
 /* A channel-like field: columns x of area A(x) = 1e6 2^(x/40) m2 and a profile whose gradient is
@@ -851,6 +885,7 @@ Suite *stats_suite(void)
     tcase_add_test(kernels, test_cone_slope_is_its_flank);
     tcase_add_test(kernels, test_near_repose_share);
     tcase_add_test(kernels, test_slope_bins_match_degrees);
+    tcase_add_test(kernels, test_area_bins_match_the_histogram);
     tcase_add_test(kernels, test_slope_area_fit_recovers_exponent);
     tcase_add_test(kernels, test_hypsometric_and_density);
     tcase_add_test(kernels, test_extent);

@@ -292,7 +292,7 @@ tb_stats_t *tb_stats_new(const tb_stats_params_t *p, tb_err_t *err)
     if (rc == 0)
         rc = tb_hist_log2_lut(s->b[0].sa[0], &s->grad_lut, err);
     if (rc == 0 && (S_AREA_PER_OCTAVE != 4 || S_GRAD_PER_OCTAVE != 4))
-        rc = tb_err_set(err, TB_E_INTERNAL, "stats: s_log2_bin4 needs 4 bins an octave");
+        rc = tb_err_set(err, TB_E_INTERNAL, "stats: tb_hist_log2_bins4_f32 needs 4 bins an octave");
     if (rc != 0) {
         tb_stats_destroy(&s);
         return NULL;
@@ -486,26 +486,6 @@ static inline int s_descent(const float *rows[3], int64_t i, float z)
     return kind;
 }
 
-/* tb_hist_log2_bin_f32 over a row for a LOG2 histogram of 4 bins an octave, by three comparisons
- * instead of a table lookup, so the loop vectorises. */
-static void s_log2_bin4_row(const tb_hist_log2_lut_t *L, const float *restrict v, int64_t w,
-                            int32_t *restrict out)
-{
-    const uint32_t t1 = L->thr[1], t2 = L->thr[2], t3 = L->thr[3];
-    const int32_t base = 127 + L->lo_exp2, nb = L->nbins;
-    const float lo = L->lo_f;
-    for (int64_t i = 0; i < w; i++) {
-        uint32_t bits;
-        memcpy(&bits, &v[i], sizeof bits);
-        int32_t mant = (int32_t)(bits & 0x7fffffu);
-        int32_t k = ((int32_t)(bits >> 23) - base) * 4 + (mant >= (int32_t)t1) +
-                    (mant >= (int32_t)t2) + (mant >= (int32_t)t3);
-        k = k < nb ? k : nb;
-        k = v[i] >= lo ? k : -1;
-        out[i] = v[i] != v[i] ? nb : k;
-    }
-}
-
 /* round(v) to nearest, ties to even, for |v| < 2^51: exact IEEE arithmetic (no fast-math), and no
  * libm call in the hot loop. Same result as nearbyint() in the default rounding mode. */
 static inline int64_t s_round(double v) { return (int64_t)((v + 0x1.8p52) - 0x1.8p52); }
@@ -541,9 +521,9 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
     /* |height| <= 1e6 m, so the quantised height is under 2^31; rounding as s_round. */
     for (int64_t i = 0; i < w; i++)
         q[i] = (int32_t)(((double)cr[i + 1] * (1 / S_ELEV_QUANTUM) + 0x1.8p52) - 0x1.8p52);
-    s_log2_bin4_row(&s->grad_lut, tr, w, kg);
+    tb_hist_log2_bins4_f32(&s->grad_lut, tr, (size_t)w, kg);
     if (area)
-        s_log2_bin4_row(&s->area_lut, area, w, ka);
+        tb_hist_log2_bins4_f32(&s->area_lut, area, (size_t)w, ka);
     int cur = -1;
     s_ext_t e = {0};
     const s_raw_t *r = raw;
