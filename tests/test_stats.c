@@ -517,6 +517,7 @@ START_TEST(test_pooled_equals_whole)
     uint8_t **enc;
     size_t *len;
     tb_stats_t *pooled = s_pooled(&s_planet, &s_syn, forward, halo, false, &enc, &len);
+    ck_assert_int_eq(tb_stats_edge_cells(pooled), 0); /* every box held its halo */
     ck_assert(tb_stats_equal(pooled, whole));
     ck_assert(s_same_bytes(pooled, whole)); /* every count, sum and extreme, to the last bit */
     tb_stats_t *back = s_pooled(&s_planet, &s_syn, backward, halo, false, NULL, NULL);
@@ -565,6 +566,11 @@ START_TEST(test_pooled_negative_controls)
     int64_t halo = tb_stats_halo_cells(tb_stats_params(whole));
     tb_stats_t *thin = s_pooled(&s_planet, &s_syn, forward, 1, false, NULL, NULL);
     ck_assert(!tb_stats_equal(thin, whole));
+    ck_assert_int_gt(tb_stats_edge_cells(thin), 0); /* and the statistics say so */
+    char *text = tb_stats_report_text(thin, NULL, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "\nWARNING "));
+    ck_assert_ptr_nonnull(strstr(text, " land cells lie within 224 m of an inner box edge"));
+    free(text);
     /* ... and only the relief differs: the 3x3 stencil needs a halo of one. */
     ck_assert(tb_hist_equal(tb_stats_slope_hist(thin, TB_STATS_ROLLING),
                             tb_stats_slope_hist(whole, TB_STATS_ROLLING)));
@@ -790,6 +796,35 @@ START_TEST(test_hypsometric_and_density)
 }
 END_TEST
 
+START_TEST(test_edge_cells)
+{
+    /* A box in the middle of a planet, all land: the cells within r of each side are edge cells
+     * (no side of it is the planet's edge); a box spanning the planet has none. */
+    const int64_t w = 100, h = 80, r = 31;
+    uint8_t *mask;
+    float *z = s_plane(w, h, 8, 5, 0, 10, 0, &mask);
+    tb_frame_t inner = s_frame(1000, 1000, 8, 300, 300, w, h);
+    tb_stats_t *s = s_new(8);
+    ck_assert_int_eq(tb_stats_accumulate(s, &inner, z, NULL, NULL, NULL, NULL), 0);
+    ck_assert_int_eq(tb_stats_edge_cells(s), w * h - (w - 2 * r) * (h - 2 * r));
+    tb_stats_destroy(&s);
+    /* At the planet's south edge, the south side is the planet's own: not an edge. */
+    tb_frame_t south = s_frame(1000, 1000, 8, 300, 0, w, h);
+    s = s_new(8);
+    ck_assert_int_eq(tb_stats_accumulate(s, &south, z, NULL, NULL, NULL, NULL), 0);
+    ck_assert_int_eq(tb_stats_edge_cells(s), w * h - (w - 2 * r) * (h - r));
+    tb_stats_destroy(&s);
+    /* Wrapping and spanning the whole planet: no edge at all. */
+    tb_frame_t whole = s_frame(w, h, 8, 0, 0, w, h);
+    s = s_new(8);
+    ck_assert_int_eq(tb_stats_accumulate(s, &whole, z, NULL, NULL, NULL, NULL), 0);
+    ck_assert_int_eq(tb_stats_edge_cells(s), 0);
+    tb_stats_destroy(&s);
+    free(z);
+    free(mask);
+}
+END_TEST
+
 START_TEST(test_extent)
 {
     const float h[] = {-5, 0, 12.5f, 2000, -1500, NAN, 3};
@@ -889,6 +924,7 @@ Suite *stats_suite(void)
     tcase_add_test(kernels, test_slope_area_fit_recovers_exponent);
     tcase_add_test(kernels, test_hypsometric_and_density);
     tcase_add_test(kernels, test_extent);
+    tcase_add_test(kernels, test_edge_cells);
     tcase_add_test(kernels, test_refuses_bad_input);
     tcase_add_test(kernels, test_report_without_area_or_uplift);
     suite_add_tcase(s, kernels);

@@ -148,6 +148,10 @@ char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *exte
             s_class_line(&t, p, sum, TB_STATS_UNCLASSIFIED);
         s_class_line(&t, p, sum, TB_STATS_ALL);
     }
+    if (sum->edge_cells > 0)
+        s_line(&t, "WARNING %lld land cells lie within %.0f m of an inner box edge: their relief "
+                   "read sea level beyond it",
+               (long long)sum->edge_cells, (sum->relief_window_m - p->cell_m) / 2);
     if (extent) {
         double clip = extent->cells > 0 ? (double)extent->clipped / (double)extent->cells : NAN;
         s_line(&t, "elevation: %.0f .. %.0f m, clip %.3f%% of cells outside elevation_m [%.0f, %.0f]",
@@ -236,6 +240,7 @@ cJSON *tb_stats_report_json(const tb_stats_t *self, const tb_stats_extent_t *ext
     else
         cJSON_AddFalseToObject(o, "partial");
     cJSON_AddNumberToObject(o, "land_cells", (double)all->land_cells);
+    cJSON_AddNumberToObject(o, "edge_cells", (double)sum->edge_cells);
     s_num(o, "land_area_km2", (double)all->land_cells * p->cell_m * p->cell_m * 1e-6);
     cJSON *slopes = cJSON_AddObjectToObject(o, "slopes");
     if (slopes) {

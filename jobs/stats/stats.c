@@ -63,6 +63,7 @@ typedef struct {
 
 struct tb_stats_t {
     tb_stats_params_t p;
+    int64_t edge_cells;             /* counted land within the halo of an inner box edge */
     int64_t radius;
     int32_t slope_nbins, relief_nbins, elev_nbins;
     float inv_relief_bin, inv_elev_bin, inv_8dx;
@@ -321,6 +322,8 @@ const tb_stats_params_t *tb_stats_params(const tb_stats_t *self) { return &self-
 
 int64_t tb_stats_relief_window_cells(const tb_stats_t *self) { return 2 * self->radius + 1; }
 
+int64_t tb_stats_edge_cells(const tb_stats_t *self) { return self->edge_cells; }
+
 /* The square of Horn's gradient (m/m) at the centre of a 3x3 block read from three padded rows (n
  * is the row above, c the centre, s below; column i of the box is index i + 1); the gradient is its
  * sqrtf. The fixed evaluation order and -ffp-contract=off make it the same bits in every box. */
@@ -403,9 +406,15 @@ static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
 /* Checks the inputs before anything is counted (so a failure leaves the statistics unchanged) and
  * flags the rows that hold counted land. */
 static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height,
-                      const float *area, const float *uplift, const uint8_t *mask, tb_err_t *err)
+                      const float *area, const float *uplift, const uint8_t *mask,
+                      int64_t *edge_cells, tb_err_t *err)
 {
-    int64_t w = box->w;
+    int64_t w = box->w, r = s->radius;
+    /* A box side is "inner" when the planet goes on beyond it: either X side of a box that does not
+     * wrap, the south side unless the box starts at row 0, the north unless it ends at the top. */
+    bool inner_x = !tb_frame_wraps(box), inner_s = box->y0 > 0,
+         inner_n = box->y0 + box->h < box->lattice_h;
+    int64_t edge = 0;
     for (int64_t j = 0; j < box->h; j++) {
         const float *restrict hr = height + (size_t)j * (size_t)w;
         const uint8_t *restrict mr = mask ? mask + (size_t)j * (size_t)w : s->ones;
@@ -425,6 +434,12 @@ static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height,
             bad |= (!ok_h) | (is_land & !(ok_a & ok_u));
         }
         s->row_land[j] = (uint8_t)land;
+        if (land) {
+            bool near_y = (inner_s && j < r) || (inner_n && j >= box->h - r);
+            for (int64_t i = 0; i < w; i++)
+                edge += (mr[i] != 0) & (hr[i] > 0.0f) &
+                        (near_y | (inner_x & ((i < r) | (i >= w - r))));
+        }
         if (!bad)
             continue;
         for (int64_t i = 0; i < w; i++) {
@@ -453,6 +468,7 @@ static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height,
                                                    : "a finite rate");
         }
     }
+    *edge_cells = edge;
     return 0;
 }
 
@@ -606,8 +622,9 @@ int tb_stats_accumulate(tb_stats_t *self, const tb_frame_t *box, const float *he
         return tb_err_set(err, TB_E_INVALID,
                           "stats: the box has %g m cells, the statistics were made for %g m",
                           box->cell_m, self->p.cell_m);
+    int64_t edge_cells = 0;
     if (s_workspace(self, box, err) != 0 ||
-        s_validate(self, box, height_m, area_m2, uplift_m_yr, count_mask, err) != 0 ||
+        s_validate(self, box, height_m, area_m2, uplift_m_yr, count_mask, &edge_cells, err) != 0 ||
         tb_relief_begin(self->relief, box, height_m, self->radius, err) != 0)
         return -1;
 
@@ -666,6 +683,7 @@ int tb_stats_accumulate(tb_stats_t *self, const tb_frame_t *box, const float *he
         for (int ka = 0; ka < S_AREA_NBINS; ka++)
             s_sa_extremes(b->sa[ka]);
     }
+    self->edge_cells += edge_cells;
     return 0;
 }
 
@@ -711,6 +729,9 @@ int tb_stats_merge(tb_stats_t *dst, const tb_stats_t *src, tb_err_t *err)
                           "stats merge: the two statistics were made with different parameters");
     /* Every bin count is at most its bucket's land count, so when no land count overflows no bin
      * can: check first, and the merge below cannot fail half-way. */
+    int64_t edge;
+    if (__builtin_add_overflow(dst->edge_cells, src->edge_cells, &edge))
+        return tb_err_set(err, TB_E_INVALID, "stats merge: edge cells overflow int64");
     for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
         s_chan_t d = dst->b[c].ch, s = src->b[c].ch;
         int64_t sum;
@@ -721,6 +742,7 @@ int tb_stats_merge(tb_stats_t *dst, const tb_stats_t *src, tb_err_t *err)
             if (__builtin_add_overflow(*s_counter(&d, i), *s_counter(&s, i), &sum))
                 return tb_err_set(err, TB_E_INVALID, "stats merge: bucket %d overflows int64", c);
     }
+    dst->edge_cells = edge;
     for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
         s_chan_t s = src->b[c].ch;
         for (int i = 0; i < S_NCOUNTS; i++)
@@ -734,7 +756,7 @@ int tb_stats_merge(tb_stats_t *dst, const tb_stats_t *src, tb_err_t *err)
 
 bool tb_stats_equal(const tb_stats_t *a, const tb_stats_t *b)
 {
-    if (!s_params_equal(&a->p, &b->p))
+    if (!s_params_equal(&a->p, &b->p) || a->edge_cells != b->edge_cells)
         return false;
     for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
         if (memcmp(&a->b[c].ch, &b->b[c].ch, sizeof a->b[c].ch) != 0)
@@ -750,7 +772,7 @@ bool tb_stats_equal(const tb_stats_t *a, const tb_stats_t *b)
  *   u32 magic "TBST", u16 version, u16 buckets (4),
  *   the parameters: 15 f64 in struct order with fit_min_bin_cells as u32 after fit_min_area_m2,
  *   the fixed table shape: u32 area_lo_exp2, area_per_octave, area_nbins, grad_lo_exp2,
- *   grad_per_octave, grad_nbins,
+ *   grad_per_octave, grad_nbins, i64 edge cells,
  *   per bucket: 4 i64 channel counters (cells, cardinal, diagonal, no descent), then its histograms (tb_hist_encode) slope, relief, elevation,
  *   area, and per area bin a u8 (0 empty, 1 present) followed by the gradient histogram if present. */
 uint8_t *tb_stats_encode(const tb_stats_t *self, size_t *len, tb_err_t *err)
@@ -775,6 +797,7 @@ uint8_t *tb_stats_encode(const tb_stats_t *self, size_t *len, tb_err_t *err)
                              S_GRAD_LO_EXP2, S_GRAD_PER_OCTAVE, S_GRAD_NBINS};
     for (size_t i = 0; i < 6; i++)
         tb_bytes_put_u32(&out, (uint32_t)shape[i]);
+    tb_bytes_put_i64(&out, self->edge_cells);
     for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
         const s_bucket_t *b = &self->b[c];
         s_chan_t ch = b->ch;
@@ -848,12 +871,17 @@ tb_stats_t *tb_stats_decode(const void *data, size_t len, tb_err_t *err)
     bool shape_ok = true;
     for (size_t i = 0; i < 6; i++)
         shape_ok &= (int32_t)tb_reader_u32(&r) == shape[i];
+    int64_t edge_cells = tb_reader_i64(&r);
     if (r.failed) {
         tb_err_set(err, TB_E_FORMAT, "stats: truncated header (%zu bytes)", len);
         return NULL;
     }
     if (!shape_ok) {
         tb_err_set(err, TB_E_FORMAT, "stats: slope-area table of another shape (another build?)");
+        return NULL;
+    }
+    if (edge_cells < 0) {
+        tb_err_set(err, TB_E_FORMAT, "stats: negative edge cell count");
         return NULL;
     }
     tb_err_t perr;
@@ -1118,6 +1146,7 @@ void tb_stats_summarise(const tb_stats_t *self, tb_stats_summary_t *out)
     tb_stats_counts(self, TB_STATS_ALL, &all);
     out->relief_window_m = (double)tb_stats_relief_window_cells(self) * self->p.cell_m;
     out->area_cells = all.area_cells;
+    out->edge_cells = self->edge_cells;
     out->classified_cells = all.land_cells - tb_hist_count(self->b[TB_STATS_UNCLASSIFIED].slope);
     for (int c = 0; c <= TB_STATS_NBUCKETS; c++) {
         s_bucket_t sum;

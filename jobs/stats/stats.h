@@ -131,6 +131,12 @@ const tb_hist_t *tb_stats_relief_hist(const tb_stats_t *self, int bucket);
 const tb_hist_t *tb_stats_elev_hist(const tb_stats_t *self, int bucket);
 const tb_hist_t *tb_stats_area_hist(const tb_stats_t *self, int bucket);
 const tb_hist_t *tb_stats_slope_area_hist(const tb_stats_t *self, int bucket, int32_t area_bin);
+/* Counted land cells that lay within the halo (tb_stats_halo_cells) of an inner edge of their box -
+ * an X side of a box that does not wrap, or a Y side short of the planet's own edge - so their
+ * relief read sea level where the planet has ground. A region job whose box holds its halo has 0
+ * (the lead's check that the ocean margin is wide enough); analyze of a DEM masks its border. */
+int64_t tb_stats_edge_cells(const tb_stats_t *self);
+
 /* The relief window actually used, in cells (2r + 1) and metres. */
 int64_t tb_stats_relief_window_cells(const tb_stats_t *self);
 
@@ -169,6 +175,7 @@ typedef struct {
     double relief_window_m;
     int64_t area_cells;         /* land cells with a drainage area (0: no slope-area, no density) */
     int64_t classified_cells;   /* land cells with an uplift rate */
+    int64_t edge_cells;         /* see tb_stats_edge_cells */
 } tb_stats_summary_t;
 
 void tb_stats_summarise(const tb_stats_t *self, tb_stats_summary_t *out);
