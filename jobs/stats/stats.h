@@ -16,14 +16,19 @@
  *     slope-area fit of median slope per bin;
  *   - channel cells (area at or above 1 km2) and their length, one or sqrt(2) cells to the steepest
  *     lower of the 8 neighbours, for the drainage density;
- *   - cells within 2 degrees of the repose angle.
+ *   - cells within 2 degrees of the repose angle, read off the slope bins: slopes in [talus - 2,
+ *     talus + 2), exact when both ends are bin edges (33 and 37 degrees by default).
  * The elevation extent and clip fraction are NOT here: regions carry overlapping ocean margins, so
  * they are measured once on the composited planet (tb_stats_extent_measure) and handed to the report.
  *
  * Land is a counted cell (count_mask 1, or every cell when the mask is NULL) whose height is above
  * sea level (0 m). Neighbourhoods read the heights as given, whatever the mask says; outside the box
  * is sea level, except across the seam of a box that wraps (tb_frame_wraps). The caller guarantees a
- * region box holds every cell within tb_stats_halo_cells of its counted land.
+ * region box holds every cell within tb_stats_halo_cells of its counted land, and tb_stats_edge_cells
+ * says when it did not.
+ *
+ * A tb_stats_t is not thread-safe: give each thread its own over its own rows (their boxes carry
+ * the halo like regions) and merge them; the result is the same bits.
  *
  * Typical sizes: 2 MB per tb_stats_t; the encoding is sparse, tens of kilobytes for a region.
  * `terrain analyze` computes the same block for any heightmap through the same calls (one box, no
@@ -113,7 +118,7 @@ tb_stats_t *tb_stats_decode(const void *data, size_t len, tb_err_t *err);
 /* Per-bucket counters (bucket may be TB_STATS_ALL). */
 typedef struct {
     int64_t land_cells;         /* counted land cells */
-    int64_t near_repose_cells;  /* within repose_band_deg of talus_deg */
+    int64_t near_repose_cells;  /* slope in [talus - band, talus + band), to the slope bins */
     int64_t area_cells;         /* land cells that had a drainage area */
     int64_t channel_cells;      /* area >= channel_area_m2 */
     int64_t channel_cardinal;   /* channel cells whose steepest descent is a cardinal step */
