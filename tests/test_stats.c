@@ -80,6 +80,18 @@ START_TEST(test_relief_matches_brute_force)
         }
         tb_err_t err;
         ck_assert_msg(tb_relief_grid(&f, hgt, r, rel, &err) == 0, "%s", err.msg);
+        /* The streaming form answers rows asked out of order, and again. */
+        tb_relief_t *ws = tb_relief_new(NULL);
+        ck_assert_int_eq(tb_relief_begin(ws, &f, hgt, r, &err), 0);
+        int64_t k = 2 * r + 1;
+        for (int64_t b = (h - 1) / k; b >= 0; b--) {
+            tb_relief_block(ws, b);
+            for (int64_t j = (b + 1) * k - 1; j >= b * k; j -= 1 + (j % 2))
+                if (j < h)
+                    for (int64_t i = 0; i < w; i++)
+                        ck_assert(tb_relief_row(ws, j)[i] == s_brute_relief(&f, hgt, r, i, j));
+        }
+        tb_relief_destroy(&ws);
         for (int64_t j = 0; j < h; j++)
             for (int64_t i = 0; i < w; i++)
                 ck_assert_msg(rel[tb_idx(w, i, j)] == s_brute_relief(&f, hgt, r, i, j),

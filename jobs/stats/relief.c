@@ -16,7 +16,9 @@ struct tb_relief_t {
     const float *height;
     int64_t r, k, w, h;
     size_t cap_rows, cap_line;         /* allocated sizes of the buffers below */
-    float *smax, *smin, *pmax, *pmin;  /* k rows x w: suffix of block b, prefix of block b + 1 */
+    float *smax, *smin;                /* k rows x w: suffix max/min of block b */
+    float *pmax, *pmin;                /* w: running prefix max/min of block b + 1 */
+    int64_t p_rows;                    /* rows of block b + 1 folded into the running prefix */
     float *zero;                       /* a row of sea level */
     float *line;                       /* 6 lines of the padded row length: e, s, p for max/min */
     float *out;                        /* w: the relief row */
@@ -76,7 +78,8 @@ int tb_relief_begin(tb_relief_t *self, const tb_frame_t *box, const float *heigh
     size_t line_len = (size_t)((w + 2 * radius + k - 1) / k * k);
     if (rows > self->cap_rows) {
         free(self->smax);
-        self->smax = tb_malloc(4 * rows * sizeof(float), "relief block buffers", err);
+        self->smax = tb_malloc((2 * rows + 2 * (size_t)w) * sizeof(float), "relief block buffers",
+                               err);
         if (!self->smax) {
             self->cap_rows = 0;
             return -1;
@@ -85,7 +88,7 @@ int tb_relief_begin(tb_relief_t *self, const tb_frame_t *box, const float *heigh
     }
     self->smin = self->smax + rows;
     self->pmax = self->smin + rows;
-    self->pmin = self->pmax + rows;
+    self->pmin = self->pmax + w;
     if (line_len + (size_t)w > self->cap_line) {
         free(self->zero);
         free(self->line);
@@ -133,20 +136,8 @@ void tb_relief_block(tb_relief_t *self, int64_t b)
             nm[i] = s_min(np[i], src[i]);
         }
     }
-    /* Prefix max/min of virtual block b + 1 (offsets 0 .. k - 2 are ever needed). */
-    int64_t v1 = v0 + k;
-    src = s_vrow(self, v1);
-    memcpy(self->pmax, src, w * sizeof(float));
-    memcpy(self->pmin, src, w * sizeof(float));
-    for (int64_t o = 1; o < k - 1; o++) {
-        src = s_vrow(self, v1 + o);
-        float *restrict xm = self->pmax + (size_t)o * w, *restrict nm = self->pmin + (size_t)o * w;
-        const float *restrict xp = xm - w, *restrict np = nm - w;
-        for (size_t i = 0; i < w; i++) {
-            xm[i] = s_max(xp[i], src[i]);
-            nm[i] = s_min(np[i], src[i]);
-        }
-    }
+    /* The prefix of block b + 1 is folded in row by row as output rows ask for it. */
+    self->p_rows = 0;
     self->block = b;
 }
 
@@ -182,8 +173,24 @@ const float *tb_relief_row(tb_relief_t *self, int64_t j)
     const size_t w = (size_t)self->w, n = self->line_len;
     int64_t o = j - self->block * k; /* offset of the row in its block, 0 .. k-1 */
     const float *sxr = self->smax + (size_t)o * w, *snr = self->smin + (size_t)o * w;
-    const float *pxr = o > 0 ? self->pmax + (size_t)(o - 1) * w : sxr;
-    const float *pnr = o > 0 ? self->pmin + (size_t)(o - 1) * w : snr;
+    /* Row j needs the prefix of block b + 1 over its rows 0 .. o - 1. */
+    if (self->p_rows > o)
+        self->p_rows = 0; /* asked out of order: fold again from the block's start */
+    for (; self->p_rows < o; self->p_rows++) {
+        const float *restrict src = s_vrow(self, (self->block + 1) * k + self->p_rows);
+        float *restrict xm = self->pmax, *restrict nm = self->pmin;
+        if (self->p_rows == 0) {
+            memcpy(xm, src, w * sizeof(float));
+            memcpy(nm, src, w * sizeof(float));
+            continue;
+        }
+        for (size_t i = 0; i < w; i++) {
+            xm[i] = s_max(xm[i], src[i]);
+            nm[i] = s_min(nm[i], src[i]);
+        }
+    }
+    const float *pxr = o > 0 ? self->pmax : sxr;
+    const float *pnr = o > 0 ? self->pmin : snr;
     float *emax = self->line, *emin = emax + n, *sx = emin + n, *sn = sx + n, *px = sn + n,
           *pn = px + n;
     /* The column max/min of this row at x = r .. r + w - 1, then the padding on each side: the

@@ -13,8 +13,9 @@
  * cell within r of its land therefore gives its land the same relief as the whole planet does.
  *
  * The streaming form (tb_relief_begin / _block / _row) serves the statistics pass, which needs one
- * row at a time: the workspace holds two blocks of k rows (about 32 k w bytes; 12 MB for a box 6000
- * cells wide at r = 31), never a box-sized copy. It is reused across calls; one per thread.
+ * row at a time: the workspace holds the suffix max and min of one block of k rows and a running
+ * prefix (about 8 k w bytes; 3 MB for a box 6000 cells wide at r = 31), never a box-sized copy. It
+ * is reused across calls; one per thread.
  */
 #ifndef TB_RELIEF_H
 #define TB_RELIEF_H
@@ -40,10 +41,11 @@ void tb_relief_destroy(tb_relief_t **self_p);
  * r < 1, out of memory). */
 int tb_relief_begin(tb_relief_t *self, const tb_frame_t *box, const float *height_m, int64_t radius,
                     tb_err_t *err);
-/* Prepares output rows [b k, b k + k) (k = 2r + 1): the vertical pass over the rows they need. */
+/* Prepares output rows [b k, b k + k) (k = 2r + 1): the suffix half of the vertical pass. */
 void tb_relief_block(tb_relief_t *self, int64_t b);
-/* The relief of row j, which must lie in the block last prepared; the row (box->w floats) is owned
- * by the workspace and valid until the next call. */
+/* The relief of row j, which must lie in the block last prepared; rows are cheapest asked in
+ * increasing order (the prefix half of the vertical pass runs as they come). The row (box->w floats)
+ * is owned by the workspace and valid until the next call. */
 const float *tb_relief_row(tb_relief_t *self, int64_t j);
 
 /* The relief of every cell of the box into relief_m (box->w x box->h), e.g. for map_relief.png.
