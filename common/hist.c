@@ -246,6 +246,7 @@ void tb_hist_add_raw_extras(tb_hist_t *self, uint64_t sum_q, int64_t sum_clamped
 
 int64_t tb_hist_count(const tb_hist_t *self)
 {
+    /* Every way in (add, merge, decode) keeps the total within int64. */
     int64_t n = 0;
     for (int32_t k = 0; k < self->spec.nbins + 2; k++)
         n += self->counts[k];
@@ -378,12 +379,9 @@ int tb_hist_merge(tb_hist_t *dst, const tb_hist_t *src, tb_err_t *err)
                           (int)dst->spec.nbins, dst->spec.lo, dst->spec.hi, (int)src->spec.nbins,
                           src->spec.lo, src->spec.hi);
     int32_t nb = dst->spec.nbins + 2;
-    for (int32_t k = 0; k < nb; k++) {
-        int64_t sum;
-        if (__builtin_add_overflow(dst->counts[k], src->counts[k], &sum))
-            return tb_err_set(err, TB_E_INVALID, "histogram merge: bin %d overflows int64",
-                              (int)k - 1);
-    }
+    int64_t total;
+    if (__builtin_add_overflow(tb_hist_count(dst), tb_hist_count(src), &total))
+        return tb_err_set(err, TB_E_INVALID, "histogram merge: the total count overflows int64");
     for (int32_t k = 0; k < nb; k++)
         dst->counts[k] += src->counts[k];
     tb_hist_add_raw_extras(dst, src->sum_q, src->sum_clamped, src->min, src->max);

@@ -75,7 +75,9 @@ int32_t tb_hist_bin_of(const tb_hist_t *self, double v);
 /* Edge k, 0 <= k <= nbins: the lower edge of bin k (edge(nbins) is the upper edge of the last). */
 double tb_hist_edge(const tb_hist_t *self, int32_t k);
 
-/* Adds one value (count times); returns false and adds nothing when v is NaN or count < 1. */
+/* Adds one value (count times); returns false and adds nothing when v is NaN or count < 1. The
+ * caller keeps the total count within int64 (merge and decode check it; one-at-a-time adds cannot
+ * reach it). */
 bool tb_hist_add(tb_hist_t *self, double v);
 bool tb_hist_add_n(tb_hist_t *self, double v, int64_t count);
 /* Empties the histogram (keeps the spec). */

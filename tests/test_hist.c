@@ -239,6 +239,7 @@ START_TEST(test_merge_refuses_mismatch_and_overflow)
     ck_assert_int_eq(tb_hist_merge(a, b, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "overflow"));
     ck_assert_int_eq(tb_hist_bin_count(a, 1), 0); /* unchanged on failure */
+    ck_assert_int_eq(tb_hist_count(a), INT64_MAX - 1);
     tb_hist_destroy(&a);
     tb_hist_destroy(&b);
 }
