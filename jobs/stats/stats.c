@@ -502,10 +502,6 @@ static inline int s_descent(const float *rows[3], int64_t i, float z)
     return kind;
 }
 
-/* round(v) to nearest, ties to even, for |v| < 2^51: exact IEEE arithmetic (no fast-math), and no
- * libm call in the hot loop. Same result as nearbyint() in the default rounding mode. */
-static inline int64_t s_round(double v) { return (int64_t)((v + 0x1.8p52) - 0x1.8p52); }
-
 /* Bins the counted land of row j. rows[0] is row j-1, rows[1] row j, rows[2] row j+1, padded. */
 static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
                   const float *restrict relief, const float *restrict area,
@@ -534,7 +530,9 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
         float fe = cr[i + 1] * inv_ebin;
         ke[i] = fe < enb ? (fe > 0 ? (int32_t)fe : 0) : (int32_t)enb;
     }
-    /* |height| <= 1e6 m, so the quantised height is under 2^31; rounding as s_round. */
+    /* The quantised height, round(z / 2^-10) to nearest with ties to even, by exact IEEE arithmetic
+     * (no libm call, and the same as nearbyint in the default rounding mode); |height| <= 1e6 m, so
+     * it is under 2^31. */
     for (int64_t i = 0; i < w; i++)
         q[i] = (int32_t)(((double)cr[i + 1] * (1 / S_ELEV_QUANTUM) + 0x1.8p52) - 0x1.8p52);
     tb_hist_log2_bins4_f32(&s->grad_lut, tr, (size_t)w, kg);
