@@ -58,7 +58,7 @@ typedef struct {
 typedef struct {
     s_chan_t ch;
     tb_hist_t *slope, *relief, *elev, *area;
-    tb_hist_t *sa[S_AREA_NBINS]; /* gradient histogram per area bin */
+    tb_hist_t *sa[S_AREA_NBINS]; /* squared-gradient histogram per area bin */
 } s_bucket_t;
 
 struct tb_stats_t {
