@@ -445,7 +445,7 @@ int tb_legend_parse(const char *json, const char *name, tb_legend_t *legend, tb_
                    TB_MAX_CLASSES);
         goto done;
     }
-    int land = 0, ocean = 0;
+    int ocean = 0;
     for (int i = 0; i < n; i++) {
         tb_class_t *c = &legend->classes[i];
         if (s_parse_class(cJSON_GetArrayItem(classes, i), i, name, c, err) != 0)
@@ -465,7 +465,6 @@ int tb_legend_parse(const char *json, const char *name, tb_legend_t *legend, tb_
                 goto done;
             }
         }
-        land += c->kind == TB_CLASS_LAND;
         ocean += c->kind == TB_CLASS_OCEAN;
     }
     if (!ocean) {
