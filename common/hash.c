@@ -34,4 +34,34 @@ uint64_t tb_hash(uint64_t seed, uint32_t salt, int64_t x, int64_t y, int64_t ste
     return tb_hash_cell(tb_hash_key(seed, salt, step), x, y);
 }
 
+/* Never called: a duplicated salt value is a duplicate case label, so it fails to compile. Every salt
+ * in hash.h is listed here. */
+int tb_hash_salt_is_known(int salt);
+int tb_hash_salt_is_known(int salt)
+{
+    switch (salt) {
+    case TB_SALT_DEMO_PAINTING:
+    case TB_SALT_ROUTER_JITTER:
+    case TB_SALT_CLAMP_ORDER:
+    case TB_SALT_CLAMP_ALLOWANCE:
+    case TB_SALT_MASSIF:
+    case TB_SALT_ROCK:
+    case TB_SALT_GRAIN:
+    case TB_SALT_FAULT:
+    case TB_SALT_FAULT_WALK:
+    case TB_SALT_PROBE:
+    case TB_SALT_FLOOD:
+    case TB_SALT_GRAIN_Y:
+    case TB_SALT_ROCK_TYPES:
+    case TB_SALT_DEMO_CLASSES:
+    case TB_SALT_DEMO_SHELF:
+    case TB_SALT_DEMO_LAYOUT:
+    case TB_SALT_DEMO_BAYS:
+    case TB_SALT_TEST:
+    case TB_SALT_TEST_NOISE:
+        return 1;
+    }
+    return 0;
+}
+
 uint64_t tb_xxh3(const void *data, size_t bytes) { return XXH3_64bits(data, bytes); }

@@ -10,9 +10,11 @@
 #ifndef TB_HASH_H
 #define TB_HASH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-/* Salts name what a number is for; a new use takes a new salt and never reuses one. */
+/* Salts name what a number is for; a new use takes a new salt and never reuses one. List a new salt
+ * in tb_hash_salt_is_known (hash.c) too: a duplicated value then fails to compile. */
 enum {
     TB_SALT_DEMO_PAINTING = 1,
     TB_SALT_ROUTER_JITTER = 2,
@@ -25,7 +27,16 @@ enum {
     TB_SALT_FAULT_WALK = 14,
     TB_SALT_PROBE = 15,
     TB_SALT_FLOOD = 16,
-    TB_SALT_CHECKSUM_GRIND = 40, /* jobs/checksum_grind.c: the distribution layer's test job */
+    TB_SALT_GRAIN_Y = 40,     /* uplift: second component of the fault grain vector */
+    TB_SALT_ROCK_TYPES = 41,  /* uplift: which rock type each rank band holds */
+
+    /* the built-in demo planet (jobs/plan/demo.c): TB_SALT_DEMO_PAINTING shapes its coastlines */
+    TB_SALT_DEMO_CLASSES = 50, /* where the highland and the range lie inside the land */
+    TB_SALT_DEMO_SHELF = 51,   /* how far the shallow shelf reaches from the coast */
+    TB_SALT_DEMO_LAYOUT = 52,  /* per-seed jitter of the landmasses' places and sizes */
+    TB_SALT_DEMO_BAYS = 53,    /* where bays cut into the coasts */
+
+    TB_SALT_CHECKSUM_GRIND = 60, /* jobs/checksum_grind.c: the distribution layer's test job */
     TB_SALT_TEST = 1000,
     TB_SALT_TEST_NOISE = 1001
 };

@@ -59,22 +59,26 @@ static const s_key_t s_keys[] = {
     {"solve.mfd_exponent", K_DOUBLE, OFF(solve.mfd_exponent), 0, 0, 100, 1, 0,
      "Multiple-flow-direction partition exponent for drainage area; 0 means D8."},
     {"massif.wavelength_km", K_DOUBLE, OFF(massif.wavelength_km), 0, 0.05, 1e5, 2.5, 0,
-     "Wavelength of the planet-wide massif fabric; snapped to divide the circumference. Keep it "
-     "well under a landmass."},
+     "Wavelength of the planet-wide massif fabric, cut per class at a planet quantile; snapped to "
+     "divide the circumference. Keep it well under a landmass."},
     {"rock.wavelength_km", K_DOUBLE, OFF(rock.wavelength_km), 0, 0.05, 1e5, 3, 0,
      "Wavelength of the lithology field; snapped to divide the circumference."},
     {"rock.k_range", K_RANGE, OFF(rock.k_min_mult), OFF(rock.k_max_mult), 0.01, 100, 0.6, 1.6,
-     "[hardest, softest] erodibility multiplier of the rock field."},
+     "[hardest, softest] erodibility multiplier of the rock field's four rock types."},
     {"rock.softness", K_DOUBLE, OFF(rock.softness), 0, 0, 0.5, 0.15, 0,
-     "Rank-space width over which one rock grades into the next (0 is a hard boundary)."},
+     "Rank-space width over which one rock grades into the next, pointwise (0 is a hard boundary; "
+     "capped at one band, 0.25)."},
     {"faults.per_1000_km2", K_DOUBLE, OFF(faults.per_1000_km2), 0, 0, 1e4, 40, 0,
-     "Fault traces per 1000 km2 of land; 0 turns faults off."},
+     "Fault traces per 1000 km2 of planet surface, seeded over land and sea alike (only land takes "
+     "the throw); 0 turns faults off."},
     {"faults.length_km", K_RANGE, OFF(faults.length_min_km), OFF(faults.length_max_km), 0.1, 1e4, 2,
      12, "[shortest, longest] trace length; traces past 12 km break into en-echelon segments."},
     {"faults.uplift_mm_yr", K_DOUBLE, OFF(faults.uplift_mm_yr), 0, -100, 100, 0.05, 0,
-     "Peak uplift rate added along a trace, tapered over the last sixth at each tip."},
+     "Peak uplift rate added on land along a trace, tapered over the last sixth at each tip; U is "
+     "never below 0."},
     {"faults.width_km", K_DOUBLE, OFF(faults.width_km), 0, 0.05, 1e3, 1.0, 0,
-     "Across-fault half-width where the envelope reaches zero with zero gradient."},
+     "Across-fault half-width: the envelope (1 - (d/w)^2)^2 reaches zero with zero gradient at this "
+     "distance from the trace."},
     {"faults.grain_wavelength_km", K_DOUBLE, OFF(faults.grain_wavelength_km), 0, 0.1, 1e5, 12.5, 0,
      "Wavelength of the grain field that sets fault strike; snapped to divide the circumference."},
     {"tiles.size_km", K_DOUBLE, OFF(tiles.size_km), 0, 0.1, 1e3, 5, 0,
@@ -441,7 +445,7 @@ int tb_legend_parse(const char *json, const char *name, tb_legend_t *legend, tb_
                    TB_MAX_CLASSES);
         goto done;
     }
-    int land = 0, ocean = 0;
+    int ocean = 0;
     for (int i = 0; i < n; i++) {
         tb_class_t *c = &legend->classes[i];
         if (s_parse_class(cJSON_GetArrayItem(classes, i), i, name, c, err) != 0)
@@ -461,7 +465,6 @@ int tb_legend_parse(const char *json, const char *name, tb_legend_t *legend, tb_
                 goto done;
             }
         }
-        land += c->kind == TB_CLASS_LAND;
         ocean += c->kind == TB_CLASS_OCEAN;
     }
     if (!ocean) {

@@ -66,6 +66,7 @@ START_TEST(test_gray16_values_survive_exactly)
     ck_assert_int_eq(tb_png_read_mem(bytes, n, "g8", TB_PNG_GRAY16, 100, &up, NULL), 0);
     ck_assert_uint_eq(((uint16_t *)up.pixels)[0], 3 * 257);
     ck_assert_uint_eq(((uint16_t *)up.pixels)[1], 65535);
+    tb_image_free(&up);
     free(bytes);
     ck_assert_int_eq(tb_image_alloc(&rgb, 2, 2, TB_PNG_RGB8, NULL), 0);
     ck_assert_int_eq(tb_png_encode(&rgb, 1, &bytes, &n, NULL), 0);

@@ -1,4 +1,4 @@
-/* libFuzzer target for the stored-data decoders (clang, -DTB_FUZZ=ON -DTB_WERROR=OFF): blobs
+/* libFuzzer target for the stored-data decoders (CC=clang, -DTB_FUZZ=ON): blobs
  * (common/blob.h) and stored-result files (coordinator/cache.h), with a small size limit. Whatever the
  * bytes, decoding either fails or returns bytes whose XXH3 is the one the header promised.
  *

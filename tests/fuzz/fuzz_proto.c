@@ -1,4 +1,4 @@
-/* libFuzzer target for the wire protocol decoder (clang, -DTB_FUZZ=ON -DTB_WERROR=OFF):
+/* libFuzzer target for the wire protocol decoder (CC=clang, -DTB_FUZZ=ON):
  *
  *   build-fuzz/fuzz_proto -max_total_time=60 tests/fuzz/corpus-proto tests/fuzz/seeds/proto
  *

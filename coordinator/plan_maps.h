@@ -1,0 +1,31 @@
+/* The two pictures of a plan: map_class.png (every cell in its legend colour) and map_regions.png
+ * (every region's land in its own colour, ocean dark, each box outlined and each id written at the
+ * circular centroid of its land, reference notes section 3.1a). Big planets are point-sampled down
+ * by a whole factor so the map is at most max_width pixels wide; ids are drawn at the map's scale,
+ * so they stay legible whatever the factor.
+ */
+#ifndef TB_PLAN_MAPS_H
+#define TB_PLAN_MAPS_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/png_io.h"
+#include "jobs/plan/plan.h"
+
+#define TB_PLAN_MAP_MAX_WIDTH 4096
+
+/* The colour of region `id` (1-based): hues walk by the golden angle (137.5 degrees), saturation
+ * cycles over three levels and value over two, so neighbouring ids are far apart in colour. */
+void tb_region_colour(int id, uint8_t rgb[3]);
+
+/* The whole factor a planet w cells wide is sampled down by to fit max_width pixels. */
+int64_t tb_plan_map_factor(int64_t planet_w, int64_t max_width);
+
+/* Renders map_class into *out (RGB8, allocated; free with tb_image_free). Returns 0 or -1. */
+int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err);
+
+/* Renders map_regions into *out (RGB8, allocated). Returns 0 or -1. */
+int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err);
+
+#endif
