@@ -20,11 +20,15 @@ static double s_run(int workers, int threads, int jobs, long work_k, long result
     tb_err_t err;
     tb_dispatch_t *d = tb_dispatch_new(&o, &err);
     for (int i = 0; i < jobs; i++) {
-        tb_grind_spec_t spec = {.seed = 7000 + (uint64_t)i, .lanes = 16,
-                                .work = (uint64_t)work_k * 1000, .out_bytes = (uint64_t)result_kib * 1024};
+        tb_grind_spec_t spec = {.seed = 7000 + (uint64_t)i,
+                                .lanes = 16,
+                                .work = (uint64_t)work_k * 1000,
+                                .out_bytes = (uint64_t)result_kib * 1024};
         unsigned char buf[TB_GRIND_SPEC_BYTES];
         tb_grind_spec_encode(&spec, buf);
-        tb_job_desc_t desc = {.kind = TB_GRIND_KIND, .spec = buf, .spec_bytes = sizeof buf,
+        tb_job_desc_t desc = {.kind = TB_GRIND_KIND,
+                              .spec = buf,
+                              .spec_bytes = sizeof buf,
                               .weight = (double)spec.work};
         tb_dispatch_add(d, &desc, &err);
     }

@@ -77,10 +77,9 @@ int tb_blob_peek(const void *blob_, size_t blob_bytes, tb_blob_info_t *info, tb_
     info->raw_xxh3 = s_get64(blob + 16);
     info->packed_bytes = s_get64(blob + 24);
     if (info->packed_bytes != blob_bytes - TB_BLOB_HEADER_BYTES)
-        return tb_err_set(err, TB_E_FORMAT,
-                          "blob: header says %llu compressed bytes, %zu follow the header",
-                          (unsigned long long)info->packed_bytes,
-                          blob_bytes - TB_BLOB_HEADER_BYTES);
+        return tb_err_set(
+            err, TB_E_FORMAT, "blob: header says %llu compressed bytes, %zu follow the header",
+            (unsigned long long)info->packed_bytes, blob_bytes - TB_BLOB_HEADER_BYTES);
     return 0;
 }
 
@@ -99,8 +98,8 @@ int tb_blob_decode(const void *blob_, size_t blob_bytes, size_t max_raw_bytes, v
                           (unsigned long long)info.raw_bytes, max_raw_bytes);
     const unsigned char *frame = blob + TB_BLOB_HEADER_BYTES;
     size_t packed = (size_t)info.packed_bytes;
-    /* The zstd frame must promise exactly the header's size: a frame without a content size, or with
-     * another, is refused before decompressing into a buffer sized from untrusted input. */
+    /* The zstd frame must promise exactly the header's size: a frame without a content size, or
+     * with another, is refused before decompressing into a buffer sized from untrusted input. */
     unsigned long long content = ZSTD_getFrameContentSize(frame, packed);
     if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN)
         return tb_err_set(err, TB_E_FORMAT, "blob: the zstd frame has no readable content size");

@@ -11,10 +11,10 @@
  *   offset 32 the zstd frame
  *
  * The checksum is over the uncompressed bytes, because zstd may compress the same bytes differently
- * in another version. Decoding never trusts the header: sizes are checked against the buffer and the
- * caller's maximum before anything is allocated, and a checksum mismatch is TB_E_CHECKSUM, never a
- * wrong answer. Typical sizes: a job spec a few hundred bytes to a few MiB, a region result tens to
- * hundreds of MiB raw.
+ * in another version. Decoding never trusts the header: sizes are checked against the buffer and
+ * the caller's maximum before anything is allocated, and a checksum mismatch is TB_E_CHECKSUM,
+ * never a wrong answer. Typical sizes: a job spec a few hundred bytes to a few MiB, a region result
+ * tens to hundreds of MiB raw.
  */
 #ifndef TB_BLOB_H
 #define TB_BLOB_H
@@ -40,7 +40,8 @@ int tb_blob_encode(const void *data, size_t bytes, int level, void **blob_out,
                    size_t *blob_bytes_out, tb_err_t *err);
 
 /* Reads and checks the header of blob[0..blob_bytes): the magic, version and codec, and that the
- * packed size is exactly what follows the header. Does not decompress. TB_E_FORMAT on any mismatch. */
+ * packed size is exactly what follows the header. Does not decompress. TB_E_FORMAT on any mismatch.
+ */
 int tb_blob_peek(const void *blob, size_t blob_bytes, tb_blob_info_t *info, tb_err_t *err);
 
 /* Decompresses a blob into a new buffer *data_out (malloc'd, the caller frees; never NULL on

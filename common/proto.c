@@ -1,6 +1,6 @@
 /* The wire protocol codec; see proto.h. The decoder reads through s_reader_t, whose getters fail
- * instead of reading past the end, and every failure jumps to `malformed` with a description of what
- * was wrong, in the manner of czmq's zgossip_msg_recv. */
+ * instead of reading past the end, and every failure jumps to `malformed` with a description of
+ * what was wrong, in the manner of czmq's zgossip_msg_recv. */
 #include "common/proto.h"
 
 #include <errno.h>
@@ -25,7 +25,10 @@ static bool s_get_bytes(s_reader_t *r, void *out, size_t n)
     return true;
 }
 
-static bool s_get_u8(s_reader_t *r, uint8_t *v) { return s_get_bytes(r, v, 1); }
+static bool s_get_u8(s_reader_t *r, uint8_t *v)
+{
+    return s_get_bytes(r, v, 1);
+}
 
 static bool s_get_u16(s_reader_t *r, uint16_t *v)
 {
@@ -110,7 +113,10 @@ void tb_msg_set_text(char *dst, size_t cap, const char *text)
     dst[n] = '\0';
 }
 
-static bool s_has_payload(int cmd) { return cmd == TB_CMD_JOB || cmd == TB_CMD_RESULT; }
+static bool s_has_payload(int cmd)
+{
+    return cmd == TB_CMD_JOB || cmd == TB_CMD_RESULT;
+}
 
 /* The checks on one chunk that need no state: an index inside the count, a size inside the total
  * and the limits, and no more chunks than bytes to fill them. */
@@ -269,7 +275,7 @@ int tb_proto_decode(const tb_proto_frame_t *frames, size_t n_frames, tb_msg_t *m
     }
     return 0;
 
-malformed: {
+malformed : {
     int c = msg->cmd;
     const char *field = (c && r.field) ? r.field : NULL;
     tb_msg_init(msg, 0);
@@ -297,7 +303,10 @@ static void s_put_bytes(s_writer_t *w, const void *data, size_t n)
     w->len += n;
 }
 
-static void s_put_u8(s_writer_t *w, uint8_t v) { s_put_bytes(w, &v, 1); }
+static void s_put_u8(s_writer_t *w, uint8_t v)
+{
+    s_put_bytes(w, &v, 1);
+}
 static void s_put_u16(s_writer_t *w, uint16_t v)
 {
     unsigned char b[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
@@ -423,7 +432,7 @@ int tb_proto_send(void *socket, const void *routing_id, size_t id_bytes, const t
     if (payload && zmq_send(socket, msg->chunk, msg->chunk_bytes, flags) < 0)
         goto failed;
     return 0;
-failed: {
+failed : {
     int e = errno;
     tb_err_set(err, TB_E_IO, "cannot send %s: %s", tb_proto_cmd_name(msg->cmd), zmq_strerror(e));
     errno = e;
@@ -527,8 +536,8 @@ void tb_transfer_reset(tb_transfer_t *t)
 static int s_transfer_fail(tb_transfer_t *t, const tb_msg_t *m, tb_err_t *err, const char *why)
 {
     tb_err_set(err, TB_E_PROTOCOL, "%s job %llu attempt %u chunk %u of %u: %s",
-               tb_proto_cmd_name(m->cmd), (unsigned long long)m->job_id, m->attempt,
-               m->chunk_index, m->chunk_count, why);
+               tb_proto_cmd_name(m->cmd), (unsigned long long)m->job_id, m->attempt, m->chunk_index,
+               m->chunk_count, why);
     tb_transfer_reset(t);
     return -1;
 }

@@ -1,5 +1,5 @@
-/* The wire protocol between the coordinator and its workers (DESIGN 6): one multipart ZeroMQ message
- * per command, decoded by a parser that survives any bytes.
+/* The wire protocol between the coordinator and its workers (DESIGN 6): one multipart ZeroMQ
+ * message per command, decoded by a parser that survives any bytes.
  *
  * A message is one header frame, plus one payload frame for JOB and RESULT. (On the coordinator's
  * ROUTER the peer's routing id comes first and is not part of the message.) The header frame is
@@ -11,19 +11,19 @@
  *
  *   READY      str8 worker name, str8 build id, u32 threads, u64 memory bytes       worker -> coord
  *   JOB        u64 job id, u32 attempt, str8 kind, u32 chunk index, u32 chunk count,
- *              u64 total bytes; payload frame = that chunk of the spec blob          coord -> worker
- *   PROGRESS   u64 job id, u32 attempt, u32 fraction in millionths, str16 note      worker -> coord
- *   RESULT     u64 job id, u32 attempt, u32 chunk index, u32 chunk count,
- *              u64 total bytes; payload frame = that chunk of the result blob       worker -> coord
- *   FAIL       u64 job id, u32 attempt, u32 error code (tb_errcode_t), str16 message worker -> coord
- *   HEARTBEAT  (nothing)                                                               both ways
- *   DISCONNECT u32 code (tb_proto_bye_t), str16 reason                                 both ways
- *   CANCEL     u64 job id, u32 attempt                                               coord -> worker
+ *              u64 total bytes; payload frame = that chunk of the spec blob          coord ->
+ * worker PROGRESS   u64 job id, u32 attempt, u32 fraction in millionths, str16 note      worker ->
+ * coord RESULT     u64 job id, u32 attempt, u32 chunk index, u32 chunk count, u64 total bytes;
+ * payload frame = that chunk of the result blob       worker -> coord FAIL       u64 job id, u32
+ * attempt, u32 error code (tb_errcode_t), str16 message worker -> coord HEARTBEAT  (nothing) both
+ * ways DISCONNECT u32 code (tb_proto_bye_t), str16 reason                                 both ways
+ *   CANCEL     u64 job id, u32 attempt                                               coord ->
+ * worker
  *
  * str8 is a u8 length and that many bytes, str16 a u16 length; names, build ids and kinds are
- * printable ASCII, notes and messages any bytes but control characters. A spec or result larger than
- * one chunk travels as several JOB or RESULT messages (a "transfer") in order, so heartbeats keep
- * flowing between the chunks (libzmq issue 2709: heartbeats time out behind one big message).
+ * printable ASCII, notes and messages any bytes but control characters. A spec or result larger
+ * than one chunk travels as several JOB or RESULT messages (a "transfer") in order, so heartbeats
+ * keep flowing between the chunks (libzmq issue 2709: heartbeats time out behind one big message).
  *
  * Every read is bounds-checked and every failure is `goto malformed` with a message naming the
  * command and field: nothing a peer sends can crash the process or allocate more than the limits
@@ -66,9 +66,9 @@ typedef enum {
 
 /* Why a DISCONNECT was sent. A worker exits 0 on TB_BYE_DONE and non-zero on TB_BYE_REFUSED. */
 typedef enum {
-    TB_BYE_DONE = 0,      /* the run is over; nothing more to do */
-    TB_BYE_REFUSED = 1,   /* this worker may not take part (build id, blocklist, protocol version) */
-    TB_BYE_LEAVING = 2    /* a worker going away (signal, shutdown) */
+    TB_BYE_DONE = 0,    /* the run is over; nothing more to do */
+    TB_BYE_REFUSED = 1, /* this worker may not take part (build id, blocklist, protocol version) */
+    TB_BYE_LEAVING = 2  /* a worker going away (signal, shutdown) */
 } tb_proto_bye_t;
 
 /* One decoded command. Fields not used by `cmd` are zero. `chunk` points into the frame it was
@@ -158,9 +158,9 @@ void tb_proto_rx_close(tb_proto_rx_t *rx);
 /* The number of chunks a transfer of total bytes takes at chunk_bytes a chunk (at least 1). */
 uint32_t tb_proto_chunk_count(uint64_t total, size_t chunk_bytes);
 
-/* Reassembles a spec or result from its chunks, checking that they belong to one transfer, arrive in
- * order and add up to the announced size, which must not exceed max_bytes. The buffer grows with the
- * bytes that actually arrive, never with what a header claims. */
+/* Reassembles a spec or result from its chunks, checking that they belong to one transfer, arrive
+ * in order and add up to the announced size, which must not exceed max_bytes. The buffer grows with
+ * the bytes that actually arrive, never with what a header claims. */
 typedef struct {
     uint64_t job_id;
     uint32_t attempt;

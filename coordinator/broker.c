@@ -103,8 +103,7 @@ tb_broker_t *tb_broker_new(const tb_broker_opts_t *o, tb_err_t *err)
                         "unencrypted",
                         o->bind);
         if (zsock_bind(self->sock, "%s", o->bind) < 0) {
-            tb_err_set(err, TB_E_INVALID, "cannot bind %s: %s", o->bind,
-                       zmq_strerror(zmq_errno()));
+            tb_err_set(err, TB_E_INVALID, "cannot bind %s: %s", o->bind, zmq_strerror(zmq_errno()));
             goto failed;
         }
         char *last = zsock_last_endpoint(self->sock);
@@ -133,14 +132,20 @@ void tb_broker_destroy(tb_broker_t **self_p, int linger_ms)
     *self_p = NULL;
 }
 
-void *tb_broker_socket(tb_broker_t *self) { return zsock_resolve(self->sock); }
+void *tb_broker_socket(tb_broker_t *self)
+{
+    return zsock_resolve(self->sock);
+}
 
 const char *tb_broker_endpoint(const tb_broker_t *self)
 {
     return self->has_endpoint ? self->endpoint : NULL;
 }
 
-bool tb_broker_secure(const tb_broker_t *self) { return self->cert != NULL; }
+bool tb_broker_secure(const tb_broker_t *self)
+{
+    return self->cert != NULL;
+}
 
 const char *tb_broker_public_key(const tb_broker_t *self)
 {

@@ -2,12 +2,12 @@
  * farm workers over the endpoint given to --bind (DESIGN 6).
  *
  * ROUTER_MANDATORY is on, so a message to a worker that has gone is an error (EHOSTUNREACH) rather
- * than silence; ZMQ_MAXMSGSIZE drops a peer that sends a frame larger than the protocol allows before
- * it is buffered. Security: an ipc:// endpoint lives in a 0700 directory and a loopback tcp:// one is
- * reachable only from this host, so both may run without keys; any other bind needs CURVE (a server
- * certificate, and optionally a directory of the workers' public certificates checked by zauth) or
- * an explicit `insecure`. The ipc endpoint is bound before the CURVE options are set, and libzmq
- * fixes a listener's options when it binds, so local workers never need keys.
+ * than silence; ZMQ_MAXMSGSIZE drops a peer that sends a frame larger than the protocol allows
+ * before it is buffered. Security: an ipc:// endpoint lives in a 0700 directory and a loopback
+ * tcp:// one is reachable only from this host, so both may run without keys; any other bind needs
+ * CURVE (a server certificate, and optionally a directory of the workers' public certificates
+ * checked by zauth) or an explicit `insecure`. The ipc endpoint is bound before the CURVE options
+ * are set, and libzmq fixes a listener's options when it binds, so local workers never need keys.
  */
 #ifndef TB_BROKER_H
 #define TB_BROKER_H
@@ -17,7 +17,7 @@
 #include "common/error.h"
 
 typedef struct {
-    const char *bind;           /* farm endpoint ("tcp://0.0.0.0:5555", "tcp://127.0.0.1:*"), or NULL */
+    const char *bind; /* farm endpoint ("tcp://0.0.0.0:5555", "tcp://127.0.0.1:*"), or NULL */
     const char *local_endpoint; /* ipc endpoint for local workers, or NULL */
     bool insecure;              /* allow a non-loopback bind without CURVE */
     const char *curve_cert;     /* the coordinator's certificate file (secret part beside it) */

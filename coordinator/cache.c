@@ -62,7 +62,7 @@ void tb_cache_key_hex(const tb_cache_key_t *key, char hex[33])
 
 tb_cache_t *tb_cache_open(const char *dir, tb_err_t *err)
 {
-    if (strlen(dir) + 40 >= sizeof ((tb_cache_t *)0)->dir) {
+    if (strlen(dir) + 40 >= sizeof((tb_cache_t *)0)->dir) {
         tb_err_set(err, TB_E_INVALID, "%s: result store path too long", dir);
         return NULL;
     }

@@ -1,18 +1,18 @@
 /* The result store (`out/.cache`): every job result a run has ever received, under a key that names
- * exactly what produced it, so a rerun - after a kill, a crash or a change to one input - reuses every
- * result that is still valid and recomputes only the rest (DESIGN 5, issue 5 item 5).
+ * exactly what produced it, so a rerun - after a kill, a crash or a change to one input - reuses
+ * every result that is still valid and recomputes only the rest (DESIGN 5, issue 5 item 5).
  *
  * The key is XXH3-128 over the build id (the model code), the job kind, the canonical job spec and
- * the hashes of the job's inputs; nothing else - not the worker, the time or the attempt - may enter
- * it. A stored result is one file `<dir>/<32 hex digits>.tbr`:
+ * the hashes of the job's inputs; nothing else - not the worker, the time or the attempt - may
+ * enter it. A stored result is one file `<dir>/<32 hex digits>.tbr`:
  *
  *   "TBR1"            4 bytes
  *   the key           16 bytes (must match the file name's key)
  *   a blob            common/blob.h: zstd bytes with the XXH3-64 of the uncompressed result
  *
  * written atomically (temporary name, then rename), so a killed run leaves a whole file or none. A
- * file that fails its checks - truncated, renamed, bit-flipped - is reported as unusable (never as a
- * result) and the caller recomputes and overwrites it. Sizes: one file per job, as large as the
+ * file that fails its checks - truncated, renamed, bit-flipped - is reported as unusable (never as
+ * a result) and the caller recomputes and overwrites it. Sizes: one file per job, as large as the
  * job's compressed result.
  */
 #ifndef TB_CACHE_H

@@ -1,14 +1,15 @@
-/* `terrain farm-check`: proves a deployment end to end with the checksum-grind job - dispatch, leases,
- * retries, chunked results, the result store - and verifies every result by the job's trapdoor.
+/* `terrain farm-check`: proves a deployment end to end with the checksum-grind job - dispatch,
+ * leases, retries, chunked results, the result store - and verifies every result by the job's
+ * trapdoor.
  *
  *   terrain farm-check [--jobs N] [--work N] [--result-kib N] [--workers N] [--threads N]
  *                      [--bind ENDPOINT] [--out DIR] [--fresh] ...
  *
  * Writes DIR/farm-check.out (every result in job order: byte-identical whichever way the jobs ran)
  * and DIR/farm-check.json (the dispatch record: per job the worker, attempts with their outcomes,
- * seconds), keeps results in DIR/.cache, and prints a per-job table. Exit status 0 when every job ran
- * and verified, 1 when the run failed or a result did not verify, 2 for bad usage, 128 + signal when
- * interrupted.
+ * seconds), keeps results in DIR/.cache, and prints a per-job table. Exit status 0 when every job
+ * ran and verified, 1 when the run failed or a result did not verify, 2 for bad usage, 128 + signal
+ * when interrupted.
  */
 #include <cJSON.h>
 #include <stdio.h>
@@ -160,8 +161,9 @@ int tb_cmd_farm_check(int argc, char **argv)
     }
     if (n_jobs < 1 || n_jobs > S_MAX_JOBS || work_k < 0 || work_k > 100000000 || result_kib < 0 ||
         result_kib > (int64_t)(TB_GRIND_MAX_OUT_BYTES / 1024) || seed < 0) {
-        fprintf(stderr, "terrain farm-check: --jobs 1..%d, --work 0..1e8, --result-kib 0..%llu, "
-                        "--seed >= 0\n",
+        fprintf(stderr,
+                "terrain farm-check: --jobs 1..%d, --work 0..1e8, --result-kib 0..%llu, "
+                "--seed >= 0\n",
                 S_MAX_JOBS, (unsigned long long)(TB_GRIND_MAX_OUT_BYTES / 1024));
         return 2;
     }
@@ -174,7 +176,8 @@ int tb_cmd_farm_check(int argc, char **argv)
     if (cli.verbose)
         tb_log_set_level(TB_LOG_DEBUG);
     char store[4200];
-    if (tb_fs_mkdir_p(out_dir, &err) != 0 || tb_fs_join(store, sizeof store, out_dir, ".cache", &err) != 0) {
+    if (tb_fs_mkdir_p(out_dir, &err) != 0 ||
+        tb_fs_join(store, sizeof store, out_dir, ".cache", &err) != 0) {
         tb_log_error("%s", err.msg);
         return 1;
     }

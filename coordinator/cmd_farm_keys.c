@@ -1,7 +1,8 @@
 /* `terrain farm-keys --out DIR`: CURVE certificates for a farm (DESIGN 6). Writes
  *
- *   DIR/coordinator.cert (+ _secret)   for `terrain ... --bind ... --curve-cert DIR/coordinator.cert`
- *   DIR/worker.cert (+ _secret)        for `terrain-worker --server-key DIR/coordinator.cert
+ *   DIR/coordinator.cert (+ _secret)   for `terrain ... --bind ... --curve-cert
+ * DIR/coordinator.cert` DIR/worker.cert (+ _secret)        for `terrain-worker --server-key
+ * DIR/coordinator.cert
  *                                                          --cert DIR/worker.cert`
  *   DIR/workers/worker.cert            public only: `--curve-clients DIR/workers`
  *
@@ -59,7 +60,8 @@ int tb_cmd_farm_keys(int argc, char **argv)
     }
     zcert_set_meta(coord, "name", "terrain coordinator");
     zcert_set_meta(worker, "name", "terrain worker");
-    if (tb_fs_mkdir_p(out, &err) != 0 || tb_fs_join(workers, sizeof workers, out, "workers", &err) ||
+    if (tb_fs_mkdir_p(out, &err) != 0 ||
+        tb_fs_join(workers, sizeof workers, out, "workers", &err) ||
         tb_fs_mkdir_p(workers, &err) != 0 || s_save(coord, out, "coordinator.cert", true, &err) ||
         s_save(worker, out, "worker.cert", true, &err) ||
         s_save(worker, workers, "worker.cert", false, &err)) {

@@ -122,7 +122,10 @@ struct tb_dispatch_t {
 
 /* ---- setup ---- */
 
-static int s_ncores(void) { return tb_pool_default_threads(); }
+static int s_ncores(void)
+{
+    return tb_pool_default_threads();
+}
 
 tb_dispatch_t *tb_dispatch_new(const tb_dispatch_opts_t *opts, tb_err_t *err)
 {
@@ -245,7 +248,10 @@ int64_t tb_dispatch_add(tb_dispatch_t *self, const tb_job_desc_t *desc, tb_err_t
     return (int64_t)index;
 }
 
-size_t tb_dispatch_count(const tb_dispatch_t *self) { return self->n_jobs; }
+size_t tb_dispatch_count(const tb_dispatch_t *self)
+{
+    return self->n_jobs;
+}
 
 /* ---- records ---- */
 
@@ -463,8 +469,8 @@ static int s_run_in_process(tb_dispatch_t *self, tb_err_t *err)
         double dt = tb_now_s() - t0;
         if (a) {
             a->seconds = dt;
-            snprintf(a->outcome, sizeof a->outcome, "%s%s", r == 0 ? "ok" : "failed: ",
-                     r == 0 ? "" : e.msg);
+            snprintf(a->outcome, sizeof a->outcome, "%s%s",
+                     r == 0 ? "ok" : "failed: ", r == 0 ? "" : e.msg);
         }
         if (r != 0) {
             job->state = S_FAILED;
@@ -596,7 +602,7 @@ static void s_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome,
 static void s_blocklist(tb_dispatch_t *self, s_worker_t *w)
 {
     tb_log_warn("worker %s blocklisted after %d failed attempts", w->name, w->failures);
-    char (*grown)[S_NAME_MAX] = realloc(self->blocklist, (self->n_blocklist + 1) * S_NAME_MAX);
+    char(*grown)[S_NAME_MAX] = realloc(self->blocklist, (self->n_blocklist + 1) * S_NAME_MAX);
     if (grown) {
         self->blocklist = grown;
         snprintf(self->blocklist[self->n_blocklist++], S_NAME_MAX, "%s", w->name);
@@ -668,9 +674,8 @@ static void s_lease_grant(tb_dispatch_t *self, s_worker_t *w, size_t index)
 {
     s_job_t *job = &self->jobs[index];
     tb_err_t err;
-    if (!job->spec_blob &&
-        tb_blob_encode(job->spec, job->spec_bytes, 0, &job->spec_blob, &job->spec_blob_bytes,
-                       &err) != 0) {
+    if (!job->spec_blob && tb_blob_encode(job->spec, job->spec_bytes, 0, &job->spec_blob,
+                                          &job->spec_blob_bytes, &err) != 0) {
         self->has_fatal = true;
         self->fatal = err;
         return;
@@ -688,14 +693,15 @@ static void s_lease_grant(tb_dispatch_t *self, s_worker_t *w, size_t index)
     w->job = (int64_t)index;
     w->attempt = a->attempt;
     w->lease_started_s = tb_now_s();
-    pid_t pid = w->local ? tb_local_workers_pid(self->local,
-                                                tb_local_workers_find(self->local, w->name))
-                         : 0;
+    pid_t pid = w->local
+                    ? tb_local_workers_pid(self->local, tb_local_workers_find(self->local, w->name))
+                    : 0;
     char pid_text[32] = "";
     if (pid > 0)
         snprintf(pid_text, sizeof pid_text, " (pid %ld)", (long)pid);
-    tb_log(self->opts.verbose ? TB_LOG_INFO : TB_LOG_DEBUG, "dispatch: job %zu (%s) attempt %u to %s%s",
-           index, job->label, a->attempt, w->name, pid_text);
+    tb_log(self->opts.verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
+           "dispatch: job %zu (%s) attempt %u to %s%s", index, job->label, a->attempt, w->name,
+           pid_text);
     uint32_t count = tb_proto_chunk_count(job->spec_blob_bytes, self->opts.chunk_bytes);
     const unsigned char *blob = job->spec_blob;
     for (uint32_t c = 0; c < count; c++) {
@@ -754,7 +760,7 @@ static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const tb
 {
     char hex[20];
     s_peer_hex(id, hex, sizeof hex);
-    if (id->bytes > sizeof ((s_worker_t *)0)->id) {
+    if (id->bytes > sizeof((s_worker_t *)0)->id) {
         tb_log_warn("rejected READY from peer %s: routing id too long", hex);
         return;
     }
@@ -769,7 +775,8 @@ static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const tb
     }
     if (s_blocklisted(self, m->name)) {
         tb_log_warn("refused worker %s: blocklisted", m->name);
-        s_send_bye(self, id->data, id->bytes, TB_BYE_REFUSED, "blocklisted after repeated failures");
+        s_send_bye(self, id->data, id->bytes, TB_BYE_REFUSED,
+                   "blocklisted after repeated failures");
         self->stats.workers_refused++;
         return;
     }
@@ -888,8 +895,8 @@ static void s_on_message(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *m)
         snprintf(err.msg, sizeof err.msg, "%s", m->text);
         char outcome[256];
         snprintf(outcome, sizeof outcome, "failed: %s", m->text);
-        tb_log_warn("%s attempt %u failed on %s: %s", self->jobs[w->job].label, w->attempt,
-                    w->name, m->text);
+        tb_log_warn("%s attempt %u failed on %s: %s", self->jobs[w->job].label, w->attempt, w->name,
+                    m->text);
         s_lease_end(self, w, outcome, true, false, &err);
         return;
     }
@@ -948,9 +955,9 @@ static void s_receive(tb_dispatch_t *self)
 
 /* ---- housekeeping ---- */
 
-/* Expires leases. `busy_s` is how long this turn of the loop spent on our own work (storing results,
- * the on_result callback) before getting here: time in which we were not listening does not count
- * against the workers. */
+/* Expires leases. `busy_s` is how long this turn of the loop spent on our own work (storing
+ * results, the on_result callback) before getting here: time in which we were not listening does
+ * not count against the workers. */
 static void s_expire(tb_dispatch_t *self, double busy_s)
 {
     double now = tb_now_s();
@@ -999,12 +1006,16 @@ static void s_heartbeat(tb_dispatch_t *self)
     }
 }
 
-static size_t s_unfinished(const tb_dispatch_t *self) { return self->n_jobs - self->n_done; }
+static size_t s_unfinished(const tb_dispatch_t *self)
+{
+    return self->n_jobs - self->n_done;
+}
 
 static int s_spawn_local(tb_dispatch_t *self, tb_err_t *err)
 {
     char name[32], threads[16], hb[16], live[16], give_up[32], chunk[32];
-    snprintf(chunk, sizeof chunk, "%zu", self->opts.chunk_bytes / 1024 ? self->opts.chunk_bytes / 1024 : 1);
+    snprintf(chunk, sizeof chunk, "%zu",
+             self->opts.chunk_bytes / 1024 ? self->opts.chunk_bytes / 1024 : 1);
     snprintf(name, sizeof name, "local-%d", ++self->local_next_name);
     snprintf(threads, sizeof threads, "%d", self->opts.threads);
     snprintf(hb, sizeof hb, "%d", self->opts.heartbeat_ms);
@@ -1012,9 +1023,20 @@ static int s_spawn_local(tb_dispatch_t *self, tb_err_t *err)
     /* Belt and braces beside PR_SET_PDEATHSIG: a worker alone for this long exits by itself. */
     snprintf(give_up, sizeof give_up, "%.0f",
              10 + 5.0 * self->opts.liveness * self->opts.heartbeat_ms / 1000.0);
-    const char *args[] = {"--threads", threads, "--heartbeat-ms", hb,      "--liveness", live,
-                          "--backoff-ms", hb,   "--give-up-s",    give_up, "--chunk-kib", chunk,
-                          self->opts.verbose ? "--verbose" : "--quiet", NULL};
+    const char *args[] = {"--threads",
+                          threads,
+                          "--heartbeat-ms",
+                          hb,
+                          "--liveness",
+                          live,
+                          "--backoff-ms",
+                          hb,
+                          "--give-up-s",
+                          give_up,
+                          "--chunk-kib",
+                          chunk,
+                          self->opts.verbose ? "--verbose" : "--quiet",
+                          NULL};
     return tb_local_workers_spawn(self->local, name, args, err) < 0 ? -1 : 0;
 }
 
@@ -1075,14 +1097,16 @@ static void s_check_no_workers(tb_dispatch_t *self)
     }
     if (self->opts.bind && now - self->last_wait_log_s > 10) {
         self->last_wait_log_s = now;
-        tb_log_info("waiting for workers on %s (%zu of %zu %s left)", tb_broker_endpoint(self->broker),
-                    s_unfinished(self), self->n_jobs, self->opts.label);
+        tb_log_info("waiting for workers on %s (%zu of %zu %s left)",
+                    tb_broker_endpoint(self->broker), s_unfinished(self), self->n_jobs,
+                    self->opts.label);
     }
     bool starting = self->local && tb_local_workers_running(self->local) > 0;
     if (self->opts.wait_workers_s > 0 && !starting &&
         now - self->no_worker_since_s > self->opts.wait_workers_s && !self->has_fatal) {
         self->has_fatal = true;
-        tb_err_set(&self->fatal, TB_E_JOB, "no worker connected for %.0f s", self->opts.wait_workers_s);
+        tb_err_set(&self->fatal, TB_E_JOB, "no worker connected for %.0f s",
+                   self->opts.wait_workers_s);
     }
 }
 
@@ -1158,8 +1182,8 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
             return -1;
     }
     tb_broker_opts_t bo = {.bind = o->bind,
-                           .local_endpoint = self->local ? tb_local_workers_endpoint(self->local)
-                                                         : NULL,
+                           .local_endpoint =
+                               self->local ? tb_local_workers_endpoint(self->local) : NULL,
                            .insecure = o->insecure,
                            .curve_cert = o->curve_cert,
                            .curve_clients = o->curve_clients};
@@ -1173,8 +1197,7 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
         tb_log_info("listening for workers on %s%s", tb_broker_endpoint(self->broker),
                     tb_broker_secure(self->broker) ? " (CURVE)" : "");
         if (tb_broker_secure(self->broker))
-            tb_log_info("workers connect with --server-key %s",
-                        tb_broker_public_key(self->broker));
+            tb_log_info("workers connect with --server-key %s", tb_broker_public_key(self->broker));
         if (o->on_listening)
             o->on_listening(o->user, tb_broker_endpoint(self->broker));
     }
@@ -1239,10 +1262,11 @@ int tb_dispatch_run(tb_dispatch_t *self, tb_err_t *err)
         self->total_weight += self->jobs[i].weight;
     int rc = s_load_store(self, err);
     if (rc == 0 && self->n_done < self->n_jobs) {
-        self->bar = tb_progress_new(self->opts.label, self->total_weight > 0 ? self->total_weight : 1);
+        self->bar =
+            tb_progress_new(self->opts.label, self->total_weight > 0 ? self->total_weight : 1);
         tb_progress_update(self->bar, self->done_weight, NULL);
         rc = self->opts.bind || self->opts.workers > 0 ? s_run_distributed(self, err)
-                                                        : s_run_in_process(self, err);
+                                                       : s_run_in_process(self, err);
         tb_progress_destroy(&self->bar);
     }
     self->stats.seconds = tb_now_s() - self->started_s;

@@ -35,7 +35,8 @@ typedef struct {
     bool verbose;
 } tb_dispatch_cli_t;
 
-/* Writes the shared options, bound to *cli, into opts[0..TB_DISPATCH_CLI_N_OPTS); returns how many. */
+/* Writes the shared options, bound to *cli, into opts[0..TB_DISPATCH_CLI_N_OPTS); returns how many.
+ */
 int tb_dispatch_cli_options(tb_dispatch_cli_t *cli, tb_opt_t *opts);
 
 /* Checks the parsed values (TB_E_INVALID naming the option) and fills the matching fields of *o;

@@ -152,8 +152,14 @@ tb_local_workers_t *tb_local_workers_new(const char *program, tb_err_t *err)
     return self;
 }
 
-const char *tb_local_workers_endpoint(const tb_local_workers_t *self) { return self->endpoint; }
-const char *tb_local_workers_dir(const tb_local_workers_t *self) { return self->dir; }
+const char *tb_local_workers_endpoint(const tb_local_workers_t *self)
+{
+    return self->endpoint;
+}
+const char *tb_local_workers_dir(const tb_local_workers_t *self)
+{
+    return self->dir;
+}
 
 int tb_local_workers_spawn(tb_local_workers_t *self, const char *name, const char *const *args,
                            tb_err_t *err)
@@ -231,7 +237,10 @@ int tb_local_workers_reap(tb_local_workers_t *self, int *status)
     return -1;
 }
 
-int tb_local_workers_count(const tb_local_workers_t *self) { return self ? self->n_slots : 0; }
+int tb_local_workers_count(const tb_local_workers_t *self)
+{
+    return self ? self->n_slots : 0;
+}
 
 int tb_local_workers_running(const tb_local_workers_t *self)
 {

@@ -1,11 +1,11 @@
 /* Local workers: terrain-worker processes started by the coordinator on its own machine, connected
  * over ipc:// through a socket in a private directory, and stopped again whatever happens.
  *
- * The directory is made by mkdtemp under $TMPDIR (or /tmp), so it is mode 0700 and no other user can
- * reach the socket. Each child is started with fork + execv and asks the kernel for SIGTERM when the
- * coordinator dies (PR_SET_PDEATHSIG), so even a coordinator killed with SIGKILL leaves no worker
- * behind; stopping waits for the children to leave, then sends SIGTERM and finally SIGKILL, and
- * reaps every one. Destroying removes the socket file and the directory; a directory left by a
+ * The directory is made by mkdtemp under $TMPDIR (or /tmp), so it is mode 0700 and no other user
+ * can reach the socket. Each child is started with fork + execv and asks the kernel for SIGTERM
+ * when the coordinator dies (PR_SET_PDEATHSIG), so even a coordinator killed with SIGKILL leaves no
+ * worker behind; stopping waits for the children to leave, then sends SIGTERM and finally SIGKILL,
+ * and reaps every one. Destroying removes the socket file and the directory; a directory left by a
  * coordinator killed with SIGKILL is swept by the next one (it records its owner's pid). No signal
  * handler is installed here.
  */
@@ -19,8 +19,8 @@
 
 typedef struct tb_local_workers_t tb_local_workers_t;
 
-/* Makes the private directory; `program` is the terrain-worker executable (NULL: $TB_WORKER_PROGRAM,
- * else terrain-worker beside this executable, else terrain-worker on $PATH). */
+/* Makes the private directory; `program` is the terrain-worker executable (NULL:
+ * $TB_WORKER_PROGRAM, else terrain-worker beside this executable, else terrain-worker on $PATH). */
 tb_local_workers_t *tb_local_workers_new(const char *program, tb_err_t *err);
 
 /* Stops every child still running (grace_s to leave on their own, then SIGTERM, then SIGKILL),

@@ -27,4 +27,7 @@ volatile sig_atomic_t *tb_signals_catch(void)
     return &s_caught;
 }
 
-int tb_signals_exit_status(void) { return s_caught ? 128 + (int)s_caught : 0; }
+int tb_signals_exit_status(void)
+{
+    return s_caught ? 128 + (int)s_caught : 0;
+}

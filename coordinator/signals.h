@@ -2,8 +2,8 @@
  *
  * The engine never installs a handler (STYLE; czmq PR #533): a verb calls tb_signals_catch, which
  * switches czmq's own handling off and installs one that only sets a flag, passes the flag to the
- * engine, and exits with tb_signals_exit_status when the engine returns interrupted. A second signal
- * while stopping restores the default action, so a third Ctrl-C always ends the process.
+ * engine, and exits with tb_signals_exit_status when the engine returns interrupted. A second
+ * signal while stopping restores the default action, so a third Ctrl-C always ends the process.
  */
 #ifndef TB_SIGNALS_H
 #define TB_SIGNALS_H

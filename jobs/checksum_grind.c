@@ -42,7 +42,8 @@ static uint64_t s_get64(const unsigned char *p)
     return v;
 }
 
-/* a * b mod 2^61 - 1 for a, b < p: the 122-bit product folds as hi * 2^61 + lo = hi + lo (mod p). */
+/* a * b mod 2^61 - 1 for a, b < p: the 122-bit product folds as hi * 2^61 + lo = hi + lo (mod p).
+ */
 static inline uint64_t s_mulmod_p(uint64_t a, uint64_t b)
 {
     unsigned __int128 prod = (unsigned __int128)a * b;
@@ -108,8 +109,8 @@ int tb_grind_spec_decode(const void *bytes, size_t n, tb_grind_spec_t *spec, tb_
         return tb_err_set(err, TB_E_INVALID, "%s spec: %u lanes, expected 1..%d", TB_GRIND_KIND,
                           spec->lanes, TB_GRIND_MAX_LANES);
     if (spec->out_bytes > TB_GRIND_MAX_OUT_BYTES)
-        return tb_err_set(err, TB_E_INVALID, "%s spec: out_bytes %llu, at most %llu",
-                          TB_GRIND_KIND, (unsigned long long)spec->out_bytes,
+        return tb_err_set(err, TB_E_INVALID, "%s spec: out_bytes %llu, at most %llu", TB_GRIND_KIND,
+                          (unsigned long long)spec->out_bytes,
                           (unsigned long long)TB_GRIND_MAX_OUT_BYTES);
     if ((spec->flags & ~TB_GRIND_FLAG_FAIL) || s_get32(b + 36) != 0)
         return tb_err_set(err, TB_E_INVALID, "%s spec: unknown flags %#x", TB_GRIND_KIND,
@@ -126,7 +127,7 @@ typedef struct {
     const tb_grind_spec_t *spec;
     tb_job_ctx_t *ctx;
     unsigned char *out;
-    uint64_t digest;        /* seed of the stream */
+    uint64_t digest;           /* seed of the stream */
     atomic_uint_fast64_t done; /* squarings finished, over all lanes */
     atomic_bool stop;
 } s_run_t;
@@ -215,8 +216,9 @@ int tb_grind_verify(const tb_grind_spec_t *spec, const void *result, size_t byte
     if (bytes != want)
         return tb_err_set(err, TB_E_CHECKSUM, "%s result: %zu bytes, expected %zu", TB_GRIND_KIND,
                           bytes, want);
-    if (memcmp(r, "CGO1", 4) != 0 || s_get32(r + 4) != spec->lanes || s_get64(r + 8) != spec->seed ||
-        s_get64(r + 16) != spec->work || s_get64(r + 24) != spec->out_bytes)
+    if (memcmp(r, "CGO1", 4) != 0 || s_get32(r + 4) != spec->lanes ||
+        s_get64(r + 8) != spec->seed || s_get64(r + 16) != spec->work ||
+        s_get64(r + 24) != spec->out_bytes)
         return tb_err_set(err, TB_E_CHECKSUM, "%s result: header does not match the spec",
                           TB_GRIND_KIND);
     for (uint32_t lane = 0; lane < spec->lanes; lane++) {

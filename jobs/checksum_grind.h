@@ -1,13 +1,13 @@
 /* "checksum-grind": the distribution layer's own job kind, a real piece of deterministic CPU work
  * whose result the coordinator can verify for a fraction of what it cost (`terrain farm-check`).
  *
- * The work is a time-lock puzzle (Rivest, Shamir and Wagner 1996): each of `lanes` lanes starts from
- * x0 = a hash of (seed, lane) and squares it `work` times modulo the Mersenne prime p = 2^61 - 1, a
- * strictly sequential chain. Whoever knows p - 1 checks the answer with one fast exponentiation,
- * x0^(2^work mod (p - 1)) mod p, so verification is cheap and the work cannot be skipped. Lanes are
- * independent and run on the job's threads; the bytes do not depend on how many threads ran them.
- * After the lanes, `out_bytes` bytes of XXH3 stream keyed by the lanes' results make the result as
- * large as a test needs (chunked transfers, the result store).
+ * The work is a time-lock puzzle (Rivest, Shamir and Wagner 1996): each of `lanes` lanes starts
+ * from x0 = a hash of (seed, lane) and squares it `work` times modulo the Mersenne prime p = 2^61 -
+ * 1, a strictly sequential chain. Whoever knows p - 1 checks the answer with one fast
+ * exponentiation, x0^(2^work mod (p - 1)) mod p, so verification is cheap and the work cannot be
+ * skipped. Lanes are independent and run on the job's threads; the bytes do not depend on how many
+ * threads ran them. After the lanes, `out_bytes` bytes of XXH3 stream keyed by the lanes' results
+ * make the result as large as a test needs (chunked transfers, the result store).
  *
  * Typical sizes: 16 lanes, 10^5..10^7 squarings a lane (about 4 ns each), results of a few hundred
  * bytes to tens of MiB.
@@ -41,14 +41,16 @@ extern const tb_job_kind_t tb_job_kind_checksum_grind;
 /* Writes the canonical 40-byte spec into buf. */
 void tb_grind_spec_encode(const tb_grind_spec_t *spec, unsigned char buf[TB_GRIND_SPEC_BYTES]);
 
-/* Reads a canonical spec; TB_E_FORMAT for wrong size or magic, TB_E_INVALID for values out of range. */
+/* Reads a canonical spec; TB_E_FORMAT for wrong size or magic, TB_E_INVALID for values out of
+ * range. */
 int tb_grind_spec_decode(const void *bytes, size_t n, tb_grind_spec_t *spec, tb_err_t *err);
 
 /* The size of the result a spec produces. */
 size_t tb_grind_result_bytes(const tb_grind_spec_t *spec);
 
 /* Checks a result against its spec without redoing the squarings: header, every lane's value by the
- * trapdoor, and the stream. Returns 0, or -1 with TB_E_CHECKSUM naming the first wrong lane or byte. */
+ * trapdoor, and the stream. Returns 0, or -1 with TB_E_CHECKSUM naming the first wrong lane or
+ * byte. */
 int tb_grind_verify(const tb_grind_spec_t *spec, const void *result, size_t bytes, tb_err_t *err);
 
 /* x0^(2^work) mod 2^61 - 1 the fast way (the trapdoor), for tests. */

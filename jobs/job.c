@@ -21,9 +21,15 @@ const tb_job_kind_t *tb_job_find(const char *name)
     return NULL;
 }
 
-size_t tb_job_kind_count(void) { return S_N_KINDS; }
+size_t tb_job_kind_count(void)
+{
+    return S_N_KINDS;
+}
 
-const tb_job_kind_t *tb_job_kind_at(size_t i) { return i < S_N_KINDS ? s_kinds[i] : NULL; }
+const tb_job_kind_t *tb_job_kind_at(size_t i)
+{
+    return i < S_N_KINDS ? s_kinds[i] : NULL;
+}
 
 int tb_job_run(const char *kind, const void *spec, size_t spec_bytes, tb_job_ctx_t *ctx,
                tb_job_output_t *out, tb_err_t *err)

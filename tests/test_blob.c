@@ -90,7 +90,8 @@ START_TEST(test_limits_and_lies_are_refused_before_allocation)
     unsigned char *lie = malloc(blob_bytes);
     memcpy(lie, blob, blob_bytes);
     memset(lie + 8, 0xff, 8);
-    ck_assert_int_eq(tb_blob_decode(lie, blob_bytes, (size_t)1 << 30, &back, &back_bytes, &err), -1);
+    ck_assert_int_eq(tb_blob_decode(lie, blob_bytes, (size_t)1 << 30, &back, &back_bytes, &err),
+                     -1);
     ck_assert_int_eq(err.code, TB_E_INVALID);
     /* A header size that disagrees with the zstd frame, within the limit. */
     memcpy(lie, blob, blob_bytes);

@@ -25,9 +25,12 @@ START_TEST(test_key_depends_on_every_part)
     tb_cache_key_t same = s_key("b1", "region", "spec", in1, 2);
     ck_assert(memcmp(base.bytes, same.bytes, 16) == 0);
     tb_cache_key_t others[] = {
-        s_key("b2", "region", "spec", in1, 2), s_key("b1", "tile", "spec", in1, 2),
-        s_key("b1", "region", "spex", in1, 2), s_key("b1", "region", "spec", in2, 2),
-        s_key("b1", "region", "spec", in1, 1), s_key("b1", "region", "spec", NULL, 0),
+        s_key("b2", "region", "spec", in1, 2),
+        s_key("b1", "tile", "spec", in1, 2),
+        s_key("b1", "region", "spex", in1, 2),
+        s_key("b1", "region", "spec", in2, 2),
+        s_key("b1", "region", "spec", in1, 1),
+        s_key("b1", "region", "spec", NULL, 0),
         /* length prefixes: moving a byte between fields changes the key */
         s_key("b1r", "egion", "spec", in1, 2),
     };
@@ -131,7 +134,8 @@ START_TEST(test_damage_is_detected_never_returned)
     ck_assert_int_eq(tb_cache_put(c, &other, payload, sizeof payload, &err), 0);
     char *other_file;
     size_t other_n;
-    ck_assert_int_eq(tb_fs_read_all(s_file_path(c, &other), 1 << 20, &other_file, &other_n, &err), 0);
+    ck_assert_int_eq(tb_fs_read_all(s_file_path(c, &other), 1 << 20, &other_file, &other_n, &err),
+                     0);
     ck_assert_int_eq(tb_fs_write_atomic(s_file_path(c, &k), other_file, other_n, &err), 0);
     ck_assert_int_eq(tb_cache_get(c, &k, 1 << 20, &data, &bytes, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "another key"));

@@ -33,8 +33,11 @@ static void s_on_result(void *user, size_t index, const void *data, size_t bytes
 
 static tb_grind_spec_t s_spec(size_t i, bool fail)
 {
-    tb_grind_spec_t s = {.seed = 100 + i, .lanes = 8, .work = 20000 * (1 + i % 3),
-                         .out_bytes = 50000, .flags = fail ? TB_GRIND_FLAG_FAIL : 0};
+    tb_grind_spec_t s = {.seed = 100 + i,
+                         .lanes = 8,
+                         .work = 20000 * (1 + i % 3),
+                         .out_bytes = 50000,
+                         .flags = fail ? TB_GRIND_FLAG_FAIL : 0};
     return s;
 }
 
@@ -51,7 +54,9 @@ static tb_dispatch_t *s_run(tb_dispatch_opts_t *o, int fail_job, s_seen_t *seen,
         tb_grind_spec_t spec = s_spec(i, (int)i == fail_job);
         unsigned char buf[TB_GRIND_SPEC_BYTES];
         tb_grind_spec_encode(&spec, buf);
-        tb_job_desc_t desc = {.kind = TB_GRIND_KIND, .spec = buf, .spec_bytes = sizeof buf,
+        tb_job_desc_t desc = {.kind = TB_GRIND_KIND,
+                              .spec = buf,
+                              .spec_bytes = sizeof buf,
                               .weight = (double)spec.work};
         ck_assert_int_eq(tb_dispatch_add(d, &desc, err), (int64_t)i);
     }

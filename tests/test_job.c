@@ -1,6 +1,6 @@
-/* The job registry and checksum-grind: the result is a function of the spec alone (not of the thread
- * count), the trapdoor check agrees with the real squarings and catches a wrong answer, progress and
- * cancellation work. */
+/* The job registry and checksum-grind: the result is a function of the spec alone (not of the
+ * thread count), the trapdoor check agrees with the real squarings and catches a wrong answer,
+ * progress and cancellation work. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,6 @@
 /* The wire protocol: every command round-trips, and the decoder survives any bytes - random frames,
- * every truncation and every bit flip of valid messages, wrong frame counts, lying chunk headers. */
+ * every truncation and every bit flip of valid messages, wrong frame counts, lying chunk headers.
+ */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,11 +227,11 @@ START_TEST(test_lying_chunk_headers)
         uint64_t total;
         size_t bytes;
     } cases[] = {
-        {0, 0, 16, 16},                          /* no chunks */
-        {2, 2, 16, 16},                          /* index past count */
-        {0, 1, 8, 16},                           /* chunk bigger than the whole */
-        {0, 1000, 16, 16},                       /* more chunks than bytes */
-        {0, 1, TB_PROTO_TRANSFER_MAX + 1, 16},   /* over the protocol's limit */
+        {0, 0, 16, 16},                        /* no chunks */
+        {2, 2, 16, 16},                        /* index past count */
+        {0, 1, 8, 16},                         /* chunk bigger than the whole */
+        {0, 1000, 16, 16},                     /* more chunks than bytes */
+        {0, 1, TB_PROTO_TRANSFER_MAX + 1, 16}, /* over the protocol's limit */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         m.chunk_index = cases[i].index;

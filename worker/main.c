@@ -1,6 +1,6 @@
-/* `terrain-worker`: the stateless worker program. Parses its options, takes SIGINT and SIGTERM itself
- * (czmq's own handlers are switched off first, so the library installs none), and runs the loop in
- * worker.c until the coordinator says goodbye.
+/* `terrain-worker`: the stateless worker program. Parses its options, takes SIGINT and SIGTERM
+ * itself (czmq's own handlers are switched off first, so the library installs none), and runs the
+ * loop in worker.c until the coordinator says goodbye.
  *
  *   terrain-worker --connect ENDPOINT [--threads N] [--name NAME] [--heartbeat-ms MS] ...
  */
@@ -18,7 +18,10 @@
 
 static volatile sig_atomic_t s_signal;
 
-static void s_on_signal(int sig) { s_signal = sig; }
+static void s_on_signal(int sig)
+{
+    s_signal = sig;
+}
 
 static void s_catch_signals(void)
 {
@@ -43,7 +46,8 @@ int main(int argc, char **argv)
         {"connect", TB_OPT_STRING, &connect, NULL, "ENDPOINT",
          "the coordinator, e.g. tcp://host:5555 (required)"},
         {"threads", TB_OPT_INT, &threads, NULL, "N", "threads for each job (default: all cores)"},
-        {"name", TB_OPT_STRING, &name, NULL, "NAME", "name in the coordinator's records (host-pid)"},
+        {"name", TB_OPT_STRING, &name, NULL, "NAME",
+         "name in the coordinator's records (host-pid)"},
         {"heartbeat-ms", TB_OPT_INT, &heartbeat_ms, NULL, "MS", "heartbeat interval (1000)"},
         {"liveness", TB_OPT_INT, &liveness, NULL, "N",
          "missed heartbeats before the coordinator counts as lost (3)"},
@@ -88,8 +92,9 @@ int main(int argc, char **argv)
     if (threads < 0 || threads > 4096 || heartbeat_ms < 10 || liveness < 1 || backoff_ms < 1 ||
         backoff_max_ms < 1 || chunk_kib < 1 || chunk_kib > (int64_t)TB_PROTO_CHUNK_MAX / 1024 ||
         level < 0 || level > 19 || give_up_s < 0) {
-        fprintf(stderr, "terrain-worker: an option is out of range (threads 0..4096, heartbeat-ms "
-                        ">= 10, liveness >= 1, chunk-kib 1..%u, zstd-level 0..19)\n",
+        fprintf(stderr,
+                "terrain-worker: an option is out of range (threads 0..4096, heartbeat-ms "
+                ">= 10, liveness >= 1, chunk-kib 1..%u, zstd-level 0..19)\n",
                 TB_PROTO_CHUNK_MAX / 1024);
         return 2;
     }

@@ -1,8 +1,8 @@
 /* The worker loop; see worker.h. One job at a time: the I/O thread (the caller) receives a spec in
- * chunks, starts a job thread, forwards its progress, and sends exactly one terminal message per JOB -
- * the last RESULT chunk or a FAIL - one chunk per loop turn so heartbeats and CANCEL/DISCONNECT are
- * handled between chunks. Every send is non-blocking: a coordinator that went away must never hang
- * the worker inside zmq_send. */
+ * chunks, starts a job thread, forwards its progress, and sends exactly one terminal message per
+ * JOB - the last RESULT chunk or a FAIL - one chunk per loop turn so heartbeats and
+ * CANCEL/DISCONNECT are handled between chunks. Every send is non-blocking: a coordinator that went
+ * away must never hang the worker inside zmq_send. */
 #include "worker/worker.h"
 
 #include <czmq.h>
@@ -645,8 +645,8 @@ int tb_worker_run(const tb_worker_opts_t *opts_in, tb_err_t *err)
             s_close(&w, 0);
             if (s_sleep(&w, w.backoff_ms))
                 continue;
-            w.backoff_ms = w.backoff_ms * 2 > w.opts.backoff_max_ms ? w.opts.backoff_max_ms
-                                                                     : w.backoff_ms * 2;
+            w.backoff_ms =
+                w.backoff_ms * 2 > w.opts.backoff_max_ms ? w.opts.backoff_max_ms : w.backoff_ms * 2;
             if (s_connect(&w, err) != 0) {
                 status = 1;
                 goto done;

@@ -4,8 +4,9 @@
  *
  * The input is split into frames (first byte: frame count 1..4; then each frame is a 16-bit length
  * and that many bytes), decoded, and - when it decodes - re-encoded and decoded again, which must
- * give the same message: the decoder never reads out of bounds (ASan), never accepts what the encoder
- * would refuse, and round-trips what it accepts. A transfer is fed every accepted chunk too. */
+ * give the same message: the decoder never reads out of bounds (ASan), never accepts what the
+ * encoder would refuse, and round-trips what it accepts. A transfer is fed every accepted chunk
+ * too. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
