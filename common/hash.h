@@ -35,6 +35,8 @@ enum {
     TB_SALT_DEMO_SHELF = 51,   /* how far the shallow shelf reaches from the coast */
     TB_SALT_DEMO_LAYOUT = 52,  /* per-seed jitter of the landmasses' places and sizes */
     TB_SALT_DEMO_BAYS = 53,    /* where bays cut into the coasts */
+
+    TB_SALT_CHECKSUM_GRIND = 60, /* jobs/checksum_grind.c: the distribution layer's test job */
     TB_SALT_TEST = 1000,
     TB_SALT_TEST_NOISE = 1001
 };

@@ -7,5 +7,7 @@ int tb_cmd_version(int argc, char **argv);
 int tb_cmd_schema(int argc, char **argv);
 int tb_cmd_plan(int argc, char **argv);
 int tb_cmd_init(int argc, char **argv);
+int tb_cmd_farm_check(int argc, char **argv);
+int tb_cmd_farm_keys(int argc, char **argv);
 
 #endif

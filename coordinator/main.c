@@ -16,6 +16,8 @@ static const s_command_t s_commands[] = {
     {"schema", tb_cmd_schema, "print the manifest keys as a Markdown table"},
     {"plan", tb_cmd_plan, "read the painting, cut the planet into regions, print the plan"},
     {"init", tb_cmd_init, "write the demo planet out as an editable painting, legend, manifest"},
+    {"farm-check", tb_cmd_farm_check, "dispatch verifiable test jobs to check workers and a farm"},
+    {"farm-keys", tb_cmd_farm_keys, "write CURVE certificates for a farm"},
 };
 
 static void s_usage(FILE *out)

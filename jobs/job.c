@@ -1,0 +1,77 @@
+/* The registry of job kinds; see job.h. */
+#include "jobs/job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/checksum_grind.h"
+
+/* Every kind the programs know. A new kind is one line here. */
+static const tb_job_kind_t *const s_kinds[] = {
+    &tb_job_kind_checksum_grind,
+};
+
+#define S_N_KINDS (sizeof s_kinds / sizeof s_kinds[0])
+
+const tb_job_kind_t *tb_job_find(const char *name)
+{
+    for (size_t i = 0; name && i < S_N_KINDS; i++)
+        if (strcmp(s_kinds[i]->name, name) == 0)
+            return s_kinds[i];
+    return NULL;
+}
+
+size_t tb_job_kind_count(void)
+{
+    return S_N_KINDS;
+}
+
+const tb_job_kind_t *tb_job_kind_at(size_t i)
+{
+    return i < S_N_KINDS ? s_kinds[i] : NULL;
+}
+
+int tb_job_run(const char *kind, const void *spec, size_t spec_bytes, tb_job_ctx_t *ctx,
+               tb_job_output_t *out, tb_err_t *err)
+{
+    out->data = NULL;
+    out->bytes = 0;
+    const tb_job_kind_t *k = tb_job_find(kind);
+    if (!k)
+        return tb_err_set(err, TB_E_INVALID, "unknown job kind \"%s\"", kind ? kind : "(null)");
+    if (spec_bytes > k->max_spec_bytes)
+        return tb_err_set(err, TB_E_INVALID, "%s: spec of %zu bytes, more than the %zu allowed",
+                          k->name, spec_bytes, k->max_spec_bytes);
+    if (k->run(spec, spec_bytes, ctx, out, err) != 0) {
+        tb_job_output_free(out);
+        return -1;
+    }
+    if (out->bytes > k->max_result_bytes) {
+        size_t n = out->bytes;
+        tb_job_output_free(out);
+        return tb_err_set(err, TB_E_INTERNAL, "%s: result of %zu bytes, more than the %zu allowed",
+                          k->name, n, k->max_result_bytes);
+    }
+    if (!out->data) {
+        out->data = malloc(1);
+        if (!out->data)
+            return tb_err_set(err, TB_E_NOMEM, "%s: out of memory", k->name);
+    }
+    return 0;
+}
+
+bool tb_job_progress(tb_job_ctx_t *ctx, double fraction, const char *note)
+{
+    if (!ctx || !ctx->progress)
+        return false;
+    return ctx->progress(ctx->user, fraction, note);
+}
+
+void tb_job_output_free(tb_job_output_t *out)
+{
+    if (!out)
+        return;
+    free(out->data);
+    out->data = NULL;
+    out->bytes = 0;
+}

@@ -1,0 +1,76 @@
+/* The registry of job kinds: the science as pure functions from spec bytes to result bytes.
+ *
+ * A job kind is a name ("checksum-grind", "region") and a function that turns a canonical spec into
+ * result bytes. It never touches a socket, a file or a clock that changes its result, so the same
+ * spec gives the same bytes in-process (`--workers 0`), in a local worker and on a farm node
+ * (DESIGN 2). The runner (worker/ or the coordinator's in-process mode) owns the thread pool and
+ * the progress callback; the job owns nothing between calls.
+ *
+ * Adding a kind: write `const tb_job_kind_t tb_job_kind_NAME` in jobs/, declare it in its header
+ * and add it to s_kinds in jobs/job.c. Both the coordinator and the worker then know it by name.
+ */
+#ifndef TB_JOB_H
+#define TB_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/error.h"
+#include "common/pool.h"
+
+typedef struct tb_job_ctx_t tb_job_ctx_t;
+
+/* Called by a running job with its progress in [0, 1] and an optional short note ("step 120/1000").
+ * Returns true when the job should stop: the job then returns -1 with TB_E_INTERRUPTED. May be
+ * called from any of the job's threads, so it must be thread-safe; it should be cheap (the runner
+ * throttles what it forwards). */
+typedef bool (*tb_job_progress_fn)(void *user, double fraction, const char *note);
+
+struct tb_job_ctx_t {
+    int threads;                 /* threads the job may use: tb_pool_threads(pool) */
+    tb_pool_t *pool;             /* the runner's pool of `threads` threads; never NULL */
+    tb_job_progress_fn progress; /* may be NULL */
+    void *user;                  /* passed to progress */
+};
+
+/* The bytes a job produced: malloc'd by the job, owned by the runner after a successful return. */
+typedef struct {
+    void *data;
+    size_t bytes;
+} tb_job_output_t;
+
+/* Runs one job: reads spec[0..spec_bytes) (canonical bytes, untrusted: a bad spec is TB_E_INVALID
+ * or TB_E_FORMAT, never a crash), fills *out and returns 0, or returns -1 with *err set and *out
+ * empty. */
+typedef int (*tb_job_fn)(const void *spec, size_t spec_bytes, tb_job_ctx_t *ctx,
+                         tb_job_output_t *out, tb_err_t *err);
+
+typedef struct {
+    const char *name; /* wire name, printable ASCII, at most 127 characters */
+    tb_job_fn run;
+    size_t max_spec_bytes;   /* a larger spec is refused before it is decompressed */
+    size_t max_result_bytes; /* a larger result is refused, by the runner and by the coordinator */
+    const char *summary;     /* one line for `terrain-worker --help` */
+} tb_job_kind_t;
+
+/* The kind registered under `name`, or NULL. */
+const tb_job_kind_t *tb_job_find(const char *name);
+
+/* Registered kinds, in registration order, for listings. */
+size_t tb_job_kind_count(void);
+const tb_job_kind_t *tb_job_kind_at(size_t i);
+
+/* Looks up `kind`, refuses a spec over its limit, runs it and checks the result's size. Returns 0
+ * with *out filled (data never NULL), or -1 with *err set (TB_E_INVALID for an unknown kind) and
+ * *out empty. */
+int tb_job_run(const char *kind, const void *spec, size_t spec_bytes, tb_job_ctx_t *ctx,
+               tb_job_output_t *out, tb_err_t *err);
+
+/* Reports progress through ctx; returns true when the job should stop. Accepts a ctx without a
+ * callback. */
+bool tb_job_progress(tb_job_ctx_t *ctx, double fraction, const char *note);
+
+/* Frees out->data and empties *out. */
+void tb_job_output_free(tb_job_output_t *out);
+
+#endif

@@ -1,0 +1,175 @@
+/* The job registry and checksum-grind: the result is a function of the spec alone (not of the
+ * thread count), the trapdoor check agrees with the real squarings and catches a wrong answer,
+ * progress and cancellation work. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/checksum_grind.h"
+#include "jobs/job.h"
+
+static tb_grind_spec_t s_spec(uint64_t seed, uint64_t work, uint64_t out_bytes)
+{
+    tb_grind_spec_t s = {.seed = seed, .lanes = 16, .work = work, .out_bytes = out_bytes};
+    return s;
+}
+
+static int s_run(const tb_grind_spec_t *spec, int threads, tb_job_ctx_t *ctx_in,
+                 tb_job_output_t *out, tb_err_t *err)
+{
+    unsigned char buf[TB_GRIND_SPEC_BYTES];
+    tb_grind_spec_encode(spec, buf);
+    tb_job_ctx_t ctx = {0};
+    if (ctx_in)
+        ctx = *ctx_in;
+    ctx.pool = tb_pool_new(threads, err);
+    ctx.threads = threads;
+    int r = tb_job_run(TB_GRIND_KIND, buf, sizeof buf, &ctx, out, err);
+    tb_pool_destroy(&ctx.pool);
+    return r;
+}
+
+START_TEST(test_registry)
+{
+    ck_assert_ptr_nonnull(tb_job_find("checksum-grind"));
+    ck_assert_ptr_null(tb_job_find("no-such-kind"));
+    ck_assert_ptr_null(tb_job_find(NULL));
+    ck_assert_uint_ge(tb_job_kind_count(), 1);
+    tb_job_output_t out;
+    tb_err_t err;
+    tb_job_ctx_t ctx = {0};
+    ck_assert_int_eq(tb_job_run("no-such-kind", "", 0, &ctx, &out, &err), -1);
+    ck_assert_int_eq(err.code, TB_E_INVALID);
+    ck_assert_ptr_null(out.data);
+    /* A spec over the kind's limit is refused before the job sees it. */
+    char big[100] = {0};
+    ck_assert_int_eq(tb_job_run("checksum-grind", big, sizeof big, &ctx, &out, &err), -1);
+}
+END_TEST
+
+START_TEST(test_same_bytes_on_any_thread_count)
+{
+    tb_grind_spec_t spec = s_spec(11, 20000, 3 << 20);
+    tb_job_output_t a, b;
+    tb_err_t err;
+    ck_assert_int_eq(s_run(&spec, 1, NULL, &a, &err), 0);
+    ck_assert_int_eq(s_run(&spec, 3, NULL, &b, &err), 0);
+    ck_assert_uint_eq(a.bytes, tb_grind_result_bytes(&spec));
+    ck_assert_uint_eq(a.bytes, b.bytes);
+    ck_assert(memcmp(a.data, b.data, a.bytes) == 0);
+    ck_assert_int_eq(tb_grind_verify(&spec, a.data, a.bytes, &err), 0);
+    /* Another seed gives other bytes. */
+    tb_grind_spec_t other = s_spec(12, 20000, 3 << 20);
+    tb_job_output_t c;
+    ck_assert_int_eq(s_run(&other, 2, NULL, &c, &err), 0);
+    ck_assert(memcmp(a.data, c.data, 64) != 0);
+    tb_job_output_free(&a);
+    tb_job_output_free(&b);
+    tb_job_output_free(&c);
+}
+END_TEST
+
+START_TEST(test_trapdoor_matches_the_squarings_and_catches_errors)
+{
+    /* The fast check against the slow work for several lengths, including 0 and 1 squarings. */
+    uint64_t works[] = {0, 1, 2, 61, 1000, 65537};
+    for (size_t k = 0; k < sizeof works / sizeof works[0]; k++) {
+        tb_grind_spec_t spec = s_spec(5 + k, works[k], 100);
+        tb_job_output_t out;
+        tb_err_t err;
+        ck_assert_int_eq(s_run(&spec, 2, NULL, &out, &err), 0);
+        ck_assert_msg(tb_grind_verify(&spec, out.data, out.bytes, &err) == 0, "%s", err.msg);
+        /* Negative controls: one flipped bit in a lane, in the stream, or a claim of other work. */
+        unsigned char *r = out.data;
+        r[32 + 8 * 3] ^= 1;
+        ck_assert_int_eq(tb_grind_verify(&spec, out.data, out.bytes, &err), -1);
+        ck_assert_int_eq(err.code, TB_E_CHECKSUM);
+        r[32 + 8 * 3] ^= 1;
+        r[out.bytes - 1] ^= 0x80;
+        ck_assert_int_eq(tb_grind_verify(&spec, out.data, out.bytes, &err), -1);
+        r[out.bytes - 1] ^= 0x80;
+        tb_grind_spec_t more = spec;
+        more.work++;
+        ck_assert_int_eq(tb_grind_verify(&more, out.data, out.bytes, &err), -1);
+        ck_assert_int_eq(tb_grind_verify(&spec, out.data, out.bytes - 1, &err), -1);
+        tb_job_output_free(&out);
+    }
+}
+END_TEST
+
+START_TEST(test_spec_decoding_refuses_bad_specs)
+{
+    unsigned char buf[TB_GRIND_SPEC_BYTES];
+    tb_grind_spec_t spec = s_spec(1, 10, 10), back;
+    tb_err_t err;
+    tb_grind_spec_encode(&spec, buf);
+    ck_assert_int_eq(tb_grind_spec_decode(buf, sizeof buf, &back, &err), 0);
+    ck_assert_uint_eq(back.seed, 1);
+    ck_assert_int_eq(tb_grind_spec_decode(buf, sizeof buf - 1, &back, &err), -1);
+    spec.lanes = 0;
+    tb_grind_spec_encode(&spec, buf);
+    ck_assert_int_eq(tb_grind_spec_decode(buf, sizeof buf, &back, &err), -1);
+    spec.lanes = 4;
+    spec.out_bytes = TB_GRIND_MAX_OUT_BYTES + 1;
+    tb_grind_spec_encode(&spec, buf);
+    ck_assert_int_eq(tb_grind_spec_decode(buf, sizeof buf, &back, &err), -1);
+    spec.out_bytes = 0;
+    spec.flags = 0x80;
+    tb_grind_spec_encode(&spec, buf);
+    ck_assert_int_eq(tb_grind_spec_decode(buf, sizeof buf, &back, &err), -1);
+    /* The fail flag makes a job fail with its own error. */
+    spec.flags = TB_GRIND_FLAG_FAIL;
+    tb_job_output_t out;
+    ck_assert_int_eq(s_run(&spec, 1, NULL, &out, &err), -1);
+    ck_assert_int_eq(err.code, TB_E_JOB);
+    ck_assert_ptr_null(out.data);
+}
+END_TEST
+
+typedef struct {
+    int calls;
+    double last;
+    int cancel_after;
+} s_progress_t;
+
+static bool s_on_progress(void *user, double fraction, const char *note)
+{
+    s_progress_t *p = user;
+    __atomic_add_fetch(&p->calls, 1, __ATOMIC_SEQ_CST);
+    p->last = fraction;
+    (void)note;
+    return p->cancel_after && p->calls >= p->cancel_after;
+}
+
+START_TEST(test_progress_and_cancel)
+{
+    tb_grind_spec_t spec = s_spec(3, 1 << 18, 0);
+    s_progress_t p = {0};
+    tb_job_ctx_t ctx = {.progress = s_on_progress, .user = &p};
+    tb_job_output_t out;
+    tb_err_t err;
+    ck_assert_int_eq(s_run(&spec, 2, &ctx, &out, &err), 0);
+    ck_assert_int_ge(p.calls, 16 * 4);
+    ck_assert_double_eq(p.last, 1.0);
+    tb_job_output_free(&out);
+    s_progress_t c = {.cancel_after = 3};
+    ctx.user = &c;
+    ck_assert_int_eq(s_run(&spec, 2, &ctx, &out, &err), -1);
+    ck_assert_int_eq(err.code, TB_E_INTERRUPTED);
+    ck_assert_int_lt(c.calls, 16 * 4);
+}
+END_TEST
+
+Suite *job_suite(void)
+{
+    Suite *s = suite_create("job");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_registry);
+    tcase_add_test(tc, test_same_bytes_on_any_thread_count);
+    tcase_add_test(tc, test_trapdoor_matches_the_squarings_and_catches_errors);
+    tcase_add_test(tc, test_spec_decoding_refuses_bad_specs);
+    tcase_add_test(tc, test_progress_and_cancel);
+    suite_add_tcase(s, tc);
+    return s;
+}
