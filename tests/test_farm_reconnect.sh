@@ -20,7 +20,7 @@ ep="tcp://127.0.0.1:$port"
   2>"$T/worker.err" &
 worker=$!
 track $worker
-sleep 1
+sleep 3 # longer than the FAST liveness window (2 s), so the worker has given one attempt up
 kill -0 $worker || fail "the worker gave up while no coordinator was there"
 grep -q 'reconnecting in' "$T/worker.err" || fail "the worker did not retry while alone"
 
