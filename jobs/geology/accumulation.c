@@ -1,0 +1,188 @@
+/* MFD accumulation in Kahn order and D8 accumulation along the stack; see accumulation.h. */
+#include "jobs/geology/accumulation.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+struct tb_accum_t {
+    uint8_t *pending; /* strictly higher solved neighbours not yet processed */
+    int32_t *chase;   /* released cells waiting, depth-first */
+    float *q;         /* A / W of processed cells: area per unit of partition weight */
+};
+
+tb_accum_t *tb_accum_new(size_t cells, tb_err_t *err)
+{
+    tb_accum_t *self = tb_calloc(1, sizeof *self, "accumulation workspace", err);
+    if (!self)
+        return NULL;
+    self->pending = tb_calloc(cells, 1, "accumulation counters", err);
+    self->chase = self->pending ? tb_malloc(cells * sizeof(int32_t), "accumulation queue", err) : NULL;
+    self->q = self->chase ? tb_calloc(cells, sizeof(float), "accumulation partition", err) : NULL;
+    if (!self->q) {
+        tb_accum_destroy(&self);
+        return NULL;
+    }
+    return self;
+}
+
+void tb_accum_destroy(tb_accum_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    free((*self_p)->pending);
+    free((*self_p)->chase);
+    free((*self_p)->q);
+    free(*self_p);
+    *self_p = NULL;
+}
+
+size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast)
+{
+    size_t n = 0;
+    for (int64_t j = 0; j < t->h; j++)
+        for (int64_t i = 0; i < t->w; i++) {
+            size_t c = tb_idx(t->w, i, j);
+            if (node[c] & TB_NODE_SOLVED)
+                continue;
+            for (int k = 0; k < 8; k++) {
+                int64_t nb = tb_topo_nb_checked(t, i, j, k);
+                if (nb >= 0 && (node[nb] & TB_NODE_SOLVED)) {
+                    coast[n++] = (int32_t)c;
+                    break;
+                }
+            }
+        }
+    return n;
+}
+
+/* Quinn's contour length over the distance, in cells: the p = 1 weight is drop * s_cw[k]. */
+static const float s_cw[8] = {0.25f, 0.5f, 0.25f, 0.5f, 0.5f, 0.25f, 0.5f, 0.25f};
+
+typedef struct {
+    float exponent;
+    int linear;       /* exponent == 1: no pow */
+    float inv_dist[8];
+    float contour[8]; /* L_k in cells */
+} s_weights_t;
+
+/* The partition weight of a drop (metres, > 0) towards neighbour direction k. Both ends of a link
+ * evaluate it from the same float drop, so the sender's W and the receiver's pull agree bit for bit. */
+static inline float s_weight(const s_weights_t *wt, float drop, int k)
+{
+    if (wt->linear)
+        return drop * s_cw[k];
+    return powf(drop * wt->inv_dist[k], wt->exponent) * wt->contour[k];
+}
+
+/* Processes solved cell c whose higher neighbours are all done; pushes released lower neighbours. */
+static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
+                            const float *h, const s_weights_t *wt, size_t c, float *area,
+                            size_t *top)
+{
+    const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
+    float hc = h[c], a = (float)t->cell_area_m2, wsum = 0;
+    unsigned lower = 0;
+    for (int k = 0; k < 8; k++) {
+        size_t n = (size_t)((ptrdiff_t)c + off[k]);
+        float hn = h[n];
+        if (hn > hc) {
+            if (node[n] & TB_NODE_SOLVED)
+                a += self->q[n] * s_weight(wt, hn - hc, 7 - k);
+        } else if (hn < hc) {
+            wsum += s_weight(wt, hc - hn, k);
+            lower |= 1u << k;
+        }
+    }
+    area[c] = a;
+    self->q[c] = wsum > 0 ? a / wsum : 0;
+    for (int k = 0; k < 8; k++) {
+        if (!(lower & (1u << k)))
+            continue;
+        size_t n = (size_t)((ptrdiff_t)c + off[k]);
+        if ((node[n] & TB_NODE_SOLVED) && --self->pending[n] == 0)
+            self->chase[(*top)++] = (int32_t)n;
+    }
+    return wsum > 0 ? 0 : 1;
+}
+
+size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
+                         double exponent, const int32_t *coast, size_t ncoast, float *area_m2)
+{
+    s_weights_t wt = {(float)exponent, exponent == 1, {0}, {0}};
+    for (int k = 0; k < 8; k++) {
+        wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
+        wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
+    }
+    /* Release counts: strictly higher solved neighbours. */
+    for (int64_t j = 1; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)t->w;
+        for (int64_t i = 0; i < t->w; i++) {
+            size_t c = row + (size_t)i;
+            if (!(node[c] & TB_NODE_SOLVED))
+                continue;
+            const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
+            float hc = h[c];
+            uint8_t up = 0;
+            for (int k = 0; k < 8; k++) {
+                size_t n = (size_t)((ptrdiff_t)c + off[k]);
+                up += (uint8_t)((node[n] & TB_NODE_SOLVED) && h[n] > hc);
+            }
+            self->pending[c] = up;
+        }
+    }
+    /* Raster scan for the cells with nothing above them, chasing every release depth-first. */
+    size_t stuck = 0;
+    for (int64_t j = 1; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)t->w;
+        for (int64_t i = 0; i < t->w; i++) {
+            size_t c = row + (size_t)i;
+            if (!(node[c] & TB_NODE_SOLVED) || self->pending[c] != 0)
+                continue;
+            size_t top = 0;
+            stuck += (size_t)s_process(self, t, node, h, &wt, c, area_m2, &top);
+            while (top > 0) {
+                size_t d = (size_t)self->chase[--top];
+                stuck += (size_t)s_process(self, t, node, h, &wt, d, area_m2, &top);
+            }
+        }
+    }
+    /* The sea's share, gathered in neighbour order. */
+    for (size_t s = 0; s < ncoast; s++) {
+        size_t f = (size_t)coast[s];
+        int64_t i = (int64_t)(f % (size_t)t->w), j = (int64_t)(f / (size_t)t->w);
+        float hf = h[f], a = 0;
+        for (int k = 0; k < 8; k++) {
+            int64_t n = tb_topo_nb_checked(t, i, j, k);
+            if (n >= 0 && (node[n] & TB_NODE_SOLVED) && h[n] > hf)
+                a += self->q[n] * s_weight(&wt, h[n] - hf, 7 - k);
+        }
+        area_m2[f] = a;
+    }
+    return stuck;
+}
+
+void tb_accum_d8_stack(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
+                       const tb_stack_t *stack, const int32_t *coast, size_t ncoast,
+                       float *area_m2)
+{
+    float cell = (float)t->cell_area_m2;
+    for (size_t s = 0; s < stack->count; s++)
+        area_m2[stack->order[s]] = cell;
+    for (size_t s = stack->count; s-- > 0;) {
+        size_t c = (size_t)stack->order[s];
+        size_t r = tb_topo_nb(t, node[c], c, dir[c]);
+        if (node[r] & TB_NODE_SOLVED)
+            area_m2[r] += area_m2[c];
+    }
+    for (size_t s = 0; s < ncoast; s++) {
+        size_t f = (size_t)coast[s];
+        int64_t i = (int64_t)(f % (size_t)t->w), j = (int64_t)(f / (size_t)t->w);
+        float a = 0;
+        for (int k = 0; k < 8; k++) {
+            int64_t n = tb_topo_nb_checked(t, i, j, k);
+            if (n >= 0 && (node[n] & TB_NODE_SOLVED) && dir[n] == 7 - k)
+                a += area_m2[n];
+        }
+        area_m2[f] = a;
+    }
+}
