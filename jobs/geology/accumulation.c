@@ -4,8 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+#define S_DONE 0xff
+
 struct tb_accum_t {
-    uint8_t *pending; /* strictly higher solved neighbours not yet processed */
+    uint8_t *pending; /* strictly higher solved neighbours not yet processed; S_DONE once done */
     int32_t *chase;   /* released cells waiting, depth-first */
     float *q;         /* A / W of processed cells: area per unit of partition weight */
 };
@@ -95,6 +97,7 @@ static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t 
     }
     area[c] = a;
     self->q[c] = wsum > 0 ? a / wsum : 0;
+    self->pending[c] = S_DONE; /* so the raster scan does not take it again */
     for (int k = 0; k < 8; k++) {
         if (!(lower & (1u << k)))
             continue;

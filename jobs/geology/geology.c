@@ -189,6 +189,15 @@ static int s_prepare(tb_geology_t *g, const float *uplift, const float *k, float
     return 0;
 }
 
+/* Whether some solved height is not finite (only an unstable control can get there). */
+static bool s_diverged(const tb_geology_t *g, const float *h)
+{
+    for (size_t c = 0; c < g->topo.n; c++)
+        if ((g->node[c] & TB_NODE_SOLVED) && !isfinite(h[c]))
+            return true;
+    return false;
+}
+
 /* Steps 1 and 2, fused a row apart: row j+1 is uplifted before row j is routed, so the router
  * always sees uplifted neighbours. Returns the number of pits. */
 static size_t s_uplift_route(tb_geology_t *g, const float *uplift, float *h,
@@ -277,6 +286,11 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
         if (p->mfd_exponent > 0) {
             size_t stuck = tb_accum_mfd_kahn(g->accum, t, g->node, h, p->mfd_exponent, g->coast,
                                              g->ncoast, g->area);
+            if (stuck > 0 && s_diverged(g, h))
+                return tb_err_set(err, TB_E_INVALID,
+                                  "geology: step %lld: heights are no longer finite (the physics "
+                                  "diverged)",
+                                  (long long)step);
             if (stuck > 0)
                 return tb_err_set(err, TB_E_INTERNAL,
                                   "geology: step %lld: %zu cells have no lower neighbour after the "

@@ -8,16 +8,18 @@
 #define S_MAX_LEVEL 10 /* rates up to 1024, the manifest's cap on max_hillslope_substeps */
 #define S_R2_CAP (0.99f * 0.99f)
 
-/* A cell that takes part in more than the first sub-step: its frozen per-firing face weights. */
+/* A cell that takes part in more than the first sub-step: its faces' levels and weights. */
 typedef struct {
     int32_t c;
     uint8_t level;    /* highest face level: the cell is updated at every time of this rate */
     uint8_t face[8];  /* level of each face: max of the two cells' levels */
-    float weight[8];  /* coeff * w_k * M_k * limiter / face rate */
+    float base[8];    /* coeff * w_k * limiter / face rate: the weight is base * M(current drop) */
+    float cap[8];     /* the weight at the start of the step, which the rates were chosen for */
 } s_multi_t;
 
 struct tb_hillslope_t {
-    uint8_t *level; /* log2 of each cell's rate; fixed cells 0 */
+    uint8_t *own;   /* log2 of the rate each cell's own faces need */
+    uint8_t *level; /* log2 of each cell's rate: the highest own level in its 3 x 3; fixed 0 */
     float *limit;   /* 1, or n_c / S_c when the cap cut the rate short */
     float *row[2];  /* event 0 writes through two row buffers (rows j-1 and j) */
     s_multi_t *multi;
@@ -31,7 +33,8 @@ tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
     tb_hillslope_t *self = tb_calloc(1, sizeof *self, "hillslope workspace", err);
     if (!self)
         return NULL;
-    self->level = tb_calloc(cells, 1, "hillslope levels", err);
+    self->own = tb_calloc(cells, 1, "hillslope levels", err);
+    self->level = self->own ? tb_calloc(cells, 1, "hillslope levels", err) : NULL;
     self->limit = self->level ? tb_malloc(cells * sizeof(float), "hillslope limiters", err) : NULL;
     self->row[0] = self->limit ? tb_malloc((size_t)w * sizeof(float), "hillslope row", err) : NULL;
     self->row[1] = self->row[0] ? tb_malloc((size_t)w * sizeof(float), "hillslope row", err) : NULL;
@@ -47,6 +50,7 @@ void tb_hillslope_destroy(tb_hillslope_t **self_p)
     if (!self_p || !*self_p)
         return;
     tb_hillslope_t *self = *self_p;
+    free(self->own);
     free(self->level);
     free(self->limit);
     free(self->row[0]);
@@ -93,16 +97,20 @@ static inline float s_m(const s_consts_t *k8, float d, int k)
     return 1.0f / (1.0f - (r2 < S_R2_CAP ? r2 : S_R2_CAP));
 }
 
-/* Pass A: each solved cell's need S_c = sum coeff w_k M_k, its level and limiter. Returns the
- * highest level. */
+/* Pass A: each solved cell's need S_c = sum coeff w_k M_k and the level it alone would take; then
+ * the level used is the highest in the cell's solved 3 x 3 (a dilation, see hillslope.h), and the
+ * limiter scales the faces down where even the capped rate falls short. Returns the highest level. */
 static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                     const s_consts_t *k8, tb_hillslope_bound_t bound)
 {
     int top = 0;
     for (size_t c = 0; c < t->n; c++) {
         self->level[c] = 0;
+        self->own[c] = 0;
         self->limit[c] = 1;
     }
+    if (bound == TB_HILLSLOPE_BOUND_ONE)
+        return 0;
     for (int64_t j = 1; j < t->h - 1; j++) {
         size_t row = (size_t)j * (size_t)t->w;
         for (int64_t i = 0; i < t->w; i++) {
@@ -113,29 +121,31 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
             float hc = h[c], need = 0;
             for (int k = 0; k < 8; k++)
                 need += k8->cw[k] * s_m(k8, h[(ptrdiff_t)c + off[k]] - hc, k);
-            if (bound == TB_HILLSLOPE_BOUND_ONE)
-                continue;
             int lv = 0;
             float rate = 1;
             while (rate < need && lv < k8->cap_level) {
                 rate *= 2;
                 lv++;
             }
-            self->level[c] = (uint8_t)lv;
-            /* The box bound needs S_c again below; keep it in the limiter slot until then. */
-            self->limit[c] = bound == TB_HILLSLOPE_BOUND_BOX ? need : (need > rate ? rate / need : 1);
-            if (lv > top)
-                top = lv;
+            self->own[c] = (uint8_t)lv;
+            self->limit[c] = need; /* S_c, until the level is known */
+            top = lv > top ? lv : top;
         }
     }
-    if (bound == TB_HILLSLOPE_BOUND_BOX) {
-        float rate = (float)(1 << top);
-        for (size_t c = 0; c < t->n; c++)
-            if (node[c] & TB_NODE_SOLVED) {
-                float need = self->limit[c];
-                self->level[c] = (uint8_t)top;
-                self->limit[c] = need > rate ? rate / need : 1;
+    for (size_t c = 0; c < t->n; c++) {
+        if (!(node[c] & TB_NODE_SOLVED))
+            continue;
+        uint8_t lv = (uint8_t)top;
+        if (bound == TB_HILLSLOPE_BOUND_CELL) {
+            lv = self->own[c];
+            for (int k = 0; k < 8; k++) {
+                uint8_t o = self->own[tb_topo_nb(t, node[c], c, k)];
+                lv = o > lv ? o : lv;
             }
+        }
+        float rate = (float)(1 << lv), need = self->limit[c];
+        self->level[c] = lv;
+        self->limit[c] = need > rate ? rate / need : 1;
     }
     return top;
 }
@@ -161,16 +171,17 @@ static int s_first(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node
             }
             const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
             uint8_t lc = self->level[c], top = lc, face[8];
-            float lim = self->limit[c], sum = 0, weight[8];
+            float lim = self->limit[c], sum = 0, base[8], cap[8];
             for (int k = 0; k < 8; k++) {
                 size_t n = (size_t)((ptrdiff_t)c + off[k]);
                 float d = h[n] - hc;
                 uint8_t ln = self->level[n], lf = ln > lc ? ln : lc;
                 float ll = self->limit[n] < lim ? self->limit[n] : lim;
-                float wk = k8->cw[k] * s_m(k8, d, k) * ll * inv_rate[lf];
+                float bk = k8->cw[k] * ll * inv_rate[lf], wk = bk * s_m(k8, d, k);
                 sum += wk * d;
                 face[k] = lf;
-                weight[k] = wk;
+                base[k] = bk;
+                cap[k] = wk;
                 if (ln > top)
                     top = ln;
             }
@@ -182,7 +193,8 @@ static int s_first(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node
                 m->c = (int32_t)c;
                 m->level = top;
                 memcpy(m->face, face, sizeof face);
-                memcpy(m->weight, weight, sizeof weight);
+                memcpy(m->base, base, sizeof base);
+                memcpy(m->cap, cap, sizeof cap);
             }
         }
         if (j > 1)
@@ -247,8 +259,12 @@ int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, con
             const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
             float hc = h[c], sum = 0;
             for (int k = 0; k < 8; k++)
-                if (m->face[k] >= lr)
-                    sum += m->weight[k] * (h[(ptrdiff_t)c + off[k]] - hc);
+                if (m->face[k] >= lr) {
+                    /* M from the drop now, so a face that has relaxed stops pulling; never above
+                     * the start's weight, so every firing stays a convex combination. */
+                    float d = h[(ptrdiff_t)c + off[k]] - hc, wk = m->base[k] * s_m(&k8, d, k);
+                    sum += (wk < m->cap[k] ? wk : m->cap[k]) * d;
+                }
             self->next[a] = hc + sum;
         }
         for (size_t a = 0; a < active; a++)
