@@ -93,12 +93,12 @@ static int s_run(const s_opts_t *o, double mfd_exponent, const char *label)
     float top = 0;
     for (size_t c = 0; c < cells; c++)
         top = h[c] > top ? h[c] : top;
-    printf("%-14s pit steps %lld/%lld, %.1f pits/step, %.2f lake rounds/step, %lld fallbacks, "
+    printf("%-14s pit steps %lld/%lld, %.1f pits/step, %.1f lakes/step, %lld fallbacks, "
            "flooded %.0f cells/step,\n%-14s hillslope %.2f updates/cell-step "
            "(max rate %d), clamp %.4f moves/cell-step, max height %.1f m\n",
            "", (long long)(b.pit_steps - a.pit_steps), (long long)(b.steps - a.steps),
            (double)(b.pits - a.pits) / (double)(b.steps - a.steps),
-           (double)(b.sink_rounds - a.sink_rounds) / (double)(b.steps - a.steps),
+           (double)(b.sink_lakes - a.sink_lakes) / (double)(b.steps - a.steps),
            (long long)(b.sink_fallbacks - a.sink_fallbacks),
            (double)(b.closed_cells - a.closed_cells) / (double)(b.steps - a.steps), "",
            (double)(b.hillslope_updates - a.hillslope_updates) / cs, b.hillslope_max_rate,

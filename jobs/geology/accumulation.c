@@ -4,12 +4,14 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define S_DONE 0xff
+#define S_DONE 0xff        /* processed, partition by exponent */
+#define S_DONE_LINEAR 0xfe /* processed, every exponent weight underflowed: partition by drop */
 
 struct tb_accum_t {
-    uint8_t *pending; /* strictly higher solved neighbours not yet processed; S_DONE once done */
+    uint8_t *pending; /* strictly higher solved neighbours not yet processed; S_DONE* once done */
     int32_t *chase;   /* released cells waiting, depth-first */
-    float *q;         /* A / W of processed cells: area per unit of partition weight */
+    double *q;        /* A / W of processed cells: area per unit of partition weight. Double: a
+                       * cell an ulp above the sea has W of a denormal and A / W of 1e46 */
 };
 
 tb_accum_t *tb_accum_new(size_t cells, tb_err_t *err)
@@ -19,7 +21,7 @@ tb_accum_t *tb_accum_new(size_t cells, tb_err_t *err)
         return NULL;
     self->pending = tb_calloc(cells, 1, "accumulation counters", err);
     self->chase = self->pending ? tb_malloc(cells * sizeof(int32_t), "accumulation queue", err) : NULL;
-    self->q = self->chase ? tb_calloc(cells, sizeof(float), "accumulation partition", err) : NULL;
+    self->q = self->chase ? tb_calloc(cells, sizeof(double), "accumulation partition", err) : NULL;
     if (!self->q) {
         tb_accum_destroy(&self);
         return NULL;
@@ -58,46 +60,57 @@ size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast)
 }
 
 /* Quinn's contour length over the distance, in cells: the p = 1 weight is drop * s_cw[k]. */
-static const float s_cw[8] = {0.25f, 0.5f, 0.25f, 0.5f, 0.5f, 0.25f, 0.5f, 0.25f};
+static const double s_cw[8] = {0.25, 0.5, 0.25, 0.5, 0.5, 0.25, 0.5, 0.25};
 
 typedef struct {
-    float exponent;
-    int linear;       /* exponent == 1: no pow */
-    float inv_dist[8];
-    float contour[8]; /* L_k in cells */
+    double exponent;
+    int linear;        /* exponent == 1: no pow */
+    double inv_dist[8];
+    double contour[8]; /* L_k in cells */
 } s_weights_t;
 
-/* The partition weight of a drop (metres, > 0) towards neighbour direction k. Both ends of a link
- * evaluate it from the same float drop, so the sender's W and the receiver's pull agree bit for bit. */
-static inline float s_weight(const s_weights_t *wt, float drop, int k)
+/* The partition weight of a drop (metres, > 0) towards neighbour direction k. Computed in double
+ * from the float drop (exact in double), so it never underflows for p = 1, and both ends of a link
+ * get the same bits: the sender's W and the receiver's pull agree. mode S_DONE_LINEAR is the
+ * fallback for exponents so high that every weight of a cell underflowed. */
+static inline double s_weight(const s_weights_t *wt, float drop, int k, uint8_t mode)
 {
-    if (wt->linear)
-        return drop * s_cw[k];
-    return powf(drop * wt->inv_dist[k], wt->exponent) * wt->contour[k];
+    if (wt->linear || mode == S_DONE_LINEAR)
+        return (double)drop * s_cw[k];
+    return pow((double)drop * wt->inv_dist[k], wt->exponent) * wt->contour[k];
 }
 
-/* Processes solved cell c whose higher neighbours are all done; pushes released lower neighbours. */
+/* Processes solved cell c whose higher neighbours are all done; pushes released lower neighbours.
+ * Returns 1 when c had nowhere to send its area. */
 static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
                             const float *h, const s_weights_t *wt, size_t c, float *area,
                             size_t *top)
 {
     const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
-    float hc = h[c], a = (float)t->cell_area_m2, wsum = 0;
+    float hc = h[c];
+    double a = t->cell_area_m2, wsum = 0;
     unsigned lower = 0;
     for (int k = 0; k < 8; k++) {
         size_t n = (size_t)((ptrdiff_t)c + off[k]);
         float hn = h[n];
         if (hn > hc) {
             if (node[n] & TB_NODE_SOLVED)
-                a += self->q[n] * s_weight(wt, hn - hc, 7 - k);
+                a += self->q[n] * s_weight(wt, hn - hc, 7 - k, self->pending[n]);
         } else if (hn < hc) {
-            wsum += s_weight(wt, hc - hn, k);
+            wsum += s_weight(wt, hc - hn, k, S_DONE);
             lower |= 1u << k;
         }
     }
-    area[c] = a;
+    uint8_t mode = S_DONE;
+    if (!(wsum > 0) && lower) {
+        mode = S_DONE_LINEAR;
+        for (int k = 0; k < 8; k++)
+            if (lower & (1u << k))
+                wsum += s_weight(wt, hc - h[(ptrdiff_t)c + off[k]], k, mode);
+    }
+    area[c] = (float)a;
     self->q[c] = wsum > 0 ? a / wsum : 0;
-    self->pending[c] = S_DONE; /* so the raster scan does not take it again */
+    self->pending[c] = mode; /* done, and how it split: the raster scan skips it */
     for (int k = 0; k < 8; k++) {
         if (!(lower & (1u << k)))
             continue;
@@ -111,10 +124,10 @@ static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t 
 size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                          double exponent, const int32_t *coast, size_t ncoast, float *area_m2)
 {
-    s_weights_t wt = {(float)exponent, exponent == 1, {0}, {0}};
+    s_weights_t wt = {exponent, exponent == 1, {0}, {0}};
     for (int k = 0; k < 8; k++) {
-        wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
-        wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
+        wt.inv_dist[k] = 1 / tb_nb_dist[k];
+        wt.contour[k] = tb_nb_is_diagonal(k) ? sqrt(2.0) / 4 : 0.5;
     }
     /* Release counts: strictly higher solved neighbours. */
     for (int64_t j = 1; j < t->h - 1; j++) {
@@ -153,13 +166,14 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
     for (size_t s = 0; s < ncoast; s++) {
         size_t f = (size_t)coast[s];
         int64_t i = (int64_t)(f % (size_t)t->w), j = (int64_t)(f / (size_t)t->w);
-        float hf = h[f], a = 0;
+        float hf = h[f];
+        double a = 0;
         for (int k = 0; k < 8; k++) {
             int64_t n = tb_topo_nb_checked(t, i, j, k);
             if (n >= 0 && (node[n] & TB_NODE_SOLVED) && h[n] > hf)
-                a += self->q[n] * s_weight(&wt, h[n] - hf, 7 - k);
+                a += self->q[n] * s_weight(&wt, h[n] - hf, 7 - k, self->pending[n]);
         }
-        area_m2[f] = a;
+        area_m2[f] = (float)a;
     }
     return stuck;
 }

@@ -189,20 +189,13 @@ static int s_prepare(tb_geology_t *g, const float *uplift, const float *k, float
     return 0;
 }
 
-/* Whether some solved height is not finite (only an unstable control can get there). */
-static bool s_diverged(const tb_geology_t *g, const float *h)
-{
-    for (size_t c = 0; c < g->topo.n; c++)
-        if ((g->node[c] & TB_NODE_SOLVED) && !isfinite(h[c]))
-            return true;
-    return false;
-}
-
 /* Steps 1 and 2, fused a row apart: row j+1 is uplifted before row j is routed, so the router
- * always sees uplifted neighbours. Returns the number of pits. */
+ * always sees uplifted neighbours. Returns the number of pits; *finite is cleared when a height is
+ * no longer a finite number (only an unstable control can get there). */
 static size_t s_uplift_route(tb_geology_t *g, const float *uplift, float *h,
-                             const tb_router_jitter_t *jit)
+                             const tb_router_jitter_t *jit, bool *finite)
 {
+    int bad = 0;
     const tb_topo_t *t = &g->topo;
     float dt = (float)g->params.dt_yr;
     size_t npits = 0, w = (size_t)t->w, last = (size_t)(t->h - 1) * w;
@@ -214,12 +207,15 @@ static size_t s_uplift_route(tb_geology_t *g, const float *uplift, float *h,
         if (j < t->h - 1) {
             size_t row = (size_t)j * w;
             for (size_t i = 0; i < w; i++)
-                if (g->node[row + i] & TB_NODE_SOLVED)
+                if (g->node[row + i] & TB_NODE_SOLVED) {
                     h[row + i] += uplift[row + i] * dt;
+                    bad |= !isfinite(h[row + i]);
+                }
         }
         if (j >= 2)
             tb_receivers_d8_row(t, g->node, h, jit, j - 1, g->dir, g->pits, &npits);
     }
+    *finite = !bad;
     return npits;
 }
 
@@ -266,7 +262,13 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
         tb_router_jitter_t jit = {tb_hash_key(g->seed, TB_SALT_ROUTER_JITTER, step),
                                   g->opt.router_jitter};
         double t0 = s_now();
-        size_t npits = s_uplift_route(g, uplift_m_yr, h, &jit);
+        bool finite;
+        size_t npits = s_uplift_route(g, uplift_m_yr, h, &jit, &finite);
+        if (!finite)
+            return tb_err_set(err, TB_E_INVALID,
+                              "geology: step %lld: heights are no longer finite (the physics "
+                              "diverged)",
+                              (long long)step);
         double t1 = s_now();
         if (npits > 0) {
             int64_t closed = tb_sinks_fill_priority_flood(g->sinks, t, g->node, h, g->dir, g->pits,
@@ -286,11 +288,6 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
         if (p->mfd_exponent > 0) {
             size_t stuck = tb_accum_mfd_kahn(g->accum, t, g->node, h, p->mfd_exponent, g->coast,
                                              g->ncoast, g->area);
-            if (stuck > 0 && s_diverged(g, h))
-                return tb_err_set(err, TB_E_INVALID,
-                                  "geology: step %lld: heights are no longer finite (the physics "
-                                  "diverged)",
-                                  (long long)step);
             if (stuck > 0)
                 return tb_err_set(err, TB_E_INTERNAL,
                                   "geology: step %lld: %zu cells have no lower neighbour after the "
@@ -349,6 +346,6 @@ void tb_geology_phase_times(const tb_geology_t *g, tb_geology_phases_t *out)
 {
     *out = g->phases;
     const tb_sinks_stats_t *ss = tb_sinks_stats(g->sinks);
-    out->sink_rounds = ss->rounds;
+    out->sink_lakes = ss->lakes;
     out->sink_fallbacks = ss->fallbacks;
 }

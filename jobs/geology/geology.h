@@ -49,7 +49,7 @@ typedef struct {
     int64_t pit_steps;          /* steps that found at least one pit */
     int64_t pits;               /* pits found by the router, summed over steps */
     int64_t closed_cells;       /* cells flooded, summed over steps */
-    int64_t sink_rounds;        /* lake-growth rounds, summed over steps */
+    int64_t sink_lakes;         /* lakes grown, summed over steps */
     int64_t sink_fallbacks;     /* steps whose pits ended in the closed-basin flood */
     int64_t hillslope_updates;  /* hillslope cell updates, summed over sub-steps and steps */
     int64_t clamp_moves;        /* cells lowered by the clamp */

@@ -1,4 +1,16 @@
-/* Nonlinear hillslope diffusion with per-cell power-of-two sub-step rates; see hillslope.h. */
+/* Nonlinear hillslope diffusion with per-cell power-of-two sub-step rates; see hillslope.h.
+ *
+ * Layout: faces are stored once, by the cell below/left of them: each cell owns its four "forward"
+ * faces E, NW, N, NE (tb_nb 4..7); its backward faces W, SE, S, SW (3..0) are the forward faces of
+ * those neighbours (slot 7 - k). A step is:
+ *   A. M at the step's start for every forward face (one division per face);
+ *   B. each cell's need S_c = sum over its eight faces of coeff w_k M_k, and its own level;
+ *   C. the level used (highest own level in the 3 x 3) and the limiter;
+ *   then the firing times, each a Jacobi update: dense row passes while most cells take part (the
+ *   first time, and the half-way time when most cells run at rate 2), a list of cells otherwise.
+ * A face's flux is computed once per firing and applied to both cells; each cell adds its eight
+ * faces in neighbour order, so the sum is the same float in every box and processing order.
+ */
 #include "jobs/geology/hillslope.h"
 
 #include <math.h>
@@ -8,37 +20,45 @@
 #define S_MAX_LEVEL 10 /* rates up to 1024, the manifest's cap on max_hillslope_substeps */
 #define S_R2_CAP (0.99f * 0.99f)
 
-/* A cell that takes part in more than the first sub-step: its faces' levels and weights. */
-typedef struct {
-    int32_t c;
-    uint8_t level;    /* highest face level: the cell is updated at every time of this rate */
-    uint8_t face[8];  /* level of each face: max of the two cells' levels */
-    float base[8];    /* coeff * w_k * limiter / face rate: the weight is base * M(current drop) */
-    float cap[8];     /* the weight at the start of the step, which the rates were chosen for */
-} s_multi_t;
+static const float s_inv_rate[S_MAX_LEVEL + 1] = {
+    1.f, 0.5f, 0.25f, 0.125f, 0.0625f, 0.03125f, 0.015625f, 0.0078125f, 0.00390625f,
+    0.001953125f, 0.0009765625f};
 
 struct tb_hillslope_t {
+    size_t cells;
+    int64_t w;
     uint8_t *own;   /* log2 of the rate each cell's own faces need */
     uint8_t *level; /* log2 of each cell's rate: the highest own level in its 3 x 3; fixed 0 */
-    float *limit;   /* 1, or n_c / S_c when the cap cut the rate short */
-    float *row[2];  /* event 0 writes through two row buffers (rows j-1 and j) */
-    s_multi_t *multi;
-    int32_t *order; /* multi sorted by level, highest first */
-    float *next;    /* Jacobi buffer for the later events */
-    size_t cap;
+    uint8_t *touch; /* highest level of any face of the cell (its level and its neighbours') */
+    float *limit;   /* 1, or rate / S_c where even the capped rate falls short */
+    float *m0[4];   /* M of the forward faces (E, NW, N, NE) at the start of the step */
+    float *flux[2][4]; /* row buffers of forward-face fluxes for the dense passes */
+    int32_t *list;  /* cells with a face above level 1, highest touch first */
+    float *next;    /* Jacobi buffer of the sparse passes */
 };
+
+/* Forward slot of direction k (4..7 -> 0..3). */
+static inline int s_slot(int k) { return k - 4; }
 
 tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
 {
     tb_hillslope_t *self = tb_calloc(1, sizeof *self, "hillslope workspace", err);
     if (!self)
         return NULL;
-    self->own = tb_calloc(cells, 1, "hillslope levels", err);
-    self->level = self->own ? tb_calloc(cells, 1, "hillslope levels", err) : NULL;
-    self->limit = self->level ? tb_malloc(cells * sizeof(float), "hillslope limiters", err) : NULL;
-    self->row[0] = self->limit ? tb_malloc((size_t)w * sizeof(float), "hillslope row", err) : NULL;
-    self->row[1] = self->row[0] ? tb_malloc((size_t)w * sizeof(float), "hillslope row", err) : NULL;
-    if (!self->row[1]) {
+    self->cells = cells;
+    self->w = w;
+    int ok = (self->own = tb_calloc(cells, 1, "hillslope levels", err)) &&
+             (self->level = tb_calloc(cells, 1, "hillslope levels", err)) &&
+             (self->touch = tb_calloc(cells, 1, "hillslope levels", err)) &&
+             (self->limit = tb_malloc(cells * sizeof(float), "hillslope limiters", err)) &&
+             (self->list = tb_malloc(cells * sizeof(int32_t), "hillslope list", err)) &&
+             (self->next = tb_malloc(cells * sizeof(float), "hillslope buffer", err));
+    for (int f = 0; ok && f < 4; f++) {
+        ok = (self->m0[f] = tb_calloc(cells, sizeof(float), "hillslope faces", err)) &&
+             (self->flux[0][f] = tb_calloc((size_t)w, sizeof(float), "hillslope row", err)) &&
+             (self->flux[1][f] = tb_calloc((size_t)w, sizeof(float), "hillslope row", err));
+    }
+    if (!ok) {
         tb_hillslope_destroy(&self);
         return NULL;
     }
@@ -52,36 +72,17 @@ void tb_hillslope_destroy(tb_hillslope_t **self_p)
     tb_hillslope_t *self = *self_p;
     free(self->own);
     free(self->level);
+    free(self->touch);
     free(self->limit);
-    free(self->row[0]);
-    free(self->row[1]);
-    free(self->multi);
-    free(self->order);
+    free(self->list);
     free(self->next);
+    for (int f = 0; f < 4; f++) {
+        free(self->m0[f]);
+        free(self->flux[0][f]);
+        free(self->flux[1][f]);
+    }
     free(self);
     *self_p = NULL;
-}
-
-static int s_reserve(tb_hillslope_t *self, size_t need, tb_err_t *err)
-{
-    if (need <= self->cap)
-        return 0;
-    size_t cap = self->cap ? self->cap : 4096;
-    while (cap < need)
-        cap *= 2;
-    s_multi_t *m = realloc(self->multi, cap * sizeof *m);
-    if (m)
-        self->multi = m;
-    int32_t *o = m ? realloc(self->order, cap * sizeof *o) : NULL;
-    if (o)
-        self->order = o;
-    float *n = o ? realloc(self->next, cap * sizeof *n) : NULL;
-    if (!n)
-        return tb_err_set(err, TB_E_NOMEM, "hillslope: cannot grow the multi-rate list to %zu cells",
-                          cap);
-    self->next = n;
-    self->cap = cap;
-    return 0;
 }
 
 typedef struct {
@@ -90,47 +91,89 @@ typedef struct {
     int cap_level;
 } s_consts_t;
 
-/* M_k of a drop: 1 / (1 - r^2), r capped. Both cells of a face compute it from the same |drop|. */
-static inline float s_m(const s_consts_t *k8, float d, int k)
+/* M of a drop d across a face of direction k: 1 / (1 - r^2), r capped. */
+static inline float s_m(const s_consts_t *q, float d, int k)
 {
-    float r2 = d * d * k8->inv_crit2[k];
-    return 1.0f / (1.0f - (r2 < S_R2_CAP ? r2 : S_R2_CAP));
+    float r2 = d * d * q->inv_crit2[k];
+    r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
+    return 1.0f / (1.0f - r2);
 }
 
-/* Pass A: each solved cell's need S_c = sum coeff w_k M_k and the level it alone would take; then
- * the level used is the highest in the cell's solved 3 x 3 (a dilation, see hillslope.h), and the
- * limiter scales the faces down where even the capped rate falls short. Returns the highest level. */
-static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
-                    const s_consts_t *k8, tb_hillslope_bound_t bound)
+/* The offsets of a row's cells: interior columns use row 0 of noff; a wrapping box's first and
+ * last columns their own rows. */
+static inline const ptrdiff_t *s_off(const tb_topo_t *t, int64_t i)
 {
-    int top = 0;
-    for (size_t c = 0; c < t->n; c++) {
-        self->level[c] = 0;
-        self->own[c] = 0;
-        self->limit[c] = 1;
+    int e = 0;
+    if (t->wraps && i == 0)
+        e = 1;
+    else if (t->wraps && i == t->w - 1)
+        e = 2;
+    return t->noff[e];
+}
+
+/* A. M of the forward faces of rows 0..h-2 at the start of the step. Faces whose far end lies
+ * outside the box (the ring's outer side) are never read. */
+static void s_faces(tb_hillslope_t *self, const tb_topo_t *t, const float *h, const s_consts_t *q)
+{
+    int64_t w = t->w;
+    for (int64_t j = 0; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        for (int f = 0; f < 4; f++) {
+            int k = f + 4;
+            float *out = self->m0[f] + row;
+            const float *hr = h + row;
+            int64_t lo = 1, hi = w - 1; /* the inner columns: one offset, so it vectorises */
+            ptrdiff_t o = t->noff[0][k];
+            for (int64_t i = lo; i < hi; i++)
+                out[i] = s_m(q, hr[i + o] - hr[i], k);
+            for (int64_t i = 0; i < w; i += w - 1) { /* the two edge columns */
+                int64_t ni = i + tb_nb_dx[k];
+                if (!t->wraps && (ni < 0 || ni >= w)) {
+                    out[i] = 1;
+                    continue;
+                }
+                out[i] = s_m(q, h[(ptrdiff_t)(row + (size_t)i) + s_off(t, i)[k]] - hr[i], k);
+            }
+        }
     }
+}
+
+/* M at the start for the face of cell c towards k (forward: own slot; backward: the neighbour's). */
+static inline float s_m0(const tb_hillslope_t *self, const tb_topo_t *t, uint8_t node_c, size_t c,
+                         int k)
+{
+    if (k >= 4)
+        return self->m0[s_slot(k)][c];
+    return self->m0[s_slot(7 - k)][tb_topo_nb(t, node_c, c, k)];
+}
+
+/* B and C: need, own level, level used, limiter, touch. Returns the highest touch level. */
+static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                    const s_consts_t *q, tb_hillslope_bound_t bound)
+{
+    memset(self->own, 0, t->n);
+    memset(self->level, 0, t->n);
+    memset(self->touch, 0, t->n);
+    for (size_t c = 0; c < t->n; c++)
+        self->limit[c] = 1;
     if (bound == TB_HILLSLOPE_BOUND_ONE)
         return 0;
-    for (int64_t j = 1; j < t->h - 1; j++) {
-        size_t row = (size_t)j * (size_t)t->w;
-        for (int64_t i = 0; i < t->w; i++) {
-            size_t c = row + (size_t)i;
-            if (!(node[c] & TB_NODE_SOLVED))
-                continue;
-            const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
-            float hc = h[c], need = 0;
-            for (int k = 0; k < 8; k++)
-                need += k8->cw[k] * s_m(k8, h[(ptrdiff_t)c + off[k]] - hc, k);
-            int lv = 0;
-            float rate = 1;
-            while (rate < need && lv < k8->cap_level) {
-                rate *= 2;
-                lv++;
-            }
-            self->own[c] = (uint8_t)lv;
-            self->limit[c] = need; /* S_c, until the level is known */
-            top = lv > top ? lv : top;
+    int top = 0;
+    for (size_t c = 0; c < t->n; c++) {
+        if (!(node[c] & TB_NODE_SOLVED))
+            continue;
+        float need = 0;
+        for (int k = 0; k < 8; k++)
+            need += q->cw[k] * s_m0(self, t, node[c], c, k);
+        int lv = 0;
+        float rate = 1;
+        while (rate < need && lv < q->cap_level) {
+            rate *= 2;
+            lv++;
         }
+        self->own[c] = (uint8_t)lv;
+        self->limit[c] = need; /* S_c, until the level is known */
+        top = lv > top ? lv : top;
     }
     for (size_t c = 0; c < t->n; c++) {
         if (!(node[c] & TB_NODE_SOLVED))
@@ -147,129 +190,158 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
         self->level[c] = lv;
         self->limit[c] = need > rate ? rate / need : 1;
     }
-    return top;
+    int most = 0;
+    for (size_t c = 0; c < t->n; c++) {
+        if (!(node[c] & TB_NODE_SOLVED))
+            continue;
+        uint8_t lv = self->level[c];
+        for (int k = 0; k < 8; k++) {
+            uint8_t o = self->level[tb_topo_nb(t, node[c], c, k)];
+            lv = o > lv ? o : lv;
+        }
+        self->touch[c] = lv;
+        most = lv > most ? lv : most;
+    }
+    return most;
 }
 
-/* Event 0: every face fires once with 1/n_f of its weight; rows go through two buffers so the
- * update is Jacobi in place. Cells with a face above level 0 are listed with their weights. */
-static int s_first(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
-                   const s_consts_t *k8, size_t *nmulti, tb_err_t *err)
+/* The weight of the face between c and n (direction k from c) at a firing: its share of the
+ * step, times M of the drop now, but never above the weight at the start of the step, which is
+ * what the rates were chosen for - so every firing is a convex combination at every cell. */
+static inline float s_weight(const tb_hillslope_t *self, const s_consts_t *q, size_t c, size_t n,
+                             int k, float m_start, float d, int first)
 {
-    static const float inv_rate[S_MAX_LEVEL + 1] = {1.f,        0.5f,        0.25f,      0.125f,
-                                                    0.0625f,    0.03125f,    0.015625f,  0.0078125f,
-                                                    0.00390625f, 0.001953125f, 0.0009765625f};
-    size_t w = (size_t)t->w, count = 0;
-    for (int64_t j = 1; j < t->h - 1; j++) {
-        size_t row = (size_t)j * w;
-        float *out = self->row[j & 1];
-        for (int64_t i = 0; i < t->w; i++) {
+    uint8_t lf = self->level[c] > self->level[n] ? self->level[c] : self->level[n];
+    float lim = self->limit[c] < self->limit[n] ? self->limit[c] : self->limit[n];
+    float base = q->cw[k] * lim * s_inv_rate[lf];
+    if (first)
+        return base * m_start;
+    float now = s_m(q, d, k);
+    return base * (now < m_start ? now : m_start);
+}
+
+/* A dense Jacobi pass over the whole box for the firing whose level threshold is lr (0: the first
+ * firing, every face). Row-lagged: the fluxes of row j read rows j and j+1 before row j moves. */
+static void s_dense(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
+                    const s_consts_t *q, int lr)
+{
+    int64_t w = t->w;
+    int first = lr == 0;
+    for (int64_t j = 0; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        float **fx = self->flux[j & 1], **below = self->flux[(j - 1) & 1];
+        for (int64_t i = 0; i < w; i++) {
             size_t c = row + (size_t)i;
-            float hc = h[c];
-            if (!(node[c] & TB_NODE_SOLVED)) {
-                out[i] = hc;
-                continue;
-            }
-            const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
-            uint8_t lc = self->level[c], top = lc, face[8];
-            float lim = self->limit[c], sum = 0, base[8], cap[8];
-            for (int k = 0; k < 8; k++) {
+            const ptrdiff_t *off = s_off(t, i);
+            for (int f = 0; f < 4; f++) {
+                int k = f + 4;
+                int64_t ni = i + tb_nb_dx[k];
+                fx[f][i] = 0;
+                if (!t->wraps && (ni < 0 || ni >= w))
+                    continue;
                 size_t n = (size_t)((ptrdiff_t)c + off[k]);
-                float d = h[n] - hc;
-                uint8_t ln = self->level[n], lf = ln > lc ? ln : lc;
-                float ll = self->limit[n] < lim ? self->limit[n] : lim;
-                float bk = k8->cw[k] * ll * inv_rate[lf], wk = bk * s_m(k8, d, k);
-                sum += wk * d;
-                face[k] = lf;
-                base[k] = bk;
-                cap[k] = wk;
-                if (ln > top)
-                    top = ln;
-            }
-            out[i] = hc + sum;
-            if (top > 0) {
-                if (s_reserve(self, count + 1, err) != 0)
-                    return -1;
-                s_multi_t *m = &self->multi[count++];
-                m->c = (int32_t)c;
-                m->level = top;
-                memcpy(m->face, face, sizeof face);
-                memcpy(m->base, base, sizeof base);
-                memcpy(m->cap, cap, sizeof cap);
+                if (!((node[c] | node[n]) & TB_NODE_SOLVED))
+                    continue;
+                uint8_t lf = self->level[c] > self->level[n] ? self->level[c] : self->level[n];
+                if (lf < lr)
+                    continue;
+                float d = h[n] - h[c];
+                fx[f][i] = s_weight(self, q, c, n, k, self->m0[f][c], d, first) * d;
             }
         }
-        if (j > 1)
-            memcpy(h + row - w, self->row[(j - 1) & 1], w * sizeof(float));
+        if (j == 0)
+            continue;
+        /* Row j: forward faces from fx, backward ones from row j-1's (below) and from the west
+         * neighbour's E face, in neighbour order 0..7. */
+        for (int64_t i = 0; i < w; i++) {
+            size_t c = row + (size_t)i;
+            if (!(node[c] & TB_NODE_SOLVED))
+                continue;
+            int64_t iw = i == 0 ? w - 1 : i - 1, ie = i == w - 1 ? 0 : i + 1;
+            float sum = 0;
+            sum -= below[3][ie]; /* 0 SW: the NE face of the SW neighbour (column i-1) */
+            sum -= below[2][i];  /* 1 S */
+            sum -= below[1][iw]; /* 2 SE: the NW face of the SE neighbour (column i+1) */
+            sum -= fx[0][iw];    /* 3 W: the E face of the W neighbour */
+            sum += fx[0][i];     /* 4 E */
+            sum += fx[1][i];     /* 5 NW */
+            sum += fx[2][i];     /* 6 N */
+            sum += fx[3][i];     /* 7 NE */
+            h[c] += sum;
+        }
     }
-    size_t last = (size_t)(t->h - 2) * w;
-    memcpy(h + last, self->row[(t->h - 2) & 1], w * sizeof(float));
-    *nmulti = count;
-    return 0;
+}
+
+/* A sparse Jacobi pass over the listed cells whose touch reaches lr. */
+static void s_sparse(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
+                     const s_consts_t *q, int lr, size_t active)
+{
+    for (size_t a = 0; a < active; a++) {
+        size_t c = (size_t)self->list[a];
+        float hc = h[c], sum = 0;
+        for (int k = 0; k < 8; k++) {
+            size_t n = tb_topo_nb(t, node[c], c, k);
+            uint8_t lf = self->level[c] > self->level[n] ? self->level[c] : self->level[n];
+            if (lf < lr)
+                continue;
+            float d = h[n] - hc;
+            sum += s_weight(self, q, c, n, k, s_m0(self, t, node[c], c, k), d, 0) * d;
+        }
+        self->next[a] = hc + sum;
+    }
+    for (size_t a = 0; a < active; a++)
+        h[self->list[a]] = self->next[a];
 }
 
 int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
                                    const tb_hillslope_params_t *p, float *h,
                                    tb_hillslope_stats_t *stats, tb_err_t *err)
 {
+    (void)err;
     if (!(p->diffusion_m2_yr > 0))
         return 0;
-    s_consts_t k8;
+    s_consts_t q;
     double coeff = p->diffusion_m2_yr * p->dt_yr / (t->cell_m * t->cell_m);
     for (int k = 0; k < 8; k++) {
-        k8.cw[k] = (float)(coeff * (tb_nb_is_diagonal(k) ? 1.0 / 6 : 4.0 / 6));
+        q.cw[k] = (float)(coeff * (tb_nb_is_diagonal(k) ? 1.0 / 6 : 4.0 / 6));
         double crit = p->critical_slope * t->len_m[k];
-        k8.inv_crit2[k] = (float)(1 / (crit * crit));
+        q.inv_crit2[k] = (float)(1 / (crit * crit));
     }
-    k8.cap_level = 0;
-    while (k8.cap_level < S_MAX_LEVEL && (2 << k8.cap_level) <= p->max_substeps)
-        k8.cap_level++;
+    q.cap_level = 0;
+    while (q.cap_level < S_MAX_LEVEL && (2 << q.cap_level) <= p->max_substeps)
+        q.cap_level++;
 
-    s_levels(self, t, node, h, &k8, p->bound);
-    size_t nmulti = 0;
-    if (s_first(self, t, node, h, &k8, &nmulti, err) != 0)
-        return -1;
-    int64_t updates = 0;
+    s_faces(self, t, h, &q);
+    int top = s_levels(self, t, node, &q, p->bound);
+    /* Cells touched at each level (a histogram of touch), and the list of those above level 1,
+     * highest first, raster order within a level. */
+    size_t at[S_MAX_LEVEL + 2] = {0}, upto[S_MAX_LEVEL + 2] = {0}, solved = 0;
     for (size_t c = 0; c < t->n; c++)
-        updates += node[c] & TB_NODE_SOLVED;
-
-    /* Later events: sort the multi-rate cells by level, highest first (stable: raster order within
-     * a level), so the cells active at a time are a prefix. */
-    size_t first_at[S_MAX_LEVEL + 2] = {0};
-    int top = 0;
-    for (size_t s = 0; s < nmulti; s++) {
-        first_at[self->multi[s].level]++;
-        if (self->multi[s].level > top)
-            top = self->multi[s].level;
-    }
-    size_t upto[S_MAX_LEVEL + 2] = {0}; /* upto[L]: cells with level >= L */
+        if (node[c] & TB_NODE_SOLVED) {
+            at[self->touch[c]]++;
+            solved++;
+        }
     for (int L = S_MAX_LEVEL; L >= 0; L--)
-        upto[L] = upto[L + 1] + first_at[L];
+        upto[L] = upto[L + 1] + at[L];
     size_t fill[S_MAX_LEVEL + 1];
     for (int L = 0; L <= S_MAX_LEVEL; L++)
         fill[L] = upto[L + 1];
-    for (size_t s = 0; s < nmulti; s++)
-        self->order[fill[self->multi[s].level]++] = (int32_t)s;
+    for (size_t c = 0; c < t->n; c++)
+        if ((node[c] & TB_NODE_SOLVED) && self->touch[c] >= 2)
+            self->list[fill[self->touch[c]]++] = (int32_t)c;
 
+    int64_t updates = 0;
     int64_t times = (int64_t)1 << top;
-    for (int64_t s = 1; s < times; s++) {
-        int lr = top - __builtin_ctzll((unsigned long long)s);
-        size_t active = upto[lr];
-        for (size_t a = 0; a < active; a++) {
-            const s_multi_t *m = &self->multi[self->order[a]];
-            size_t c = (size_t)m->c;
-            const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
-            float hc = h[c], sum = 0;
-            for (int k = 0; k < 8; k++)
-                if (m->face[k] >= lr) {
-                    /* M from the drop now, so a face that has relaxed stops pulling; never above
-                     * the start's weight, so every firing stays a convex combination. */
-                    float d = h[(ptrdiff_t)c + off[k]] - hc, wk = m->base[k] * s_m(&k8, d, k);
-                    sum += (wk < m->cap[k] ? wk : m->cap[k]) * d;
-                }
-            self->next[a] = hc + sum;
+    for (int64_t s = 0; s < times; s++) {
+        int lr = s == 0 ? 0 : top - __builtin_ctzll((unsigned long long)s);
+        size_t active = upto[lr > 0 ? lr : 0];
+        if (lr <= 1 || active * 4 > solved) {
+            s_dense(self, t, node, h, &q, lr);
+            updates += (int64_t)solved;
+        } else {
+            s_sparse(self, t, node, h, &q, lr, active);
+            updates += (int64_t)active;
         }
-        for (size_t a = 0; a < active; a++)
-            h[self->multi[self->order[a]].c] = self->next[a];
-        updates += (int64_t)active;
     }
     if (stats) {
         stats->cell_updates += updates;

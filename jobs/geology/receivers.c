@@ -29,7 +29,8 @@ static uint8_t s_jittered(const float *h, size_t c, const ptrdiff_t *off, const 
     return bk;
 }
 
-/* The receiver of solved cell c (neighbour offsets off) at local column i, lattice row ly. */
+/* The receiver of solved cell c (neighbour offsets off) at local column i, lattice row ly; i < 0
+ * means "work the position out from c" (only done when the jitter is needed). */
 static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off,
                                  const tb_router_jitter_t *jit, const tb_frame_t *box, int64_t i,
                                  int64_t ly)
@@ -52,6 +53,10 @@ static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off,
     if (bk == TB_DIR_NONE || a <= 0 || second <= 0 ||
         (double)second * (1 + a) < (double)best * (1 - a) * (1 - 1e-9))
         return bk;
+    if (i < 0) {
+        i = (int64_t)(c % (size_t)box->w);
+        ly = tb_frame_lattice_y(box, (int64_t)(c / (size_t)box->w));
+    }
     return s_jittered(h, c, off, jit, tb_frame_lattice_x(box, i), ly);
 }
 
@@ -95,9 +100,7 @@ size_t tb_receivers_d8_cells(const tb_topo_t *t, const uint8_t *node, const floa
     size_t pits = 0;
     for (size_t s = 0; s < count; s++) {
         size_t c = (size_t)cells[s];
-        int64_t j = (int64_t)(c / (size_t)t->w), i = (int64_t)(c % (size_t)t->w);
-        uint8_t d = s_receiver(h, c, t->noff[tb_topo_edge(node[c])], jit, t->box, i,
-                               tb_frame_lattice_y(t->box, j));
+        uint8_t d = s_receiver(h, c, t->noff[tb_topo_edge(node[c])], jit, t->box, -1, 0);
         dir[c] = d;
         pits += d == TB_DIR_NONE;
     }

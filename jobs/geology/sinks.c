@@ -53,7 +53,7 @@ struct tb_sinks_t {
     float *level;     /* new heights of lake cells, computed before any is written */
     s_entry_t *heap;
     size_t nheap, heap_cap;
-    s_list_t lake, rim, pits, next_pits, redo;
+    s_list_t lake, rim, pits, redo;
     tb_sinks_stats_t stats;
 };
 
@@ -86,7 +86,7 @@ void tb_sinks_destroy(tb_sinks_t **self_p)
     free(self->stamp);
     free(self->level);
     free(self->heap);
-    s_list_t *lists[] = {&self->lake, &self->rim, &self->pits, &self->next_pits, &self->redo};
+    s_list_t *lists[] = {&self->lake, &self->rim, &self->pits, &self->redo};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
         free(lists[i]->v);
     for (int b = 0; b < S_BUCKETS; b++)
@@ -394,7 +394,7 @@ static int s_grow(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, con
 
 /* Priority-flood of the lake just grown (cells lake[l0, l1), rim[r0, r1)) into self->level. Lakes
  * are filled one after another on the current heights: whatever order the pits come in, each fill
- * only raises cells towards mu and the rounds end at mu, so the order cannot show. */
+ * only raises cells towards mu and the work ends at mu, so the order cannot show. */
 static void s_fill_lake(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                         size_t l0, size_t l1, size_t r0, size_t r1)
 {
@@ -423,7 +423,7 @@ static void s_fill_lake(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *nod
 }
 
 /* Receivers of the cells the last lake touched (lake and solved rim cells, once each); the ones
- * left without a lower neighbour go on the next round's list of pits. */
+ * left without a lower neighbour join the worklist of pits. */
 static void s_reroute(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                       uint8_t *dir, const tb_router_jitter_t *jit, size_t l0, size_t r0)
 {
@@ -443,7 +443,7 @@ static void s_reroute(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
     tb_receivers_d8_cells(t, node, h, jit, self->redo.v, self->redo.n, dir);
     for (size_t s = 0; s < self->redo.n; s++)
         if (dir[self->redo.v[s]] == TB_DIR_NONE)
-            s_list_add(self, &self->next_pits, self->redo.v[s]);
+            s_list_add(self, &self->pits, self->redo.v[s]);
 }
 
 int64_t tb_sinks_fill_priority_flood(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
@@ -459,42 +459,40 @@ int64_t tb_sinks_fill_priority_flood(tb_sinks_t *self, const tb_topo_t *t, const
     for (size_t s = 0; s < npits; s++)
         s_list_add(self, &self->pits, pits[s]);
     int64_t flooded = 0;
-    size_t work = 0, budget = t->n / 2 + 1024;
-    for (int round = 0; self->pits.n > 0; round++) {
-        if (round >= TB_SINKS_LAKE_ROUNDS || work > budget) {
-            /* Deep nests of depressions: flood their closed basins in one pass instead. Both
-             * compute the same least fixed point, so the switch does not show in the result. */
+    size_t work = 0, budget = 2 * t->n + 4096;
+    /* A worklist: a lake's fill can leave a rim cell with no lower neighbour (a chain of cells an
+     * ulp apart on an old lake bed), and that pit is taken next, so a chain costs its length. */
+    for (size_t next = 0; next < self->pits.n; next++) {
+        size_t p = (size_t)self->pits.v[next];
+        if (dir[p] != TB_DIR_NONE) /* a later lake took it in, or listed twice */
+            continue;
+        if (work > budget) {
+            /* Deep nests of depressions: flood the closed basins of what is left in one pass.
+             * Both compute the same least fixed point, so the switch does not show. */
             self->stats.fallbacks++;
-            if (s_closed_basins(self, t, node, h, dir, self->pits.v, self->pits.n, jit, err) != 0)
+            size_t left = 0;
+            for (size_t s = next; s < self->pits.n; s++)
+                if (dir[self->pits.v[s]] == TB_DIR_NONE)
+                    self->pits.v[left++] = self->pits.v[s];
+            if (s_closed_basins(self, t, node, h, dir, self->pits.v, left, jit, err) != 0)
                 return -1;
             return flooded + (int64_t)self->nclosed;
         }
         self->lake.n = 0;
         self->rim.n = 0;
-        self->next_pits.n = 0;
-        self->stats.rounds++;
-        for (size_t s = 0; s < self->pits.n && !self->nomem; s++) {
-            size_t p = (size_t)self->pits.v[s];
-            if (dir[p] != TB_DIR_NONE) /* an earlier lake took it in */
-                continue;
-            size_t l0 = self->lake.n, r0 = self->rim.n;
-            if (s_grow(self, t, node, h, p) != 0)
-                break;
-            s_fill_lake(self, t, node, h, l0, self->lake.n, r0, self->rim.n);
-            for (size_t q = l0; q < self->lake.n; q++)
-                h[self->lake.v[q]] = self->level[self->lake.v[q]];
-            s_reroute(self, t, node, h, dir, jit, l0, r0);
-            self->stats.lakes++;
-        }
-        if (self->nomem)
-            return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
+        if (s_grow(self, t, node, h, p) != 0)
+            break;
+        s_fill_lake(self, t, node, h, 0, self->lake.n, 0, self->rim.n);
+        for (size_t q = 0; q < self->lake.n; q++)
+            h[self->lake.v[q]] = self->level[self->lake.v[q]];
+        s_reroute(self, t, node, h, dir, jit, 0, 0);
+        self->stats.lakes++;
         self->stats.lake_cells += (int64_t)self->lake.n;
         self->stats.rim_cells += (int64_t)self->rim.n;
         work += self->lake.n + self->rim.n;
         flooded += (int64_t)self->lake.n;
-        s_list_t swap = self->pits;
-        self->pits = self->next_pits;
-        self->next_pits = swap;
     }
+    if (self->nomem)
+        return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
     return flooded;
 }

@@ -15,13 +15,14 @@
  * diffusion just silted up, while its closed basin (everything draining into it) can be a large
  * part of the landmass. So each pit grows its lake in level order (ties by world key) until the
  * pour point - the lowest rim cell that is fixed or has a lower neighbour outside the lake - and the
- * lake alone is flooded, seeded by its rim; lakes of one round are disjoint and all read the heights
- * from before the round. A lake that spills into another depression leaves a pit there, which the
- * next round grows again, now holding both. After TB_SINKS_LAKE_ROUNDS rounds, or when the rounds
- * have touched half the box, the remaining pits' closed basins are flooded in one pass
- * instead (the first steps of a flat start, where the whole landmass is one nest of lakes). Each
- * round only raises cells towards mu and the process stops only when no pit remains, i.e. at mu; so
- * both paths give the same bits. The queue of the one-pass flood is a radix heap (monotone).
+ * lake alone is flooded, seeded by its rim, then the lake and its rim are re-routed. A fill can leave
+ * a pit behind on the rim (a lake that spills into another depression, or a chain of cells an ulp
+ * apart on an old lake bed that diffusion roughened); it joins the worklist and is grown next, so a
+ * chain costs its length. When the lakes have touched twice the box's cells, the closed basins of
+ * the pits left (everything draining into them) are flooded in one pass instead - a deep nest of
+ * lakes on a flat start. Each lake fill only raises cells towards mu and the work stops only when
+ * no pit remains, i.e. at mu, so neither the order of the pits nor the switch shows in the result.
+ * The queue of the one-pass flood is a radix heap (monotone).
  *
  * tb_sinks_fill_priority_flood_full, the textbook flood of the whole box, is the test reference.
  */
@@ -35,12 +36,8 @@
 #include "jobs/geology/receivers.h"
 #include "jobs/geology/topology.h"
 
-/* Rounds of lake growth before the closed-basin flood takes over. */
-#define TB_SINKS_LAKE_ROUNDS 8
-
 typedef struct {
     int64_t calls;       /* calls that had pits */
-    int64_t rounds;      /* lake rounds */
     int64_t lakes;       /* lakes grown */
     int64_t lake_cells;  /* cells in grown lakes */
     int64_t rim_cells;   /* rim cells looked at */
