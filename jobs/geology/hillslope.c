@@ -31,6 +31,7 @@ struct tb_hillslope_t {
     uint8_t *level; /* log2 of each cell's rate: the highest own level in its 3 x 3; fixed 0 */
     uint8_t *touch; /* highest level of any face of the cell (its level and its neighbours') */
     float *limit;   /* 1, or rate / S_c where even the capped rate falls short */
+    float *rinv;    /* 1 / rate: a face fires at the faster cell's rate, min of the two */
     float *m0[4];   /* M of the forward faces (E, NW, N, NE) at the start of the step */
     float *flux[2][4]; /* row buffers of forward-face fluxes for the dense passes */
     int32_t *list;  /* cells with a face above level 1, highest touch first */
@@ -51,6 +52,7 @@ tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
              (self->level = tb_calloc(cells, 1, "hillslope levels", err)) &&
              (self->touch = tb_calloc(cells, 1, "hillslope levels", err)) &&
              (self->limit = tb_malloc(cells * sizeof(float), "hillslope limiters", err)) &&
+             (self->rinv = tb_malloc(cells * sizeof(float), "hillslope rates", err)) &&
              (self->list = tb_malloc(cells * sizeof(int32_t), "hillslope list", err)) &&
              (self->next = tb_malloc(cells * sizeof(float), "hillslope buffer", err));
     for (int f = 0; ok && f < 4; f++) {
@@ -74,6 +76,7 @@ void tb_hillslope_destroy(tb_hillslope_t **self_p)
     free(self->level);
     free(self->touch);
     free(self->limit);
+    free(self->rinv);
     free(self->list);
     free(self->next);
     for (int f = 0; f < 4; f++) {
@@ -147,77 +150,227 @@ static inline float s_m0(const tb_hillslope_t *self, const tb_topo_t *t, uint8_t
     return self->m0[s_slot(7 - k)][tb_topo_nb(t, node_c, c, k)];
 }
 
-/* B and C: need, own level, level used, limiter, touch. Returns the highest touch level. */
-static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                    const s_consts_t *q, tb_hillslope_bound_t bound)
+/* S_c of cell c (any column): coeff w_k M_k over its eight faces, in neighbour order. */
+static inline float s_need(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                           const s_consts_t *q, size_t c)
 {
-    memset(self->own, 0, t->n);
-    memset(self->level, 0, t->n);
-    memset(self->touch, 0, t->n);
-    for (size_t c = 0; c < t->n; c++)
-        self->limit[c] = 1;
-    if (bound == TB_HILLSLOPE_BOUND_ONE)
-        return 0;
-    int top = 0;
-    for (size_t c = 0; c < t->n; c++) {
-        if (!(node[c] & TB_NODE_SOLVED))
-            continue;
-        float need = 0;
-        for (int k = 0; k < 8; k++)
-            need += q->cw[k] * s_m0(self, t, node[c], c, k);
-        int lv = 0;
-        float rate = 1;
-        while (rate < need && lv < q->cap_level) {
-            rate *= 2;
-            lv++;
-        }
-        self->own[c] = (uint8_t)lv;
-        self->limit[c] = need; /* S_c, until the level is known */
-        top = lv > top ? lv : top;
+    float need = 0;
+    for (int k = 0; k < 8; k++)
+        need += q->cw[k] * s_m0(self, t, node[c], c, k);
+    return need;
+}
+
+/* The smallest level L <= cap with 2^L >= need, branch-free. */
+static inline uint8_t s_level_of(float need, int cap)
+{
+    uint8_t lv = 0;
+    float rate = 1;
+    for (int L = 0; L < cap; L++) {
+        lv += need > rate;
+        rate *= 2;
     }
-    for (size_t c = 0; c < t->n; c++) {
-        if (!(node[c] & TB_NODE_SOLVED))
-            continue;
-        uint8_t lv = (uint8_t)top;
-        if (bound == TB_HILLSLOPE_BOUND_CELL) {
-            lv = self->own[c];
-            for (int k = 0; k < 8; k++) {
-                uint8_t o = self->own[tb_topo_nb(t, node[c], c, k)];
-                lv = o > lv ? o : lv;
+    return lv;
+}
+
+/* The highest value of v over cell c's 3 x 3 (any column). */
+static inline uint8_t s_max9(const tb_topo_t *t, const uint8_t *node, const uint8_t *v, size_t c)
+{
+    uint8_t m = v[c];
+    for (int k = 0; k < 8; k++) {
+        uint8_t o = v[tb_topo_nb(t, node[c], c, k)];
+        m = o > m ? o : m;
+    }
+    return m;
+}
+
+/* The highest of v over the 3 x 3 around inner cell c (row stride W). */
+static inline uint8_t s_max9_inner(const uint8_t *v, ptrdiff_t c, ptrdiff_t W)
+{
+    uint8_t m = v[c];
+    const ptrdiff_t o[8] = {-W - 1, -W, -W + 1, -1, 1, W - 1, W, W + 1};
+    for (int k = 0; k < 8; k++)
+        m = v[c + o[k]] > m ? v[c + o[k]] : m;
+    return m;
+}
+
+/* Sets the ring of the box (rows 0 and h-1, and columns 0 and w-1 unless it wraps) to the values a
+ * fixed cell takes: level 0, no limiter, rate 1. */
+static void s_ring(tb_hillslope_t *self, const tb_topo_t *t)
+{
+    int64_t w = t->w, hh = t->h;
+    for (int64_t j = 0; j < hh; j++) {
+        int ring_row = j == 0 || j == hh - 1;
+        for (int64_t i = 0; i < w; i += ring_row || t->wraps ? 1 : w - 1) {
+            if (!ring_row && t->wraps)
+                break;
+            size_t c = (size_t)j * (size_t)w + (size_t)i;
+            self->own[c] = self->level[c] = self->touch[c] = 0;
+            self->limit[c] = self->rinv[c] = 1;
+        }
+    }
+}
+
+/* B and C: each solved cell's need and own level, the level used (the highest own level in its
+ * 3 x 3, or the box's for the BOX control), the limiter, the inverse rate and the touch level
+ * (the highest level among its faces). Fixed cells get level 0, limiter 1, rate 1. Row loops over
+ * the inner columns with fixed offsets; the first and last columns of a wrapping box go through
+ * tb_topo_nb. Returns the highest touch level; *solved receives the number of solved cells and
+ * at[L] the number of them at touch level L. */
+static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                    const s_consts_t *q, tb_hillslope_bound_t bound, size_t *solved,
+                    size_t at[S_MAX_LEVEL + 2])
+{
+    int64_t w = t->w;
+    const ptrdiff_t W = (ptrdiff_t)w;
+    int cap = bound == TB_HILLSLOPE_BOUND_ONE ? 0 : q->cap_level;
+    s_ring(self, t);
+    /* B: need (kept in limit for now) and own level. */
+    const float *m0e = self->m0[0], *m0nw = self->m0[1], *m0n = self->m0[2], *m0ne = self->m0[3];
+    uint8_t top = 0;
+    for (int64_t j = 1; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        uint8_t *restrict own = self->own + row;
+        float *restrict need_out = self->limit + row;
+        const uint8_t *restrict nd = node + row;
+        for (int64_t i = 1; i < w - 1; i++) {
+            ptrdiff_t c = (ptrdiff_t)row + i;
+            float need = 0;
+            need += q->cw[0] * m0ne[c - W - 1];
+            need += q->cw[1] * m0n[c - W];
+            need += q->cw[2] * m0nw[c - W + 1];
+            need += q->cw[3] * m0e[c - 1];
+            need += q->cw[4] * m0e[c];
+            need += q->cw[5] * m0nw[c];
+            need += q->cw[6] * m0n[c];
+            need += q->cw[7] * m0ne[c];
+            uint8_t lv = s_level_of(need, cap), is = nd[i] & TB_NODE_SOLVED;
+            own[i] = is ? lv : 0;
+            need_out[i] = is ? need : 1.0f;
+        }
+        if (t->wraps)
+            for (int64_t i = 0; i < w; i += w - 1) {
+                size_t c = row + (size_t)i;
+                int is = nd[i] & TB_NODE_SOLVED;
+                float need = is ? s_need(self, t, node, q, c) : 1.0f;
+                own[i] = is ? s_level_of(need, cap) : 0;
+                need_out[i] = need;
             }
-        }
-        float rate = (float)(1 << lv), need = self->limit[c];
-        self->level[c] = lv;
-        self->limit[c] = need > rate ? rate / need : 1;
+        for (int64_t i = 0; i < w; i++)
+            top = own[i] > top ? own[i] : top;
     }
-    int most = 0;
-    for (size_t c = 0; c < t->n; c++) {
-        if (!(node[c] & TB_NODE_SOLVED))
-            continue;
-        uint8_t lv = self->level[c];
-        for (int k = 0; k < 8; k++) {
-            uint8_t o = self->level[tb_topo_nb(t, node[c], c, k)];
-            lv = o > lv ? o : lv;
+    /* C: the level used, the limiter and the inverse rate. */
+    for (int64_t j = 1; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        for (int64_t i = t->wraps ? 0 : 1; i < (t->wraps ? w : w - 1); i++) {
+            size_t c = row + (size_t)i;
+            uint8_t lv = 0;
+            if (node[c] & TB_NODE_SOLVED) {
+                if (bound == TB_HILLSLOPE_BOUND_BOX)
+                    lv = top;
+                else if (i == 0 || i == w - 1)
+                    lv = s_max9(t, node, self->own, c);
+                else
+                    lv = s_max9_inner(self->own, (ptrdiff_t)c, W);
+            }
+            float need = self->limit[c], rate = (float)(1 << lv);
+            self->level[c] = lv;
+            self->limit[c] = need > rate && bound != TB_HILLSLOPE_BOUND_ONE ? rate / need : 1.0f;
+            self->rinv[c] = s_inv_rate[lv];
         }
-        self->touch[c] = lv;
-        most = lv > most ? lv : most;
+    }
+    /* The touch level, and the census the firing loop needs. */
+    int most = 0;
+    *solved = 0;
+    for (int64_t j = 1; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        for (int64_t i = t->wraps ? 0 : 1; i < (t->wraps ? w : w - 1); i++) {
+            size_t c = row + (size_t)i;
+            if (!(node[c] & TB_NODE_SOLVED)) {
+                self->touch[c] = 0;
+                continue;
+            }
+            uint8_t lv = (i == 0 || i == w - 1) ? s_max9(t, node, self->level, c)
+                                                : s_max9_inner(self->level, (ptrdiff_t)c, W);
+            self->touch[c] = lv;
+            at[lv]++;
+            (*solved)++;
+            most = lv > most ? lv : most;
+        }
     }
     return most;
 }
 
-/* The weight of the face between c and n (direction k from c) at a firing: its share of the
- * step, times M of the drop now, but never above the weight at the start of the step, which is
- * what the rates were chosen for - so every firing is a convex combination at every cell. */
-static inline float s_weight(const tb_hillslope_t *self, const s_consts_t *q, size_t c, size_t n,
-                             int k, float m_start, float d, int first)
+/* The flux across the face from c to n (direction k, M at the start m_start) at a firing of level
+ * threshold with inverse rate thr (1 at the first firing): the face's share of the step (its
+ * faster cell's 1/rate, the smaller limiter), times M of the drop now but never above M at the
+ * start, which is what the rates were chosen for - so every firing is a convex combination at
+ * every cell. Zero when the face does not fire at this time. */
+static inline float s_flux(const tb_hillslope_t *self, const s_consts_t *q, size_t c, size_t n,
+                           int k, float m_start, float hc, float hn, float thr, int first)
 {
-    uint8_t lf = self->level[c] > self->level[n] ? self->level[c] : self->level[n];
+    float d = hn - hc;
+    float ri = self->rinv[c] < self->rinv[n] ? self->rinv[c] : self->rinv[n];
     float lim = self->limit[c] < self->limit[n] ? self->limit[c] : self->limit[n];
-    float base = q->cw[k] * lim * s_inv_rate[lf];
-    if (first)
-        return base * m_start;
-    float now = s_m(q, d, k);
-    return base * (now < m_start ? now : m_start);
+    float m = m_start;
+    if (!first) {
+        float now = s_m(q, d, k);
+        m = now < m_start ? now : m_start;
+    }
+    float f = q->cw[k] * lim * ri * m * d;
+    return ri <= thr ? f : 0;
+}
+
+/* The forward-face fluxes of row j (0 <= j < h-1) into fx. */
+static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                         const float *h, const s_consts_t *q, int64_t j, float thr, int first,
+                         float *const fx[4])
+{
+    int64_t w = t->w;
+    size_t row = (size_t)j * (size_t)w;
+    for (int f = 0; f < 4; f++) {
+        int k = f + 4;
+        ptrdiff_t o = t->noff[0][k];
+        const float *m0 = self->m0[f];
+        float *out = fx[f];
+        /* Inner columns: one offset, selects only, so this vectorises; the same arithmetic as
+         * s_flux, operation for operation. */
+        const float *restrict hc = h + row, *restrict hn = h + row + o;
+        const float *restrict rc = self->rinv + row, *restrict rn = self->rinv + row + o;
+        const float *restrict lc = self->limit + row, *restrict ln = self->limit + row + o;
+        const float *restrict ms = m0 + row;
+        float *restrict dst = out;
+        float cw = q->cw[k], ic2 = q->inv_crit2[k];
+        if (first) {
+            for (int64_t i = 1; i < w - 1; i++) {
+                float d = hn[i] - hc[i];
+                float ri = rc[i] < rn[i] ? rc[i] : rn[i];
+                float lim = lc[i] < ln[i] ? lc[i] : ln[i];
+                float fl = cw * lim * ri * ms[i] * d;
+                dst[i] = ri <= thr ? fl : 0.0f;
+            }
+        } else {
+            for (int64_t i = 1; i < w - 1; i++) {
+                float d = hn[i] - hc[i];
+                float ri = rc[i] < rn[i] ? rc[i] : rn[i];
+                float lim = lc[i] < ln[i] ? lc[i] : ln[i];
+                float r2 = d * d * ic2;
+                r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
+                float now = 1.0f / (1.0f - r2);
+                float m = now < ms[i] ? now : ms[i];
+                float fl = cw * lim * ri * m * d;
+                dst[i] = ri <= thr ? fl : 0.0f;
+            }
+        }
+        for (int64_t i = 0; i < w; i += w - 1) {
+            int64_t ni = i + tb_nb_dx[k];
+            out[i] = 0;
+            if (!t->wraps && (ni < 0 || ni >= w))
+                continue;
+            size_t c = row + (size_t)i, n = (size_t)((ptrdiff_t)c + s_off(t, i)[k]);
+            out[i] = s_flux(self, q, c, n, k, m0[c], h[c], h[n], thr, first);
+        }
+    }
+    (void)node;
 }
 
 /* A dense Jacobi pass over the whole box for the firing whose level threshold is lr (0: the first
@@ -227,48 +380,49 @@ static void s_dense(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
 {
     int64_t w = t->w;
     int first = lr == 0;
+    float thr = s_inv_rate[lr];
     for (int64_t j = 0; j < t->h - 1; j++) {
-        size_t row = (size_t)j * (size_t)w;
-        float **fx = self->flux[j & 1], **below = self->flux[(j - 1) & 1];
-        for (int64_t i = 0; i < w; i++) {
-            size_t c = row + (size_t)i;
-            const ptrdiff_t *off = s_off(t, i);
-            for (int f = 0; f < 4; f++) {
-                int k = f + 4;
-                int64_t ni = i + tb_nb_dx[k];
-                fx[f][i] = 0;
-                if (!t->wraps && (ni < 0 || ni >= w))
-                    continue;
-                size_t n = (size_t)((ptrdiff_t)c + off[k]);
-                if (!((node[c] | node[n]) & TB_NODE_SOLVED))
-                    continue;
-                uint8_t lf = self->level[c] > self->level[n] ? self->level[c] : self->level[n];
-                if (lf < lr)
-                    continue;
-                float d = h[n] - h[c];
-                fx[f][i] = s_weight(self, q, c, n, k, self->m0[f][c], d, first) * d;
-            }
-        }
+        float *const *fx = self->flux[j & 1], *const *below = self->flux[(j - 1) & 1];
+        s_row_fluxes(self, t, node, h, q, j, thr, first, fx);
         if (j == 0)
             continue;
         /* Row j: forward faces from fx, backward ones from row j-1's (below) and from the west
-         * neighbour's E face, in neighbour order 0..7. */
-        for (int64_t i = 0; i < w; i++) {
-            size_t c = row + (size_t)i;
-            if (!(node[c] & TB_NODE_SOLVED))
-                continue;
-            int64_t iw = i == 0 ? w - 1 : i - 1, ie = i == w - 1 ? 0 : i + 1;
+         * neighbour's E face, added in neighbour order 0..7. */
+        size_t row = (size_t)j * (size_t)w;
+        float *restrict hr = h + row;
+        const uint8_t *restrict nd = node + row;
+        const float *restrict e = fx[0], *restrict nw = fx[1], *restrict n = fx[2],
+                              *restrict ne = fx[3];
+        const float *restrict b_nw = below[1], *restrict b_n = below[2], *restrict b_ne = below[3];
+        for (int64_t i = 1; i < w - 1; i++) {
             float sum = 0;
-            sum -= below[3][ie]; /* 0 SW: the NE face of the SW neighbour (column i-1) */
-            sum -= below[2][i];  /* 1 S */
-            sum -= below[1][iw]; /* 2 SE: the NW face of the SE neighbour (column i+1) */
-            sum -= fx[0][iw];    /* 3 W: the E face of the W neighbour */
-            sum += fx[0][i];     /* 4 E */
-            sum += fx[1][i];     /* 5 NW */
-            sum += fx[2][i];     /* 6 N */
-            sum += fx[3][i];     /* 7 NE */
-            h[c] += sum;
+            sum -= b_ne[i - 1]; /* 0 SW: the NE face of the SW neighbour */
+            sum -= b_n[i];      /* 1 S */
+            sum -= b_nw[i + 1]; /* 2 SE: the NW face of the SE neighbour */
+            sum -= e[i - 1];    /* 3 W: the E face of the W neighbour */
+            sum += e[i];        /* 4 E */
+            sum += nw[i];       /* 5 NW */
+            sum += n[i];        /* 6 N */
+            sum += ne[i];       /* 7 NE */
+            float add = (nd[i] & TB_NODE_SOLVED) ? sum : 0.0f;
+            hr[i] += add;
         }
+        if (t->wraps)
+            for (int64_t i = 0; i < w; i += w - 1) {
+                if (!(nd[i] & TB_NODE_SOLVED))
+                    continue;
+                int64_t iw = i == 0 ? w - 1 : i - 1, ie = i == w - 1 ? 0 : i + 1;
+                float sum = 0;
+                sum -= b_ne[iw];
+                sum -= b_n[i];
+                sum -= b_nw[ie];
+                sum -= e[iw];
+                sum += e[i];
+                sum += nw[i];
+                sum += n[i];
+                sum += ne[i];
+                hr[i] += sum;
+            }
     }
 }
 
@@ -281,11 +435,8 @@ static void s_sparse(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *no
         float hc = h[c], sum = 0;
         for (int k = 0; k < 8; k++) {
             size_t n = tb_topo_nb(t, node[c], c, k);
-            uint8_t lf = self->level[c] > self->level[n] ? self->level[c] : self->level[n];
-            if (lf < lr)
-                continue;
-            float d = h[n] - hc;
-            sum += s_weight(self, q, c, n, k, s_m0(self, t, node[c], c, k), d, 0) * d;
+            sum += s_flux(self, q, c, n, k, s_m0(self, t, node[c], c, k), hc, h[n],
+                          s_inv_rate[lr], 0);
         }
         self->next[a] = hc + sum;
     }
@@ -312,23 +463,20 @@ int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, con
         q.cap_level++;
 
     s_faces(self, t, h, &q);
-    int top = s_levels(self, t, node, &q, p->bound);
-    /* Cells touched at each level (a histogram of touch), and the list of those above level 1,
-     * highest first, raster order within a level. */
     size_t at[S_MAX_LEVEL + 2] = {0}, upto[S_MAX_LEVEL + 2] = {0}, solved = 0;
-    for (size_t c = 0; c < t->n; c++)
-        if (node[c] & TB_NODE_SOLVED) {
-            at[self->touch[c]]++;
-            solved++;
-        }
+    int top = s_levels(self, t, node, &q, p->bound, &solved, at);
+    /* The cells above touch level 1, highest first, raster order within a level: the later
+     * firings of steep ground, when they are few enough for a list. */
     for (int L = S_MAX_LEVEL; L >= 0; L--)
         upto[L] = upto[L + 1] + at[L];
-    size_t fill[S_MAX_LEVEL + 1];
-    for (int L = 0; L <= S_MAX_LEVEL; L++)
-        fill[L] = upto[L + 1];
-    for (size_t c = 0; c < t->n; c++)
-        if ((node[c] & TB_NODE_SOLVED) && self->touch[c] >= 2)
-            self->list[fill[self->touch[c]]++] = (int32_t)c;
+    if (top >= 2) {
+        size_t fill[S_MAX_LEVEL + 1];
+        for (int L = 0; L <= S_MAX_LEVEL; L++)
+            fill[L] = upto[L + 1];
+        for (size_t c = 0; c < t->n; c++)
+            if ((node[c] & TB_NODE_SOLVED) && self->touch[c] >= 2)
+                self->list[fill[self->touch[c]]++] = (int32_t)c;
+    }
 
     int64_t updates = 0;
     int64_t times = (int64_t)1 << top;
