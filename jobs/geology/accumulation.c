@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define S_DONE 0xff        /* processed, partition by exponent */
 #define S_DONE_LINEAR 0xfe /* processed, every exponent weight underflowed: partition by drop */
@@ -80,22 +81,25 @@ static inline double s_weight(const s_weights_t *wt, float drop, int k, uint8_t 
     return pow((double)drop * wt->inv_dist[k], wt->exponent) * wt->contour[k];
 }
 
-/* Processes solved cell c whose higher neighbours are all done; pushes released lower neighbours.
- * Returns 1 when c had nowhere to send its area. */
+/* Processes solved cell c whose higher neighbours are all done; pushes released lower neighbours
+ * and appends c to order when it is not NULL. Returns 1 when c had nowhere to send its area.
+ * Fixed neighbours need no test: their q is 0, and their counter starts at 0 so a decrement wraps
+ * it far from 0 and it is never released. */
 static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
                             const float *h, const s_weights_t *wt, size_t c, float *area,
-                            size_t *top)
+                            size_t *top, int32_t *order, size_t *norder)
 {
     const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
     float hc = h[c];
     double a = t->cell_area_m2, wsum = 0;
     unsigned lower = 0;
+    if (order)
+        order[(*norder)++] = (int32_t)c;
     for (int k = 0; k < 8; k++) {
         size_t n = (size_t)((ptrdiff_t)c + off[k]);
         float hn = h[n];
         if (hn > hc) {
-            if (node[n] & TB_NODE_SOLVED)
-                a += self->q[n] * s_weight(wt, hn - hc, 7 - k, self->pending[n]);
+            a += self->q[n] * s_weight(wt, hn - hc, 7 - k, self->pending[n]);
         } else if (hn < hc) {
             wsum += s_weight(wt, hc - hn, k, S_DONE);
             lower |= 1u << k;
@@ -115,39 +119,63 @@ static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t 
         if (!(lower & (1u << k)))
             continue;
         size_t n = (size_t)((ptrdiff_t)c + off[k]);
-        if ((node[n] & TB_NODE_SOLVED) && --self->pending[n] == 0)
+        if (--self->pending[n] == 0)
             self->chase[(*top)++] = (int32_t)n;
     }
     return wsum > 0 ? 0 : 1;
 }
 
+/* The release count of solved cell c: its strictly higher solved neighbours. */
+static inline uint8_t s_count(const tb_topo_t *t, const uint8_t *node, const float *h, size_t c)
+{
+    const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
+    uint8_t up = 0;
+    for (int k = 0; k < 8; k++) {
+        size_t n = (size_t)((ptrdiff_t)c + off[k]);
+        up += (uint8_t)((node[n] & TB_NODE_SOLVED) && h[n] > h[c]);
+    }
+    return up;
+}
+
 size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
-                         double exponent, const int32_t *coast, size_t ncoast, float *area_m2)
+                         double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
+                         int32_t *order)
 {
     s_weights_t wt = {exponent, exponent == 1, {0}, {0}};
     for (int k = 0; k < 8; k++) {
         wt.inv_dist[k] = 1 / tb_nb_dist[k];
         wt.contour[k] = tb_nb_is_diagonal(k) ? sqrt(2.0) / 4 : 0.5;
     }
-    /* Release counts: strictly higher solved neighbours. */
+    /* Release counts (strictly higher solved neighbours); fixed cells get 0 and q 0, every step,
+     * because decrements wrap their counters. Inner columns have one offset per direction, so the
+     * count vectorises. */
+    int64_t w = t->w;
+    size_t last = (size_t)(t->h - 1) * (size_t)w;
+    memset(self->pending, 0, (size_t)w);
+    memset(self->pending + last, 0, (size_t)w);
+    for (size_t i = 0; i < (size_t)w; i++)
+        self->q[i] = self->q[last + i] = 0;
     for (int64_t j = 1; j < t->h - 1; j++) {
-        size_t row = (size_t)j * (size_t)t->w;
-        for (int64_t i = 0; i < t->w; i++) {
-            size_t c = row + (size_t)i;
-            if (!(node[c] & TB_NODE_SOLVED))
-                continue;
-            const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
-            float hc = h[c];
+        size_t row = (size_t)j * (size_t)w;
+        const uint8_t *restrict nd = node + row;
+        const float *restrict hr = h + row;
+        uint8_t *restrict pend = self->pending + row;
+        double *restrict qr = self->q + row;
+        const ptrdiff_t *o = t->noff[0];
+        for (int64_t i = 1; i < w - 1; i++) {
             uint8_t up = 0;
-            for (int k = 0; k < 8; k++) {
-                size_t n = (size_t)((ptrdiff_t)c + off[k]);
-                up += (uint8_t)((node[n] & TB_NODE_SOLVED) && h[n] > hc);
-            }
-            self->pending[c] = up;
+            for (int k = 0; k < 8; k++)
+                up += (uint8_t)((nd[i + o[k]] & TB_NODE_SOLVED) & (hr[i + o[k]] > hr[i]));
+            pend[i] = (nd[i] & TB_NODE_SOLVED) ? up : 0;
         }
+        for (int64_t i = 0; i < w; i += w - 1)
+            pend[i] = (nd[i] & TB_NODE_SOLVED) ? s_count(t, node, h, row + (size_t)i) : 0;
+        for (int64_t i = 0; i < w; i++)
+            if (!(nd[i] & TB_NODE_SOLVED))
+                qr[i] = 0;
     }
     /* Raster scan for the cells with nothing above them, chasing every release depth-first. */
-    size_t stuck = 0;
+    size_t stuck = 0, norder = 0;
     for (int64_t j = 1; j < t->h - 1; j++) {
         size_t row = (size_t)j * (size_t)t->w;
         for (int64_t i = 0; i < t->w; i++) {
@@ -155,10 +183,11 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
             if (!(node[c] & TB_NODE_SOLVED) || self->pending[c] != 0)
                 continue;
             size_t top = 0;
-            stuck += (size_t)s_process(self, t, node, h, &wt, c, area_m2, &top);
+            stuck += (size_t)s_process(self, t, node, h, &wt, c, area_m2, &top, order, &norder);
             while (top > 0) {
                 size_t d = (size_t)self->chase[--top];
-                stuck += (size_t)s_process(self, t, node, h, &wt, d, area_m2, &top);
+                stuck +=
+                    (size_t)s_process(self, t, node, h, &wt, d, area_m2, &top, order, &norder);
             }
         }
     }

@@ -41,10 +41,14 @@ size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast);
 
 /* MFD drainage area in m2 of every solved cell (its own cell included) and of every coast cell (the
  * area it receives), on a surface where every solved cell has a strictly lower neighbour (after the
- * sink resolution). Other fixed cells are left untouched. Returns the number of solved cells that
- * had nowhere to send their area (0 on a resolved surface); their area is lost, not invented. */
+ * sink resolution). Other fixed cells are left untouched. When order is not NULL it receives the
+ * solved cells in processing order (capacity: the box): every cell after all its higher
+ * neighbours, so reversed it puts every D8 receiver before its donors - the stream-power update
+ * walks it instead of a stack. Returns the number of solved cells that had nowhere to send their
+ * area (0 on a resolved surface); their area is lost, not invented. */
 size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
-                         double exponent, const int32_t *coast, size_t ncoast, float *area_m2);
+                         double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
+                         int32_t *order);
 
 /* D8 drainage area along the stack (reverse order: donors before receivers), coast cells gathered
  * in neighbour order. */

@@ -28,6 +28,7 @@ struct tb_geology_t {
     size_t ncoast;
     size_t solved;
     float *area;       /* m2 */
+    int32_t *kahn;     /* the MFD processing order of the step */
     int32_t *basin;    /* filled at the end of a run */
     int32_t *receiver; /* filled at the end of a run */
     bool have_step;
@@ -105,7 +106,8 @@ tb_geology_t *tb_geology_new(const tb_frame_t *box, const tb_solve_params_t *p, 
     g->pits = g->dir ? tb_malloc(n * sizeof(int32_t), "geology pits", err) : NULL;
     g->coast = g->pits ? tb_malloc(n * sizeof(int32_t), "geology coast", err) : NULL;
     g->area = g->coast ? tb_calloc(n, sizeof(float), "geology area", err) : NULL;
-    g->basin = g->area ? tb_malloc(n * sizeof(int32_t), "geology basins", err) : NULL;
+    g->kahn = g->area ? tb_malloc(n * sizeof(int32_t), "geology order", err) : NULL;
+    g->basin = g->kahn ? tb_malloc(n * sizeof(int32_t), "geology basins", err) : NULL;
     g->receiver = g->basin ? tb_malloc(n * sizeof(int32_t), "geology receiver index", err) : NULL;
     g->stack.order = g->receiver ? tb_malloc(n * sizeof(int32_t), "geology stack", err) : NULL;
     g->stack.tree_start =
@@ -143,6 +145,7 @@ void tb_geology_destroy(tb_geology_t **self_p)
     free(g->pits);
     free(g->coast);
     free(g->area);
+    free(g->kahn);
     free(g->basin);
     free(g->receiver);
     free(g->stack.order);
@@ -219,10 +222,24 @@ static size_t s_uplift_route(tb_geology_t *g, const float *uplift, float *h,
     return npits;
 }
 
-/* The end-of-run products: receiver index and basin (outlet) per cell. */
-static void s_products(tb_geology_t *g)
+/* Builds the stack of the current receivers; an error when some solved cell does not reach the sea
+ * (a bug upstream: the sinks guarantee it). */
+static int s_stack(tb_geology_t *g, int64_t step, tb_err_t *err)
+{
+    if (tb_spl_build_stack(&g->topo, g->node, g->dir, &g->stack) != g->solved)
+        return tb_err_set(err, TB_E_INTERNAL,
+                          "geology: step %lld: %zu of %zu solved cells do not drain to the sea",
+                          (long long)step, g->solved - g->stack.count, g->solved);
+    return 0;
+}
+
+/* The end-of-run products: receiver index and basin (outlet) per cell, from the last step's
+ * receivers (the stack is built here when the steps used the Kahn order). */
+static void s_products(tb_geology_t *g, int64_t step)
 {
     const tb_topo_t *t = &g->topo;
+    if (g->params.mfd_exponent > 0)
+        s_stack(g, step, NULL);
     for (size_t c = 0; c < t->n; c++) {
         g->receiver[c] = -1;
         g->basin[c] = -1;
@@ -279,15 +296,16 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
             ph->pits += (int64_t)npits;
             ph->closed_cells += closed;
         }
+        /* MFD: the Kahn order reversed is a receivers-first order, so the update walks it and no
+         * stack is built. D8: the stack serves the area and the update. */
+        bool mfd = p->mfd_exponent > 0;
         double t2 = s_now();
-        if (tb_spl_build_stack(t, g->node, g->dir, &g->stack) != g->solved)
-            return tb_err_set(err, TB_E_INTERNAL,
-                              "geology: step %lld: %zu of %zu solved cells do not drain to the sea",
-                              (long long)step, g->solved - g->stack.count, g->solved);
+        if (!mfd && s_stack(g, step, err) != 0)
+            return -1;
         double t3 = s_now();
-        if (p->mfd_exponent > 0) {
+        if (mfd) {
             size_t stuck = tb_accum_mfd_kahn(g->accum, t, g->node, h, p->mfd_exponent, g->coast,
-                                             g->ncoast, g->area);
+                                             g->ncoast, g->area, g->kahn);
             if (stuck > 0)
                 return tb_err_set(err, TB_E_INTERNAL,
                                   "geology: step %lld: %zu cells have no lower neighbour after the "
@@ -297,8 +315,14 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
             tb_accum_d8_stack(t, g->node, g->dir, &g->stack, g->coast, g->ncoast, g->area);
         }
         double t4 = s_now();
-        if (g->opt.stream_power)
-            tb_spl_erode_braun_willett(t, g->node, g->dir, &g->stack, g->area, k, &sp, h);
+        if (g->opt.stream_power) {
+            if (mfd)
+                tb_spl_erode_braun_willett(t, g->node, g->dir, g->kahn, g->solved, -1, g->area, k,
+                                           &sp, h);
+            else
+                tb_spl_erode_braun_willett(t, g->node, g->dir, g->stack.order, g->stack.count, 1,
+                                           g->area, k, &sp, h);
+        }
         double t5 = s_now();
         if (g->opt.hillslope && p->diffusion_m2_yr > 0 &&
             tb_hillslope_diffuse_nonlinear(g->hill, t, g->node, &hp, h, &hs, err) != 0)
@@ -321,7 +345,7 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
         ph->cell_steps += (int64_t)g->solved;
         g->have_step = true;
         if (progress && progress(ud, step + 1) != 0) {
-            s_products(g);
+            s_products(g, step);
             ph->hillslope_updates += hs.cell_updates;
             return tb_err_set(err, TB_E_INTERRUPTED, "geology: cancelled after step %lld",
                               (long long)step);
@@ -330,8 +354,8 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
     ph->hillslope_updates += hs.cell_updates;
     if (hs.max_rate > ph->hillslope_max_rate)
         ph->hillslope_max_rate = hs.max_rate;
-    if (g->have_step)
-        s_products(g);
+    if (g->have_step && steps > 0)
+        s_products(g, step0 + steps - 1);
     return 0;
 }
 

@@ -66,16 +66,17 @@ static double s_newton(double delta, double f, double n, int64_t *iters)
 }
 
 int64_t tb_spl_erode_braun_willett(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
-                                   const tb_stack_t *stack, const float *area_m2, const float *k,
-                                   const tb_spl_params_t *p, float *h)
+                                   const int32_t *order, size_t count, int step,
+                                   const float *area_m2, const float *k, const tb_spl_params_t *p,
+                                   float *h)
 {
     double len_n[8];
     for (int d = 0; d < 8; d++)
         len_n[d] = p->n == 1 ? t->len_m[d] : pow(t->len_m[d], p->n);
     bool m_half = p->m == 0.5, n_one = p->n == 1;
     int64_t iters = 0;
-    for (size_t s = 0; s < stack->count; s++) {
-        size_t c = (size_t)stack->order[s];
+    for (size_t s = 0; s < count; s++) {
+        size_t c = (size_t)order[step > 0 ? s : count - 1 - s];
         uint8_t d = dir[c];
         size_t r = tb_topo_nb(t, node[c], c, d);
         double hc = h[c], hr = h[r];

@@ -42,10 +42,13 @@ typedef struct {
     double dt_yr;   /* years per step */
 } tb_spl_params_t;
 
-/* Erodes h in place along the stack: k is K per cell (1/yr m^(1-2m)), area_m2 the drainage area
- * used for A (MFD or D8). Returns the number of Newton iterations spent (0 for n = 1). */
+/* Erodes h in place along an order that lists every solved cell after its D8 receiver: cells
+ * order[0..count) when step is +1 (the stack), order[count-1..0] when step is -1 (the MFD Kahn
+ * order reversed). k is K per cell (1/yr m^(1-2m)), area_m2 the drainage area used for A (MFD or
+ * D8). Any such order gives the same bits. Returns the Newton iterations spent (0 for n = 1). */
 int64_t tb_spl_erode_braun_willett(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
-                                   const tb_stack_t *stack, const float *area_m2, const float *k,
-                                   const tb_spl_params_t *p, float *h);
+                                   const int32_t *order, size_t count, int step,
+                                   const float *area_m2, const float *k, const tb_spl_params_t *p,
+                                   float *h);
 
 #endif
