@@ -11,19 +11,20 @@
 struct tb_accum_t {
     uint8_t *pending; /* strictly higher solved neighbours not yet processed; S_DONE* once done */
     int32_t *chase;   /* released cells waiting, depth-first */
-    double *q;        /* A / W of processed cells: area per unit of partition weight. Double: a
-                       * cell an ulp above the sea has W of a denormal and A / W of 1e46 */
+    float *q;         /* A / W of processed cells: area per unit of partition weight */
+    int32_t *row;     /* one row of counts */
 };
 
-tb_accum_t *tb_accum_new(size_t cells, tb_err_t *err)
+tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
 {
     tb_accum_t *self = tb_calloc(1, sizeof *self, "accumulation workspace", err);
     if (!self)
         return NULL;
     self->pending = tb_calloc(cells, 1, "accumulation counters", err);
     self->chase = self->pending ? tb_malloc(cells * sizeof(int32_t), "accumulation queue", err) : NULL;
-    self->q = self->chase ? tb_calloc(cells, sizeof(double), "accumulation partition", err) : NULL;
-    if (!self->q) {
+    self->q = self->chase ? tb_calloc(cells, sizeof(float), "accumulation partition", err) : NULL;
+    self->row = self->q ? tb_calloc((size_t)w, sizeof(int32_t), "accumulation row", err) : NULL;
+    if (!self->row) {
         tb_accum_destroy(&self);
         return NULL;
     }
@@ -37,6 +38,7 @@ void tb_accum_destroy(tb_accum_t **self_p)
     free((*self_p)->pending);
     free((*self_p)->chase);
     free((*self_p)->q);
+    free((*self_p)->row);
     free(*self_p);
     *self_p = NULL;
 }
@@ -61,48 +63,68 @@ size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast)
 }
 
 /* Quinn's contour length over the distance, in cells: the p = 1 weight is drop * s_cw[k]. */
-static const double s_cw[8] = {0.25, 0.5, 0.25, 0.5, 0.5, 0.25, 0.5, 0.25};
+static const float s_cw[8] = {0.25f, 0.5f, 0.25f, 0.5f, 0.5f, 0.25f, 0.5f, 0.25f};
+
+/* Drops below this (metres) weigh as this: a cell one float step above the sea has a denormal drop
+ * whose weight would round to zero and whose A / W would overflow. Only cells within 1e-20 m of
+ * sea level ever see it. */
+#define S_MIN_DROP 1e-20f
 
 typedef struct {
-    double exponent;
-    int linear;        /* exponent == 1: no pow */
-    double inv_dist[8];
-    double contour[8]; /* L_k in cells */
+    float exponent;
+    int linear;       /* exponent == 1: no pow */
+    float inv_dist[8];
+    float contour[8]; /* L_k in cells */
 } s_weights_t;
 
-/* The partition weight of a drop (metres, > 0) towards neighbour direction k. Computed in double
- * from the float drop (exact in double), so it never underflows for p = 1, and both ends of a link
- * get the same bits: the sender's W and the receiver's pull agree. mode S_DONE_LINEAR is the
- * fallback for exponents so high that every weight of a cell underflowed. */
-static inline double s_weight(const s_weights_t *wt, float drop, int k, uint8_t mode)
+/* The partition weight of a drop (metres, > 0) towards neighbour direction k. Both ends of a link
+ * evaluate it from the same float drop, so the sender's W and the receiver's pull agree bit for
+ * bit. mode S_DONE_LINEAR is the fallback for exponents so high that every weight underflowed. */
+static inline float s_weight(const s_weights_t *wt, float drop, int k, uint8_t mode)
 {
+    drop = drop > S_MIN_DROP ? drop : S_MIN_DROP;
     if (wt->linear || mode == S_DONE_LINEAR)
-        return (double)drop * s_cw[k];
-    return pow((double)drop * wt->inv_dist[k], wt->exponent) * wt->contour[k];
+        return drop * s_cw[k];
+    return powf(drop * wt->inv_dist[k], wt->exponent) * wt->contour[k];
 }
 
-/* Processes solved cell c whose higher neighbours are all done; pushes released lower neighbours
- * and appends c to order when it is not NULL. Returns 1 when c had nowhere to send its area.
- * Fixed neighbours need no test: their q is 0, and their counter starts at 0 so a decrement wraps
- * it far from 0 and it is never released. */
+/* Processes solved cell c whose higher neighbours are all done and appends it to order when that is
+ * not NULL. A lower neighbour it releases is chased (pushed) when the raster scan has passed it,
+ * and left for the scan otherwise, which keeps the walk close to raster order. Fixed neighbours need
+ * no test: their q is 0, and their counter starts at 0 so a decrement wraps it far from 0. Returns
+ * 1 when c had nowhere to send its area. */
 static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
-                            const float *h, const s_weights_t *wt, size_t c, float *area,
-                            size_t *top, int32_t *order, size_t *norder)
+                            const float *h, const s_weights_t *wt, size_t c, size_t scan,
+                            float *area, size_t *top, int32_t *order, size_t *norder)
 {
     const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
-    float hc = h[c];
-    double a = t->cell_area_m2, wsum = 0;
+    float hc = h[c], a = (float)t->cell_area_m2, wsum = 0;
     unsigned lower = 0;
     if (order)
         order[(*norder)++] = (int32_t)c;
-    for (int k = 0; k < 8; k++) {
-        size_t n = (size_t)((ptrdiff_t)c + off[k]);
-        float hn = h[n];
-        if (hn > hc) {
-            a += self->q[n] * s_weight(wt, hn - hc, 7 - k, self->pending[n]);
-        } else if (hn < hc) {
-            wsum += s_weight(wt, hc - hn, k, S_DONE);
-            lower |= 1u << k;
+    if (wt->linear) {
+        /* p = 1, branch-free: higher and lower neighbours are data, not a branch to predict. The
+         * same operations as s_weight: the drop (exact either way round), floored, times L_k. */
+        for (int k = 0; k < 8; k++) {
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
+            float hn = h[n], up = hn - hc, dn = hc - hn;
+            float wu = (up > S_MIN_DROP ? up : S_MIN_DROP) * s_cw[k];
+            float wd = (dn > S_MIN_DROP ? dn : S_MIN_DROP) * s_cw[k];
+            float pull = self->q[n] * wu;
+            a += hn > hc ? pull : 0.0f;
+            wsum += hn < hc ? wd : 0.0f;
+            lower |= (unsigned)(hn < hc) << k;
+        }
+    } else {
+        for (int k = 0; k < 8; k++) {
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
+            float hn = h[n];
+            if (hn > hc) {
+                a += self->q[n] * s_weight(wt, hn - hc, 7 - k, self->pending[n]);
+            } else if (hn < hc) {
+                wsum += s_weight(wt, hc - hn, k, S_DONE);
+                lower |= 1u << k;
+            }
         }
     }
     uint8_t mode = S_DONE;
@@ -112,14 +134,14 @@ static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t 
             if (lower & (1u << k))
                 wsum += s_weight(wt, hc - h[(ptrdiff_t)c + off[k]], k, mode);
     }
-    area[c] = (float)a;
+    area[c] = a;
     self->q[c] = wsum > 0 ? a / wsum : 0;
     self->pending[c] = mode; /* done, and how it split: the raster scan skips it */
-    for (int k = 0; k < 8; k++) {
-        if (!(lower & (1u << k)))
-            continue;
+    while (lower) {
+        int k = __builtin_ctz(lower);
+        lower &= lower - 1;
         size_t n = (size_t)((ptrdiff_t)c + off[k]);
-        if (--self->pending[n] == 0)
+        if (--self->pending[n] == 0 && n < scan)
             self->chase[(*top)++] = (int32_t)n;
     }
     return wsum > 0 ? 0 : 1;
@@ -141,10 +163,10 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
                          double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
                          int32_t *order)
 {
-    s_weights_t wt = {exponent, exponent == 1, {0}, {0}};
+    s_weights_t wt = {(float)exponent, exponent == 1, {0}, {0}};
     for (int k = 0; k < 8; k++) {
-        wt.inv_dist[k] = 1 / tb_nb_dist[k];
-        wt.contour[k] = tb_nb_is_diagonal(k) ? sqrt(2.0) / 4 : 0.5;
+        wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
+        wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
     }
     /* Release counts (strictly higher solved neighbours); fixed cells get 0 and q 0, every step,
      * because decrements wrap their counters. Inner columns have one offset per direction, so the
@@ -160,14 +182,22 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
         const uint8_t *restrict nd = node + row;
         const float *restrict hr = h + row;
         uint8_t *restrict pend = self->pending + row;
-        double *restrict qr = self->q + row;
-        const ptrdiff_t *o = t->noff[0];
+        float *restrict qr = self->q + row;
+        /* Floats only, so it vectorises: every higher neighbour counts. A fixed neighbour (0 m)
+         * can only be higher than a solved cell below sea level, which is recounted below. */
+        const ptrdiff_t W = (ptrdiff_t)w;
+        int32_t *restrict cnt = self->row;
         for (int64_t i = 1; i < w - 1; i++) {
-            uint8_t up = 0;
-            for (int k = 0; k < 8; k++)
-                up += (uint8_t)((nd[i + o[k]] & TB_NODE_SOLVED) & (hr[i + o[k]] > hr[i]));
-            pend[i] = (nd[i] & TB_NODE_SOLVED) ? up : 0;
+            float hc = hr[i];
+            cnt[i] = (hr[i - W - 1] > hc) + (hr[i - W] > hc) + (hr[i - W + 1] > hc) +
+                     (hr[i - 1] > hc) + (hr[i + 1] > hc) + (hr[i + W - 1] > hc) +
+                     (hr[i + W] > hc) + (hr[i + W + 1] > hc);
         }
+        for (int64_t i = 1; i < w - 1; i++)
+            pend[i] = (uint8_t)((nd[i] & TB_NODE_SOLVED) ? cnt[i] : 0);
+        for (int64_t i = 1; i < w - 1; i++)
+            if ((nd[i] & TB_NODE_SOLVED) && hr[i] < 0)
+                pend[i] = s_count(t, node, h, row + (size_t)i);
         for (int64_t i = 0; i < w; i += w - 1)
             pend[i] = (nd[i] & TB_NODE_SOLVED) ? s_count(t, node, h, row + (size_t)i) : 0;
         for (int64_t i = 0; i < w; i++)
@@ -183,11 +213,12 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
             if (!(node[c] & TB_NODE_SOLVED) || self->pending[c] != 0)
                 continue;
             size_t top = 0;
-            stuck += (size_t)s_process(self, t, node, h, &wt, c, area_m2, &top, order, &norder);
+            stuck +=
+                (size_t)s_process(self, t, node, h, &wt, c, c, area_m2, &top, order, &norder);
             while (top > 0) {
                 size_t d = (size_t)self->chase[--top];
                 stuck +=
-                    (size_t)s_process(self, t, node, h, &wt, d, area_m2, &top, order, &norder);
+                    (size_t)s_process(self, t, node, h, &wt, d, c, area_m2, &top, order, &norder);
             }
         }
     }
@@ -195,14 +226,13 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
     for (size_t s = 0; s < ncoast; s++) {
         size_t f = (size_t)coast[s];
         int64_t i = (int64_t)(f % (size_t)t->w), j = (int64_t)(f / (size_t)t->w);
-        float hf = h[f];
-        double a = 0;
+        float hf = h[f], a = 0;
         for (int k = 0; k < 8; k++) {
             int64_t n = tb_topo_nb_checked(t, i, j, k);
             if (n >= 0 && (node[n] & TB_NODE_SOLVED) && h[n] > hf)
                 a += self->q[n] * s_weight(&wt, h[n] - hf, 7 - k, self->pending[n]);
         }
-        area_m2[f] = (float)a;
+        area_m2[f] = a;
     }
     return stuck;
 }

@@ -29,8 +29,9 @@
 
 typedef struct tb_accum_t tb_accum_t;
 
-/* A workspace for boxes of up to `cells` cells (about 9 bytes a cell). NULL with *err on failure. */
-tb_accum_t *tb_accum_new(size_t cells, tb_err_t *err);
+/* A workspace for boxes of up to `cells` cells, rows of up to w (about 9 bytes a cell). NULL with
+ * *err on failure. */
+tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err);
 
 /* Frees the workspace and sets *self_p to NULL; accepts NULL. */
 void tb_accum_destroy(tb_accum_t **self_p);

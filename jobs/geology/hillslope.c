@@ -20,6 +20,8 @@
 #define S_MAX_LEVEL 10 /* rates up to 1024, the manifest's cap on max_hillslope_substeps */
 #define S_R2_CAP (0.99f * 0.99f)
 
+static const float s_rate[S_MAX_LEVEL + 1] = {1.f,  2.f,   4.f,   8.f,   16.f,  32.f,
+                                              64.f, 128.f, 256.f, 512.f, 1024.f};
 static const float s_inv_rate[S_MAX_LEVEL + 1] = {
     1.f, 0.5f, 0.25f, 0.125f, 0.0625f, 0.03125f, 0.015625f, 0.0078125f, 0.00390625f,
     0.001953125f, 0.0009765625f};
@@ -227,6 +229,9 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
     /* B: need (kept in limit for now) and own level. */
     const float *m0e = self->m0[0], *m0nw = self->m0[1], *m0n = self->m0[2], *m0ne = self->m0[3];
     uint8_t top = 0;
+    float cw[8]; /* local copies: the byte stores below may alias anything */
+    for (int k = 0; k < 8; k++)
+        cw[k] = q->cw[k];
     for (int64_t j = 1; j < t->h - 1; j++) {
         size_t row = (size_t)j * (size_t)w;
         uint8_t *restrict own = self->own + row;
@@ -235,14 +240,14 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
         for (int64_t i = 1; i < w - 1; i++) {
             ptrdiff_t c = (ptrdiff_t)row + i;
             float need = 0;
-            need += q->cw[0] * m0ne[c - W - 1];
-            need += q->cw[1] * m0n[c - W];
-            need += q->cw[2] * m0nw[c - W + 1];
-            need += q->cw[3] * m0e[c - 1];
-            need += q->cw[4] * m0e[c];
-            need += q->cw[5] * m0nw[c];
-            need += q->cw[6] * m0n[c];
-            need += q->cw[7] * m0ne[c];
+            need += cw[0] * m0ne[c - W - 1];
+            need += cw[1] * m0n[c - W];
+            need += cw[2] * m0nw[c - W + 1];
+            need += cw[3] * m0e[c - 1];
+            need += cw[4] * m0e[c];
+            need += cw[5] * m0nw[c];
+            need += cw[6] * m0n[c];
+            need += cw[7] * m0ne[c];
             uint8_t lv = s_level_of(need, cap), is = nd[i] & TB_NODE_SOLVED;
             own[i] = is ? lv : 0;
             need_out[i] = is ? need : 1.0f;
@@ -259,24 +264,30 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
             top = own[i] > top ? own[i] : top;
     }
     /* C: the level used, the limiter and the inverse rate. */
+    int limited = bound != TB_HILLSLOPE_BOUND_ONE, box = bound == TB_HILLSLOPE_BOUND_BOX;
     for (int64_t j = 1; j < t->h - 1; j++) {
         size_t row = (size_t)j * (size_t)w;
-        for (int64_t i = t->wraps ? 0 : 1; i < (t->wraps ? w : w - 1); i++) {
-            size_t c = row + (size_t)i;
-            uint8_t lv = 0;
-            if (node[c] & TB_NODE_SOLVED) {
-                if (bound == TB_HILLSLOPE_BOUND_BOX)
-                    lv = top;
-                else if (i == 0 || i == w - 1)
-                    lv = s_max9(t, node, self->own, c);
-                else
-                    lv = s_max9_inner(self->own, (ptrdiff_t)c, W);
-            }
-            float need = self->limit[c], rate = (float)(1 << lv);
-            self->level[c] = lv;
-            self->limit[c] = need > rate && bound != TB_HILLSLOPE_BOUND_ONE ? rate / need : 1.0f;
-            self->rinv[c] = s_inv_rate[lv];
+        const uint8_t *restrict nd = node + row, *restrict own = self->own;
+        uint8_t *restrict lvl = self->level + row;
+        float *restrict lim = self->limit + row, *restrict ri = self->rinv + row;
+        for (int64_t i = 1; i < w - 1; i++) {
+            uint8_t lv = box ? top : s_max9_inner(own, (ptrdiff_t)(row + (size_t)i), W);
+            lv = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
+            float need = lim[i], rate = s_rate[lv];
+            lvl[i] = lv;
+            lim[i] = need > rate && limited ? rate / need : 1.0f;
+            ri[i] = s_inv_rate[lv];
         }
+        if (t->wraps)
+            for (int64_t i = 0; i < w; i += w - 1) {
+                size_t c = row + (size_t)i;
+                uint8_t lv = box ? top : s_max9(t, node, self->own, c);
+                lv = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
+                float need = lim[i], rate = s_rate[lv];
+                lvl[i] = lv;
+                lim[i] = need > rate && limited ? rate / need : 1.0f;
+                ri[i] = s_inv_rate[lv];
+            }
     }
     /* The touch level, and the census the firing loop needs. */
     int most = 0;
