@@ -79,6 +79,7 @@ static size_t s_route(s_field_t *f, bool resolve, double jitter)
 static size_t s_mfd(s_field_t *f, double p)
 {
     tb_accum_t *a = tb_accum_new(f->topo.n, f->topo.w, NULL);
+    tb_accum_prepare(a, &f->topo, f->node);
     size_t stuck =
         tb_accum_mfd_kahn(a, &f->topo, f->node, f->h, p, f->coast, f->ncoast, f->area, NULL);
     tb_accum_destroy(&a);

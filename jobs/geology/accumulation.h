@@ -36,6 +36,9 @@ tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err);
 /* Frees the workspace and sets *self_p to NULL; accepts NULL. */
 void tb_accum_destroy(tb_accum_t **self_p);
 
+/* Readies the workspace for a classification of the box (call again whenever node changes). */
+void tb_accum_prepare(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node);
+
 /* Lists the fixed cells that border a solved cell (the outlets drainage can reach) into coast[]
  * (capacity: the box), in raster order; returns their number. Static for a solve mask. */
 size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast);

@@ -265,6 +265,7 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
     const tb_solve_params_t *p = &g->params;
     g->solved = tb_topo_classify(t, solve_mask, g->node);
     g->ncoast = tb_accum_coast(t, g->node, g->coast);
+    tb_accum_prepare(g->accum, t, g->node);
     if (s_prepare(g, uplift_m_yr, k, height_m, err) != 0)
         return -1;
     memset(g->area, 0, t->n * sizeof(float));
