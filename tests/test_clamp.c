@@ -51,7 +51,7 @@ static tb_clamp_params_t s_params(double jitter)
 
 static int64_t s_clamp(s_land_t *l, const tb_clamp_params_t *p)
 {
-    tb_clamp_t *c = tb_clamp_new(l->topo.n, NULL);
+    tb_clamp_t *c = tb_clamp_new(l->topo.n, l->topo.w, NULL);
     int64_t moves = tb_clamp_repose(c, &l->topo, l->node, p, l->h);
     tb_clamp_destroy(&c);
     return moves;

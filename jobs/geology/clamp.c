@@ -10,9 +10,10 @@ struct tb_clamp_t {
     int32_t *ring;  /* FIFO of lowered cells (each at most once in it) */
     uint8_t *queued;
     size_t cap;
+    int32_t *flag;  /* one row: cells the smallest allowance would lower */
 };
 
-tb_clamp_t *tb_clamp_new(size_t cells, tb_err_t *err)
+tb_clamp_t *tb_clamp_new(size_t cells, int64_t w, tb_err_t *err)
 {
     tb_clamp_t *self = tb_calloc(1, sizeof *self, "clamp workspace", err);
     if (!self)
@@ -20,7 +21,8 @@ tb_clamp_t *tb_clamp_new(size_t cells, tb_err_t *err)
     self->cap = cells;
     self->ring = tb_malloc(cells * sizeof(int32_t), "clamp worklist", err);
     self->queued = self->ring ? tb_calloc(cells, 1, "clamp flags", err) : NULL;
-    if (!self->queued) {
+    self->flag = self->queued ? tb_calloc((size_t)w, sizeof(int32_t), "clamp row", err) : NULL;
+    if (!self->flag) {
         tb_clamp_destroy(&self);
         return NULL;
     }
@@ -33,6 +35,7 @@ void tb_clamp_destroy(tb_clamp_t **self_p)
         return;
     free((*self_p)->ring);
     free((*self_p)->queued);
+    free((*self_p)->flag);
     free(*self_p);
     *self_p = NULL;
 }
@@ -101,12 +104,41 @@ int64_t tb_clamp_repose(tb_clamp_t *self, const tb_topo_t *t, const uint8_t *nod
     size_t head = 0, tail = 0, len = 0;
     int64_t moves = 0;
     /* The scan: lower every cell that violates, in place, and queue it so its neighbours are
-     * looked at again with its new height. */
+     * looked at again with its new height. A branch-free pass over the inner columns first marks
+     * the cells that even the smallest allowance would lower (almost none); only those, and the
+     * edge columns of a wrapping box, take the exact test. A cell that only comes to violate
+     * because a neighbour was lowered later in the scan is caught by that neighbour's turn in the
+     * worklist, so the fixed point is the same. */
+    int64_t w = t->w;
+    const ptrdiff_t W = (ptrdiff_t)w;
+    float l0 = s.lo[0], l1 = s.lo[1], l2 = s.lo[2], l3 = s.lo[3], l4 = s.lo[4], l5 = s.lo[5],
+          l6 = s.lo[6], l7 = s.lo[7];
     for (int64_t j = 1; j < t->h - 1; j++) {
-        size_t row = (size_t)j * (size_t)t->w;
-        for (int64_t i = 0; i < t->w; i++) {
+        size_t row = (size_t)j * (size_t)w;
+        const float *restrict hr = h + row;
+        int32_t *restrict fl = self->flag;
+        for (int64_t i = 1; i < w - 1; i++) {
+            float lo = hr[i - W - 1] + l0;
+            float v = hr[i - W] + l1;
+            lo = v < lo ? v : lo;
+            v = hr[i - W + 1] + l2;
+            lo = v < lo ? v : lo;
+            v = hr[i - 1] + l3;
+            lo = v < lo ? v : lo;
+            v = hr[i + 1] + l4;
+            lo = v < lo ? v : lo;
+            v = hr[i + W - 1] + l5;
+            lo = v < lo ? v : lo;
+            v = hr[i + W] + l6;
+            lo = v < lo ? v : lo;
+            v = hr[i + W + 1] + l7;
+            lo = v < lo ? v : lo;
+            fl[i] = lo < hr[i];
+        }
+        fl[0] = fl[w - 1] = t->wraps;
+        for (int64_t i = 0; i < w; i++) {
             size_t c = row + (size_t)i;
-            if (!(node[c] & TB_NODE_SOLVED))
+            if (!fl[i] || !(node[c] & TB_NODE_SOLVED))
                 continue;
             float lim = s_limit(&s, node, h, c);
             if (lim < h[c]) {

@@ -31,8 +31,9 @@ typedef struct {
 
 typedef struct tb_clamp_t tb_clamp_t;
 
-/* A workspace for boxes of up to `cells` cells (5 bytes a cell). NULL with *err on failure. */
-tb_clamp_t *tb_clamp_new(size_t cells, tb_err_t *err);
+/* A workspace for boxes of up to `cells` cells, rows of up to w (5 bytes a cell). NULL with *err
+ * on failure. */
+tb_clamp_t *tb_clamp_new(size_t cells, int64_t w, tb_err_t *err);
 
 /* Frees the workspace and sets *self_p to NULL; accepts NULL. */
 void tb_clamp_destroy(tb_clamp_t **self_p);

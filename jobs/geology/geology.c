@@ -116,7 +116,7 @@ tb_geology_t *tb_geology_new(const tb_frame_t *box, const tb_solve_params_t *p, 
     g->sinks = g->stack.scratch ? tb_sinks_new(n, err) : NULL;
     g->accum = g->sinks ? tb_accum_new(n, g->topo.w, err) : NULL;
     g->hill = g->accum ? tb_hillslope_new(n, g->topo.w, err) : NULL;
-    g->clamp = g->hill ? tb_clamp_new(n, err) : NULL;
+    g->clamp = g->hill ? tb_clamp_new(n, g->topo.w, err) : NULL;
     if (!g->clamp) {
         tb_geology_destroy(&g);
         return NULL;
