@@ -53,11 +53,14 @@ static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off,
     if (bk == TB_DIR_NONE || a <= 0 || second <= 0 ||
         (double)second * (1 + a) < (double)best * (1 - a) * (1 - 1e-9))
         return bk;
-    if (i < 0) {
-        i = (int64_t)(c % (size_t)box->w);
-        ly = tb_frame_lattice_y(box, (int64_t)(c / (size_t)box->w));
+    if (i < 0) { /* one division, and the wrap by subtraction (x0 + i < 2 lattice_w) */
+        int64_t j = (int64_t)(c / (size_t)box->w);
+        i = (int64_t)c - j * box->w;
+        ly = tb_frame_lattice_y(box, j);
     }
-    return s_jittered(h, c, off, jit, tb_frame_lattice_x(box, i), ly);
+    int64_t lx = box->x0 + i;
+    lx = lx >= box->lattice_w ? lx - box->lattice_w : lx;
+    return s_jittered(h, c, off, jit, lx, ly);
 }
 
 /* Code of a cell whose two steepest descents are close enough for the jitter to matter. */
@@ -105,8 +108,11 @@ void tb_receivers_d8_row(const tb_topo_t *t, const uint8_t *node, const float *h
         uint8_t d = dir[c];
         if (i == 0 || i == w - 1)
             d = s_receiver(h, c, t->noff[tb_topo_edge(nd)], jit, t->box, i, ly);
-        else if (d == S_NEAR_TIE)
-            d = s_jittered(h, c, t->noff[0], jit, tb_frame_lattice_x(t->box, i), ly);
+        else if (d == S_NEAR_TIE) {
+            int64_t lx = t->box->x0 + i;
+            lx = lx >= t->box->lattice_w ? lx - t->box->lattice_w : lx;
+            d = s_jittered(h, c, t->noff[0], jit, lx, ly);
+        }
         dir[c] = d;
         if (d == TB_DIR_NONE)
             pits[(*npits)++] = (int32_t)c;

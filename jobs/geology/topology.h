@@ -85,9 +85,10 @@ static inline float tb_next_up(float x)
  * lattice column). Priority queues break height ties with it, never with the window index. */
 static inline uint64_t tb_topo_world_key(const tb_topo_t *t, size_t c)
 {
-    int64_t j = (int64_t)(c / (size_t)t->w), i = (int64_t)(c % (size_t)t->w);
-    return (uint64_t)tb_frame_lattice_y(t->box, j) * (uint64_t)t->box->lattice_w +
-           (uint64_t)tb_frame_lattice_x(t->box, i);
+    int64_t j = (int64_t)(c / (size_t)t->w), i = (int64_t)c - j * t->w;
+    int64_t lx = t->box->x0 + i; /* x0 < lattice_w and i < w <= lattice_w: one subtraction wraps */
+    lx = lx >= t->box->lattice_w ? lx - t->box->lattice_w : lx;
+    return (uint64_t)(t->box->y0 + j) * (uint64_t)t->box->lattice_w + (uint64_t)lx;
 }
 
 #endif
