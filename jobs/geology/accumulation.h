@@ -11,8 +11,11 @@
  * The sum is a PULL: when a cell is processed it adds q_n * w(n -> c) over its higher neighbours in
  * the fixed neighbour order, where q_n = A_n / W_n was stored by n. So a cell's area is the same
  * float sum in every processing order and every box, and a parallel version (atomic release
- * counters, issue 4) gives the same bits. Cells are released by a raster scan that chases each
- * release depth-first, which keeps the walk local in memory. float32 is enough (reference 4.B2).
+ * counters, issue 4) gives the same bits. The walk goes row by row: a row's cells with nothing
+ * above them are listed, a release into a row already reached is chased depth-first, one into the
+ * next row waits for it, which keeps the walk within a few rows in memory. float32 throughout (enough,
+ * reference 4.B2); a drop under 1e-20 m weighs as 1e-20 m, so a cell one float step above the sea
+ * neither loses its area to a weight that rounds to zero nor overflows A / W.
  *
  * Fixed cells take the area delivered to them (gathered in neighbour order), so the area arriving
  * at the sea equals the solved area: drainage closes.

@@ -3,12 +3,12 @@
  * A step, in order:
  *   1. uplift: h += U dt on solved cells;
  *   2. D8 receivers, tie-break jitter hashed from (seed, lattice cell, step)   receivers.h
- *   3. sink resolution, priority-flood + epsilon over the closed basins only    sinks.h
- *   4. the Braun & Willett stack, tree by tree from each river mouth           spl.h
- *   5. drainage area: MFD in Kahn order (exponent 0: D8 along the stack)        accumulation.h
- *   6. implicit stream-power incision along the stack (A from step 5)           spl.h
- *   7. nonlinear hillslope diffusion, per-cell sub-step rates                   hillslope.h
- *   8. the repose clamp, a monotone fixed point with jittered allowance         clamp.h
+ *   3. sink resolution, priority-flood + epsilon where there are pits          sinks.h
+ *   4. drainage area: MFD in Kahn order, which also gives the order of step 5;  accumulation.h
+ *      at exponent 0, D8 along the Braun & Willett stack (tree per river mouth) spl.h
+ *   5. implicit stream-power incision, receivers first (A from step 4)         spl.h
+ *   6. nonlinear hillslope diffusion, per-cell sub-step rates                   hillslope.h
+ *   7. the repose clamp, a monotone fixed point with jittered allowance         clamp.h
  * Fixed cells (the box ring, and every cell the solve mask does not mark 1) are held at 0 m.
  *
  * Determinism (DESIGN 4): every random number is a hash of lattice coordinates and the step; every
@@ -16,9 +16,9 @@
  * landmasses and nothing crosses them), never on processing order, the box or a statistic of the
  * box. So a landmass gives the same bits in its own box, in a larger box beside other landmasses and
  * in a box across the seam (tests/test_geology.c). Workspaces are allocated once, by _new, for the
- * box; a step allocates nothing except when the hillslope's multi-rate list first grows.
+ * box; a step allocates nothing except when the sinks' lake lists first grow.
  *
- * Memory: about 40 bytes a cell of workspace, plus the caller's height, uplift, K and mask.
+ * Memory: about 105 bytes a cell of workspace, plus the caller's height, uplift, K and mask.
  */
 #ifndef TB_GEOLOGY_GEOLOGY_H
 #define TB_GEOLOGY_GEOLOGY_H
