@@ -159,7 +159,7 @@ END_TEST
  * how many times the fallback ran. */
 static int64_t s_against_full(double amplitude, double dome, double quantum)
 {
-    /* Ocean round the island, so the lake method's work budget (an eighth of the box) holds. */
+    /* Ocean round the island, so the lake method's work budget (half the box) holds. */
     tb_frame_t box = tb_geo_box(2000, 200, 850, 0, 300, 160);
     uint8_t *mask;
     float *h;

@@ -459,7 +459,9 @@ int64_t tb_sinks_fill_priority_flood(tb_sinks_t *self, const tb_topo_t *t, const
     for (size_t s = 0; s < npits; s++)
         s_list_add(self, &self->pits, pits[s]);
     int64_t flooded = 0;
-    size_t work = 0, budget = t->n / 8 + 4096;
+    /* Cost only, never bits: a box where one cell in 64 is a pit is a flat start's nest of lakes,
+     * which the one-pass flood does at once; otherwise the lakes get half the box of work. */
+    size_t work = 0, budget = npits > t->n / 64 ? 0 : t->n / 2 + 4096;
     /* A worklist: a lake's fill can leave a rim cell with no lower neighbour (a chain of cells an
      * ulp apart on an old lake bed), and that pit is taken next, so a chain costs its length. */
     for (size_t next = 0; next < self->pits.n; next++) {
