@@ -37,6 +37,7 @@ struct tb_hillslope_t {
     float *m0[4];   /* M of the forward faces (E, NW, N, NE) at the start of the step */
     float *flux[2][4]; /* row buffers of forward-face fluxes for the dense passes */
     int32_t *list;  /* cells with a face above level 1, highest touch first */
+    int32_t *first, *last; /* per row and touch level: first and last column at that level */
     float *next;    /* Jacobi buffer of the sparse passes */
 };
 
@@ -56,7 +57,11 @@ tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
              (self->limit = tb_malloc(cells * sizeof(float), "hillslope limiters", err)) &&
              (self->rinv = tb_malloc(cells * sizeof(float), "hillslope rates", err)) &&
              (self->list = tb_malloc(cells * sizeof(int32_t), "hillslope list", err)) &&
-             (self->next = tb_malloc(cells * sizeof(float), "hillslope buffer", err));
+             (self->next = tb_malloc(cells * sizeof(float), "hillslope buffer", err)) &&
+             (self->first = tb_malloc(cells / (size_t)w * (S_MAX_LEVEL + 1) * sizeof(int32_t),
+                                      "hillslope spans", err)) &&
+             (self->last = tb_malloc(cells / (size_t)w * (S_MAX_LEVEL + 1) * sizeof(int32_t),
+                                     "hillslope spans", err));
     for (int f = 0; ok && f < 4; f++) {
         ok = (self->m0[f] = tb_calloc(cells, sizeof(float), "hillslope faces", err)) &&
              (self->flux[0][f] = tb_calloc((size_t)w, sizeof(float), "hillslope row", err)) &&
@@ -81,6 +86,8 @@ void tb_hillslope_destroy(tb_hillslope_t **self_p)
     free(self->rinv);
     free(self->list);
     free(self->next);
+    free(self->first);
+    free(self->last);
     for (int f = 0; f < 4; f++) {
         free(self->m0[f]);
         free(self->flux[0][f]);
@@ -289,11 +296,18 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
                 ri[i] = s_inv_rate[lv];
             }
     }
-    /* The touch level, and the census the firing loop needs. */
+    /* The touch level, the census the firing loop needs, and per row the first and last column at
+     * each touch level (a firing of level L only has work between those of the levels >= L). */
     int most = 0;
     *solved = 0;
+    for (int64_t j = 0; j < t->h; j++)
+        for (int L = 0; L <= S_MAX_LEVEL; L++) {
+            self->first[j * (S_MAX_LEVEL + 1) + L] = (int32_t)w;
+            self->last[j * (S_MAX_LEVEL + 1) + L] = -1;
+        }
     for (int64_t j = 1; j < t->h - 1; j++) {
         size_t row = (size_t)j * (size_t)w;
+        int32_t *first = self->first + j * (S_MAX_LEVEL + 1), *last = self->last + j * (S_MAX_LEVEL + 1);
         for (int64_t i = t->wraps ? 0 : 1; i < (t->wraps ? w : w - 1); i++) {
             size_t c = row + (size_t)i;
             if (!(node[c] & TB_NODE_SOLVED)) {
@@ -303,6 +317,8 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
             uint8_t lv = (i == 0 || i == w - 1) ? s_max9(t, node, self->level, c)
                                                 : s_max9_inner(self->level, (ptrdiff_t)c, W);
             self->touch[c] = lv;
+            first[lv] = first[lv] < (int32_t)i ? first[lv] : (int32_t)i;
+            last[lv] = (int32_t)i;
             at[lv]++;
             (*solved)++;
             most = lv > most ? lv : most;
@@ -334,7 +350,7 @@ static inline float s_flux(const tb_hillslope_t *self, const s_consts_t *q, size
 /* The forward-face fluxes of row j (0 <= j < h-1) into fx. */
 static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
                          const float *h, const s_consts_t *q, int64_t j, float thr, int first,
-                         float *const fx[4])
+                         float *const fx[4], int64_t lo, int64_t hi)
 {
     int64_t w = t->w;
     size_t row = (size_t)j * (size_t)w;
@@ -352,7 +368,7 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
         float *restrict dst = out;
         float cw = q->cw[k], ic2 = q->inv_crit2[k];
         if (first) {
-            for (int64_t i = 1; i < w - 1; i++) {
+            for (int64_t i = lo; i < hi; i++) {
                 float d = hn[i] - hc[i];
                 float ri = rc[i] < rn[i] ? rc[i] : rn[i];
                 float lim = lc[i] < ln[i] ? lc[i] : ln[i];
@@ -360,7 +376,7 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
                 dst[i] = ri <= thr ? fl : 0.0f;
             }
         } else {
-            for (int64_t i = 1; i < w - 1; i++) {
+            for (int64_t i = lo; i < hi; i++) {
                 float d = hn[i] - hc[i];
                 float ri = rc[i] < rn[i] ? rc[i] : rn[i];
                 float lim = lc[i] < ln[i] ? lc[i] : ln[i];
@@ -384,28 +400,66 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
     (void)node;
 }
 
-/* A dense Jacobi pass over the whole box for the firing whose level threshold is lr (0: the first
- * firing, every face). Row-lagged: the fluxes of row j read rows j and j+1 before row j moves. */
+/* A dense Jacobi pass for the firing whose level threshold is lr (0: the first firing, every face).
+ * Row-lagged: the fluxes of row j read rows j and j+1 before row j moves. Each row only computes
+ * the columns where a cell's touch level reaches lr (a face fires only between two such cells);
+ * the flux buffers hold zeros elsewhere. Boxes that wrap take whole rows. */
 static void s_dense(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
                     const s_consts_t *q, int lr)
 {
     int64_t w = t->w;
     int first = lr == 0;
     float thr = s_inv_rate[lr];
+    int64_t done_lo[2] = {0, 0}, done_hi[2] = {w, w}; /* what each buffer holds, [lo, hi) */
+    for (int b = 0; b < 2; b++)
+        for (int f = 0; f < 4; f++)
+            memset(self->flux[b][f], 0, (size_t)w * sizeof(float));
     for (int64_t j = 0; j < t->h - 1; j++) {
         float *const *fx = self->flux[j & 1], *const *below = self->flux[(j - 1) & 1];
-        s_row_fluxes(self, t, node, h, q, j, thr, first, fx);
+        /* The span of this row: the columns with a touch level >= lr in this row and the next (a
+         * fixed cell here owns faces to the next row, and its own touch level is 0), one either
+         * side (a fixed cell's east face). */
+        int64_t lo = 1, hi = w - 1;
+        if (!first && !t->wraps) {
+            int64_t a = w, z = -1;
+            for (int64_t r = j; r <= j + 1; r++)
+                for (int L = lr; L <= S_MAX_LEVEL; L++) {
+                    int64_t fa = self->first[r * (S_MAX_LEVEL + 1) + L];
+                    int64_t la = self->last[r * (S_MAX_LEVEL + 1) + L];
+                    a = fa < a ? fa : a;
+                    z = la > z ? la : z;
+                }
+            lo = a - 1 < 1 ? 1 : a - 1;
+            hi = z + 2 > w - 1 ? w - 1 : z + 2;
+            if (z < 0)
+                lo = hi = 1;
+        }
+        int b = (int)(j & 1);
+        for (int f = 0; f < 4; f++) { /* clear what the buffer held two rows ago */
+            if (done_hi[b] > done_lo[b])
+                memset(fx[f] + done_lo[b], 0, (size_t)(done_hi[b] - done_lo[b]) * sizeof(float));
+            fx[f][0] = fx[f][w - 1] = 0; /* the edge columns, written whenever a row is computed */
+        }
+        if (hi > lo || first || t->wraps)
+            s_row_fluxes(self, t, node, h, q, j, thr, first, fx, lo, hi);
+        done_lo[b] = first || t->wraps ? 0 : lo;
+        done_hi[b] = first || t->wraps ? w : hi;
         if (j == 0)
             continue;
         /* Row j: forward faces from fx, backward ones from row j-1's (below) and from the west
-         * neighbour's E face, added in neighbour order 0..7. */
+         * neighbour's E face, added in neighbour order 0..7. Only cells next to a computed face
+         * can move: the union of this row's span and the row below's. */
+        int64_t ulo = lo < done_lo[1 - b] ? lo : done_lo[1 - b];
+        int64_t uhi = hi > done_hi[1 - b] ? hi : done_hi[1 - b];
+        ulo = ulo < 1 ? 1 : ulo;
+        uhi = uhi + 1 > w - 1 ? w - 1 : uhi + 1;
         size_t row = (size_t)j * (size_t)w;
         float *restrict hr = h + row;
         const uint8_t *restrict nd = node + row;
         const float *restrict e = fx[0], *restrict nw = fx[1], *restrict n = fx[2],
                               *restrict ne = fx[3];
         const float *restrict b_nw = below[1], *restrict b_n = below[2], *restrict b_ne = below[3];
-        for (int64_t i = 1; i < w - 1; i++) {
+        for (int64_t i = ulo; i < uhi; i++) {
             float sum = 0;
             sum -= b_ne[i - 1]; /* 0 SW: the NE face of the SW neighbour */
             sum -= b_n[i];      /* 1 S */
@@ -494,9 +548,9 @@ int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, con
     for (int64_t s = 0; s < times; s++) {
         int lr = s == 0 ? 0 : top - __builtin_ctzll((unsigned long long)s);
         size_t active = upto[lr > 0 ? lr : 0];
-        if (lr <= 1 || active * 4 > solved) {
+        if (lr <= 1 || active * 64 > solved) {
             s_dense(self, t, node, h, &q, lr);
-            updates += (int64_t)solved;
+            updates += (int64_t)(lr == 0 ? solved : active);
         } else {
             s_sparse(self, t, node, h, &q, lr, active);
             updates += (int64_t)active;
