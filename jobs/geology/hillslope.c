@@ -1,0 +1,511 @@
+/* Nonlinear hillslope diffusion with per-cell power-of-two sub-step rates; see hillslope.h.
+ *
+ * Layout: faces are stored once, by the cell below/left of them: each cell owns its four "forward"
+ * faces E, NW, N, NE (tb_nb 4..7); its backward faces W, SE, S, SW (3..0) are the forward faces of
+ * those neighbours (slot 7 - k). A step is:
+ *   A. M at the step's start for every forward face (one division per face);
+ *   B. each cell's need S_c = sum over its eight faces of coeff w_k M_k, and its own level;
+ *   C. the level used (highest own level in the 3 x 3) and the limiter;
+ *   then the firing times, each a Jacobi update: dense row passes while most cells take part (the
+ *   first time, and the half-way time when most cells run at rate 2), a list of cells otherwise.
+ * A face's flux is computed once per firing and applied to both cells; each cell adds its eight
+ * faces in neighbour order, so the sum is the same float in every box and processing order.
+ */
+#include "jobs/geology/hillslope.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_MAX_LEVEL 10 /* rates up to 1024, the manifest's cap on max_hillslope_substeps */
+#define S_R2_CAP (0.99f * 0.99f)
+
+static const float s_rate[S_MAX_LEVEL + 1] = {1.f,  2.f,   4.f,   8.f,   16.f,  32.f,
+                                              64.f, 128.f, 256.f, 512.f, 1024.f};
+static const float s_inv_rate[S_MAX_LEVEL + 1] = {
+    1.f, 0.5f, 0.25f, 0.125f, 0.0625f, 0.03125f, 0.015625f, 0.0078125f, 0.00390625f,
+    0.001953125f, 0.0009765625f};
+
+struct tb_hillslope_t {
+    size_t cells;
+    int64_t w;
+    uint8_t *own;   /* log2 of the rate each cell's own faces need */
+    uint8_t *level; /* log2 of each cell's rate: the highest own level in its 3 x 3; fixed 0 */
+    uint8_t *touch; /* highest level of any face of the cell (its level and its neighbours') */
+    float *limit;   /* 1, or rate / S_c where even the capped rate falls short */
+    float *rinv;    /* 1 / rate: a face fires at the faster cell's rate, min of the two */
+    float *m0[4];   /* M of the forward faces (E, NW, N, NE) at the start of the step */
+    float *flux[2][4]; /* row buffers of forward-face fluxes for the dense passes */
+    int32_t *list;  /* cells with a face above level 1, highest touch first */
+    float *next;    /* Jacobi buffer of the sparse passes */
+};
+
+/* Forward slot of direction k (4..7 -> 0..3). */
+static inline int s_slot(int k) { return k - 4; }
+
+tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
+{
+    tb_hillslope_t *self = tb_calloc(1, sizeof *self, "hillslope workspace", err);
+    if (!self)
+        return NULL;
+    self->cells = cells;
+    self->w = w;
+    int ok = (self->own = tb_calloc(cells, 1, "hillslope levels", err)) &&
+             (self->level = tb_calloc(cells, 1, "hillslope levels", err)) &&
+             (self->touch = tb_calloc(cells, 1, "hillslope levels", err)) &&
+             (self->limit = tb_malloc(cells * sizeof(float), "hillslope limiters", err)) &&
+             (self->rinv = tb_malloc(cells * sizeof(float), "hillslope rates", err)) &&
+             (self->list = tb_malloc(cells * sizeof(int32_t), "hillslope list", err)) &&
+             (self->next = tb_malloc(cells * sizeof(float), "hillslope buffer", err));
+    for (int f = 0; ok && f < 4; f++) {
+        ok = (self->m0[f] = tb_calloc(cells, sizeof(float), "hillslope faces", err)) &&
+             (self->flux[0][f] = tb_calloc((size_t)w, sizeof(float), "hillslope row", err)) &&
+             (self->flux[1][f] = tb_calloc((size_t)w, sizeof(float), "hillslope row", err));
+    }
+    if (!ok) {
+        tb_hillslope_destroy(&self);
+        return NULL;
+    }
+    return self;
+}
+
+void tb_hillslope_destroy(tb_hillslope_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    tb_hillslope_t *self = *self_p;
+    free(self->own);
+    free(self->level);
+    free(self->touch);
+    free(self->limit);
+    free(self->rinv);
+    free(self->list);
+    free(self->next);
+    for (int f = 0; f < 4; f++) {
+        free(self->m0[f]);
+        free(self->flux[0][f]);
+        free(self->flux[1][f]);
+    }
+    free(self);
+    *self_p = NULL;
+}
+
+typedef struct {
+    float cw[8];        /* coeff * w_k */
+    float inv_crit2[8]; /* 1 / (Sc dx dist_k)^2 */
+    int cap_level;
+} s_consts_t;
+
+/* M of a drop d across a face of direction k: 1 / (1 - r^2), r capped. */
+static inline float s_m(const s_consts_t *q, float d, int k)
+{
+    float r2 = d * d * q->inv_crit2[k];
+    r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
+    return 1.0f / (1.0f - r2);
+}
+
+/* The offsets of a row's cells: interior columns use row 0 of noff; a wrapping box's first and
+ * last columns their own rows. */
+static inline const ptrdiff_t *s_off(const tb_topo_t *t, int64_t i)
+{
+    int e = 0;
+    if (t->wraps && i == 0)
+        e = 1;
+    else if (t->wraps && i == t->w - 1)
+        e = 2;
+    return t->noff[e];
+}
+
+/* A. M of the forward faces of rows 0..h-2 at the start of the step. Faces whose far end lies
+ * outside the box (the ring's outer side) are never read. */
+static void s_faces(tb_hillslope_t *self, const tb_topo_t *t, const float *h, const s_consts_t *q)
+{
+    int64_t w = t->w;
+    for (int64_t j = 0; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        for (int f = 0; f < 4; f++) {
+            int k = f + 4;
+            float *out = self->m0[f] + row;
+            const float *hr = h + row;
+            int64_t lo = 1, hi = w - 1; /* the inner columns: one offset, so it vectorises */
+            ptrdiff_t o = t->noff[0][k];
+            for (int64_t i = lo; i < hi; i++)
+                out[i] = s_m(q, hr[i + o] - hr[i], k);
+            for (int64_t i = 0; i < w; i += w - 1) { /* the two edge columns */
+                int64_t ni = i + tb_nb_dx[k];
+                if (!t->wraps && (ni < 0 || ni >= w)) {
+                    out[i] = 1;
+                    continue;
+                }
+                out[i] = s_m(q, h[(ptrdiff_t)(row + (size_t)i) + s_off(t, i)[k]] - hr[i], k);
+            }
+        }
+    }
+}
+
+/* M at the start for the face of cell c towards k (forward: own slot; backward: the neighbour's). */
+static inline float s_m0(const tb_hillslope_t *self, const tb_topo_t *t, uint8_t node_c, size_t c,
+                         int k)
+{
+    if (k >= 4)
+        return self->m0[s_slot(k)][c];
+    return self->m0[s_slot(7 - k)][tb_topo_nb(t, node_c, c, k)];
+}
+
+/* S_c of cell c (any column): coeff w_k M_k over its eight faces, in neighbour order. */
+static inline float s_need(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                           const s_consts_t *q, size_t c)
+{
+    float need = 0;
+    for (int k = 0; k < 8; k++)
+        need += q->cw[k] * s_m0(self, t, node[c], c, k);
+    return need;
+}
+
+/* The smallest level L <= cap with 2^L >= need, branch-free. */
+static inline uint8_t s_level_of(float need, int cap)
+{
+    uint8_t lv = 0;
+    float rate = 1;
+    for (int L = 0; L < cap; L++) {
+        lv += need > rate;
+        rate *= 2;
+    }
+    return lv;
+}
+
+/* The highest value of v over cell c's 3 x 3 (any column). */
+static inline uint8_t s_max9(const tb_topo_t *t, const uint8_t *node, const uint8_t *v, size_t c)
+{
+    uint8_t m = v[c];
+    for (int k = 0; k < 8; k++) {
+        uint8_t o = v[tb_topo_nb(t, node[c], c, k)];
+        m = o > m ? o : m;
+    }
+    return m;
+}
+
+/* The highest of v over the 3 x 3 around inner cell c (row stride W). */
+static inline uint8_t s_max9_inner(const uint8_t *v, ptrdiff_t c, ptrdiff_t W)
+{
+    uint8_t m = v[c];
+    const ptrdiff_t o[8] = {-W - 1, -W, -W + 1, -1, 1, W - 1, W, W + 1};
+    for (int k = 0; k < 8; k++)
+        m = v[c + o[k]] > m ? v[c + o[k]] : m;
+    return m;
+}
+
+/* Sets the ring of the box (rows 0 and h-1, and columns 0 and w-1 unless it wraps) to the values a
+ * fixed cell takes: level 0, no limiter, rate 1. */
+static void s_ring(tb_hillslope_t *self, const tb_topo_t *t)
+{
+    int64_t w = t->w, hh = t->h;
+    for (int64_t j = 0; j < hh; j++) {
+        int ring_row = j == 0 || j == hh - 1;
+        for (int64_t i = 0; i < w; i += ring_row || t->wraps ? 1 : w - 1) {
+            if (!ring_row && t->wraps)
+                break;
+            size_t c = (size_t)j * (size_t)w + (size_t)i;
+            self->own[c] = self->level[c] = self->touch[c] = 0;
+            self->limit[c] = self->rinv[c] = 1;
+        }
+    }
+}
+
+/* B and C: each solved cell's need and own level, the level used (the highest own level in its
+ * 3 x 3, or the box's for the BOX control), the limiter, the inverse rate and the touch level
+ * (the highest level among its faces). Fixed cells get level 0, limiter 1, rate 1. Row loops over
+ * the inner columns with fixed offsets; the first and last columns of a wrapping box go through
+ * tb_topo_nb. Returns the highest touch level; *solved receives the number of solved cells and
+ * at[L] the number of them at touch level L. */
+static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                    const s_consts_t *q, tb_hillslope_bound_t bound, size_t *solved,
+                    size_t at[S_MAX_LEVEL + 2])
+{
+    int64_t w = t->w;
+    const ptrdiff_t W = (ptrdiff_t)w;
+    int cap = bound == TB_HILLSLOPE_BOUND_ONE ? 0 : q->cap_level;
+    s_ring(self, t);
+    /* B: need (kept in limit for now) and own level. */
+    const float *m0e = self->m0[0], *m0nw = self->m0[1], *m0n = self->m0[2], *m0ne = self->m0[3];
+    uint8_t top = 0;
+    float cw[8]; /* local copies: the byte stores below may alias anything */
+    for (int k = 0; k < 8; k++)
+        cw[k] = q->cw[k];
+    for (int64_t j = 1; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        uint8_t *restrict own = self->own + row;
+        float *restrict need_out = self->limit + row;
+        const uint8_t *restrict nd = node + row;
+        for (int64_t i = 1; i < w - 1; i++) {
+            ptrdiff_t c = (ptrdiff_t)row + i;
+            float need = 0;
+            need += cw[0] * m0ne[c - W - 1];
+            need += cw[1] * m0n[c - W];
+            need += cw[2] * m0nw[c - W + 1];
+            need += cw[3] * m0e[c - 1];
+            need += cw[4] * m0e[c];
+            need += cw[5] * m0nw[c];
+            need += cw[6] * m0n[c];
+            need += cw[7] * m0ne[c];
+            uint8_t lv = s_level_of(need, cap), is = nd[i] & TB_NODE_SOLVED;
+            own[i] = is ? lv : 0;
+            need_out[i] = is ? need : 1.0f;
+        }
+        if (t->wraps)
+            for (int64_t i = 0; i < w; i += w - 1) {
+                size_t c = row + (size_t)i;
+                int is = nd[i] & TB_NODE_SOLVED;
+                float need = is ? s_need(self, t, node, q, c) : 1.0f;
+                own[i] = is ? s_level_of(need, cap) : 0;
+                need_out[i] = need;
+            }
+        for (int64_t i = 0; i < w; i++)
+            top = own[i] > top ? own[i] : top;
+    }
+    /* C: the level used, the limiter and the inverse rate. */
+    int limited = bound != TB_HILLSLOPE_BOUND_ONE, box = bound == TB_HILLSLOPE_BOUND_BOX;
+    for (int64_t j = 1; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        const uint8_t *restrict nd = node + row, *restrict own = self->own;
+        uint8_t *restrict lvl = self->level + row;
+        float *restrict lim = self->limit + row, *restrict ri = self->rinv + row;
+        for (int64_t i = 1; i < w - 1; i++) {
+            uint8_t lv = box ? top : s_max9_inner(own, (ptrdiff_t)(row + (size_t)i), W);
+            lv = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
+            float need = lim[i], rate = s_rate[lv];
+            lvl[i] = lv;
+            lim[i] = need > rate && limited ? rate / need : 1.0f;
+            ri[i] = s_inv_rate[lv];
+        }
+        if (t->wraps)
+            for (int64_t i = 0; i < w; i += w - 1) {
+                size_t c = row + (size_t)i;
+                uint8_t lv = box ? top : s_max9(t, node, self->own, c);
+                lv = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
+                float need = lim[i], rate = s_rate[lv];
+                lvl[i] = lv;
+                lim[i] = need > rate && limited ? rate / need : 1.0f;
+                ri[i] = s_inv_rate[lv];
+            }
+    }
+    /* The touch level, and the census the firing loop needs. */
+    int most = 0;
+    *solved = 0;
+    for (int64_t j = 1; j < t->h - 1; j++) {
+        size_t row = (size_t)j * (size_t)w;
+        for (int64_t i = t->wraps ? 0 : 1; i < (t->wraps ? w : w - 1); i++) {
+            size_t c = row + (size_t)i;
+            if (!(node[c] & TB_NODE_SOLVED)) {
+                self->touch[c] = 0;
+                continue;
+            }
+            uint8_t lv = (i == 0 || i == w - 1) ? s_max9(t, node, self->level, c)
+                                                : s_max9_inner(self->level, (ptrdiff_t)c, W);
+            self->touch[c] = lv;
+            at[lv]++;
+            (*solved)++;
+            most = lv > most ? lv : most;
+        }
+    }
+    return most;
+}
+
+/* The flux across the face from c to n (direction k, M at the start m_start) at a firing of level
+ * threshold with inverse rate thr (1 at the first firing): the face's share of the step (its
+ * faster cell's 1/rate, the smaller limiter), times M of the drop now but never above M at the
+ * start, which is what the rates were chosen for - so every firing is a convex combination at
+ * every cell. Zero when the face does not fire at this time. */
+static inline float s_flux(const tb_hillslope_t *self, const s_consts_t *q, size_t c, size_t n,
+                           int k, float m_start, float hc, float hn, float thr, int first)
+{
+    float d = hn - hc;
+    float ri = self->rinv[c] < self->rinv[n] ? self->rinv[c] : self->rinv[n];
+    float lim = self->limit[c] < self->limit[n] ? self->limit[c] : self->limit[n];
+    float m = m_start;
+    if (!first) {
+        float now = s_m(q, d, k);
+        m = now < m_start ? now : m_start;
+    }
+    float f = q->cw[k] * lim * ri * m * d;
+    return ri <= thr ? f : 0;
+}
+
+/* The forward-face fluxes of row j (0 <= j < h-1) into fx. */
+static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                         const float *h, const s_consts_t *q, int64_t j, float thr, int first,
+                         float *const fx[4])
+{
+    int64_t w = t->w;
+    size_t row = (size_t)j * (size_t)w;
+    for (int f = 0; f < 4; f++) {
+        int k = f + 4;
+        ptrdiff_t o = t->noff[0][k];
+        const float *m0 = self->m0[f];
+        float *out = fx[f];
+        /* Inner columns: one offset, selects only, so this vectorises; the same arithmetic as
+         * s_flux, operation for operation. */
+        const float *restrict hc = h + row, *restrict hn = h + row + o;
+        const float *restrict rc = self->rinv + row, *restrict rn = self->rinv + row + o;
+        const float *restrict lc = self->limit + row, *restrict ln = self->limit + row + o;
+        const float *restrict ms = m0 + row;
+        float *restrict dst = out;
+        float cw = q->cw[k], ic2 = q->inv_crit2[k];
+        if (first) {
+            for (int64_t i = 1; i < w - 1; i++) {
+                float d = hn[i] - hc[i];
+                float ri = rc[i] < rn[i] ? rc[i] : rn[i];
+                float lim = lc[i] < ln[i] ? lc[i] : ln[i];
+                float fl = cw * lim * ri * ms[i] * d;
+                dst[i] = ri <= thr ? fl : 0.0f;
+            }
+        } else {
+            for (int64_t i = 1; i < w - 1; i++) {
+                float d = hn[i] - hc[i];
+                float ri = rc[i] < rn[i] ? rc[i] : rn[i];
+                float lim = lc[i] < ln[i] ? lc[i] : ln[i];
+                float r2 = d * d * ic2;
+                r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
+                float now = 1.0f / (1.0f - r2);
+                float m = now < ms[i] ? now : ms[i];
+                float fl = cw * lim * ri * m * d;
+                dst[i] = ri <= thr ? fl : 0.0f;
+            }
+        }
+        for (int64_t i = 0; i < w; i += w - 1) {
+            int64_t ni = i + tb_nb_dx[k];
+            out[i] = 0;
+            if (!t->wraps && (ni < 0 || ni >= w))
+                continue;
+            size_t c = row + (size_t)i, n = (size_t)((ptrdiff_t)c + s_off(t, i)[k]);
+            out[i] = s_flux(self, q, c, n, k, m0[c], h[c], h[n], thr, first);
+        }
+    }
+    (void)node;
+}
+
+/* A dense Jacobi pass over the whole box for the firing whose level threshold is lr (0: the first
+ * firing, every face). Row-lagged: the fluxes of row j read rows j and j+1 before row j moves. */
+static void s_dense(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
+                    const s_consts_t *q, int lr)
+{
+    int64_t w = t->w;
+    int first = lr == 0;
+    float thr = s_inv_rate[lr];
+    for (int64_t j = 0; j < t->h - 1; j++) {
+        float *const *fx = self->flux[j & 1], *const *below = self->flux[(j - 1) & 1];
+        s_row_fluxes(self, t, node, h, q, j, thr, first, fx);
+        if (j == 0)
+            continue;
+        /* Row j: forward faces from fx, backward ones from row j-1's (below) and from the west
+         * neighbour's E face, added in neighbour order 0..7. */
+        size_t row = (size_t)j * (size_t)w;
+        float *restrict hr = h + row;
+        const uint8_t *restrict nd = node + row;
+        const float *restrict e = fx[0], *restrict nw = fx[1], *restrict n = fx[2],
+                              *restrict ne = fx[3];
+        const float *restrict b_nw = below[1], *restrict b_n = below[2], *restrict b_ne = below[3];
+        for (int64_t i = 1; i < w - 1; i++) {
+            float sum = 0;
+            sum -= b_ne[i - 1]; /* 0 SW: the NE face of the SW neighbour */
+            sum -= b_n[i];      /* 1 S */
+            sum -= b_nw[i + 1]; /* 2 SE: the NW face of the SE neighbour */
+            sum -= e[i - 1];    /* 3 W: the E face of the W neighbour */
+            sum += e[i];        /* 4 E */
+            sum += nw[i];       /* 5 NW */
+            sum += n[i];        /* 6 N */
+            sum += ne[i];       /* 7 NE */
+            float add = (nd[i] & TB_NODE_SOLVED) ? sum : 0.0f;
+            hr[i] += add;
+        }
+        if (t->wraps)
+            for (int64_t i = 0; i < w; i += w - 1) {
+                if (!(nd[i] & TB_NODE_SOLVED))
+                    continue;
+                int64_t iw = i == 0 ? w - 1 : i - 1, ie = i == w - 1 ? 0 : i + 1;
+                float sum = 0;
+                sum -= b_ne[iw];
+                sum -= b_n[i];
+                sum -= b_nw[ie];
+                sum -= e[iw];
+                sum += e[i];
+                sum += nw[i];
+                sum += n[i];
+                sum += ne[i];
+                hr[i] += sum;
+            }
+    }
+}
+
+/* A sparse Jacobi pass over the listed cells whose touch reaches lr. */
+static void s_sparse(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
+                     const s_consts_t *q, int lr, size_t active)
+{
+    for (size_t a = 0; a < active; a++) {
+        size_t c = (size_t)self->list[a];
+        float hc = h[c], sum = 0;
+        for (int k = 0; k < 8; k++) {
+            size_t n = tb_topo_nb(t, node[c], c, k);
+            sum += s_flux(self, q, c, n, k, s_m0(self, t, node[c], c, k), hc, h[n],
+                          s_inv_rate[lr], 0);
+        }
+        self->next[a] = hc + sum;
+    }
+    for (size_t a = 0; a < active; a++)
+        h[self->list[a]] = self->next[a];
+}
+
+int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                                   const tb_hillslope_params_t *p, float *h,
+                                   tb_hillslope_stats_t *stats, tb_err_t *err)
+{
+    (void)err;
+    if (!(p->diffusion_m2_yr > 0))
+        return 0;
+    s_consts_t q;
+    double coeff = p->diffusion_m2_yr * p->dt_yr / (t->cell_m * t->cell_m);
+    for (int k = 0; k < 8; k++) {
+        q.cw[k] = (float)(coeff * (tb_nb_is_diagonal(k) ? 1.0 / 6 : 4.0 / 6));
+        double crit = p->critical_slope * t->len_m[k];
+        q.inv_crit2[k] = (float)(1 / (crit * crit));
+    }
+    q.cap_level = 0;
+    while (q.cap_level < S_MAX_LEVEL && (2 << q.cap_level) <= p->max_substeps)
+        q.cap_level++;
+
+    s_faces(self, t, h, &q);
+    size_t at[S_MAX_LEVEL + 2] = {0}, upto[S_MAX_LEVEL + 2] = {0}, solved = 0;
+    int top = s_levels(self, t, node, &q, p->bound, &solved, at);
+    /* The cells above touch level 1, highest first, raster order within a level: the later
+     * firings of steep ground, when they are few enough for a list. */
+    for (int L = S_MAX_LEVEL; L >= 0; L--)
+        upto[L] = upto[L + 1] + at[L];
+    if (top >= 2) {
+        size_t fill[S_MAX_LEVEL + 1];
+        for (int L = 0; L <= S_MAX_LEVEL; L++)
+            fill[L] = upto[L + 1];
+        for (size_t c = 0; c < t->n; c++)
+            if ((node[c] & TB_NODE_SOLVED) && self->touch[c] >= 2)
+                self->list[fill[self->touch[c]]++] = (int32_t)c;
+    }
+
+    int64_t updates = 0;
+    int64_t times = (int64_t)1 << top;
+    for (int64_t s = 0; s < times; s++) {
+        int lr = s == 0 ? 0 : top - __builtin_ctzll((unsigned long long)s);
+        size_t active = upto[lr > 0 ? lr : 0];
+        if (lr <= 1 || active * 4 > solved) {
+            s_dense(self, t, node, h, &q, lr);
+            updates += (int64_t)solved;
+        } else {
+            s_sparse(self, t, node, h, &q, lr, active);
+            updates += (int64_t)active;
+        }
+    }
+    if (stats) {
+        stats->cell_updates += updates;
+        if ((1 << top) > stats->max_rate)
+            stats->max_rate = 1 << top;
+    }
+    return 0;
+}

@@ -1,0 +1,72 @@
+/* Nonlinear hillslope diffusion (Roering, Kirchner & Dietrich 1999, "Evidence for nonlinear,
+ * diffusive sediment transport on hillslopes and implications for landscape morphology", Water
+ * Resources Research 35) on the isotropic nine-point stencil, with a sub-step rate per CELL.
+ *
+ * Flux law: q = D S / (1 - (S/Sc)^2). Each of a cell's eight faces carries
+ *     coeff * w_k * M_k * (h_k - h_c),  coeff = D dt / dx^2,  w_k = 4/6 cardinal, 1/6 diagonal,
+ *     M_k = 1 / (1 - r_k^2),  r_k = |h_k - h_c| / (Sc * dx * dist_k),
+ * so a diagonal face has its own critical height Sc dx sqrt(2) (reference 4.B5); r is capped at
+ * 0.99. M is evaluated once per step from the heights at its start (lagged coefficients), which is
+ * exact at steady state and makes every sub-step a linear, positive update.
+ *
+ * Sub-steps (reference 3.1, third item): a step is not cut by the steepest slope of the box. Each
+ * cell takes the smallest power-of-two rate n_c with sum_k coeff w_k M_k <= n_c (the positivity
+ * bound: every sub-step is then a convex combination, so no checkerboard can grow), capped at the
+ * largest power of two not above max_substeps (beyond it the face coefficients are scaled down and
+ * the repose clamp does the shaping). A face fires at the faster of its two cells' rates, n_f, each
+ * time with 1/n_f of its coefficient, and applies the same flux to both cells (conservative).
+ * Firing times j/n_f are nested because rates are powers of two; all faces that fire at one time
+ * are evaluated on the same heights (Jacobi). Fixed neighbours count as rate 1 and are never
+ * updated. A cell's result therefore depends only on the cells within a few faces of it - never on
+ * the box, the landmass next door or the steepest cell elsewhere - and the loop length (the box's
+ * highest rate) only adds empty times. Cost is proportional to the sum of the cells' rates, so a
+ * plain pays one sub-step beside a mountain that pays sixteen.
+ *
+ * The other bounds exist for measurement and negative controls only: BOX is the predecessor's
+ * region-wide bound (every cell at the box's highest rate), ONE is a single explicit sub-step with
+ * no limiter (unstable on steep ground).
+ */
+#ifndef TB_GEOLOGY_HILLSLOPE_H
+#define TB_GEOLOGY_HILLSLOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "jobs/geology/topology.h"
+
+typedef enum {
+    TB_HILLSLOPE_BOUND_CELL = 0, /* per-cell power-of-two rates (the solve's choice) */
+    TB_HILLSLOPE_BOUND_BOX = 1,  /* every cell at the highest rate in the box (negative control) */
+    TB_HILLSLOPE_BOUND_ONE = 2   /* one sub-step, no limiter (negative control: checkerboards) */
+} tb_hillslope_bound_t;
+
+typedef struct {
+    double diffusion_m2_yr; /* D */
+    double dt_yr;
+    double critical_slope;  /* Sc = tan(talus) */
+    int max_substeps;       /* the highest rate is the largest power of two not above this */
+    tb_hillslope_bound_t bound;
+} tb_hillslope_params_t;
+
+typedef struct {
+    int64_t cell_updates; /* sum over events of cells updated (a plain step costs one per cell) */
+    int max_rate;         /* highest face rate used in the last call */
+} tb_hillslope_stats_t;
+
+typedef struct tb_hillslope_t tb_hillslope_t;
+
+/* A workspace for boxes of up to `cells` cells (6 bytes a cell, plus a list of the cells that need
+ * more than one sub-step, grown on demand). NULL with *err on failure. */
+tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err);
+
+/* Frees the workspace and sets *self_p to NULL; accepts NULL. */
+void tb_hillslope_destroy(tb_hillslope_t **self_p);
+
+/* One step of diffusion over the solved cells of h (metres, in place). Returns 0, or -1 with *err
+ * when the multi-rate list cannot grow. Adds to *stats when not NULL. */
+int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                                   const tb_hillslope_params_t *p, float *h,
+                                   tb_hillslope_stats_t *stats, tb_err_t *err);
+
+#endif

@@ -1,0 +1,141 @@
+/* D8 receivers with a world-keyed, per-step tie-break jitter; see receivers.h. */
+#include "jobs/geology/receivers.h"
+
+#include "common/hash.h"
+
+/* 1 / distance in cells: slopes compare in cell units, the metres cancel. */
+static const float s_inv_dist[8] = {0.70710678f, 1.0f, 0.70710678f, 1.0f,
+                                    1.0f,        0.70710678f, 1.0f, 0.70710678f};
+
+/* The jittered argmax over the strictly lower neighbours; only called on a near tie. */
+static uint8_t s_jittered(const float *h, size_t c, const ptrdiff_t *off, const tb_router_jitter_t *jit,
+                          int64_t lx, int64_t ly)
+{
+    uint64_t bits = tb_hash_cell(jit->key, lx, ly);
+    float hc = h[c];
+    double best = 0;
+    uint8_t bk = TB_DIR_NONE;
+    for (int k = 0; k < 8; k++) {
+        float d = hc - h[(ptrdiff_t)c + off[k]];
+        if (d > 0) {
+            double v = (double)((bits >> (8 * k)) & 0xff) / 127.5 - 1.0;
+            double s = (double)(d * s_inv_dist[k]) * (1.0 + jit->amplitude * v);
+            if (s > best) {
+                best = s;
+                bk = (uint8_t)k;
+            }
+        }
+    }
+    return bk;
+}
+
+/* The receiver of solved cell c (neighbour offsets off) at local column i, lattice row ly; i < 0
+ * means "work the position out from c" (only done when the jitter is needed). */
+static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off,
+                                 const tb_router_jitter_t *jit, const tb_frame_t *box, int64_t i,
+                                 int64_t ly)
+{
+    float hc = h[c], best = 0, second = 0;
+    uint8_t bk = TB_DIR_NONE;
+    for (int k = 0; k < 8; k++) {
+        float s = (hc - h[(ptrdiff_t)c + off[k]]) * s_inv_dist[k];
+        if (s > best) {
+            second = best;
+            best = s;
+            bk = (uint8_t)k;
+        } else if (s > second) {
+            second = s;
+        }
+    }
+    /* The jitter can only matter when some other lower neighbour, scaled up by 1 + J, reaches the
+     * steepest scaled down by 1 - J (the margin covers rounding in the jittered products). */
+    double a = jit->amplitude;
+    if (bk == TB_DIR_NONE || a <= 0 || second <= 0 ||
+        (double)second * (1 + a) < (double)best * (1 - a) * (1 - 1e-9))
+        return bk;
+    if (i < 0) {
+        i = (int64_t)(c % (size_t)box->w);
+        ly = tb_frame_lattice_y(box, (int64_t)(c / (size_t)box->w));
+    }
+    return s_jittered(h, c, off, jit, tb_frame_lattice_x(box, i), ly);
+}
+
+/* Code of a cell whose two steepest descents are close enough for the jitter to matter. */
+#define S_NEAR_TIE 9
+
+void tb_receivers_d8_row(const tb_topo_t *t, const uint8_t *node, const float *h,
+                         const tb_router_jitter_t *jit, int64_t j, uint8_t *dir, int32_t *pits,
+                         size_t *npits)
+{
+    size_t row = (size_t)j * (size_t)t->w;
+    int64_t w = t->w, ly = tb_frame_lattice_y(t->box, j);
+    /* Inner columns, branch-free so it vectorises: the steepest and second steepest descent. A
+     * cell whose second steepest, scaled up by 1 + J, comes within a hair of the steepest scaled
+     * down by 1 - J is marked; only those take the hash below. The mark is conservative (a margin
+     * of 1e-5 over float rounding), and the jittered answer equals the plain one whenever the
+     * jitter cannot matter, so the mark changes no result, only the work. */
+    const float *restrict hc = h + row;
+    uint8_t *restrict out = dir + row;
+    ptrdiff_t o[8]; /* local copies: the byte stores below may alias anything */
+    for (int k = 0; k < 8; k++)
+        o[k] = t->noff[0][k];
+    float up = (float)(1 + jit->amplitude), down = (float)((1 - jit->amplitude) * (1 - 1e-5));
+    int jitter = jit->amplitude > 0;
+    for (int64_t i = 1; i < w - 1; i++) {
+        float best = 0, second = 0;
+        int bk = TB_DIR_NONE;
+        for (int k = 0; k < 8; k++) {
+            float sk = (hc[i] - hc[i + o[k]]) * s_inv_dist[k];
+            int gt = sk > best;
+            float lo = gt ? best : sk;
+            second = lo > second ? lo : second;
+            best = gt ? sk : best;
+            bk = gt ? k : bk;
+        }
+        int near = jitter && second > 0 && !(second * up < best * down);
+        out[i] = (uint8_t)(near ? S_NEAR_TIE : bk);
+    }
+    for (int64_t i = 0; i < w; i++) {
+        size_t c = row + (size_t)i;
+        uint8_t nd = node[c];
+        if (!(nd & TB_NODE_SOLVED)) {
+            dir[c] = TB_DIR_NONE;
+            continue;
+        }
+        uint8_t d = dir[c];
+        if (i == 0 || i == w - 1)
+            d = s_receiver(h, c, t->noff[tb_topo_edge(nd)], jit, t->box, i, ly);
+        else if (d == S_NEAR_TIE)
+            d = s_jittered(h, c, t->noff[0], jit, tb_frame_lattice_x(t->box, i), ly);
+        dir[c] = d;
+        if (d == TB_DIR_NONE)
+            pits[(*npits)++] = (int32_t)c;
+    }
+}
+
+size_t tb_receivers_d8(const tb_topo_t *t, const uint8_t *node, const float *h,
+                       const tb_router_jitter_t *jit, uint8_t *dir, int32_t *pits)
+{
+    size_t npits = 0, last = (size_t)(t->h - 1) * (size_t)t->w;
+    for (int64_t i = 0; i < t->w; i++) {
+        dir[i] = TB_DIR_NONE;
+        dir[last + (size_t)i] = TB_DIR_NONE;
+    }
+    for (int64_t j = 1; j < t->h - 1; j++)
+        tb_receivers_d8_row(t, node, h, jit, j, dir, pits, &npits);
+    return npits;
+}
+
+size_t tb_receivers_d8_cells(const tb_topo_t *t, const uint8_t *node, const float *h,
+                             const tb_router_jitter_t *jit, const int32_t *cells, size_t count,
+                             uint8_t *dir)
+{
+    size_t pits = 0;
+    for (size_t s = 0; s < count; s++) {
+        size_t c = (size_t)cells[s];
+        uint8_t d = s_receiver(h, c, t->noff[tb_topo_edge(node[c])], jit, t->box, -1, 0);
+        dir[c] = d;
+        pits += d == TB_DIR_NONE;
+    }
+    return pits;
+}

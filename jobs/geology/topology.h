@@ -1,0 +1,93 @@
+/* Node status and neighbour offsets of a solve box, classified once (fastscapelib raster_grid).
+ *
+ * A box is a window of w x h geology cells (common/grid.h). Its outer ring is always held at sea
+ * level, except that a box covering the whole circumference (tb_frame_wraps) has no west or east
+ * edge: column w-1 neighbours column 0 and only the top and bottom rows are the ring. Inside the
+ * ring, the caller's solve mask says which cells are solved (1) and which are held at 0 m (ocean,
+ * other regions' land). Typical boxes are 10^5..2x10^7 cells.
+ *
+ * Invariant: a SOLVED cell never sits on the ring, so all eight of its neighbours exist, and
+ * tb_topo_nb(t, node[c], c, k) is its k-th neighbour (tb_nb_dx/dy order), wrap included, without a
+ * branch: the node byte carries whether the cell is in the first or last column of a wrapping box,
+ * and that picks one of three offset rows. Fixed cells on the ring must not use tb_topo_nb.
+ */
+#ifndef TB_GEOLOGY_TOPOLOGY_H
+#define TB_GEOLOGY_TOPOLOGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/grid.h"
+
+enum {
+    TB_NODE_FIXED = 0,  /* held at 0 m: ocean, other regions' land, the box ring */
+    TB_NODE_SOLVED = 1, /* uplifted and eroded */
+    TB_NODE_WEST = 2,   /* column 0 of a wrapping box: its west neighbours are in column w-1 */
+    TB_NODE_EAST = 4    /* column w-1 of a wrapping box */
+};
+
+/* The D8 direction code of a cell with no receiver (fixed cells, and pits before sink resolution). */
+#define TB_DIR_NONE 8
+
+typedef struct {
+    int64_t w, h;          /* box size in cells */
+    size_t n;              /* w * h */
+    bool wraps;            /* the box covers the circumference; X wraps inside it */
+    double cell_m;         /* cell edge, metres */
+    double cell_area_m2;   /* cell_m^2 */
+    ptrdiff_t noff[3][8];  /* neighbour offsets: [0] inner columns, [1] west column, [2] east */
+    double len_m[8];       /* centre-to-centre distance to neighbour k, metres */
+    const tb_frame_t *box; /* the frame, for lattice coordinates (hashes); owned by the caller */
+} tb_topo_t;
+
+/* Fills *t for a box. Refuses boxes under 3 x 3 cells, wrapping boxes narrower than 3 columns and
+ * boxes of 2^31 cells or more (cell indices are int32 in the workspaces). Returns 0 or -1. */
+int tb_topo_init(tb_topo_t *t, const tb_frame_t *box, tb_err_t *err);
+
+/* Classifies every cell of the box into node[] (TB_NODE_* bits) from the solve mask (1 = solved,
+ * anything else = held at 0 m); the ring is fixed whatever the mask says. Returns the number of
+ * solved cells. */
+size_t tb_topo_classify(const tb_topo_t *t, const uint8_t *solve_mask, uint8_t *node);
+
+/* Which offset row a node uses. */
+static inline int tb_topo_edge(uint8_t node) { return (node >> 1) & 3; }
+
+/* The k-th neighbour of a SOLVED cell c whose node byte is node_c. */
+static inline size_t tb_topo_nb(const tb_topo_t *t, uint8_t node_c, size_t c, int k)
+{
+    return (size_t)((ptrdiff_t)c + t->noff[tb_topo_edge(node_c)][k]);
+}
+
+/* The k-th neighbour of any cell (i, j) of the box, or -1 when it lies outside (the ring's outer
+ * side). Slow path: for fixed cells, which may sit on the ring. */
+int64_t tb_topo_nb_checked(const tb_topo_t *t, int64_t i, int64_t j, int k);
+
+/* The smallest float above x (x finite): nextafterf(x, +inf) without the call. The flood's
+ * epsilon, and the floor the stream-power update keeps above a receiver. */
+static inline float tb_next_up(float x)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v = {x};
+    if (v.u == 0x80000000u) /* -0 */
+        v.u = 0;
+    if ((v.u & 0x80000000u) == 0)
+        v.u++;
+    else
+        v.u--;
+    return v.f;
+}
+
+/* The world key of a cell: a number that orders cells the same way in every box (lattice row, then
+ * lattice column). Priority queues break height ties with it, never with the window index. */
+static inline uint64_t tb_topo_world_key(const tb_topo_t *t, size_t c)
+{
+    int64_t j = (int64_t)(c / (size_t)t->w), i = (int64_t)(c % (size_t)t->w);
+    return (uint64_t)tb_frame_lattice_y(t->box, j) * (uint64_t)t->box->lattice_w +
+           (uint64_t)tb_frame_lattice_x(t->box, i);
+}
+
+#endif

@@ -1,0 +1,278 @@
+/* Sink resolution (jobs/geology/sinks.h): after it there are no pits, every receiver is strictly
+ * lower than its donor, the stack built on it is a topological order, the lake method gives the same
+ * bits as the textbook flood of the whole box, and the same bits in any box. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "jobs/geology/receivers.h"
+#include "jobs/geology/sinks.h"
+#include "jobs/geology/spl.h"
+#include "jobs/geology/topology.h"
+#include "support/tb_geo_test.h"
+
+typedef struct {
+    tb_frame_t box;
+    tb_topo_t topo;
+    uint8_t *node, *dir;
+    int32_t *pits;
+    float *h;
+    tb_sinks_t *sinks;
+    size_t solved, npits;
+} s_case_t;
+
+static void s_open(s_case_t *k, const tb_frame_t *box, const uint8_t *mask, const float *h)
+{
+    k->box = *box;
+    ck_assert_int_eq(tb_topo_init(&k->topo, &k->box, NULL), 0);
+    size_t n = k->topo.n;
+    k->node = malloc(n);
+    k->dir = malloc(n);
+    k->pits = malloc(n * sizeof(int32_t));
+    k->h = malloc(n * sizeof(float));
+    memcpy(k->h, h, n * sizeof(float));
+    k->solved = tb_topo_classify(&k->topo, mask, k->node);
+    for (size_t c = 0; c < n; c++)
+        if (!(k->node[c] & TB_NODE_SOLVED))
+            k->h[c] = 0;
+    k->sinks = tb_sinks_new(n, NULL);
+    ck_assert_ptr_nonnull(k->sinks);
+}
+
+static void s_close(s_case_t *k)
+{
+    free(k->node);
+    free(k->dir);
+    free(k->pits);
+    free(k->h);
+    tb_sinks_destroy(&k->sinks);
+}
+
+static tb_router_jitter_t s_jit(int64_t step)
+{
+    tb_router_jitter_t j = {tb_hash_key(5, TB_SALT_ROUTER_JITTER, step), 5e-4};
+    return j;
+}
+
+/* Router, then the solve's sink resolution. */
+static void s_resolve(s_case_t *k)
+{
+    tb_router_jitter_t jit = s_jit(3);
+    k->npits = tb_receivers_d8(&k->topo, k->node, k->h, &jit, k->dir, k->pits);
+    tb_err_t err;
+    int64_t r = tb_sinks_fill_priority_flood(k->sinks, &k->topo, k->node, k->h, k->dir, k->pits,
+                                             k->npits, &jit, &err);
+    ck_assert_msg(r >= 0, "%s", err.msg);
+}
+
+/* No pits, every receiver strictly lower, and the stack lists every solved cell after its
+ * receiver. */
+static void s_check_drains(const s_case_t *k)
+{
+    const tb_topo_t *t = &k->topo;
+    int32_t *pos = malloc(t->n * sizeof(int32_t));
+    for (size_t c = 0; c < t->n; c++) {
+        pos[c] = -1;
+        if (!(k->node[c] & TB_NODE_SOLVED))
+            continue;
+        ck_assert_msg(k->dir[c] != TB_DIR_NONE, "cell %zu is still a pit", c);
+        size_t r = tb_topo_nb(t, k->node[c], c, k->dir[c]);
+        ck_assert_msg(k->h[r] < k->h[c], "cell %zu (%.9g) drains to %zu (%.9g)", c, k->h[c], r,
+                      k->h[r]);
+    }
+    tb_stack_t st;
+    st.order = malloc(t->n * sizeof(int32_t));
+    st.tree_start = malloc((t->n + 1) * sizeof(int32_t));
+    st.scratch = malloc(t->n * sizeof(int32_t));
+    ck_assert_uint_eq(tb_spl_build_stack(t, k->node, k->dir, &st), k->solved);
+    for (size_t s = 0; s < st.count; s++) {
+        ck_assert_int_eq(pos[st.order[s]], -1); /* listed once */
+        pos[st.order[s]] = (int32_t)s;
+    }
+    for (size_t c = 0; c < t->n; c++) {
+        if (!(k->node[c] & TB_NODE_SOLVED))
+            continue;
+        size_t r = tb_topo_nb(t, k->node[c], c, k->dir[c]);
+        if (k->node[r] & TB_NODE_SOLVED)
+            ck_assert_msg(pos[r] < pos[c], "receiver of %zu comes after it in the stack", c);
+    }
+    /* Each tree is one contiguous range rooted at a mouth. */
+    for (size_t b = 0; b < st.ntrees; b++) {
+        size_t c = (size_t)st.order[st.tree_start[b]];
+        ck_assert(!(k->node[tb_topo_nb(t, k->node[c], c, k->dir[c])] & TB_NODE_SOLVED));
+    }
+    free(st.order);
+    free(st.tree_start);
+    free(st.scratch);
+    free(pos);
+}
+
+/* An island of noisy terrain full of pits, inside an ocean, in a box of the given placement. */
+static void s_island(const tb_frame_t *box, double amplitude, double dome, double quantum,
+                     uint8_t **mask, float **h)
+{
+    *mask = tb_geo_bytes(box);
+    *h = tb_geo_floats(box);
+    tb_geo_ellipse_u8(box, 1000, 60, 40, 30, 1, *mask);
+    tb_geo_noise(box, 11, amplitude, *h);
+    /* A dome under the noise, so there are big and small depressions. */
+    for (int64_t j = 0; j < box->h; j++)
+        for (int64_t i = 0; i < box->w; i++) {
+            size_t c = tb_idx(box->w, i, j);
+            double x = (double)tb_frame_lattice_x(box, i), y = (double)tb_frame_lattice_y(box, j);
+            double dx = fabs(x - 1000);
+            if (dx > 1000)
+                dx = 2000 - dx;
+            double r = sqrt(dx * dx / 1600 + (y - 60) * (y - 60) / 900);
+            double v = (*h)[c] + dome * (1 - r);
+            if (quantum > 0)
+                v = floor(v / quantum) * quantum; /* exact ties everywhere */
+            (*h)[c] = (float)v;
+        }
+}
+
+START_TEST(test_noise_has_pits_and_they_are_resolved)
+{
+    tb_frame_t box = tb_geo_box(2000, 200, 950, 20, 100, 80);
+    uint8_t *mask;
+    float *h;
+    s_island(&box, 8, 20, 0, &mask, &h);
+    s_case_t k;
+    s_open(&k, &box, mask, h);
+    s_resolve(&k);
+    /* Negative control: the terrain really is full of pits before the resolution. */
+    ck_assert_uint_gt(k.npits, 50);
+    s_check_drains(&k);
+    /* Raised, never lowered. */
+    for (size_t c = 0; c < k.topo.n; c++)
+        if (k.node[c] & TB_NODE_SOLVED)
+            ck_assert(k.h[c] >= h[c]);
+    s_close(&k);
+    free(mask);
+    free(h);
+}
+END_TEST
+
+/* The lake method (and its closed-basin fallback) against the whole-box flood: same bits. Returns
+ * how many times the fallback ran. */
+static int64_t s_against_full(double amplitude, double dome, double quantum)
+{
+    tb_frame_t box = tb_geo_box(2000, 200, 950, 20, 100, 80);
+    uint8_t *mask;
+    float *h;
+    s_island(&box, amplitude, dome, quantum, &mask, &h);
+    s_case_t a, b;
+    s_open(&a, &box, mask, h);
+    s_open(&b, &box, mask, h);
+    s_resolve(&a);
+    tb_router_jitter_t jit = s_jit(3);
+    tb_receivers_d8(&b.topo, b.node, b.h, &jit, b.dir, b.pits);
+    ck_assert_int_eq(tb_sinks_fill_priority_flood_full(b.sinks, &b.topo, b.node, b.h, b.dir, &jit,
+                                                       NULL),
+                     0);
+    s_check_drains(&a);
+    s_check_drains(&b);
+    int64_t fallbacks = tb_sinks_stats(a.sinks)->fallbacks;
+    size_t raised = 0;
+    for (size_t c = 0; c < a.topo.n; c++) {
+        ck_assert_msg(memcmp(&a.h[c], &b.h[c], sizeof(float)) == 0, "cell %zu: %.9g vs %.9g", c,
+                      a.h[c], b.h[c]);
+        ck_assert_uint_eq(a.dir[c], b.dir[c]);
+        raised += a.h[c] != h[c] && (a.node[c] & TB_NODE_SOLVED);
+    }
+    ck_assert_uint_gt(raised, 10);
+    s_close(&a);
+    s_close(&b);
+    free(mask);
+    free(h);
+    return fallbacks;
+}
+
+START_TEST(test_lakes_equal_the_whole_box_flood)
+{
+    ck_assert_int_eq(s_against_full(8, 20, 0), 0); /* the lake method alone */
+}
+END_TEST
+
+START_TEST(test_lakes_equal_the_whole_box_flood_with_ties)
+{
+    /* Heights on a 0.5 m lattice: flats and exact ties everywhere. */
+    s_against_full(8, 20, 0.5);
+}
+END_TEST
+
+START_TEST(test_flat_plateau_drains)
+{
+    /* A flat start: every cell of the island is a pit but the rim; the deep nest of lakes takes the
+     * closed-basin flood, which must agree with the whole-box flood too. */
+    ck_assert_int_gt(s_against_full(0, 0, 0), 0);
+    s_against_full(1e-3, 0, 0); /* nearly flat: a nest of tiny lakes */
+}
+END_TEST
+
+START_TEST(test_same_bits_in_any_box)
+{
+    /* The island (lattice x 960..1040 on a 2000-wide planet) in a tight box, in a larger box beside
+     * another pitted island, and in a box across the seam (lattice x 1990 -> 0 would be another
+     * island; here the tight box starts across nothing, the large one straddles 1000 +- 500). */
+    tb_frame_t tight = tb_geo_box(2000, 200, 950, 20, 100, 80);
+    tb_frame_t large = tb_geo_box(2000, 200, 700, 10, 600, 120);
+    uint8_t *m1, *m2;
+    float *h1, *h2;
+    s_island(&tight, 8, 20, 0.25, &m1, &h1);
+    s_island(&large, 8, 20, 0.25, &m2, &h2);
+    /* A second island in the large box, close (one ocean cell between them at the nearest). */
+    float *h3 = tb_geo_floats(&large);
+    tb_geo_noise(&large, 99, 30, h3);
+    for (int64_t j = 0; j < large.h; j++)
+        for (int64_t i = 0; i < large.w; i++) {
+            size_t c = tb_idx(large.w, i, j);
+            int64_t x = tb_frame_lattice_x(&large, i), y = tb_frame_lattice_y(&large, j);
+            if (x >= 1042 && x < 1100 && y >= 40 && y < 90) {
+                m2[c] = 1;
+                h2[c] = h3[c];
+            }
+        }
+    s_case_t a, b;
+    s_open(&a, &tight, m1, h1);
+    s_open(&b, &large, m2, h2);
+    s_resolve(&a);
+    s_resolve(&b);
+    size_t compared = 0;
+    for (int64_t j = 0; j < tight.h; j++)
+        for (int64_t i = 0; i < tight.w; i++) {
+            size_t c = tb_idx(tight.w, i, j);
+            if (!(a.node[c] & TB_NODE_SOLVED))
+                continue;
+            int64_t d = tb_geo_map(&tight, i, j, &large);
+            ck_assert_int_ge(d, 0);
+            ck_assert(memcmp(&a.h[c], &b.h[d], sizeof(float)) == 0);
+            ck_assert_uint_eq(a.dir[c], b.dir[d]);
+            compared++;
+        }
+    ck_assert_uint_gt(compared, 3000);
+    s_close(&a);
+    s_close(&b);
+    free(m1);
+    free(m2);
+    free(h1);
+    free(h2);
+    free(h3);
+}
+END_TEST
+
+Suite *sinks_suite(void)
+{
+    Suite *s = suite_create("sinks");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_noise_has_pits_and_they_are_resolved);
+    tcase_add_test(tc, test_lakes_equal_the_whole_box_flood);
+    tcase_add_test(tc, test_lakes_equal_the_whole_box_flood_with_ties);
+    tcase_add_test(tc, test_flat_plateau_drains);
+    tcase_add_test(tc, test_same_bits_in_any_box);
+    suite_add_tcase(s, tc);
+    return s;
+}
