@@ -10,4 +10,7 @@ int tb_cmd_init(int argc, char **argv);
 int tb_cmd_farm_check(int argc, char **argv);
 int tb_cmd_farm_keys(int argc, char **argv);
 
+int tb_cmd_bake(int argc, char **argv);
+int tb_cmd_solve_region(int argc, char **argv);
+
 #endif

@@ -16,6 +16,8 @@ static const s_command_t s_commands[] = {
     {"schema", tb_cmd_schema, "print the manifest keys as a Markdown table"},
     {"plan", tb_cmd_plan, "read the painting, cut the planet into regions, print the plan"},
     {"init", tb_cmd_init, "write the demo planet out as an editable painting, legend, manifest"},
+    {"bake", tb_cmd_bake, "plan the planet, solve its regions on workers, write the heightmap"},
+    {"solve-region", tb_cmd_solve_region, "solve one region in-process and write its maps"},
     {"farm-check", tb_cmd_farm_check, "dispatch verifiable test jobs to check workers and a farm"},
     {"farm-keys", tb_cmd_farm_keys, "write CURVE certificates for a farm"},
 };

@@ -1,0 +1,484 @@
+/* The region job; see region.h. Wire format (little-endian):
+ *   spec:   "TBRS" u32 version | u32 header bytes | header JSON | classes (w h bytes) | mask (w h bytes)
+ *   result: "TBRR" u32 version | u32 header bytes | header JSON | height f32 | area f32 | basin i32 |
+ *           uplift f32 | u64 stats bytes | stats
+ * The header JSON is printed by cJSON from objects built in a fixed order, so equal specs are equal
+ * bytes. */
+#include "jobs/region.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/bytes.h"
+#include "common/log.h"
+#include "jobs/geology/geology.h"
+#include "jobs/stats/stats.h"
+
+#define S_SPEC_MAGIC 0x53524254u   /* "TBRS" */
+#define S_RESULT_MAGIC 0x52524254u /* "TBRR" */
+#define S_VERSION 1u
+#define S_MAX_HEADER (16u << 20)
+
+/* ---- spec ---- */
+
+/* The manifest a region job sees: only what can change its answer. The elevation range and the
+ * legend's matching tolerances act before or after the solve, so they take their defaults here and a
+ * change to them reuses every stored region. */
+static void s_job_manifest(const tb_manifest_t *in, tb_manifest_t *out)
+{
+    tb_manifest_t def;
+    tb_manifest_defaults(&def);
+    *out = *in;
+    out->elevation_min_m = def.elevation_min_m;
+    out->elevation_max_m = def.elevation_max_m;
+    out->legend.tolerance = def.legend.tolerance;
+    out->legend.max_unmatched_fraction = def.legend.max_unmatched_fraction;
+}
+
+int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *bytes, tb_err_t *err)
+{
+    *out = NULL;
+    *bytes = 0;
+    const tb_frame_t *b = &spec->box;
+    size_t cells = (size_t)b->w * (size_t)b->h;
+    const tb_legend_t *legend = &spec->manifest->legend;
+    /* the classes present in the box, in legend order, and the map to their reduced index */
+    bool present[TB_MAX_CLASSES] = {0};
+    for (size_t i = 0; i < cells; i++) {
+        if (spec->classes[i] >= legend->n_classes)
+            return tb_err_set(err, TB_E_INVALID, "region %d: class %u at box cell %zu is not in the "
+                              "legend", spec->region_id, spec->classes[i], i);
+        present[spec->classes[i]] = true;
+    }
+    tb_manifest_t m;
+    s_job_manifest(spec->manifest, &m);
+    uint8_t remap[TB_MAX_CLASSES];
+    int n = 0;
+    for (int c = 0; c < legend->n_classes; c++)
+        if (present[c]) {
+            remap[c] = (uint8_t)n;
+            m.legend.classes[n++] = legend->classes[c];
+        }
+    m.legend.n_classes = n;
+
+    cJSON *root = cJSON_CreateObject();
+    double box[7] = {(double)b->x0, (double)b->y0, (double)b->w, (double)b->h,
+                     (double)b->lattice_w, (double)b->lattice_h, b->cell_m};
+    cJSON_AddItemToObject(root, "box", cJSON_CreateDoubleArray(box, 7));
+    cJSON_AddNumberToObject(root, "steps", spec->steps);
+    if (spec->no_incision)
+        cJSON_AddBoolToObject(root, "test_no_incision", true);
+    char *mj = tb_manifest_to_file_json(&m, "-", "-");
+    char *lj = tb_legend_to_json(&m.legend);
+    char *pj = tb_uplift_probes_to_json(spec->probes);
+    cJSON_AddItemToObject(root, "manifest", mj ? cJSON_Parse(mj) : NULL);
+    cJSON_AddItemToObject(root, "legend", lj ? cJSON_Parse(lj) : NULL);
+    cJSON_AddItemToObject(root, "probes", pj ? cJSON_Parse(pj) : NULL);
+    free(mj);
+    free(lj);
+    free(pj);
+    char *header = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!header)
+        return tb_err_set(err, TB_E_NOMEM, "region %d: cannot print the spec", spec->region_id);
+    tb_bytes_t w;
+    tb_bytes_init(&w);
+    size_t hlen = strlen(header);
+    tb_bytes_put_u32(&w, S_SPEC_MAGIC);
+    tb_bytes_put_u32(&w, S_VERSION);
+    tb_bytes_put_u32(&w, (uint32_t)hlen);
+    tb_bytes_put(&w, header, hlen);
+    free(header);
+    size_t at = w.len;
+    tb_bytes_put(&w, spec->classes, cells);
+    if (!w.failed)
+        for (size_t i = 0; i < cells; i++)
+            w.data[at + i] = remap[w.data[at + i]];
+    tb_bytes_put(&w, spec->solve_mask, cells);
+    if (w.failed) {
+        tb_bytes_free(&w);
+        return tb_err_set(err, TB_E_NOMEM, "region %d: out of memory encoding the spec",
+                          spec->region_id);
+    }
+    *out = tb_bytes_take(&w, bytes);
+    return 0;
+}
+
+static int s_json_int(const cJSON *v, double lo, double hi, int64_t *out)
+{
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
+        v->valuedouble < lo || v->valuedouble > hi)
+        return -1;
+    *out = (int64_t)v->valuedouble;
+    return 0;
+}
+
+int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t *out,
+                          tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_reader_t r;
+    tb_reader_init(&r, data, bytes);
+    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
+    if (r.failed || magic != S_SPEC_MAGIC)
+        return tb_err_set(err, TB_E_FORMAT, "region spec: not a region spec (bad magic)");
+    if (version != S_VERSION)
+        return tb_err_set(err, TB_E_FORMAT, "region spec: version %u, this build reads %u", version,
+                          S_VERSION);
+    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
+        return tb_err_set(err, TB_E_FORMAT, "region spec: header of %u bytes, %zu left", hlen,
+                          tb_reader_left(&r));
+    char *header = malloc((size_t)hlen + 1);
+    if (!header)
+        return tb_err_set(err, TB_E_NOMEM, "region spec: out of memory");
+    tb_reader_get(&r, header, hlen);
+    header[hlen] = '\0';
+    cJSON *root = cJSON_Parse(header);
+    free(header);
+    int rc = -1;
+    char *text = NULL;
+    if (!cJSON_IsObject(root)) {
+        tb_err_set(err, TB_E_FORMAT, "region spec: header is not a JSON object");
+        goto done;
+    }
+    int64_t steps, box[6];
+    const cJSON *jbox = cJSON_GetObjectItemCaseSensitive(root, "box");
+    if (s_json_int(cJSON_GetObjectItemCaseSensitive(root, "steps"), 1, 1e7, &steps) ||
+        !cJSON_IsArray(jbox) || cJSON_GetArraySize(jbox) != 7) {
+        tb_err_set(err, TB_E_FORMAT, "region spec: steps or box missing or malformed");
+        goto done;
+    }
+    for (int i = 0; i < 6; i++)
+        if (s_json_int(cJSON_GetArrayItem(jbox, i), -1e12, 1e12, &box[i])) {
+            tb_err_set(err, TB_E_FORMAT, "region spec: box[%d] is not an integer", i);
+            goto done;
+        }
+    const cJSON *cell = cJSON_GetArrayItem(jbox, 6);
+    if (!cJSON_IsNumber(cell) ||
+        tb_frame_make(&out->spec.box, box[4], box[5], cell->valuedouble, box[0], box[1], box[2],
+                      box[3], err) != 0) {
+        tb_err_prefix(err, "region spec: box");
+        goto done;
+    }
+    text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "manifest"));
+    if (!text || tb_manifest_parse(text, "region spec manifest", ".", &out->manifest, err) != 0)
+        goto done;
+    free(text);
+    text = NULL;
+    text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "legend"));
+    if (!text || tb_legend_parse(text, "region spec legend", &out->manifest.legend, err) != 0)
+        goto done;
+    free(text);
+    text = NULL;
+    if (tb_manifest_finish(&out->manifest, err) != 0)
+        goto done;
+    text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "probes"));
+    if (!text || tb_uplift_probes_from_json(text, &out->probes, err) != 0)
+        goto done;
+    if (out->spec.box.lattice_w != out->manifest.planet_w ||
+        out->spec.box.cell_m != out->manifest.cell_m) {
+        tb_err_set(err, TB_E_INVALID, "region spec: box lattice %lld cells of %g m, manifest %lld of %g",
+                   (long long)out->spec.box.lattice_w, out->spec.box.cell_m,
+                   (long long)out->manifest.planet_w, out->manifest.cell_m);
+        goto done;
+    }
+    size_t cells = (size_t)out->spec.box.w * (size_t)out->spec.box.h;
+    if (tb_reader_left(&r) != 2 * cells) {
+        tb_err_set(err, TB_E_FORMAT, "region spec: %zu raster bytes for a %lld x %lld box (expected %zu)",
+                   tb_reader_left(&r), (long long)out->spec.box.w, (long long)out->spec.box.h,
+                   2 * cells);
+        goto done;
+    }
+    out->classes = malloc(cells);
+    out->solve_mask = malloc(cells);
+    if (!out->classes || !out->solve_mask) {
+        tb_err_set(err, TB_E_NOMEM, "region spec: out of memory for %zu cells", cells);
+        goto done;
+    }
+    tb_reader_get(&r, out->classes, cells);
+    tb_reader_get(&r, out->solve_mask, cells);
+    for (size_t i = 0; i < cells; i++)
+        if (out->classes[i] >= out->manifest.legend.n_classes || out->solve_mask[i] > 1) {
+            tb_err_set(err, TB_E_FORMAT, "region spec: cell %zu has class %u of %d, mask %u", i,
+                       out->classes[i], out->manifest.legend.n_classes, out->solve_mask[i]);
+            goto done;
+        }
+    out->spec.no_incision = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "test_no_incision"));
+    out->spec.region_id = 0; /* not in the spec: a renumbered region keeps its stored result */
+    out->spec.steps = (int)steps;
+    out->spec.manifest = &out->manifest;
+    out->spec.probes = &out->probes;
+    out->spec.classes = out->classes;
+    out->spec.solve_mask = out->solve_mask;
+    rc = 0;
+done:
+    free(text);
+    cJSON_Delete(root);
+    if (rc != 0)
+        tb_region_spec_free(out);
+    return rc;
+}
+
+void tb_region_spec_free(tb_region_spec_owned_t *s)
+{
+    if (!s)
+        return;
+    free(s->classes);
+    free(s->solve_mask);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- solve ---- */
+
+typedef struct {
+    bool (*progress)(void *user, double fraction, const char *note);
+    void *user;
+    int64_t steps;
+} s_progress_t;
+
+static int s_step_progress(void *ud, int64_t step_done)
+{
+    s_progress_t *p = ud;
+    if (!p->progress)
+        return 0;
+    char note[64];
+    snprintf(note, sizeof note, "step %lld/%lld", (long long)step_done, (long long)p->steps);
+    return p->progress(p->user, (double)step_done / (double)p->steps, note) ? 1 : 0;
+}
+
+int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
+                    bool (*progress)(void *user, double fraction, const char *note), void *user,
+                    tb_region_result_t *out, tb_err_t *err)
+{
+    (void)pool; /* the basin-parallel solve (issue 4) takes it */
+    memset(out, 0, sizeof *out);
+    const tb_frame_t *box = &spec->box;
+    const tb_manifest_t *m = spec->manifest;
+    size_t cells = (size_t)box->w * (size_t)box->h;
+    out->region_id = spec->region_id;
+    out->box = *box;
+    out->steps = spec->steps;
+    out->height_m = tb_calloc(cells, sizeof(float), "region heights", err);
+    out->area_m2 = tb_calloc(cells, sizeof(float), "region drainage area", err);
+    out->basin = tb_calloc(cells, sizeof(int32_t), "region basins", err);
+    out->uplift_m_yr = tb_calloc(cells, sizeof(float), "region uplift", err);
+    float *k = tb_calloc(cells, sizeof(float), "region erodibility", err);
+    tb_geology_t *geo = NULL;
+    tb_stats_t *stats = NULL;
+    if (!out->height_m || !out->area_m2 || !out->basin || !out->uplift_m_yr || !k)
+        goto fail;
+    if (tb_uplift_build(m, spec->probes, box, spec->classes, out->uplift_m_yr, k, err) != 0)
+        goto fail;
+    double t0 = tb_now_s();
+    geo = tb_geology_new(box, &m->solve, m->seed, err);
+    if (!geo)
+        goto fail;
+    if (spec->no_incision) {
+        tb_geology_options_t go;
+        tb_geology_options_defaults(&go);
+        go.stream_power = false;
+        if (tb_geology_set_options(geo, &go, err) != 0)
+            goto fail;
+    }
+    s_progress_t prog = {progress, user, spec->steps};
+    if (tb_geology_run(geo, spec->solve_mask, out->uplift_m_yr, k, out->height_m, 0, spec->steps,
+                       s_step_progress, &prog, err) != 0)
+        goto fail;
+    out->solve_s = tb_now_s() - t0;
+    memcpy(out->area_m2, tb_geology_area_m2(geo), cells * sizeof(float));
+    /* basins as the lattice index of their outlet, so the coordinator can colour them planet-wide */
+    const int32_t *basin = tb_geology_basin(geo);
+    for (size_t i = 0; i < cells; i++) {
+        int32_t b = basin[i];
+        if (b < 0) {
+            out->basin[i] = -1;
+            continue;
+        }
+        int64_t bx = tb_frame_lattice_x(box, b % box->w), by = tb_frame_lattice_y(box, b / box->w);
+        out->basin[i] = (int32_t)(by * box->lattice_w + bx);
+    }
+    tb_stats_params_t sp;
+    tb_stats_params_default(&sp, m->cell_m);
+    sp.talus_deg = m->solve.talus_deg;
+    sp.m = m->solve.m;
+    sp.n = m->solve.n;
+    stats = tb_stats_new(&sp, err);
+    if (!stats || tb_stats_accumulate(stats, box, out->height_m, out->area_m2, out->uplift_m_yr,
+                                      spec->solve_mask, err) != 0)
+        goto fail;
+    if (tb_stats_edge_cells(stats) != 0) {
+        tb_err_set(err, TB_E_INTERNAL, "region %d: %lld land cells lie within the statistics "
+                   "window of the box edge; the ocean margin is too small", spec->region_id,
+                   (long long)tb_stats_edge_cells(stats));
+        goto fail;
+    }
+    out->stats = tb_stats_encode(stats, &out->stats_bytes, err);
+    if (!out->stats)
+        goto fail;
+    tb_stats_destroy(&stats);
+    tb_geology_destroy(&geo);
+    free(k);
+    return 0;
+fail:
+    tb_stats_destroy(&stats);
+    tb_geology_destroy(&geo);
+    free(k);
+    tb_region_result_free(out);
+    return -1;
+}
+
+void tb_region_result_free(tb_region_result_t *r)
+{
+    if (!r)
+        return;
+    free(r->height_m);
+    free(r->area_m2);
+    free(r->basin);
+    free(r->uplift_m_yr);
+    free(r->stats);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- result ---- */
+
+int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *bytes, tb_err_t *err)
+{
+    *out = NULL;
+    *bytes = 0;
+    const tb_frame_t *b = &r->box;
+    size_t cells = (size_t)b->w * (size_t)b->h;
+    cJSON *root = cJSON_CreateObject();
+    double box[7] = {(double)b->x0, (double)b->y0, (double)b->w, (double)b->h,
+                     (double)b->lattice_w, (double)b->lattice_h, b->cell_m};
+    cJSON_AddItemToObject(root, "box", cJSON_CreateDoubleArray(box, 7));
+    cJSON_AddNumberToObject(root, "steps", r->steps);
+    char *header = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!header)
+        return tb_err_set(err, TB_E_NOMEM, "region result: cannot print the header");
+    tb_bytes_t w;
+    tb_bytes_init(&w);
+    size_t hlen = strlen(header);
+    tb_bytes_put_u32(&w, S_RESULT_MAGIC);
+    tb_bytes_put_u32(&w, S_VERSION);
+    tb_bytes_put_u32(&w, (uint32_t)hlen);
+    tb_bytes_put(&w, header, hlen);
+    free(header);
+    tb_bytes_put(&w, r->height_m, cells * sizeof(float));
+    tb_bytes_put(&w, r->area_m2, cells * sizeof(float));
+    tb_bytes_put(&w, r->basin, cells * sizeof(int32_t));
+    tb_bytes_put(&w, r->uplift_m_yr, cells * sizeof(float));
+    tb_bytes_put_u64(&w, r->stats_bytes);
+    tb_bytes_put(&w, r->stats, r->stats_bytes);
+    if (w.failed) {
+        tb_bytes_free(&w);
+        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory encoding %zu cells", cells);
+    }
+    *out = tb_bytes_take(&w, bytes);
+    return 0;
+}
+
+int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *out, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_reader_t r;
+    tb_reader_init(&r, data, bytes);
+    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
+    if (r.failed || magic != S_RESULT_MAGIC || version != S_VERSION)
+        return tb_err_set(err, TB_E_FORMAT, "region result: bad magic or version %u", version);
+    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
+        return tb_err_set(err, TB_E_FORMAT, "region result: header of %u bytes, %zu left", hlen,
+                          tb_reader_left(&r));
+    char *header = malloc((size_t)hlen + 1);
+    if (!header)
+        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory");
+    tb_reader_get(&r, header, hlen);
+    header[hlen] = '\0';
+    cJSON *root = cJSON_Parse(header);
+    free(header);
+    const cJSON *jbox = cJSON_GetObjectItemCaseSensitive(root, "box");
+    int64_t steps, box[6];
+    int bad = !cJSON_IsArray(jbox) || cJSON_GetArraySize(jbox) != 7 ||
+              s_json_int(cJSON_GetObjectItemCaseSensitive(root, "steps"), 1, 1e7, &steps);
+    for (int i = 0; !bad && i < 6; i++)
+        bad = s_json_int(cJSON_GetArrayItem(jbox, i), -1e12, 1e12, &box[i]);
+    const cJSON *cell = bad ? NULL : cJSON_GetArrayItem(jbox, 6);
+    if (bad || !cJSON_IsNumber(cell) ||
+        tb_frame_make(&out->box, box[4], box[5], cell->valuedouble, box[0], box[1], box[2], box[3],
+                      err) != 0) {
+        cJSON_Delete(root);
+        return tb_err_set(err, TB_E_FORMAT, "region result: malformed header");
+    }
+    cJSON_Delete(root);
+    out->steps = (int)steps;
+    size_t cells = (size_t)out->box.w * (size_t)out->box.h;
+    if (tb_reader_left(&r) < cells * 16 + 8)
+        return tb_err_set(err, TB_E_FORMAT, "region result: %zu bytes for %zu cells",
+                          tb_reader_left(&r), cells);
+    out->height_m = malloc(cells * sizeof(float));
+    out->area_m2 = malloc(cells * sizeof(float));
+    out->basin = malloc(cells * sizeof(int32_t));
+    out->uplift_m_yr = malloc(cells * sizeof(float));
+    if (!out->height_m || !out->area_m2 || !out->basin || !out->uplift_m_yr) {
+        tb_region_result_free(out);
+        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory for %zu cells", cells);
+    }
+    tb_reader_get(&r, out->height_m, cells * sizeof(float));
+    tb_reader_get(&r, out->area_m2, cells * sizeof(float));
+    tb_reader_get(&r, out->basin, cells * sizeof(int32_t));
+    tb_reader_get(&r, out->uplift_m_yr, cells * sizeof(float));
+    uint64_t sb = tb_reader_u64(&r);
+    if (r.failed || sb != tb_reader_left(&r)) {
+        tb_region_result_free(out);
+        return tb_err_set(err, TB_E_FORMAT, "region result: statistics of %llu bytes, %zu left",
+                          (unsigned long long)sb, tb_reader_left(&r));
+    }
+    out->stats_bytes = (size_t)sb;
+    out->stats = malloc(sb ? sb : 1);
+    if (!out->stats) {
+        tb_region_result_free(out);
+        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory");
+    }
+    tb_reader_get(&r, out->stats, out->stats_bytes);
+    return 0;
+}
+
+/* ---- the job kind ---- */
+
+typedef struct {
+    tb_job_ctx_t *ctx;
+} s_job_progress_t;
+
+static bool s_job_progress(void *user, double fraction, const char *note)
+{
+    s_job_progress_t *p = user;
+    return tb_job_progress(p->ctx, fraction, note);
+}
+
+static int s_job_run(const void *spec_bytes, size_t n, tb_job_ctx_t *ctx, tb_job_output_t *out,
+                     tb_err_t *err)
+{
+    tb_region_spec_owned_t spec;
+    if (tb_region_spec_decode(spec_bytes, n, &spec, err) != 0)
+        return -1;
+    tb_region_result_t result;
+    s_job_progress_t prog = {ctx};
+    int rc = tb_region_solve(&spec.spec, ctx->pool, s_job_progress, &prog, &result, err);
+    tb_region_spec_free(&spec);
+    if (rc != 0)
+        return -1;
+    rc = tb_region_result_encode(&result, &out->data, &out->bytes, err);
+    tb_region_result_free(&result);
+    return rc;
+}
+
+const tb_job_kind_t tb_job_kind_region = {
+    .name = "region",
+    .run = s_job_run,
+    .max_spec_bytes = (size_t)1 << 33,
+    .max_result_bytes = (size_t)1 << 36,
+    .summary = "the geology solve of one region: uplift, stream power, statistics",
+};

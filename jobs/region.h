@@ -1,0 +1,87 @@
+/* The region job: the geology of one region box, as a pure function from spec bytes to result bytes.
+ *
+ * A region is one or more landmasses with their ocean margin (jobs/plan). Its job builds the uplift
+ * and erodibility fields (jobs/uplift), runs the stream-power solve (jobs/geology) for the manifest's
+ * steps, and fills the region's statistics (jobs/stats) while the grid is alive. Every cell outside
+ * the region's own land is held at sea level, so the answer on a landmass does not depend on how the
+ * planet was cut up (DESIGN 4, 5).
+ *
+ * The spec carries everything the job reads - the manifest's physics, the legend classes present in
+ * the box, the planet probes, the class raster and the solve mask - so a worker reads no file. It is
+ * canonical: the same region of the same planet encodes to the same bytes, and keys the result store.
+ * Classes absent from the box are left out of the spec, so a legend change to one class changes only
+ * the specs of regions that hold it. Typical sizes: a spec is 2 bytes a box cell plus a few kB; a
+ * result 16 bytes a box cell plus the statistics.
+ */
+#ifndef TB_JOBS_REGION_H
+#define TB_JOBS_REGION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/grid.h"
+#include "common/manifest.h"
+#include "common/pool.h"
+#include "jobs/job.h"
+#include "jobs/uplift/uplift.h"
+
+/* A region job's inputs. The arrays are box-sized and borrowed. */
+typedef struct {
+    int region_id;
+    tb_frame_t box;                 /* on the geology lattice */
+    int steps;                      /* steps to run (manifest solve.steps or --steps) */
+    const tb_manifest_t *manifest;  /* finished; its legend is the planet's */
+    const tb_uplift_probes_t *probes;
+    const uint8_t *classes;         /* legend class per box cell */
+    const uint8_t *solve_mask;      /* 1 = this region's land, 0 = held at sea level */
+    bool no_incision;               /* test-only negative control: stream-power incision off */
+} tb_region_spec_t;
+
+/* A decoded spec, owning its arrays. Its manifest's legend holds only the classes present in the
+ * box, and `classes` indexes that reduced legend. */
+typedef struct {
+    tb_region_spec_t spec;
+    tb_manifest_t manifest;
+    tb_uplift_probes_t probes;
+    uint8_t *classes;
+    uint8_t *solve_mask;
+} tb_region_spec_owned_t;
+
+/* Everything a region job returns. Arrays are box-sized and owned. */
+typedef struct {
+    int region_id;
+    tb_frame_t box;
+    int steps;
+    float *height_m;      /* solved heights; 0 on cells held at sea level */
+    float *area_m2;       /* drainage area of the last step */
+    int32_t *basin;       /* lattice index (y * lattice_w + x) of each cell's outlet, -1 if held */
+    float *uplift_m_yr;   /* the uplift field the solve used */
+    void *stats;          /* encoded jobs/stats histograms of the region's own land */
+    size_t stats_bytes;
+    double solve_s;       /* seconds in the solve, for meta.json (not part of any hash) */
+} tb_region_result_t;
+
+/* Encodes a spec canonically into a new buffer the caller frees. */
+int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *bytes, tb_err_t *err);
+
+/* Decodes spec bytes (untrusted) into *out; free with tb_region_spec_free. */
+int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t *out,
+                          tb_err_t *err);
+void tb_region_spec_free(tb_region_spec_owned_t *s);
+
+/* Runs a region in-process on `pool` (NULL: one thread). progress may be NULL; returning true from
+ * it cancels (TB_E_INTERRUPTED). Fills *out; free with tb_region_result_free. */
+int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
+                    bool (*progress)(void *user, double fraction, const char *note), void *user,
+                    tb_region_result_t *out, tb_err_t *err);
+
+/* Encodes and decodes results (decode checks the sizes against the header; untrusted bytes). */
+int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *bytes, tb_err_t *err);
+int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *out, tb_err_t *err);
+void tb_region_result_free(tb_region_result_t *r);
+
+/* The job kind "region" (jobs/job.h). */
+extern const tb_job_kind_t tb_job_kind_region;
+
+#endif
