@@ -494,8 +494,8 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
                               (long long)step);
         double t1 = s_now();
         if (npits > 0) {
-            int64_t closed = tb_sinks_fill_priority_flood(g->sinks, t, g->node, h, g->dir, g->pits,
-                                                          npits, &jit, err);
+            int64_t closed = tb_sinks_fill_bands(g->sinks, t, g->node, h, g->dir, g->pits, npits,
+                                                 &jit, g->pool, g->bands, g->nbands, err);
             if (closed < 0)
                 return tb_err_prefix(err, "geology: step %lld", (long long)step);
             ph->pit_steps++;
@@ -552,7 +552,7 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
         ph->spl_s += t5 - t4;
         ph->hillslope_s += t6 - t5;
         ph->clamp_s += t7 - t6;
-        ph->serial_s += t2 - t1; /* the sink resolution runs on one thread */
+
         ph->steps++;
         ph->cell_steps += (int64_t)g->solved;
         g->have_step = true;
@@ -582,6 +582,7 @@ void tb_geology_phase_times(const tb_geology_t *g, tb_geology_phases_t *out)
 {
     *out = g->phases;
     const tb_sinks_stats_t *ss = tb_sinks_stats(g->sinks);
+    out->serial_s += ss->serial_s;
     out->sink_lakes = ss->lakes;
     out->sink_fallbacks = ss->fallbacks;
 }

@@ -58,7 +58,7 @@ typedef struct {
     int64_t hillslope_updates;  /* hillslope cell updates, summed over sub-steps and steps */
     int64_t clamp_moves;        /* cells lowered by the clamp */
     int hillslope_max_rate;     /* highest hillslope rate seen */
-    double serial_s;            /* wall seconds of the phases that run on one thread */
+    double serial_s;            /* wall seconds spent on one thread (the sinks' serial pass) */
     double wait_s;              /* thread-seconds the band walks spent waiting for each other */
     int64_t largest_basin_cells; /* D8: the largest tree of each step, summed over steps */
 } tb_geology_phases_t;

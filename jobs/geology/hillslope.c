@@ -318,23 +318,52 @@ static int s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t 
             self->first[j * (S_MAX_LEVEL + 1) + L] = (int32_t)w;
             self->last[j * (S_MAX_LEVEL + 1) + L] = -1;
         }
+    int64_t i_lo = t->wraps ? 0 : 1, i_hi = t->wraps ? w : w - 1;
     for (int64_t j = j0; j < j1; j++) {
         size_t row = (size_t)j * (size_t)w;
         int32_t *first = self->first + j * (S_MAX_LEVEL + 1), *last = self->last + j * (S_MAX_LEVEL + 1);
-        for (int64_t i = t->wraps ? 0 : 1; i < (t->wraps ? w : w - 1); i++) {
-            size_t c = row + (size_t)i;
-            if (!(node[c] & TB_NODE_SOLVED)) {
-                self->touch[c] = 0;
+        /* The touch levels, branch-free over the inner columns (it vectorises). */
+        const uint8_t *restrict nd = node + row;
+        uint8_t *restrict tr = self->touch + row;
+        for (int64_t i = 1; i < w - 1; i++) {
+            uint8_t lv = s_max9_inner(self->level, (ptrdiff_t)(row + (size_t)i), W);
+            tr[i] = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
+        }
+        if (t->wraps)
+            for (int64_t i = 0; i < w; i += w - 1)
+                tr[i] = (nd[i] & TB_NODE_SOLVED) ? s_max9(t, node, self->level, row + (size_t)i) : 0;
+        /* The census: a row at one level (the common case) in one pass of reductions. */
+        uint8_t mn = 255, mx = 0;
+        size_t cnt = 0;
+        for (int64_t i = i_lo; i < i_hi; i++) {
+            int is = nd[i] & TB_NODE_SOLVED;
+            uint8_t a = is ? tr[i] : 255, b = is ? tr[i] : 0;
+            mn = a < mn ? a : mn;
+            mx = b > mx ? b : mx;
+            cnt += (size_t)is;
+        }
+        if (cnt == 0)
+            continue;
+        *solved += cnt;
+        most = mx > most ? mx : most;
+        if (mn == mx) {
+            int64_t fs = i_lo, ls = i_hi - 1;
+            while (!(nd[fs] & TB_NODE_SOLVED))
+                fs++;
+            while (!(nd[ls] & TB_NODE_SOLVED))
+                ls--;
+            first[mn] = first[mn] < (int32_t)fs ? first[mn] : (int32_t)fs;
+            last[mn] = last[mn] > (int32_t)ls ? last[mn] : (int32_t)ls;
+            at[mn] += cnt;
+            continue;
+        }
+        for (int64_t i = i_lo; i < i_hi; i++) {
+            if (!(nd[i] & TB_NODE_SOLVED))
                 continue;
-            }
-            uint8_t lv = (i == 0 || i == w - 1) ? s_max9(t, node, self->level, c)
-                                                : s_max9_inner(self->level, (ptrdiff_t)c, W);
-            self->touch[c] = lv;
+            uint8_t lv = tr[i];
             first[lv] = first[lv] < (int32_t)i ? first[lv] : (int32_t)i;
             last[lv] = (int32_t)i;
             at[lv]++;
-            (*solved)++;
-            most = lv > most ? lv : most;
         }
     }
     return most;
