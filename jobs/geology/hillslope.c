@@ -170,13 +170,12 @@ static inline float s_need(const tb_hillslope_t *self, const tb_topo_t *t, const
 /* The smallest level L <= cap with 2^L >= need, branch-free. */
 static inline uint8_t s_level_of(float need, int cap)
 {
-    uint8_t lv = 0;
-    float rate = 1;
-    for (int L = 0; L < cap; L++) {
-        lv += need > rate;
-        rate *= 2;
-    }
-    return lv;
+    /* A fixed trip count (the comparison is monotone in L, so capping after counting is the
+     * same), so the row loops around it vectorise. */
+    int lv = 0;
+    for (int L = 0; L < S_MAX_LEVEL; L++)
+        lv += need > s_rate[L];
+    return (uint8_t)(lv < cap ? lv : cap);
 }
 
 /* The highest value of v over cell c's 3 x 3 (any column). */
@@ -191,6 +190,9 @@ static inline uint8_t s_max9(const tb_topo_t *t, const uint8_t *node, const uint
 }
 
 /* The highest of v over the 3 x 3 around inner cell c (row stride W). */
+static inline uint8_t s_max2(uint8_t a, uint8_t b) { return a > b ? a : b; }
+
+
 static inline uint8_t s_max9_inner(const uint8_t *v, ptrdiff_t c, ptrdiff_t W)
 {
     uint8_t m = v[c];
@@ -198,6 +200,17 @@ static inline uint8_t s_max9_inner(const uint8_t *v, ptrdiff_t c, ptrdiff_t W)
     for (int k = 0; k < 8; k++)
         m = v[c + o[k]] > m ? v[c + o[k]] : m;
     return m;
+}
+
+/* The same for column i of a row (dn, mid and up: the rows below, at and above), written out on
+ * row pointers so the row loops around it vectorise. */
+static inline uint8_t s_max9_rows(const uint8_t *restrict dn, const uint8_t *restrict mid,
+                                  const uint8_t *restrict up, int64_t i)
+{
+    uint8_t a = s_max2(s_max2(dn[i - 1], dn[i]), dn[i + 1]);
+    uint8_t b = s_max2(s_max2(mid[i - 1], mid[i]), mid[i + 1]);
+    uint8_t c = s_max2(s_max2(up[i - 1], up[i]), up[i + 1]);
+    return s_max2(s_max2(a, b), c);
 }
 
 /* Sets the ring of the box (rows 0 and h-1, and columns 0 and w-1 unless it wraps) to the values a
@@ -238,6 +251,8 @@ static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8
         uint8_t *restrict own = self->own + row;
         float *restrict need_out = self->limit + row;
         const uint8_t *restrict nd = node + row;
+        /* Two loops without branches or mixed-width selects, so both vectorise: the needs, then
+         * the levels (fixed cells: level 0, need 1). */
         for (int64_t i = 1; i < w - 1; i++) {
             ptrdiff_t c = (ptrdiff_t)row + i;
             float need = 0;
@@ -249,8 +264,16 @@ static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8
             need += cw[5] * m0nw[c];
             need += cw[6] * m0n[c];
             need += cw[7] * m0ne[c];
-            uint8_t lv = s_level_of(need, cap), is = nd[i] & TB_NODE_SOLVED;
-            own[i] = is ? lv : 0;
+            need_out[i] = need;
+        }
+        for (int64_t i = 1; i < w - 1; i++) {
+            int is = nd[i] & TB_NODE_SOLVED;
+            float need = need_out[i];
+            int lv = 0;
+            for (int L = 0; L < S_MAX_LEVEL; L++)
+                lv += need > s_rate[L];
+            lv = lv < cap ? lv : cap;
+            own[i] = (uint8_t)(lv * is);
             need_out[i] = is ? need : 1.0f;
         }
         if (t->wraps)
@@ -280,13 +303,23 @@ static void s_level_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t
         const uint8_t *restrict nd = node + row, *restrict own = self->own;
         uint8_t *restrict lvl = self->level + row;
         float *restrict lim = self->limit + row, *restrict ri = self->rinv + row;
+        /* Vectorises: the rates 2^lv and 2^-lv are built from their exponent bits (exact), not
+         * looked up. */
+        const uint8_t *own_dn = own + row - W, *own_mid = own + row, *own_up = own + row + W;
         for (int64_t i = 1; i < w - 1; i++) {
-            uint8_t lv = box ? box_top : s_max9_inner(own, (ptrdiff_t)(row + (size_t)i), W);
-            lv = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
-            float need = lim[i], rate = s_rate[lv];
-            lvl[i] = lv;
-            lim[i] = need > rate && limited ? rate / need : 1.0f;
-            ri[i] = s_inv_rate[lv];
+            uint8_t lv = s_max9_rows(own_dn, own_mid, own_up, i);
+            lv = box ? box_top : lv;
+            lvl[i] = (uint8_t)(lv * (nd[i] & TB_NODE_SOLVED));
+        }
+        for (int64_t i = 1; i < w - 1; i++) {
+            int32_t lv = lvl[i];
+            uint32_t ub = (uint32_t)(127 + lv) << 23, ib = (uint32_t)(127 - lv) << 23;
+            float need = lim[i], rate, inv;
+            memcpy(&rate, &ub, sizeof rate);
+            memcpy(&inv, &ib, sizeof inv);
+            float part = rate / need; /* need > 0: every face weighs at least its coefficient */
+            lim[i] = (need > rate) & limited ? part : 1.0f;
+            ri[i] = inv;
         }
         if (t->wraps)
             for (int64_t i = 0; i < w; i += w - 1) {
@@ -325,9 +358,11 @@ static int s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t 
         /* The touch levels, branch-free over the inner columns (it vectorises). */
         const uint8_t *restrict nd = node + row;
         uint8_t *restrict tr = self->touch + row;
+        const uint8_t *lv_dn = self->level + row - W, *lv_mid = self->level + row,
+                      *lv_up = self->level + row + W;
         for (int64_t i = 1; i < w - 1; i++) {
-            uint8_t lv = s_max9_inner(self->level, (ptrdiff_t)(row + (size_t)i), W);
-            tr[i] = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
+            uint8_t lv = s_max9_rows(lv_dn, lv_mid, lv_up, i);
+            tr[i] = (uint8_t)(lv * (nd[i] & TB_NODE_SOLVED));
         }
         if (t->wraps)
             for (int64_t i = 0; i < w; i += w - 1)
