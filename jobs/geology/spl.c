@@ -130,6 +130,9 @@ static double s_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* How far ahead in its order the update fetches a cell's data. */
+#define S_AHEAD 24
+
 typedef struct {
     const tb_topo_t *t;
     const uint8_t *node, *dir;
@@ -160,6 +163,13 @@ static void s_erode_band(void *ctx_, size_t b, int thread)
     double waited = 0;
     for (size_t s = x->seg_count[b]; s-- > 0;) {
         size_t c = (size_t)seg[s];
+        if (s >= S_AHEAD) { /* the walk's order is known: fetch a cell's data before it is due */
+            size_t f = (size_t)seg[s - S_AHEAD];
+            __builtin_prefetch(&x->h[f]);
+            __builtin_prefetch(&x->area[f]);
+            __builtin_prefetch(&x->k[f]);
+            __builtin_prefetch(&x->dir[f]);
+        }
         uint8_t d = x->dir[c];
         size_t r = tb_topo_nb(t, x->node[c], c, d);
         if (many && (r < lo || r >= hi) && (x->node[r] & TB_NODE_SOLVED) &&
