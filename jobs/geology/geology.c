@@ -583,6 +583,7 @@ void tb_geology_phase_times(const tb_geology_t *g, tb_geology_phases_t *out)
     *out = g->phases;
     const tb_sinks_stats_t *ss = tb_sinks_stats(g->sinks);
     out->serial_s += ss->serial_s;
+    out->bands = g->nbands;
     out->sink_lakes = ss->lakes;
     out->sink_fallbacks = ss->fallbacks;
 }

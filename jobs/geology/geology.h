@@ -61,6 +61,7 @@ typedef struct {
     double serial_s;            /* wall seconds spent on one thread (the sinks' serial pass) */
     double wait_s;              /* thread-seconds the band walks spent waiting for each other */
     int64_t largest_basin_cells; /* D8: the largest tree of each step, summed over steps */
+    int bands;                  /* bands of rows the last run was split into (1 per thread) */
 } tb_geology_phases_t;
 
 typedef struct tb_geology_t tb_geology_t;
