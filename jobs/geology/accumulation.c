@@ -622,7 +622,7 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
                          int32_t *order)
 {
     tb_band_t one;
-    tb_topo_bands(t, node, 1, &one);
+    tb_topo_bands(t, node, 1, false, &one);
     return tb_accum_mfd_bands(self, t, node, h, exponent, coast, ncoast, area_m2, order, NULL, NULL,
                               NULL, &one, 1, NULL);
 }

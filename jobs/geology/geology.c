@@ -41,7 +41,8 @@ struct tb_geology_t {
     /* threads (issue 4) */
     tb_pool_t *pool;           /* borrowed; NULL: the caller's thread */
     int nbands;
-    tb_band_t bands[TB_GEOLOGY_MAX_BANDS];
+    tb_band_t bands[TB_GEOLOGY_MAX_BANDS]; /* balanced on land cells: the walks, the sinks */
+    tb_band_t rows[TB_GEOLOGY_MAX_BANDS];  /* balanced on rows: route, hillslope, clamp */
     size_t seg_start[TB_GEOLOGY_MAX_BANDS], seg_count[TB_GEOLOGY_MAX_BANDS];
     size_t band_pits[TB_GEOLOGY_MAX_BANDS];     /* pits found in a band's inner rows */
     size_t edge_pits[TB_GEOLOGY_MAX_BANDS][2];  /* ... in its first and last rows */
@@ -243,7 +244,7 @@ static void s_route_band(void *ctx_, size_t b, int thread)
     s_route_ctx_t *x = ctx_;
     tb_geology_t *g = x->g;
     const tb_topo_t *t = &g->topo;
-    const tb_band_t *bd = &g->bands[b];
+    const tb_band_t *bd = &g->rows[b];
     float dt = (float)g->params.dt_yr, *h = x->h;
     size_t w = (size_t)t->w, npits = 0;
     int bad = 0;
@@ -272,7 +273,7 @@ static void s_route_edges(void *ctx_, size_t b, int thread)
     (void)thread;
     s_route_ctx_t *x = ctx_;
     tb_geology_t *g = x->g;
-    const tb_band_t *bd = &g->bands[b];
+    const tb_band_t *bd = &g->rows[b];
     int32_t *mem = g->edge_pit_mem + 2 * b * (size_t)g->topo.w;
     g->edge_pits[b][0] = g->edge_pits[b][1] = 0;
     tb_receivers_d8_row(&g->topo, g->node, x->h, x->jit, bd->r0, g->dir, mem, &g->edge_pits[b][0]);
@@ -293,7 +294,7 @@ static size_t s_uplift_route(tb_geology_t *g, const float *uplift, float *h,
     *finite = true;
     for (int b = 0; b < g->nbands; b++) {
         const int32_t *mem = g->edge_pit_mem + 2 * (size_t)b * w;
-        const int32_t *inner = g->pits + (size_t)g->bands[b].r0 * w;
+        const int32_t *inner = g->pits + (size_t)g->rows[b].r0 * w;
         /* in raster order: first row, inner rows, last row; the inner list moves down only */
         size_t e0 = g->edge_pits[b][0], nin = g->band_pits[b], e1 = g->edge_pits[b][1];
         memmove(g->pits + npits + e0, inner, nin * sizeof(int32_t));
@@ -350,7 +351,7 @@ static void s_mouths_band(void *ctx_, size_t b, int thread)
     s_mouth_ctx_t *x = ctx_;
     tb_geology_t *g = x->g;
     const tb_topo_t *t = &g->topo;
-    size_t lo = (size_t)g->bands[b].r0 * (size_t)t->w, hi = (size_t)g->bands[b].r1 * (size_t)t->w;
+    size_t lo = (size_t)g->rows[b].r0 * (size_t)t->w, hi = (size_t)g->rows[b].r1 * (size_t)t->w;
     int32_t *out = g->pits + lo;
     size_t n = 0;
     for (size_t c = lo; c < hi; c++) {
@@ -407,7 +408,7 @@ static int s_d8_basins(tb_geology_t *g, const float *k, const tb_spl_params_t *p
     tb_pool_run(g->pool, (size_t)g->nbands, s_mouths_band, &mx);
     size_t nm = 0;
     for (int b = 0; b < g->nbands; b++) {
-        memmove(g->pits + nm, g->pits + (size_t)g->bands[b].r0 * (size_t)t->w,
+        memmove(g->pits + nm, g->pits + (size_t)g->rows[b].r0 * (size_t)t->w,
                 mx.count[b] * sizeof(int32_t));
         nm += mx.count[b];
     }
@@ -468,8 +469,9 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
     if (s_prepare(g, uplift_m_yr, k, height_m, err) != 0)
         return -1;
     int want = tb_pool_threads(g->pool);
-    g->nbands = tb_topo_bands(t, g->node, want < TB_GEOLOGY_MAX_BANDS ? want : TB_GEOLOGY_MAX_BANDS,
-                              g->bands);
+    want = want < TB_GEOLOGY_MAX_BANDS ? want : TB_GEOLOGY_MAX_BANDS;
+    g->nbands = tb_topo_bands(t, g->node, want, false, g->bands);
+    tb_topo_bands(t, g->node, want, true, g->rows); /* as many */
     memset(g->flag, 0, t->n);
     g->spl_calls = 0;
     memset(g->area, 0, t->n * sizeof(float));
@@ -534,7 +536,7 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
             t4 = t5 = s_now();
         }
         if (g->opt.hillslope && p->diffusion_m2_yr > 0 &&
-            tb_hillslope_diffuse_bands(g->hill, t, g->node, &hp, h, &hs, g->pool, g->bands,
+            tb_hillslope_diffuse_bands(g->hill, t, g->node, &hp, h, &hs, g->pool, g->rows,
                                        g->nbands, err) != 0)
             return tb_err_prefix(err, "geology: step %lld", (long long)step);
         double t6 = s_now();
@@ -542,7 +544,7 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
             tb_clamp_params_t cp = {hp.critical_slope, g->opt.clamp_jitter,
                                     tb_hash_key(g->seed, TB_SALT_CLAMP_ALLOWANCE, step)};
             ph->clamp_moves +=
-                tb_clamp_repose_bands(g->clamp, t, g->node, &cp, h, g->pool, g->bands, g->nbands);
+                tb_clamp_repose_bands(g->clamp, t, g->node, &cp, h, g->pool, g->rows, g->nbands);
         }
         double t7 = s_now();
         ph->uplift_route_s += t1 - t0;

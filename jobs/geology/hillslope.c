@@ -759,7 +759,7 @@ int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, con
                                    tb_hillslope_stats_t *stats, tb_err_t *err)
 {
     tb_band_t one;
-    tb_topo_bands(t, node, 1, &one);
+    tb_topo_bands(t, node, 1, false, &one);
     return tb_hillslope_diffuse_bands(self, t, node, p, h, stats, NULL, &one, 1, err);
 }
 

@@ -63,9 +63,10 @@ typedef struct {
 #define TB_BAND_MIN_ROWS 4
 
 /* Cuts the inner rows into at most `want` bands of at least TB_BAND_MIN_ROWS rows each, balanced on
- * solved cells (a band ends where the running count passes its share). Returns the number of bands
- * written to out[] (at least 1). */
-int tb_topo_bands(const tb_topo_t *t, const uint8_t *node, int want, tb_band_t *out);
+ * solved cells (by_rows false: for work done per land cell) or on rows (by_rows true: for work done
+ * per box cell); a band ends where the running weight passes its share. Returns the number of
+ * bands written to out[] (at least 1). */
+int tb_topo_bands(const tb_topo_t *t, const uint8_t *node, int want, bool by_rows, tb_band_t *out);
 
 /* Which offset row a node uses. */
 static inline int tb_topo_edge(uint8_t node) { return (node >> 1) & 3; }
