@@ -255,11 +255,15 @@ static void s_route_band(void *ctx_, size_t b, int thread)
         memset(g->dir + (size_t)(t->h - 1) * w, TB_DIR_NONE, w);
     for (int64_t j = bd->r0; j < bd->r1; j++) {
         size_t row = (size_t)j * w;
-        for (size_t i = 0; i < w; i++)
-            if (g->node[row + i] & TB_NODE_SOLVED) {
-                h[row + i] += x->uplift[row + i] * dt;
-                bad |= !isfinite(h[row + i]);
-            }
+        /* Branch-free, so it vectorises: a fixed cell (0 m) adds 0 and stays 0 m. */
+        float *restrict hr = h + row;
+        const float *restrict ur = x->uplift + row;
+        const uint8_t *restrict nd = g->node + row;
+        for (size_t i = 0; i < w; i++) {
+            float add = ur[i] * dt;
+            hr[i] += (nd[i] & TB_NODE_SOLVED) ? add : 0.0f;
+            bad |= !(hr[i] - hr[i] == 0.0f); /* not finite */
+        }
         if (j - 1 > bd->r0)
             tb_receivers_d8_row(t, g->node, h, x->jit, j - 1, g->dir, pits, &npits);
     }
