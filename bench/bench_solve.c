@@ -9,6 +9,9 @@
  * only (mfd_exponent 0). --demo-region N instead solves region N of the built-in demo planet
  * (jobs/plan, jobs/uplift: its uplift and erodibility, held ocean, a flat start as in a bake).
  *
+ * The thread counts run in turns of 5 steps (each from the same warmed-up heights), so a burst of
+ * other work on the shared machine lands on all of them alike.
+ *
  * For each thread count after the first it prints the speedup over the first, the share of the
  * time spent in phases that run on one thread (the sink resolution) and the share of thread time
  * the band walks spent waiting for each other; once per configuration the Amdahl bound of the
@@ -42,6 +45,7 @@
 #include "jobs/uplift/uplift.h"
 
 #define S_MAX_T 16
+#define S_BLOCK 5 /* steps a thread count runs in one turn */
 #define S_PHASES 7
 
 typedef struct {
@@ -228,50 +232,78 @@ static size_t s_largest_basin(const tb_geology_t *g, size_t cells)
     return best;
 }
 
-/* Runs the warmed-up case for `steps` steps on `threads` threads. */
-static int s_timed(const s_opts_t *o, const s_case_t *c, const float *hw, int threads,
-                   s_result_t *r, tb_err_t *err)
+/* One thread count's solve. */
+typedef struct {
+    tb_pool_t *pool;
+    tb_geology_t *g;
+    float *h;
+    s_clock_t ck;
+} s_lane_t;
+
+/* Runs the warmed-up case for o->steps steps at every thread count, in turns of S_BLOCK steps (the
+ * order rotating), so a neighbour's burst on the shared machine hits every thread count alike. */
+static int s_timed(const s_opts_t *o, const s_case_t *c, const float *hw, s_result_t *r,
+                   tb_err_t *err)
 {
-    tb_pool_t *pool = tb_pool_new(threads, err);
-    tb_geology_t *g = pool ? tb_geology_new(&c->box, &c->p, c->seed, err) : NULL;
-    float *h = malloc(c->cells * sizeof(float));
     size_t ns = (size_t)o->steps;
-    s_clock_t ck = {.g = g, .per = calloc(ns * (S_PHASES + 1), sizeof(double)), .steps = ns};
+    s_lane_t lane[S_MAX_T];
+    memset(lane, 0, sizeof lane);
     int rc = -1;
-    if (!g || !h || !ck.per) {
-        if (g)
-            tb_err_set(err, TB_E_NOMEM, "out of memory");
-        goto done;
-    }
     tb_geology_options_t opt;
     tb_geology_options_defaults(&opt);
     if (strcmp(o->bound, "box") == 0)
         opt.hillslope_bound = TB_HILLSLOPE_BOUND_BOX;
-    tb_geology_set_options(g, &opt, NULL);
-    tb_geology_set_pool(g, pool);
-    memcpy(h, hw, c->cells * sizeof(float));
-    tb_geology_phase_times(g, &r->a);
-    ck.prev = r->a;
-    if (tb_geology_run(g, c->mask, c->u, c->k, h, o->warmup, (int)ns, s_tick, &ck, err) != 0)
-        goto done;
-    tb_geology_phase_times(g, &r->b);
-    for (int q = 0; q <= S_PHASES; q++) {
-        double *v = ck.per + (size_t)q * ns, sum = 0;
-        for (size_t s = 0; s < ns; s++)
-            sum += v[s];
-        r->mean[q] = sum / (double)ns;
-        qsort(v, ns, sizeof(double), s_cmp);
-        r->med[q] = ns % 2 ? v[ns / 2] : 0.5 * (v[ns / 2 - 1] + v[ns / 2]);
+    for (int i = 0; i < o->nthreads; i++) {
+        s_lane_t *l = &lane[i];
+        l->pool = tb_pool_new((int)o->threads[i], err);
+        l->g = l->pool ? tb_geology_new(&c->box, &c->p, c->seed, err) : NULL;
+        l->h = malloc(c->cells * sizeof(float));
+        l->ck = (s_clock_t){.g = l->g, .per = calloc(ns * (S_PHASES + 1), sizeof(double)),
+                            .steps = ns};
+        if (!l->g || !l->h || !l->ck.per) {
+            if (l->g)
+                tb_err_set(err, TB_E_NOMEM, "out of memory");
+            goto done;
+        }
+        tb_geology_set_options(l->g, &opt, NULL);
+        tb_geology_set_pool(l->g, l->pool);
+        memcpy(l->h, hw, c->cells * sizeof(float));
+        tb_geology_phase_times(l->g, &r[i].a);
+        l->ck.prev = r[i].a;
     }
-    r->hash_h = XXH3_64bits(h, c->cells * sizeof(float));
-    r->hash_area = XXH3_64bits(tb_geology_area_m2(g), c->cells * sizeof(float));
-    r->largest_basin = s_largest_basin(g, c->cells);
+    /* Blocks of S_BLOCK steps: a real solve runs its steps back to back (threads busy, caches
+     * and pages warm), which one-step turns would not show. */
+    for (size_t st = 0, round = 0; st < ns; st += S_BLOCK, round++)
+        for (int q = 0; q < o->nthreads; q++) {
+            s_lane_t *l = &lane[(q + (int)round) % o->nthreads];
+            int n = (int)(ns - st < S_BLOCK ? ns - st : S_BLOCK);
+            if (tb_geology_run(l->g, c->mask, c->u, c->k, l->h, o->warmup + (int64_t)st, n,
+                               s_tick, &l->ck, err) != 0)
+                goto done;
+        }
+    for (int i = 0; i < o->nthreads; i++) {
+        s_lane_t *l = &lane[i];
+        tb_geology_phase_times(l->g, &r[i].b);
+        for (int q = 0; q <= S_PHASES; q++) {
+            double *v = l->ck.per + (size_t)q * ns, sum = 0;
+            for (size_t s = 0; s < ns; s++)
+                sum += v[s];
+            r[i].mean[q] = sum / (double)ns;
+            qsort(v, ns, sizeof(double), s_cmp);
+            r[i].med[q] = ns % 2 ? v[ns / 2] : 0.5 * (v[ns / 2 - 1] + v[ns / 2]);
+        }
+        r[i].hash_h = XXH3_64bits(l->h, c->cells * sizeof(float));
+        r[i].hash_area = XXH3_64bits(tb_geology_area_m2(l->g), c->cells * sizeof(float));
+        r[i].largest_basin = s_largest_basin(l->g, c->cells);
+    }
     rc = 0;
 done:
-    free(ck.per);
-    free(h);
-    tb_geology_destroy(&g);
-    tb_pool_destroy(&pool);
+    for (int i = 0; i < o->nthreads; i++) {
+        free(lane[i].ck.per);
+        free(lane[i].h);
+        tb_geology_destroy(&lane[i].g);
+        tb_pool_destroy(&lane[i].pool);
+    }
     return rc;
 }
 
@@ -374,12 +406,12 @@ static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, con
         return -1;
     }
     bool same = true;
+    if (s_timed(o, &c, hw, r, &err) != 0) {
+        fprintf(stderr, "bench solve: %s\n", err.msg);
+        free(hw);
+        return -1;
+    }
     for (int i = 0; i < o->nthreads; i++) {
-        if (s_timed(o, &c, hw, (int)o->threads[i], &r[i], &err) != 0) {
-            fprintf(stderr, "bench solve: %s\n", err.msg);
-            free(hw);
-            return -1;
-        }
         char name[64], what[96];
         snprintf(name, sizeof name, "%s T%lld", label, (long long)o->threads[i]);
         snprintf(what, sizeof what, "mean");
