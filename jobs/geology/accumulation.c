@@ -165,6 +165,18 @@ static inline s_v4 s_load4(const float *p)
 
 static inline s_v4 s_sel(s_v4i m, s_v4 a, s_v4 b) { return (s_v4)((m & (s_v4i)a) | (~m & (s_v4i)b)); }
 
+/* Lane-wise a > b ? a : b, a where m is set else 0, and the sign bits of m as four bits: one
+ * instruction each where SSE has them (x86-64 always does), the same values elsewhere. */
+#if defined(__SSE__)
+#include <xmmintrin.h>
+static inline s_v4 s_max(s_v4 a, s_v4 b) { return (s_v4)_mm_max_ps((__m128)a, (__m128)b); }
+static inline int s_mask4(s_v4i m) { return _mm_movemask_ps((__m128)m); }
+#else
+static inline s_v4 s_max(s_v4 a, s_v4 b) { return s_sel(a > b, a, b); }
+static inline int s_mask4(s_v4i m) { return (m[0] & 1) | (m[1] & 2) | (m[2] & 4) | (m[3] & 8); }
+#endif
+static inline s_v4 s_and(s_v4i m, s_v4 a) { return (s_v4)(m & (s_v4i)a); }
+
 /* The eight neighbours of inner cell c of a row of stride W, in tb_nb order: lanes 0..3 (row
  * below and west) in *a, 4..7 (east and row above) in *b. Reads p[c - W - 1 .. c + W + 1] only. */
 static inline void s_nb8(const float *p, size_t c, ptrdiff_t W, s_v4 *a, s_v4 *b)
@@ -183,19 +195,18 @@ static inline float s_pull_linear_v(const float *h, const float *q, size_t c, pt
     s_nb8(h, c, W, &ha, &hb);
     s_nb8(q, c, W, &qa, &qb);
     const s_v4 cwa = {0.25f, 0.5f, 0.25f, 0.5f}, cwb = {0.5f, 0.25f, 0.5f, 0.25f};
-    const s_v4 mind = {S_MIN_DROP, S_MIN_DROP, S_MIN_DROP, S_MIN_DROP}, zero = {0, 0, 0, 0};
+    const s_v4 mind = {S_MIN_DROP, S_MIN_DROP, S_MIN_DROP, S_MIN_DROP};
     s_v4 hcv = {hc, hc, hc, hc};
     s_v4 upa = ha - hcv, upb = hb - hcv, dna = hcv - ha, dnb = hcv - hb;
-    s_v4 wua = s_sel(upa > mind, upa, mind) * cwa, wub = s_sel(upb > mind, upb, mind) * cwb;
-    s_v4 wda = s_sel(dna > mind, dna, mind) * cwa, wdb = s_sel(dnb > mind, dnb, mind) * cwb;
+    s_v4 wua = s_max(upa, mind) * cwa, wub = s_max(upb, mind) * cwb;
+    s_v4 wda = s_max(dna, mind) * cwa, wdb = s_max(dnb, mind) * cwb;
     s_v4i gta = ha > hcv, gtb = hb > hcv, lta = ha < hcv, ltb = hb < hcv;
-    s_v4 pa = s_sel(gta, qa * wua, zero), pb = s_sel(gtb, qb * wub, zero);
-    s_v4 da = s_sel(lta, wda, zero), db = s_sel(ltb, wdb, zero);
+    s_v4 pa = s_and(gta, qa * wua), pb = s_and(gtb, qb * wub);
+    s_v4 da = s_and(lta, wda), db = s_and(ltb, wdb);
     s_v4 p = pa + pb, d = da + db;
     s_v4 p2 = p + S_SHUF(p, p, 2, 3, 0, 1), d2 = d + S_SHUF(d, d, 2, 3, 0, 1);
     *wsum = d2[0] + d2[1];
-    *lower = (unsigned)((lta[0] & 1) | (lta[1] & 2) | (lta[2] & 4) | (lta[3] & 8) | (ltb[0] & 16) |
-                        (ltb[1] & 32) | (ltb[2] & 64) | (ltb[3] & 128));
+    *lower = (unsigned)(s_mask4(lta) | s_mask4(ltb) << 4);
     return p2[0] + p2[1];
 }
 
