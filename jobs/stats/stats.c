@@ -100,7 +100,7 @@ void tb_stats_params_default(tb_stats_params_t *p, double cell_m)
     p->uplift_edges_mm_yr[1] = 0.5;
     p->relief_window_m = 500;
     p->channel_area_m2 = 1e6;
-    p->fit_min_area_m2 = 1e6;
+    p->fit_min_area_m2 = 1e4;
     p->fit_min_bin_cells = 16;
     p->slope_bin_deg = 0.1;
     p->relief_bin_m = 0.25;
