@@ -16,9 +16,10 @@
  * mask and heights, and the surface is routed exactly as a solve step routes it (only without the
  * per-step jitter, which has no meaning on a single surface).
  *
- * Typical sizes: a 1201 x 1201 SRTM tile in about a second; memory about 60 bytes a cell
- * (workspaces of the sinks and the accumulation, the filled copy, receivers). Boxes are refused
- * from 2^31 cells (the geology workspaces index cells with int32).
+ * Typical sizes: the 25 km demo planet (3.1 M cells) is routed and measured by `terrain analyze` in
+ * 0.3 s at a peak of 27 bytes a cell (workspaces of the sinks and the accumulation, the filled
+ * copy, receivers; they grow with the depressions). Boxes are refused from 2^31 cells (the
+ * geology workspaces index cells with int32).
  */
 #ifndef TB_STATS_ROUTE_H
 #define TB_STATS_ROUTE_H
