@@ -36,7 +36,7 @@ typedef struct {
     int regions;
     cJSON *stats;           /* the statistics JSON, as meta.json holds it */
     cJSON *base_stats;      /* the baseline's, or NULL */
-    int base_steps;
+    int base_steps, steps;  /* the step counts of the baseline and of this bake */
     char base_path[4200];
     tb_gate_check_t check[TB_GATE_MAX];
 } s_seed_t;
@@ -138,10 +138,10 @@ static void s_baseline_table(FILE *out, const s_run_t *r)
         const s_seed_t *sd = &r->seed[s];
         if (!sd->base_stats)
             fprintf(out, "  seed %lld: no baseline (%s)\n", (long long)sd->seed, sd->base_path);
-        else if (sd->base_steps && r->steps && sd->base_steps != r->steps)
+        else if (sd->base_steps && sd->steps && sd->base_steps != sd->steps)
             fprintf(out, "  seed %lld: NOTE the baseline baked %d steps, this run %d: the change "
                          "mixes two configurations\n",
-                    (long long)sd->seed, sd->base_steps, r->steps);
+                    (long long)sd->seed, sd->base_steps, sd->steps);
     }
     fprintf(out, "%-28s", "statistic");
     for (int s = 0; s < r->n_seeds; s++) {
@@ -275,6 +275,8 @@ static int s_gate_json(const char *path, const s_run_t *r, tb_err_t *err)
         if (sd->error[0])
             cJSON_AddStringToObject(o, "error", sd->error);
         cJSON_AddNumberToObject(o, "seconds", sd->seconds);
+        if (sd->steps)
+            cJSON_AddNumberToObject(o, "steps", sd->steps);
         cJSON *checks = cJSON_AddArrayToObject(o, "checks");
         for (int i = 0; i < g->n; i++) {
             const tb_gate_check_t *c = &sd->check[i];
@@ -306,6 +308,29 @@ static int s_gate_json(const char *path, const s_run_t *r, tb_err_t *err)
     int rc = tb_fs_write_atomic(path, text, strlen(text), err);
     free(text);
     return rc;
+}
+
+static void s_on_listening(void *user, const char *endpoint)
+{
+    (void)user;
+    printf("gate: listening for workers on %s\n", endpoint);
+    fflush(stdout);
+}
+
+/* The step count a bake recorded in its meta.json (0 when it cannot be read). */
+static int s_meta_steps(const char *meta_path)
+{
+    char *text;
+    size_t bytes;
+    if (!meta_path[0] || tb_fs_read_all(meta_path, S_MAX_META_BYTES, &text, &bytes, NULL) != 0)
+        return 0;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *steps =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "bake"), "steps");
+    int n = cJSON_IsNumber(steps) ? steps->valueint : 0;
+    cJSON_Delete(root);
+    return n;
 }
 
 static void s_print_metrics(void)
@@ -425,6 +450,7 @@ int tb_cmd_gate(int argc, char **argv)
     o.no_incision = no_incision;
     o.quiet = true;
     o.dispatch.interrupted = tb_signals_catch();
+    o.dispatch.on_listening = s_on_listening;
     for (int s = 0; s < n_seeds; s++) {
         s_seed_t *sd = &seeds[s];
         char sub[64];
@@ -458,8 +484,10 @@ int tb_cmd_gate(int argc, char **argv)
         sd->baked = oc.stats && oc.meta_path[0];
         if (rc != 0)
             snprintf(sd->error, sizeof sd->error, "%s", err.msg);
-        if (sd->baked)
+        if (sd->baked) {
             sd->stats = tb_stats_report_json(oc.stats, &oc.extent, NULL);
+            sd->steps = s_meta_steps(oc.meta_path);
+        }
         tb_bake_outcome_free(&oc);
         if (sd->baked && !sd->stats) {
             snprintf(sd->error, sizeof sd->error, "out of memory reading the statistics");
