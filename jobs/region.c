@@ -303,7 +303,9 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
         goto fail;
     out->solve_s = tb_now_s() - t0;
     memcpy(out->area_m2, tb_geology_area_m2(geo), cells * sizeof(float));
-    /* basins as the lattice index of their outlet, so the coordinator can colour them planet-wide */
+    /* basins as the lattice index of their outlet, so the coordinator can colour them planet-wide;
+     * a planet of more than 2^31 - 1 cells folds the index (the basin map is a picture: two basins
+     * may then share a colour, nothing else reads it) */
     const int32_t *basin = tb_geology_basin(geo);
     for (size_t i = 0; i < cells; i++) {
         int32_t b = basin[i];
@@ -312,7 +314,7 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
             continue;
         }
         int64_t bx = tb_frame_lattice_x(box, b % box->w), by = tb_frame_lattice_y(box, b / box->w);
-        out->basin[i] = (int32_t)(by * box->lattice_w + bx);
+        out->basin[i] = (int32_t)((by * box->lattice_w + bx) % INT32_MAX);
     }
     tb_stats_params_t sp;
     tb_stats_params_default(&sp, m->cell_m);
