@@ -2,7 +2,7 @@
  *
  * On a synthetic planet (jobs/stats/synthetic.h: fractal land, sea at 0 m, D8 drainage area, all
  * three uplift classes) of a few million cells at 8 m, it times:
- *   - filling: tb_stats_accumulate over the whole planet in one box (best of --reps), per cell of
+ * *   - filling: tb_stats_accumulate over the whole planet in one box (best of --reps, 7), per cell of
  *     the box and per land cell;
  *   - regions: the planet cut into --regions stripes, each a box with the relief halo round its own
  *     columns and a count mask of them, accumulated one by one (the halo is the overhead);
@@ -133,7 +133,7 @@ done:
 
 int main(int argc, char **argv)
 {
-    int64_t W = 2048, H = 1536, regions = 8, reps = 3, demo_steps = 30;
+    int64_t W = 2048, H = 1536, regions = 8, reps = 7, demo_steps = 30;
     uint64_t seed = 7;
     for (int a = 1; a + 1 < argc; a += 2) {
         if (!strcmp(argv[a], "--w"))
