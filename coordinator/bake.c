@@ -5,10 +5,12 @@
 #include "coordinator/bake.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fs.h"
 #include "common/hash.h"
@@ -106,6 +108,20 @@ static int s_write_png(const char *dir, const char *name, const tb_image_t *img,
     return rc;
 }
 
+/* Records the XXH3 of a file another module wrote (map_uplift.png) in `hashes` under `name`. */
+static int s_hash_file(const char *path, const char *name, cJSON *hashes, tb_err_t *err)
+{
+    char *bytes;
+    size_t n;
+    if (tb_fs_read_all(path, (size_t)1 << 34, &bytes, &n, err) != 0)
+        return -1;
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)tb_xxh3(bytes, n));
+    cJSON_AddStringToObject(hashes, name, hex);
+    free(bytes);
+    return 0;
+}
+
 static int s_write_text(const char *dir, const char *name, const char *text, cJSON *hashes,
                         tb_err_t *err)
 {
@@ -123,19 +139,32 @@ static int s_write_text(const char *dir, const char *name, const char *text, cJS
     return 0;
 }
 
-/* "regions 2,3 of 4" for a partial bake. */
-static void s_partial_note(const tb_bake_opts_t *o, int total, char *out, size_t n)
+/* "regions 2,3 of 4" for a partial bake: the selected region ids in increasing order. */
+static void s_partial_note(const bool *selected, int n_selected, int total, char *out, size_t n)
 {
-    size_t k = (size_t)snprintf(out, n, "region%s ", o->n_only > 1 ? "s" : "");
-    for (int i = 0; i < o->n_only && k < n; i++)
-        k += (size_t)snprintf(out + k, n - k, "%s%lld", i ? "," : "", (long long)o->only[i]);
+    size_t k = (size_t)snprintf(out, n, "region%s ", n_selected > 1 ? "s" : "");
+    for (int ri = 0, first = 1; ri < total && k < n; ri++)
+        if (selected[ri]) {
+            k += (size_t)snprintf(out + k, n - k, "%s%d", first ? "" : ",", ri + 1);
+            first = 0;
+        }
     if (k < n)
         snprintf(out + k, n - k, " of %d", total);
 }
 
+/* TB_E_INTERRUPTED when the program's SIGINT/SIGTERM flag is up: the outputs stop before meta.json,
+ * so the directory never claims a bake that was interrupted. */
+static int s_check_interrupted(const tb_bake_opts_t *o, tb_err_t *err)
+{
+    if (o->dispatch.interrupted && *o->dispatch.interrupted)
+        return tb_err_set(err, TB_E_INTERRUPTED, "interrupted while writing the outputs");
+    return 0;
+}
+
 static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_composite_t *c,
                            const float *planet, tb_dispatch_t *d, tb_bake_outcome_t *out,
-                           const char *partial, double started_s, int steps, tb_err_t *err)
+                           const bool *selected, const char *partial, double started_s, int steps,
+                           tb_err_t *err)
 {
     const tb_manifest_t *m = tb_plan_manifest(plan);
     const char *dir = o->out_dir;
@@ -144,6 +173,16 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
     int rc = -1;
     char *text = NULL;
     int64_t clipped;
+    char meta_path[4200];
+    /* meta.json is written last and says the directory holds a complete bake: an older one goes
+     * before any output is replaced, so a bake that stops half-way never sits beside it */
+    if (tb_fs_join(meta_path, sizeof meta_path, dir, "meta.json", err) != 0)
+        goto done;
+    if (unlink(meta_path) != 0 && errno != ENOENT) {
+        tb_err_set(err, TB_E_IO, "%s: cannot remove the previous bake's record: %s", meta_path,
+                   strerror(errno));
+        goto done;
+    }
     if (tb_map_height16(planet, c->w, c->h, m->elevation_min_m, m->elevation_max_m, &img, &clipped,
                         err) != 0 ||
         s_write_png(dir, "planet_height.png", &img, hashes, err) != 0)
@@ -151,7 +190,7 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
     tb_image_free(&img);
     double cell_area = m->cell_m * m->cell_m;
     if (tb_map_flow(c->area, c->solved, c->w, c->h, cell_area, S_MAP_MAX_WIDTH, &img, err) != 0 ||
-        s_write_png(dir, "map_flow.png", &img, hashes, err) != 0)
+        s_write_png(dir, "map_flow.png", &img, hashes, err) != 0 || s_check_interrupted(o, err))
         goto done;
     tb_image_free(&img);
     if (tb_map_basins(c->basin, c->solved, c->w, c->h, S_MAP_MAX_WIDTH, &img, err) != 0 ||
@@ -160,7 +199,7 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
     tb_image_free(&img);
     double land_top = fmax(1.0, out->extent.max_m);
     if (tb_map_preview(planet, c->w, c->h, m->cell_m, land_top, S_MAP_MAX_WIDTH, &img, err) != 0 ||
-        s_write_png(dir, "preview.png", &img, hashes, err) != 0)
+        s_write_png(dir, "preview.png", &img, hashes, err) != 0 || s_check_interrupted(o, err))
         goto done;
     tb_image_free(&img);
     if (tb_plan_map_class(plan, S_MAP_MAX_WIDTH, &img, err) != 0 ||
@@ -179,12 +218,15 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
         if (tb_frame_make(&pf, c->w, c->h, m->cell_m, 0, 0, c->w, c->h, err) != 0 ||
             tb_uplift_fault_traces(m, &pf, &traces, &n_traces, err) != 0 ||
             tb_fs_join(path, sizeof path, dir, "map_uplift.png", err) != 0 ||
-            tb_map_uplift_write(path, &pf, c->uplift, traces, n_traces, err) != 0) {
+            tb_map_uplift_write(path, &pf, c->uplift, traces, n_traces, err) != 0 ||
+            s_hash_file(path, "map_uplift.png", hashes, err) != 0) {
             tb_uplift_traces_destroy(&traces, n_traces);
             goto done;
         }
         tb_uplift_traces_destroy(&traces, n_traces);
     }
+    if (s_check_interrupted(o, err) != 0)
+        goto done;
     text = tb_plan_to_json(plan);
     if (!text || s_write_text(dir, "plan.json", text, hashes, err) != 0)
         goto done;
@@ -221,6 +263,8 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
     free(text);
     text = NULL;
     /* meta.json, last: its presence says the bake is complete */
+    if (s_check_interrupted(o, err) != 0)
+        goto done;
     {
         cJSON *meta = cJSON_CreateObject();
         cJSON *tool = cJSON_AddObjectToObject(meta, "tool");
@@ -236,8 +280,9 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
         cJSON_AddNumberToObject(bake, "steps", steps);
         cJSON_AddBoolToObject(bake, "partial", partial != NULL);
         cJSON *only = cJSON_AddArrayToObject(bake, "only");
-        for (int i = 0; i < o->n_only; i++)
-            cJSON_AddItemToArray(only, cJSON_CreateNumber((double)o->only[i]));
+        for (int ri = 0; o->n_only > 0 && ri < out->regions_total; ri++)
+            if (selected[ri])
+                cJSON_AddItemToArray(only, cJSON_CreateNumber(ri + 1));
         cJSON_AddNumberToObject(bake, "regions_solved", out->regions_solved);
         cJSON_AddNumberToObject(bake, "regions_total", out->regions_total);
         cJSON_AddNumberToObject(bake, "seconds", tb_now_s() - started_s);
@@ -257,7 +302,7 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
         cJSON_Delete(meta);
         if (!text || s_write_text(dir, "meta.json", text, NULL, err) != 0)
             goto done;
-        tb_fs_join(out->meta_path, sizeof out->meta_path, dir, "meta.json", NULL);
+        snprintf(out->meta_path, sizeof out->meta_path, "%s", meta_path);
     }
     rc = 0;
 done:
@@ -282,6 +327,7 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     tb_dispatch_t *d = NULL;
     s_composite_t c = {0};
     int *job_region = NULL;
+    bool *selected = NULL;
     float *planet = NULL;
     int rc = -1;
     out->bad_input = true; /* until the jobs are dispatched */
@@ -298,12 +344,21 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
         goto done;
     int n_regions = tb_plan_region_count(plan);
     out->regions_total = n_regions;
-    for (int i = 0; i < o->n_only; i++)
+    /* region ids are 1..n in plan order; --only may repeat an id or list them in any order */
+    selected = tb_calloc((size_t)n_regions + 1, sizeof(bool), "region selection", err);
+    if (!selected)
+        goto done;
+    for (int i = 0; i < o->n_only; i++) {
         if (o->only[i] < 1 || o->only[i] > n_regions) {
             tb_err_set(err, TB_E_INVALID, "--only %lld: no such region; this planet has regions "
                        "1..%d (see `terrain plan`)", (long long)o->only[i], n_regions);
             goto done;
         }
+        selected[o->only[i] - 1] = true;
+    }
+    for (int ri = 0; ri < n_regions; ri++)
+        if (o->n_only == 0)
+            selected[ri] = true;
     if (tb_fs_mkdir_p(o->out_dir, err) != 0)
         goto done;
     char store[4200];
@@ -344,10 +399,7 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     int n_jobs = 0;
     for (int ri = 0; ri < n_regions; ri++) {
         const tb_plan_region_t *reg = tb_plan_region(plan, ri);
-        bool wanted = o->n_only == 0;
-        for (int k = 0; k < o->n_only; k++)
-            wanted |= o->only[k] == reg->id;
-        if (!wanted)
+        if (!selected[ri])
             continue;
         tb_grid_t *classes = NULL, *mask = NULL;
         if (tb_plan_region_grids(plan, ri, &classes, &mask, err) != 0)
@@ -384,12 +436,15 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
         out->land_cells_solved += reg->land_cells;
     }
     out->regions_solved = n_jobs;
-    out->partial = o->n_only > 0;
+    /* an --only that names every region is a whole bake */
+    out->partial = n_jobs < n_regions;
     out->bad_input = false;
     if (!o->quiet)
         tb_log_info("baking %d of %d regions, %d steps, into %s", n_jobs, n_regions, steps,
                     o->out_dir);
-    if (tb_dispatch_run(d, err) != 0)
+    int drc = tb_dispatch_run(d, err);
+    tb_dispatch_stats(d, &out->dispatch);
+    if (drc != 0)
         goto done;
     if (c.failed) {
         *err = c.err;
@@ -410,9 +465,9 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     out->clip_fraction = (double)out->extent.clipped / (double)cells;
     char partial[256];
     if (out->partial)
-        s_partial_note(o, n_regions, partial, sizeof partial);
-    if (s_write_outputs(o, plan, &c, planet, d, out, out->partial ? partial : NULL, started, steps,
-                        err) != 0)
+        s_partial_note(selected, n_jobs, n_regions, partial, sizeof partial);
+    if (s_write_outputs(o, plan, &c, planet, d, out, selected, out->partial ? partial : NULL,
+                        started, steps, err) != 0)
         goto done;
     out->seconds = tb_now_s() - started;
     if (out->clip_fraction > TB_BAKE_MAX_CLIP_FRACTION) {
@@ -435,6 +490,7 @@ done:
     free(c.uplift);
     free(c.solved);
     free(job_region);
+    free(selected);
     tb_dispatch_destroy(&d);
     tb_plan_destroy(&plan);
     tb_planet_input_free(&in);

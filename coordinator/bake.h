@@ -42,6 +42,7 @@ typedef struct {
     double clip_fraction;
     tb_stats_t *stats;           /* merged in region order; owned by the caller (tb_stats_destroy) */
     double seconds;
+    tb_dispatch_stats_t dispatch; /* jobs, from_store, ran, attempts ... (filled once dispatched) */
     char summary_path[4200];
     char meta_path[4200];
 } tb_bake_outcome_t;

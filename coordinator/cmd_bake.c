@@ -93,9 +93,10 @@ int tb_cmd_bake(int argc, char **argv)
             return tb_signals_exit_status();
         return outcome.bad_input ? 2 : 1;
     }
-    printf("bake: %d of %d regions in %.1f s; outputs in %s (summary.txt, meta.json, "
-           "planet_height.png, maps)\n",
-           outcome.regions_solved, outcome.regions_total, outcome.seconds, out_dir);
+    printf("bake: %d of %d regions (%zu solved, %zu from the store) in %.1f s; outputs in %s "
+           "(summary.txt, meta.json, planet_height.png, maps)\n",
+           outcome.regions_solved, outcome.regions_total, outcome.dispatch.ran,
+           outcome.dispatch.from_store, outcome.seconds, out_dir);
     tb_bake_outcome_free(&outcome);
     return 0;
 }

@@ -1,8 +1,9 @@
 /* `terrain solve-region [MANIFEST] --region ID [--steps N] [--out DIR] [--threads N]`: runs one
  * region of the plan in-process, without workers or the result store, and writes its 16-bit
  * heightmap (region_height.png, the region's box over the manifest's elevation range), map_flow.png,
- * map_basins.png, map_uplift.png (fault traces in cyan) and summary.txt (its statistics, PARTIAL),
- * so the solve can be looked at alone. Exit status 0, 1 when the solve failed, 2 for bad input. */
+ * map_basins.png, map_uplift.png (fault traces in cyan), preview.png and summary.txt (its
+ * statistics, PARTIAL), so the solve can be looked at alone. Exit status 0, 1 when the solve
+ * failed, 2 for bad input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,12 @@ static int s_outputs(const char *dir, const tb_manifest_t *m, const tb_region_sp
         s_write(dir, "map_basins.png", &img, err))
         goto done;
     tb_image_free(&img);
-    if (tb_map_preview(h, b->w, b->h, m->cell_m, 0, 1 << 30, &img, err))
+    float top_m = 1.0f; /* the ramp's top: the highest solved cell, as the bake's preview does */
+    for (size_t i = 0; i < cells; i++)
+        if (spec->solve_mask[i] && h[i] > top_m)
+            top_m = h[i];
+    if (tb_map_preview(h, b->w, b->h, m->cell_m, top_m, 1 << 30, &img, err) ||
+        s_write(dir, "preview.png", &img, err))
         goto done;
     tb_image_free(&img);
     if (tb_uplift_fault_traces(m, b, &traces, &n_traces, err) ||

@@ -1261,6 +1261,12 @@ int tb_dispatch_run(tb_dispatch_t *self, tb_err_t *err)
     for (size_t i = 0; i < self->n_jobs; i++)
         self->total_weight += self->jobs[i].weight;
     int rc = s_load_store(self, err);
+    /* The default of one local worker per core, but never more workers than jobs left to run: a
+     * worker beyond that would only sit idle holding a process (docs/distribution.md, defaults). */
+    size_t left = self->n_jobs - self->n_done;
+    if (!self->opts.workers_given && !self->opts.bind && left > 0 &&
+        (size_t)self->opts.workers > left)
+        self->opts.workers = (int)left;
     if (rc == 0 && self->n_done < self->n_jobs) {
         self->bar =
             tb_progress_new(self->opts.label, self->total_weight > 0 ? self->total_weight : 1);

@@ -56,8 +56,9 @@ typedef struct {
 typedef void (*tb_dispatch_result_fn)(void *user, size_t index, const void *data, size_t bytes);
 
 typedef struct {
-    int workers;                /* local processes (default: online cores); 0 = in-process
-                                   unless bind is set; with bind: local helpers (default 0) */
+    int workers;                /* local processes (default: online cores, at most the jobs
+                                   left to run); 0 = in-process unless bind is set; with bind:
+                                   local helpers (default 0) */
     bool workers_given;         /* workers was set explicitly (0 is then meaningful) */
     int threads;                /* threads per worker / in-process (default: online cores) */
     const char *bind;           /* farm endpoint; NULL = local or in-process */

@@ -13,8 +13,8 @@ int tb_dispatch_cli_options(tb_dispatch_cli_t *c, tb_opt_t *opts)
     c->chunk_kib = TB_PROTO_CHUNK_DEFAULT / 1024;
     const tb_opt_t table[TB_DISPATCH_CLI_N_OPTS] = {
         {"workers", TB_OPT_INT, &c->workers, &c->workers_given, "N",
-         "local worker processes (default: one per core); 0 runs in-process; with --bind, local "
-         "helpers besides the farm (default 0)"},
+         "local worker processes (default: one per core, at most one per job to run); 0 runs "
+         "in-process; with --bind, local helpers besides the farm (default 0)"},
         {"threads", TB_OPT_INT, &c->threads, NULL, "N", "threads per worker (default: all cores)"},
         {"bind", TB_OPT_STRING, &c->bind, NULL, "ENDPOINT",
          "farm mode: listen for terrain-worker --connect (e.g. tcp://0.0.0.0:5555)"},

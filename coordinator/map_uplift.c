@@ -40,7 +40,7 @@ static void s_ramp(double t, uint8_t *rgb)
         rgb[c] = (uint8_t)lround(S_RAMP[i][c] + (S_RAMP[i + 1][c] - S_RAMP[i][c]) * f);
 }
 
-/* Paints a square of `thick` pixels at box cell (i, j) (north up), wrapping in x when the box
+/* Paints a square of `thick` pixels at box cell (i, j) (image row j), wrapping in x when the box
  * covers the whole circumference. */
 static void s_plot(tb_image_t *img, const tb_frame_t *box, double x, double y, int thick)
 {
@@ -51,8 +51,7 @@ static void s_plot(tb_image_t *img, const tb_frame_t *box, double x, double y, i
                 i = tb_wrap(i, box->w);
             if (i < 0 || i >= box->w || j < 0 || j >= box->h)
                 continue;
-            uint8_t *px =
-                (uint8_t *)img->pixels + 3 * ((size_t)(box->h - 1 - j) * img->w + (size_t)i);
+            uint8_t *px = (uint8_t *)img->pixels + 3 * ((size_t)j * img->w + (size_t)i);
             px[0] = S_CYAN[0];
             px[1] = S_CYAN[1];
             px[2] = S_CYAN[2];
@@ -73,8 +72,7 @@ int tb_map_uplift_write(const char *path, const tb_frame_t *box, const float *up
     for (int64_t j = 0; j < box->h; j++)
         for (int64_t i = 0; i < box->w; i++) {
             double u = (double)uplift_m_yr[(size_t)j * (size_t)box->w + (size_t)i] * 1e3;
-            uint8_t *px =
-                (uint8_t *)img.pixels + 3 * ((size_t)(box->h - 1 - j) * img.w + (size_t)i);
+            uint8_t *px = (uint8_t *)img.pixels + 3 * ((size_t)j * img.w + (size_t)i);
             if (u > 0)
                 s_ramp(sqrt(u / top), px);
             else {

@@ -21,6 +21,18 @@
 #define S_RESULT_MAGIC 0x52524254u /* "TBRR" */
 #define S_VERSION 1u
 #define S_MAX_HEADER (16u << 20)
+/* The largest box a spec or result may describe: 2^32 cells (a result is 16 bytes a cell, and the
+ * kind's result limit is 2^36 bytes). Checked before any size is multiplied out. */
+#define S_MAX_BOX_CELLS ((int64_t)1 << 32)
+
+/* 0 when the decoded box is small enough that its byte counts cannot overflow. */
+static int s_box_fits(const tb_frame_t *b, const char *what, tb_err_t *err)
+{
+    if (b->h > S_MAX_BOX_CELLS / b->w)
+        return tb_err_set(err, TB_E_FORMAT, "%s: a %lld x %lld box is over the limit of %lld cells",
+                          what, (long long)b->w, (long long)b->h, (long long)S_MAX_BOX_CELLS);
+    return 0;
+}
 
 /* ---- spec ---- */
 
@@ -163,6 +175,8 @@ int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t
         tb_err_prefix(err, "region spec: box");
         goto done;
     }
+    if (s_box_fits(&out->spec.box, "region spec", err) != 0)
+        goto done;
     text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "manifest"));
     if (!text || tb_manifest_parse(text, "region spec manifest", ".", &out->manifest, err) != 0)
         goto done;
@@ -289,7 +303,9 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
         goto fail;
     out->solve_s = tb_now_s() - t0;
     memcpy(out->area_m2, tb_geology_area_m2(geo), cells * sizeof(float));
-    /* basins as the lattice index of their outlet, so the coordinator can colour them planet-wide */
+    /* basins as the lattice index of their outlet, so the coordinator can colour them planet-wide;
+     * a planet of more than 2^31 - 1 cells folds the index (the basin map is a picture: two basins
+     * may then share a colour, nothing else reads it) */
     const int32_t *basin = tb_geology_basin(geo);
     for (size_t i = 0; i < cells; i++) {
         int32_t b = basin[i];
@@ -298,7 +314,7 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
             continue;
         }
         int64_t bx = tb_frame_lattice_x(box, b % box->w), by = tb_frame_lattice_y(box, b / box->w);
-        out->basin[i] = (int32_t)(by * box->lattice_w + bx);
+        out->basin[i] = (int32_t)((by * box->lattice_w + bx) % INT32_MAX);
     }
     tb_stats_params_t sp;
     tb_stats_params_default(&sp, m->cell_m);
@@ -413,6 +429,8 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
         return tb_err_set(err, TB_E_FORMAT, "region result: malformed header");
     }
     cJSON_Delete(root);
+    if (s_box_fits(&out->box, "region result", err) != 0)
+        return -1;
     out->steps = (int)steps;
     size_t cells = (size_t)out->box.w * (size_t)out->box.h;
     if (tb_reader_left(&r) < cells * 16 + 8)

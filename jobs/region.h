@@ -55,7 +55,8 @@ typedef struct {
     int steps;
     float *height_m;      /* solved heights; 0 on cells held at sea level */
     float *area_m2;       /* drainage area of the last step */
-    int32_t *basin;       /* lattice index (y * lattice_w + x) of each cell's outlet, -1 if held */
+    int32_t *basin;       /* lattice index (y * lattice_w + x) of each cell's outlet, modulo
+                             2^31 - 1; -1 if held */
     float *uplift_m_yr;   /* the uplift field the solve used */
     void *stats;          /* encoded jobs/stats histograms of the region's own land */
     size_t stats_bytes;

@@ -1,4 +1,4 @@
-/* map_uplift.png: size, north up, the ocean colour, the ramp's ceiling, cyan traces where the
+/* map_uplift.png: size, rows as the painting's, the ocean colour, the ramp's ceiling, cyan traces where the
  * traces are, and refusals naming the path. */
 #include <check.h>
 #include <math.h>
@@ -31,7 +31,7 @@ START_TEST(test_ramp_ceiling_is_round)
 }
 END_TEST
 
-START_TEST(test_map_is_north_up_with_cyan_traces)
+START_TEST(test_map_rows_are_box_rows_with_cyan_traces)
 {
     tb_manifest_t m;
     tb_manifest_defaults(&m);
@@ -47,7 +47,7 @@ START_TEST(test_map_is_north_up_with_cyan_traces)
     size_t n = 300 * 200;
     uint8_t *c = malloc(n);
     float *u = malloc(n * sizeof *u), *k = malloc(n * sizeof *k);
-    /* Ocean round the edge, the range in the northern half (rows j >= 100), lowland south. */
+    /* Ocean round the edge, the range in rows j >= 100, lowland in rows 50..99. */
     for (int64_t j = 0; j < 200; j++)
         for (int64_t i = 0; i < 300; i++)
             c[j * 300 + i] = (i < 60 || i >= 240 || j < 50 || j >= 150) ? 2 : (j >= 100 ? 1 : 0);
@@ -75,7 +75,7 @@ START_TEST(test_map_is_north_up_with_cyan_traces)
                 continue;
             cyan++;
             /* Every cyan pixel lies within two pixels of a trace vertex chain. */
-            double cx = q + 0.5 + (double)f.x0, cy = (double)(f.h - 1 - r) + 0.5 + (double)f.y0;
+            double cx = q + 0.5 + (double)f.x0, cy = (double)r + 0.5 + (double)f.y0;
             int hit = 0;
             for (size_t t = 0; t < nt && !hit; t++)
                 for (size_t s = 0; s + 1 < tr[t].n && !hit; s++) {
@@ -89,15 +89,16 @@ START_TEST(test_map_is_north_up_with_cyan_traces)
         }
     ck_assert_msg(cyan > 20, "only %zu cyan pixels", cyan);
     ck_assert_msg(near == cyan, "%zu of %zu cyan pixels lie off every trace", cyan - near, cyan);
-    /* North up: image row 60 is lattice row j = 139 (the range), row 140 is j = 59 (lowland). A
+    /* Image row j is box row j, as in the painting: row 139 is the range, row 59 lowland. A
      * monotone ramp, so the range is brighter. Sum a row of land away from the traces' pixels. */
-    long north = 0, south = 0;
+    long range = 0, lowland = 0;
     for (uint32_t q = 80; q < 220; q++) {
-        const uint8_t *a = px + 3 * (60 * img.w + q), *b = px + 3 * (140 * img.w + q);
-        north += a[0] + a[1] + a[2];
-        south += b[0] + b[1] + b[2];
+        const uint8_t *a = px + 3 * (139 * img.w + q), *b = px + 3 * (59 * img.w + q);
+        range += a[0] + a[1] + a[2];
+        lowland += b[0] + b[1] + b[2];
     }
-    ck_assert_msg(north > south, "north row %ld not brighter than south row %ld", north, south);
+    ck_assert_msg(range > lowland, "range row %ld not brighter than lowland row %ld", range,
+                  lowland);
     const uint8_t *corner = px;
     ck_assert(corner[0] == 18 && corner[1] == 22 && corner[2] == 30);
     tb_image_free(&img);
@@ -120,7 +121,7 @@ Suite *map_uplift_suite(void)
     TCase *t = tcase_create("map_uplift");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, test_ramp_ceiling_is_round);
-    tcase_add_test(t, test_map_is_north_up_with_cyan_traces);
+    tcase_add_test(t, test_map_rows_are_box_rows_with_cyan_traces);
     suite_add_tcase(s, t);
     return s;
 }

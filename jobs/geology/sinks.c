@@ -260,6 +260,8 @@ static int s_closed_basins(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *
     self->nclosed = 0;
     s_reset_queue(&self->work[0]);
     for (size_t s = 0; s < npits; s++) {
+        if (self->mark[pits[s]] != S_NONE) /* listed twice: closed[] holds each cell once */
+            continue;
         self->mark[pits[s]] = S_CLOSED;
         self->closed[self->nclosed++] = pits[s];
     }

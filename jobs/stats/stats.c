@@ -83,6 +83,8 @@ struct tb_stats_t {
     float *row_t;                   /* w: the squared gradient of each cell of the current row */
     int32_t *row_slot, *row_kr, *row_ke; /* w: its slope slot, relief bin and elevation bin */
     int32_t *row_q, *row_ka, *row_kg;    /* w: its quantised height, area bin and g2 bin */
+    int32_t *row_land_idx;               /* w: the columns of the row's counted land */
+    int32_t *row_ks;                     /* w: the slope bin of each of them */
     int64_t row_tag[3];
     uint8_t *ones, *row_land;
     size_t rows_cap, ones_cap, land_cap;
@@ -100,7 +102,7 @@ void tb_stats_params_default(tb_stats_params_t *p, double cell_m)
     p->uplift_edges_mm_yr[1] = 0.5;
     p->relief_window_m = 500;
     p->channel_area_m2 = 1e6;
-    p->fit_min_area_m2 = 1e6;
+    p->fit_min_area_m2 = 1e4;
     p->fit_min_bin_cells = 16;
     p->slope_bin_deg = 0.1;
     p->relief_bin_m = 0.25;
@@ -362,7 +364,7 @@ static const float *s_padded_row(tb_stats_t *s, const tb_frame_t *box, const flo
 
 static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
 {
-    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 7, w = (size_t)box->w,
+    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 9, w = (size_t)box->w,
            h = (size_t)box->h;
     if (!s->relief && !(s->relief = tb_relief_new(err)))
         return -1;
@@ -381,6 +383,8 @@ static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
     s->row_q = s->row_ke + w;
     s->row_ka = s->row_q + w;
     s->row_kg = s->row_ka + w;
+    s->row_land_idx = s->row_kg + w;
+    s->row_ks = s->row_land_idx + w;
     if (w > s->ones_cap) {
         free(s->ones);
         if (!(s->ones = tb_malloc(w, "stats mask row", err))) {
@@ -435,10 +439,15 @@ static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height,
         }
         s->row_land[j] = (uint8_t)land;
         if (land) {
+            /* Only the cells that can be near an inner edge are looked at: the whole row near an
+             * inner Y side, else the r columns at each inner X side (none when the box wraps). */
             bool near_y = (inner_s && j < r) || (inner_n && j >= box->h - r);
-            for (int64_t i = 0; i < w; i++)
-                edge += (mr[i] != 0) & (hr[i] > 0.0f) &
-                        (near_y | (inner_x & ((i < r) | (i >= w - r))));
+            int64_t west = near_y ? w : inner_x ? (r < w ? r : w) : 0;
+            int64_t east = near_y || !inner_x ? w : (w - r > west ? w - r : west);
+            for (int64_t i = 0; i < west; i++)
+                edge += (mr[i] != 0) & (hr[i] > 0.0f);
+            for (int64_t i = east; i < w; i++)
+                edge += (mr[i] != 0) & (hr[i] > 0.0f);
         }
         if (!bad)
             continue;
@@ -502,7 +511,13 @@ static inline int s_descent(const float *rows[3], int64_t i, float z)
     return kind;
 }
 
-/* Bins the counted land of row j. rows[0] is row j-1, rows[1] row j, rows[2] row j+1, padded. */
+/* Bins the counted land of row j. rows[0] is row j-1, rows[1] row j, rows[2] row j+1, padded.
+ *
+ * The row's counted land is listed first (a branch-free compaction), so pass 1 - everything that
+ * vectorises: gradient, slope slot, relief, elevation, area and g2 bins, the quantised height -
+ * runs over the span from its first to its last land cell only, and pass 2 - the increments, which
+ * do not vectorise - visits land cells only. The exact extremes are scalars held while a run of
+ * cells stays in one bucket. */
 static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
                   const float *restrict relief, const float *restrict area,
                   const float *restrict uplift, const uint8_t *restrict mask, const s_raw_t *raw,
@@ -513,12 +528,19 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
     const float rnb = (float)s->relief_nbins, enb = (float)s->elev_nbins;
     const float e0 = s->uplift_edge_m_yr[0], e1 = s->uplift_edge_m_yr[1];
     const float channel_area = s->channel_area;
-    /* Pass 1, over the whole row and vectorised: gradient, slope slot, relief and elevation bins.
-     * Pass 2 then bins the counted land with no long dependency chain per cell. */
+    int32_t *restrict land = s->row_land_idx;
+    int64_t n = 0;
+    for (int64_t i = 0; i < w; i++) {
+        land[n] = (int32_t)i;
+        n += (mask[i] != 0) & (cr[i + 1] > 0.0f);
+    }
+    if (n == 0)
+        return;
+    const int64_t i0 = land[0], i1 = (int64_t)land[n - 1] + 1;
     float *restrict tr = s->row_t;
     int32_t *restrict slot = s->row_slot, *restrict kr = s->row_kr, *restrict ke = s->row_ke;
     int32_t *restrict q = s->row_q, *restrict ka = s->row_ka, *restrict kg = s->row_kg;
-    for (int64_t i = 0; i < w; i++) {
+    for (int64_t i = i0; i < i1; i++) {
         float g2 = s_horn_g2(nr, cr, sr, i, inv_8dx);
         tr[i] = g2;
         uint32_t bits;
@@ -533,45 +555,52 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
     /* The quantised height, round(z / 2^-10) to nearest with ties to even, by exact IEEE arithmetic
      * (no libm call, and the same as nearbyint in the default rounding mode); |height| <= 1e6 m, so
      * it is under 2^31. */
-    for (int64_t i = 0; i < w; i++)
+    for (int64_t i = i0; i < i1; i++)
         q[i] = (int32_t)(((double)cr[i + 1] * (1 / S_ELEV_QUANTUM) + 0x1.8p52) - 0x1.8p52);
-    tb_hist_log2_bins4_f32(&s->grad_lut, tr, (size_t)w, kg);
+    tb_hist_log2_bins4_f32(&s->grad_lut, tr + i0, (size_t)(i1 - i0), kg + i0);
     if (area)
-        tb_hist_log2_bins4_f32(&s->area_lut, area, (size_t)w, ka);
+        tb_hist_log2_bins4_f32(&s->area_lut, area + i0, (size_t)(i1 - i0), ka + i0);
+    /* The slope bins of the land, in a loop of their own: each is a chain of dependent loads
+     * (slot, guess, edge), and with no counter to update between them the chains overlap. */
+    int32_t *restrict ks = s->row_ks;
+    for (int64_t k = 0; k < n; k++)
+        ks[k] = s_slope_bin_slot(s, tr[land[k]], slot[land[k]]);
     int cur = -1;
-    s_ext_t e = {0};
+    float g2min = 0, g2max = 0, rmin = 0, rmax = 0, hmin = 0, hmax = 0, amin = 0, amax = 0;
+    uint64_t hsum = 0;
     const s_raw_t *r = raw;
-    for (int64_t i = 0; i < w; i++) {
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t i = land[k];
         float z = cr[i + 1];
-        if (!mask[i] || !(z > 0))
-            continue;
         int c = uplift ? (uplift[i] >= e0) + (uplift[i] >= e1) : TB_STATS_UNCLASSIFIED;
         if (c != cur) {
             if (cur >= 0)
-                ext[cur] = e;
+                ext[cur] = (s_ext_t){g2min, g2max, rmin, rmax, hmin, hmax, amin, amax, hsum};
             cur = c;
-            e = ext[c];
+            g2min = ext[c].g2min, g2max = ext[c].g2max, rmin = ext[c].rmin, rmax = ext[c].rmax;
+            hmin = ext[c].hmin, hmax = ext[c].hmax, amin = ext[c].amin, amax = ext[c].amax;
+            hsum = ext[c].hsum;
             r = &raw[c];
         }
         float g2 = tr[i];
-        r->slope[1 + s_slope_bin_slot(s, g2, slot[i])]++;
-        e.g2min = g2 < e.g2min ? g2 : e.g2min;
-        e.g2max = g2 > e.g2max ? g2 : e.g2max;
+        r->slope[1 + ks[k]]++;
+        g2min = g2 < g2min ? g2 : g2min;
+        g2max = g2 > g2max ? g2 : g2max;
         float rel = relief[i];
         r->relief[1 + kr[i]]++;
-        e.rmin = rel < e.rmin ? rel : e.rmin;
-        e.rmax = rel > e.rmax ? rel : e.rmax;
+        rmin = rel < rmin ? rel : rmin;
+        rmax = rel > rmax ? rel : rmax;
         r->elev[1 + ke[i]]++;
-        e.hmin = z < e.hmin ? z : e.hmin;
-        e.hmax = z > e.hmax ? z : e.hmax;
-        e.hsum += (uint64_t)(int64_t)q[i];
+        hmin = z < hmin ? z : hmin;
+        hmax = z > hmax ? z : hmax;
+        hsum += (uint64_t)(int64_t)q[i];
         if (!area)
             continue;
         float ar = area[i];
         int32_t kai = ka[i];
         r->area[1 + kai]++;
-        e.amin = ar < e.amin ? ar : e.amin;
-        e.amax = ar > e.amax ? ar : e.amax;
+        amin = ar < amin ? ar : amin;
+        amax = ar > amax ? ar : amax;
         if ((uint32_t)kai < S_AREA_NBINS)
             r->sa[kai][1 + kg[i]]++;
         if (ar >= channel_area) {
@@ -582,8 +611,7 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
             chan[c].no_descent += kind == 0;
         }
     }
-    if (cur >= 0)
-        ext[cur] = e;
+    ext[cur] = (s_ext_t){g2min, g2max, rmin, rmax, hmin, hmax, amin, amax, hsum};
 }
 
 /* The gradient histograms of the slope-area table keep bin-edge extremes rather than exact ones:

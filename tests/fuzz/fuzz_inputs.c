@@ -1,0 +1,69 @@
+/* libFuzzer target for the decoders of what a user or a peer hands us (CC=clang, -DTB_FUZZ=ON): the
+ * manifest and legend JSON (common/manifest.h), PNG files (common/png_io.h), and region job specs and
+ * results (jobs/region.h, untrusted bytes from the wire or the store). The first byte picks the
+ * decoder. Whatever the bytes, each call either fails with a message or returns a value that passes
+ * its own checks; nothing may crash, leak or read out of bounds.
+ *
+ *   build-fuzz/fuzz_inputs -max_total_time=60 */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/manifest.h"
+#include "common/png_io.h"
+#include "jobs/region.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    uint8_t which = data[0] % 5;
+    data++;
+    size--;
+    tb_err_t err;
+    char *text = NULL;
+    if (which <= 1) {
+        text = malloc(size + 1);
+        memcpy(text, data, size);
+        text[size] = '\0';
+    }
+    switch (which) {
+    case 0: {
+        tb_manifest_t m;
+        if (tb_manifest_parse(text, "fuzz.json", ".", &m, &err) == 0)
+            (void)tb_manifest_finish(&m, &err);
+        break;
+    }
+    case 1: {
+        tb_legend_t legend;
+        if (tb_legend_parse(text, "legend.json", &legend, &err) == 0 &&
+            (legend.n_classes < 1 || legend.n_classes > TB_MAX_CLASSES))
+            abort();
+        break;
+    }
+    case 2: {
+        tb_image_t img;
+        if (tb_png_read_mem(data, size, "fuzz.png", TB_PNG_RGB8, 1 << 20, &img, &err) == 0)
+            tb_image_free(&img);
+        if (tb_png_read_mem(data, size, "fuzz.png", TB_PNG_GRAY16, 1 << 20, &img, &err) == 0)
+            tb_image_free(&img);
+        break;
+    }
+    case 3: {
+        tb_region_spec_owned_t spec;
+        if (tb_region_spec_decode(data, size, &spec, &err) == 0)
+            tb_region_spec_free(&spec);
+        break;
+    }
+    case 4: {
+        tb_region_result_t r;
+        if (tb_region_result_decode(data, size, &r, &err) == 0)
+            tb_region_result_free(&r);
+        break;
+    }
+    }
+    free(text);
+    return 0;
+}

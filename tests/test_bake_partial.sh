@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A partial bake: `--only 2,3 --steps 50` on the demo planet solves exactly regions 2 and 3, and every
+# line of the statistics block it prints (and writes to summary.txt) says PARTIAL. A whole bake into
+# the same directory then reuses those two results and solves only regions 1 and 4 - so a partial
+# bake's regions are the whole bake's - and prints no PARTIAL at all (the negative control). Unknown
+# region ids are refused before anything runs, with a message naming the valid range (exit 2).
+set -euo pipefail
+source "$2/tests/support/bake_test.sh" "$1" "$2"
+
+bake "$T/bake" --only 2,3 --steps 50 --workers 2
+[ "$(ran_labels "$T/bake")" = "region 2, region 3" ] || fail "--only 2,3 solved: $(ran_labels "$T/bake")"
+[ "$(dispatch_stat "$T/bake" jobs)" = 2 ] || fail "--only 2,3 dispatched $(dispatch_stat "$T/bake" jobs) jobs"
+[ "$(json_get "$T/bake/meta.json" '(d["bake"]["partial"], d["bake"]["only"], d["bake"]["regions_solved"], d["bake"]["regions_total"])')" = \
+  "(True, [2, 3], 2, 4)" ] || fail "meta.json's bake record does not describe a partial bake of regions 2 and 3"
+head -1 "$T/bake/summary.txt" | grep -q '2 of 4 regions (PARTIAL)$' || fail "summary.txt's first line does not say PARTIAL"
+# The statistics block: every line after the header, in the file and on stdout.
+stats_lines=$(tail -n +2 "$T/bake/summary.txt" | wc -l)
+[ "$stats_lines" -ge 8 ] || fail "summary.txt has only $stats_lines statistics lines"
+if tail -n +2 "$T/bake/summary.txt" | grep -v '^PARTIAL '; then
+  fail "the lines above, in summary.txt, do not say PARTIAL"
+fi
+printed=$(grep -cE '^(slopes|slope-area|hypsometric|by uplift|plain|rolling|mountain|all land|elevation)' "$T/bake.out" || true)
+[ "$printed" = 0 ] || fail "$printed statistics lines printed without PARTIAL"
+[ "$(grep -c '^PARTIAL ' "$T/bake.out")" = "$stats_lines" ] || fail "stdout and summary.txt differ in PARTIAL lines"
+grep -q '^PARTIAL bake of regions 2,3 of 4 only' "$T/bake.out" || fail "the partial bake does not name its regions"
+echo "ok: --only 2,3 solved regions 2 and 3, and all $stats_lines statistics lines say PARTIAL"
+
+# The whole bake into the same directory: regions 2 and 3 come from the store, no line says PARTIAL.
+LOG=whole bake "$T/bake" --steps 50 --workers 2
+[ "$(ran_labels "$T/bake")" = "region 1, region 4" ] || fail "the whole bake after --only 2,3 solved: $(ran_labels "$T/bake")"
+[ "$(dispatch_stat "$T/bake" from_store)" = 2 ] || fail "the whole bake did not reuse the partial bake's 2 regions"
+! grep -q PARTIAL "$T/bake/summary.txt" "$T/whole.out" || fail "a whole bake says PARTIAL"
+[ "$(json_get "$T/bake/meta.json" 'd["bake"]["partial"]')" = False ] || fail "meta.json calls the whole bake partial"
+
+# Repeated and unordered ids name the regions once; from the store this takes a second.
+LOG=repeat bake "$T/bake" --only 4,1,4 --steps 50 --workers 2
+[ "$(json_get "$T/bake/meta.json" 'd["bake"]["only"]')" = "[1, 4]" ] || fail "--only 4,1,4 is not regions 1 and 4"
+grep -q '^PARTIAL bake of regions 1,4 of 4 only' "$T/repeat.out" || fail "--only 4,1,4 is not described as regions 1,4"
+
+# Unknown ids: refused with the valid range, exit 2, nothing written.
+for ids in 2,9 0 5; do
+  rc=$(LOG=bad bake_status "$T/bad" --only $ids --steps 50 --workers 2)
+  [ "$rc" = 2 ] || fail "--only $ids: exit $rc, expected 2"
+  grep -q "this planet has regions 1..4" "$T/bad.err" || fail "--only $ids: the message does not name the valid range"
+  [ ! -e "$T/bad" ] || fail "--only $ids wrote $T/bad"
+done
+rc=$(LOG=bad bake_status "$T/bad" --only 2,x --workers 2)
+[ "$rc" = 2 ] || fail "--only 2,x: exit $rc, expected 2"
+assert_clean "after the partial bakes"
+echo "ok: the whole bake reused regions 2 and 3 and says no PARTIAL; unknown ids refused with the range"
