@@ -6,8 +6,9 @@
  * thread count). The negative control raises one input height by a millimetre on the same thread
  * count and sees the bytes change, so equal bytes mean something.
  *
- * The full 2048 x 2048 grid is run by `scripts/bench solve --threads 1,2,3,4 --warmup 0
- * --steps 200`, which prints "same bits ... yes" (a timed benchmark, so not a test). */
+ * The case "full" runs the same comparison on the full 2048 x 2048 benchmark grid and on the demo
+ * planet's largest region (a few minutes on two cores; left out of sanitizer builds, where the
+ * small copies carry the check). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,9 @@
 #include "common/hash.h"
 #include "common/pool.h"
 #include "jobs/geology/geology.h"
+#include "jobs/plan/demo.h"
+#include "jobs/plan/plan.h"
+#include "jobs/uplift/uplift.h"
 #include "support/tb_geo_test.h"
 
 /* One landmass to solve. */
@@ -119,6 +123,41 @@ static s_land_t s_island(const tb_frame_t *box, bool with_b)
         free(rough);
         free(mb);
     }
+    return l;
+}
+
+/* Region `id` of the built-in demo planet as a region job builds it: the plan's box and mask,
+ * jobs/uplift's U and K, a flat start. */
+static s_land_t s_demo_region(int id)
+{
+    tb_manifest_t m;
+    tb_image_t painting = {0};
+    tb_err_t err;
+    ck_assert_msg(tb_demo_planet(TB_DEMO_SEED, TB_DEMO_CIRCUMFERENCE_KM, &m, &painting, &err) == 0,
+                  "%s", err.msg);
+    tb_plan_t *plan = tb_plan_new(&m, &painting, 2, &err);
+    tb_image_free(&painting);
+    ck_assert_msg(plan != NULL, "%s", err.msg);
+    const tb_manifest_t *pm = tb_plan_manifest(plan);
+    const tb_plan_region_t *reg = tb_plan_region(plan, id - 1);
+    tb_grid_t *classes = NULL, *mask = NULL;
+    tb_uplift_probes_t probes;
+    ck_assert_msg(tb_uplift_probes_compute(pm, &probes, &err) == 0 &&
+                      tb_plan_region_grids(plan, id - 1, &classes, &mask, &err) == 0,
+                  "%s", err.msg);
+    s_land_t l = {reg->box, NULL, NULL, NULL, NULL, pm->solve.mfd_exponent};
+    size_t n = (size_t)(l.box.w * l.box.h);
+    l.mask = tb_geo_bytes(&l.box);
+    l.u = tb_geo_floats(&l.box);
+    l.k = tb_geo_floats(&l.box);
+    l.h0 = tb_geo_floats(&l.box);
+    memcpy(l.mask, tb_grid_cu8(mask), n);
+    ck_assert_msg(tb_uplift_build(pm, &probes, &l.box, tb_grid_cu8(classes), l.u, l.k, &err) == 0,
+                  "%s", err.msg);
+    memset(l.h0, 0, n * sizeof(float));
+    tb_grid_destroy(&classes);
+    tb_grid_destroy(&mask);
+    tb_plan_destroy(&plan);
     return l;
 }
 
@@ -270,6 +309,23 @@ START_TEST(test_two_frames_agree_at_every_thread_count)
 }
 END_TEST
 
+START_TEST(test_full_benchmark_grid)
+{
+    s_land_t l = s_grid(2048, 1.0);
+    s_same_at_every_thread_count(&l, "benchmark grid 2048 x 2048, MFD");
+    s_land_free(&l);
+}
+END_TEST
+
+START_TEST(test_largest_demo_region)
+{
+    s_land_t l = s_demo_region(2);
+    ck_assert_uint_gt(l.box.w * l.box.h, 1000000); /* the region the speedup is about */
+    s_same_at_every_thread_count(&l, "demo planet region 2");
+    s_land_free(&l);
+}
+END_TEST
+
 START_TEST(test_one_float_step_changes_the_bytes)
 {
     /* The negative control: the comparison sees one input height a millimetre higher. (One float
@@ -298,5 +354,12 @@ Suite *threads_suite(void)
     tcase_add_test(tc, test_two_frames_agree_at_every_thread_count);
     tcase_add_test(tc, test_one_float_step_changes_the_bytes);
     suite_add_tcase(s, tc);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    TCase *full = tcase_create("full");
+    tcase_set_timeout(full, 900);
+    tcase_add_test(full, test_full_benchmark_grid);
+    tcase_add_test(full, test_largest_demo_region);
+    suite_add_tcase(s, full);
+#endif
     return s;
 }
