@@ -126,6 +126,9 @@ static s_land_t s_island(const tb_frame_t *box, bool with_b)
     return l;
 }
 
+#if (!defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)) || defined(TB_TEST_FULL)
+#define S_FULL 1 /* the full-size cases: minutes in a release build, too slow under a sanitizer */
+
 /* Region `id` of the built-in demo planet as a region job builds it: the plan's box and mask,
  * jobs/uplift's U and K, a flat start. */
 static s_land_t s_demo_region(int id)
@@ -160,6 +163,7 @@ static s_land_t s_demo_region(int id)
     tb_plan_destroy(&plan);
     return l;
 }
+#endif
 
 /* Solves l for `steps` steps on `threads` threads. */
 static s_out_t s_solve(const s_land_t *l, int threads, int steps)
@@ -309,6 +313,7 @@ START_TEST(test_two_frames_agree_at_every_thread_count)
 }
 END_TEST
 
+#ifdef S_FULL
 START_TEST(test_full_benchmark_grid)
 {
     s_land_t l = s_grid(2048, 1.0);
@@ -325,6 +330,7 @@ START_TEST(test_largest_demo_region)
     s_land_free(&l);
 }
 END_TEST
+#endif
 
 START_TEST(test_one_float_step_changes_the_bytes)
 {
@@ -354,12 +360,15 @@ Suite *threads_suite(void)
     tcase_add_test(tc, test_two_frames_agree_at_every_thread_count);
     tcase_add_test(tc, test_one_float_step_changes_the_bytes);
     suite_add_tcase(s, tc);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#ifdef S_FULL
     TCase *full = tcase_create("full");
     tcase_set_timeout(full, 900);
     tcase_add_test(full, test_full_benchmark_grid);
-    tcase_add_test(full, test_largest_demo_region);
     suite_add_tcase(s, full);
+    TCase *demo = tcase_create("demo");
+    tcase_set_timeout(demo, 900);
+    tcase_add_test(demo, test_largest_demo_region);
+    suite_add_tcase(s, demo);
 #endif
     return s;
 }
