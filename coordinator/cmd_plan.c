@@ -136,13 +136,14 @@ static void s_print(FILE *out, const tb_plan_t *p, int cores)
             m->rock.wavelength_km, m->faults.grain_wavelength_snapped_km,
             m->faults.grain_wavelength_km);
     double floor_s = tb_plan_estimate_floor_s(p, cores);
-    double largest_s =
-        (double)s->largest_region_cells * m->solve.steps * TB_PLAN_NS_PER_CELL_STEP * 1e-9;
+    double largest_s = (double)s->largest_region_cells * m->solve.steps *
+                       TB_PLAN_NS_PER_CELL_STEP * 1e-9 / (double)(cores < 1 ? 1 : cores);
     fprintf(out,
             "estimate: at least %.0f s on %d core%s (%lld region cells x %d steps x %g ns per "
-            "cell-step, a placeholder until the solve is measured); the largest region alone "
-            "is %.0f s on one core.\n  A FLOOR: it is calibrated on plains, and steep classes "
-            "pay up to %d hillslope sub-steps a step.\n",
+            "cell-step on one thread, measured by scripts/bench solve, spread perfectly over "
+            "the cores); the largest region alone is at least %.0f s on all of them.\n  A FLOOR: "
+            "threads do not scale perfectly, and steep classes pay up to %d hillslope sub-steps "
+            "a step.\n",
             floor_s, cores, cores == 1 ? "" : "s", (long long)s->region_cells, m->solve.steps,
             TB_PLAN_NS_PER_CELL_STEP, largest_s, m->solve.max_hillslope_substeps);
 }

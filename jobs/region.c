@@ -267,7 +267,6 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
                     bool (*progress)(void *user, double fraction, const char *note), void *user,
                     tb_region_result_t *out, tb_err_t *err)
 {
-    (void)pool; /* the basin-parallel solve (issue 4) takes it */
     memset(out, 0, sizeof *out);
     const tb_frame_t *box = &spec->box;
     const tb_manifest_t *m = spec->manifest;
@@ -290,6 +289,7 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
     geo = tb_geology_new(box, &m->solve, m->seed, err);
     if (!geo)
         goto fail;
+    tb_geology_set_pool(geo, pool); /* any pool gives the same bits */
     if (spec->no_incision) {
         tb_geology_options_t go;
         tb_geology_options_defaults(&go);

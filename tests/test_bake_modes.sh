@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# The demo bake (25 km, 4 regions, 20 steps) in-process, through 1 local worker, through 3 local
-# workers on one thread each, and through 2 farm workers over loopback TCP gives byte-identical
-# planet_height.png, summary.txt and maps (DESIGN 4: not the number of workers or threads, not who
-# ran what). Then the result store of one of those bakes: a rerun reuses every region and computes
-# nothing; a stored result with a flipped byte is caught by its checksum and only that region is
-# recomputed; --fresh recomputes everything. Every rerun ends with the same heightmap.
+# The demo bake (25 km, 4 regions, 20 steps) in-process on one thread, through 1 local worker on
+# two threads, through 4 local workers on one thread each, and through 2 farm workers over loopback
+# TCP gives byte-identical planet_height.png, summary.txt and maps (DESIGN 4: not the number of
+# workers or threads, not who ran what). Then the result store of one of those bakes: a rerun reuses
+# every region and computes nothing; a stored result with a flipped byte is caught by its checksum
+# and only that region is recomputed; --fresh recomputes everything. Every rerun ends with the same
+# heightmap.
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
 demo=(--steps 20)
-bake "$T/inproc" "${demo[@]}" --workers 0
-bake "$T/w1" "${demo[@]}" --workers 1
-bake "$T/w3" "${demo[@]}" --workers 3 --threads 1
+bake "$T/inproc" "${demo[@]}" --workers 0 --threads 1
+bake "$T/w1" "${demo[@]}" --workers 1 --threads 2
+bake "$T/w4" "${demo[@]}" --workers 4 --threads 1
 
 # Farm mode on loopback TCP: no local workers, two terrain-worker processes connect.
 "$TERRAIN" bake "${demo[@]}" --bind 'tcp://127.0.0.1:*' --workers 0 --out "$T/farm" \
@@ -31,12 +32,16 @@ wait $coord || fail "the farm bake failed"
   fail "the reference bake has no relief: max $(json_get "$T/inproc/meta.json" 'd["extent"]["max_m"]') m"
 [ "$(json_get "$T/inproc/meta.json" 'd["dispatch"]["mode"]')" = in-process ] || fail "--workers 0 did not run in-process"
 [ "$(json_get "$T/w1/meta.json" 'd["dispatch"]["mode"]')" = local ] || fail "--workers 1 did not run local workers"
-[ "$(dispatch_stat "$T/w3" workers_seen)" = 3 ] || fail "the 3-worker bake saw $(dispatch_stat "$T/w3" workers_seen) workers"
+[ "$(json_get "$T/w1/meta.json" '[w["threads"] for w in d["dispatch"]["workers"]]')" = "[2]" ] ||
+  fail "the 1-worker bake did not run on 2 threads: $(json_get "$T/w1/meta.json" '[w["threads"] for w in d["dispatch"]["workers"]]')"
+[ "$(json_get "$T/w4/meta.json" 'sorted({w["threads"] for w in d["dispatch"]["workers"]})')" = "[1]" ] ||
+  fail "the 4-worker bake did not run on 1 thread each"
+[ "$(dispatch_stat "$T/w4" workers_seen)" = 4 ] || fail "the 4-worker bake saw $(dispatch_stat "$T/w4" workers_seen) workers"
 farm_workers=$(json_get "$T/farm/meta.json" '" ".join(sorted({j["worker"] for j in d["dispatch"]["jobs"]}))')
 [ "$(json_get "$T/farm/meta.json" 'd["dispatch"]["mode"]')" = farm ] || fail "--bind did not run in farm mode"
 [ "$(json_get "$T/farm/meta.json" 'len({j["worker"] for j in d["dispatch"]["jobs"]})')" -ge 1 ] ||
   fail "no farm worker solved anything"
-for run in w1 w3 farm; do
+for run in w1 w4 farm; do
   same_height "$T/inproc" "$T/$run" "in-process against $run"
   cmp -s "$T/inproc/summary.txt" "$T/$run/summary.txt" || fail "summary.txt of in-process and $run differ"
   for f in map_flow.png map_basins.png preview.png map_uplift.png; do
@@ -48,7 +53,7 @@ done
 [ "$(json_get "$T/w1/meta.json" 'sorted(d["outputs"])')" = \
   "['map_basins.png', 'map_class.png', 'map_flow.png', 'map_regions.png', 'map_uplift.png', 'plan.json', 'planet_height.png', 'preview.png', 'summary.txt']" ] ||
   fail "meta.json does not hash every output: $(json_get "$T/w1/meta.json" 'sorted(d["outputs"])')"
-echo "ok: in-process, 1 worker, 3 workers x 1 thread and 2 farm workers ($farm_workers) agree byte for byte"
+echo "ok: in-process on 1 thread, 1 worker x 2 threads, 4 workers x 1 thread and 2 farm workers ($farm_workers) agree byte for byte"
 
 # The store. A rerun of the same command solves nothing.
 LOG=rerun bake "$T/w1" "${demo[@]}" --workers 1

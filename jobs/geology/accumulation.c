@@ -1,20 +1,52 @@
-/* MFD accumulation in Kahn order and D8 accumulation along the stack; see accumulation.h. */
+/* MFD accumulation in Kahn order (one band per thread) and D8 accumulation along the stack; see
+ * accumulation.h. */
 #include "jobs/geology/accumulation.h"
 
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define S_DONE 0xff        /* processed, partition by exponent */
 #define S_DONE_LINEAR 0xfe /* processed, every exponent weight underflowed: partition by drop */
 
+/* Cells of one boundary row handed over by the neighbouring band: one producer, one consumer. */
+typedef struct {
+    int32_t *v;      /* capacity: a row */
+    atomic_size_t n; /* entries published (release) */
+    size_t taken;    /* entries the consumer has taken */
+} s_inbox_t;
+
+/* One band's walk state; each on its own cache lines. */
+typedef struct {
+    int64_t r0, r1;
+    size_t lo, hi;             /* the band's cells [lo, hi) */
+    size_t slow_lo, slow_hi;   /* cells outside [slow_lo, slow_hi) may release into other bands */
+    size_t atom_lo, atom_hi;   /* counters outside [atom_lo, atom_hi) are shared with a neighbour */
+    size_t solved, order_at, norder, stuck;
+    int dir0;                  /* the first sweep's direction */
+    double wait_s, walk_s;
+    s_inbox_t in_top, in_bot;  /* cells of row r0 freed by band b - 1, of row r1 - 1 by band b + 1 */
+    char pad[64];
+} s_band_t;
+
 struct tb_accum_t {
+    size_t cells;
+    int64_t w;
     uint8_t *pending; /* strictly higher solved neighbours not yet processed; S_DONE* once done */
-    int32_t *chase;   /* released cells waiting, depth-first */
     float *q;         /* A / W of processed cells: area per unit of partition weight; 0 on
                        * fixed cells (tb_accum_prepare) */
-    int32_t *row;     /* one row of counts */
-    int32_t *list[4]; /* row-sized lists: peaks of this row and the next, releases into the next */
+    int32_t *link;    /* per cell: the next cell of its row's ready list */
+    int32_t *head;    /* per row: the first ready cell, -1 when none */
+    int32_t *stack;   /* the chase stacks: band b uses [lo, hi) */
+    s_band_t *band;
+    int band_cap;
+    int32_t *inbox_mem; /* 2 rows per band */
+    int32_t **later;    /* per band: two row-sized lists of cells freed in the sweep's next row */
+    int32_t *later_mem;
+    atomic_int finished; /* bands whose walk is over */
 };
 
 tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
@@ -22,14 +54,15 @@ tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
     tb_accum_t *self = tb_calloc(1, sizeof *self, "accumulation workspace", err);
     if (!self)
         return NULL;
-    self->pending = tb_calloc(cells, 1, "accumulation counters", err);
-    self->chase = self->pending ? tb_malloc(cells * sizeof(int32_t), "accumulation queue", err) : NULL;
-    self->q = self->chase ? tb_calloc(cells, sizeof(float), "accumulation partition", err) : NULL;
-    self->row = self->q ? tb_calloc((size_t)w, sizeof(int32_t), "accumulation row", err) : NULL;
-    for (int l = 0; l < 4 && self->row; l++)
-        if (!(self->list[l] = tb_malloc((size_t)w * sizeof(int32_t), "accumulation list", err)))
-            self->row = NULL; /* flag the failure; freed below with the rest */
-    if (!self->row || !self->list[3]) {
+    self->cells = cells;
+    self->w = w;
+    size_t rows = cells / (size_t)w + 1;
+    int ok = (self->pending = tb_calloc(cells, 1, "accumulation counters", err)) &&
+             (self->q = tb_calloc(cells, sizeof(float), "accumulation partition", err)) &&
+             (self->link = tb_malloc(cells * sizeof(int32_t), "accumulation lists", err)) &&
+             (self->head = tb_malloc(rows * sizeof(int32_t), "accumulation rows", err)) &&
+             (self->stack = tb_malloc(cells * sizeof(int32_t), "accumulation stack", err));
+    if (!ok) {
         tb_accum_destroy(&self);
         return NULL;
     }
@@ -40,13 +73,17 @@ void tb_accum_destroy(tb_accum_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    free((*self_p)->pending);
-    free((*self_p)->chase);
-    free((*self_p)->q);
-    free((*self_p)->row);
-    for (int l = 0; l < 4; l++)
-        free((*self_p)->list[l]);
-    free(*self_p);
+    tb_accum_t *self = *self_p;
+    free(self->pending);
+    free(self->q);
+    free(self->link);
+    free(self->head);
+    free(self->stack);
+    free(self->band);
+    free(self->inbox_mem);
+    free(self->later_mem);
+    free(self->later);
+    free(self);
     *self_p = NULL;
 }
 
@@ -109,91 +146,93 @@ static inline float s_tree(const float v[8])
     return (p0 + p2) + (p1 + p3);
 }
 
-/* Processes solved cell c whose higher neighbours are all done and appends it to order when that is
- * not NULL. A lower neighbour it releases is chased (pushed) when its index is below limit (rows up
- * to the current one) and appended to later otherwise (the next row). Fixed neighbours need no
- * test: their q is 0 (tb_accum_prepare), and their counter starts at 0 so a decrement wraps it far
- * from 0. Returns 1 when c had nowhere to send its area. */
-static inline int s_process(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
-                            const float *h, const s_weights_t *wt, size_t c, size_t limit,
-                            float *area, size_t *top, int32_t *later, size_t *nlater,
-                            int32_t *order, size_t *norder)
+/* Four lanes; the compiler lowers them to SSE on x86-64 and to NEON on arm64, and to scalar code
+ * elsewhere. Every lane operation is the scalar one, so the bits are the same. */
+typedef float s_v4 __attribute__((vector_size(16)));
+typedef int32_t s_v4i __attribute__((vector_size(16)));
+#if defined(__clang__)
+#define S_SHUF(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3)
+#else
+#define S_SHUF(a, b, i0, i1, i2, i3) __builtin_shuffle(a, b, (s_v4i){i0, i1, i2, i3})
+#endif
+
+static inline s_v4 s_load4(const float *p)
 {
-    const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
-    float hc = h[c], a = (float)t->cell_area_m2, wsum = 0;
-    unsigned lower = 0;
-    if (order)
-        order[(*norder)++] = (int32_t)c;
-    if (wt->linear) {
-        /* p = 1, branch-free: higher and lower neighbours are data, not a branch to predict. The
-         * same operations as s_weight: the drop (exact either way round), floored, times L_k.
-         * Lane-wise over the eight neighbours, then summed in one fixed tree (s_tree), the same
-         * for every cell, so the compiler can vectorise it and the bits do not depend on the box. */
-        float hn[8], qn[8], pull[8], wd[8];
-        for (int k = 0; k < 8; k++) {
-            size_t n = (size_t)((ptrdiff_t)c + off[k]);
-            hn[k] = h[n];
-            qn[k] = self->q[n];
-        }
-        for (int k = 0; k < 8; k++) {
-            float up = hn[k] - hc, dn = hc - hn[k];
-            float wu = (up > S_MIN_DROP ? up : S_MIN_DROP) * s_cw[k];
-            float wdk = (dn > S_MIN_DROP ? dn : S_MIN_DROP) * s_cw[k];
-            float pk = qn[k] * wu;
-            pull[k] = hn[k] > hc ? pk : 0.0f;
-            wd[k] = hn[k] < hc ? wdk : 0.0f;
-        }
-        for (int k = 0; k < 8; k++)
-            lower |= (unsigned)(hn[k] < hc) << k;
-        a += s_tree(pull);
-        wsum = s_tree(wd);
-    } else {
-        for (int k = 0; k < 8; k++) {
-            size_t n = (size_t)((ptrdiff_t)c + off[k]);
-            float hn = h[n];
-            if (hn > hc) {
-                a += self->q[n] * s_weight(wt, hn - hc, 7 - k, self->pending[n]);
-            } else if (hn < hc) {
-                wsum += s_weight(wt, hc - hn, k, S_DONE);
-                lower |= 1u << k;
-            }
-        }
-    }
-    uint8_t mode = S_DONE;
-    if (!(wsum > 0) && lower) {
-        mode = S_DONE_LINEAR;
-        for (int k = 0; k < 8; k++)
-            if (lower & (1u << k))
-                wsum += s_weight(wt, hc - h[(ptrdiff_t)c + off[k]], k, mode);
-    }
-    area[c] = a;
-    self->q[c] = wsum > 0 ? a / wsum : 0;
-    self->pending[c] = mode; /* done, and how it split: the raster scan skips it */
-    while (lower) {
-        int k = __builtin_ctz(lower);
-        lower &= lower - 1;
-        size_t n = (size_t)((ptrdiff_t)c + off[k]);
-        if (--self->pending[n] == 0) {
-            if (n < limit)
-                self->chase[(*top)++] = (int32_t)n;
-            else
-                later[(*nlater)++] = (int32_t)n;
-        }
-    }
-    return wsum > 0 ? 0 : 1;
+    s_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
-/* Lists, branch-free, the solved cells of row j whose counter is 0; returns how many. */
-static size_t s_peaks(const tb_accum_t *self, const uint8_t *node, size_t w, int64_t j,
-                      int32_t *out)
+static inline s_v4 s_sel(s_v4i m, s_v4 a, s_v4 b) { return (s_v4)((m & (s_v4i)a) | (~m & (s_v4i)b)); }
+
+/* Lane-wise a > b ? a : b, a where m is set else 0, and the sign bits of m as four bits: one
+ * instruction each where SSE has them (x86-64 always does), the same values elsewhere. */
+#if defined(__SSE__)
+#include <xmmintrin.h>
+static inline s_v4 s_max(s_v4 a, s_v4 b) { return (s_v4)_mm_max_ps((__m128)a, (__m128)b); }
+static inline int s_mask4(s_v4i m) { return _mm_movemask_ps((__m128)m); }
+#else
+static inline s_v4 s_max(s_v4 a, s_v4 b) { return s_sel(a > b, a, b); }
+static inline int s_mask4(s_v4i m) { return (m[0] & 1) | (m[1] & 2) | (m[2] & 4) | (m[3] & 8); }
+#endif
+static inline s_v4 s_and(s_v4i m, s_v4 a) { return (s_v4)(m & (s_v4i)a); }
+
+/* The eight neighbours of inner cell c of a row of stride W, in tb_nb order: lanes 0..3 (row
+ * below and west) in *a, 4..7 (east and row above) in *b. Reads p[c - W - 1 .. c + W + 1] only. */
+static inline void s_nb8(const float *p, size_t c, ptrdiff_t W, s_v4 *a, s_v4 *b)
 {
-    size_t row = (size_t)j * w, n = 0;
-    for (size_t i = 0; i < w; i++) {
-        size_t c = row + i;
-        out[n] = (int32_t)c;
-        n += (size_t)((node[c] & TB_NODE_SOLVED) && self->pending[c] == 0);
+    s_v4 lo = s_load4(p + c - W - 1), mid = s_load4(p + c - 1), hi = s_load4(p + c + W - 2);
+    *a = S_SHUF(lo, mid, 0, 1, 2, 4);
+    *b = S_SHUF(mid, hi, 2, 5, 6, 7);
+}
+
+/* The pull (area received) and outgoing weight sum of solved cell c at p = 1: lane-wise over the
+ * eight neighbours, then summed in the fixed tree of s_tree. Inner columns only. */
+static inline float s_pull_linear_v(const float *h, const float *q, size_t c, ptrdiff_t W,
+                                    float hc, float *wsum, unsigned *lower)
+{
+    s_v4 ha, hb, qa, qb;
+    s_nb8(h, c, W, &ha, &hb);
+    s_nb8(q, c, W, &qa, &qb);
+    const s_v4 cwa = {0.25f, 0.5f, 0.25f, 0.5f}, cwb = {0.5f, 0.25f, 0.5f, 0.25f};
+    const s_v4 mind = {S_MIN_DROP, S_MIN_DROP, S_MIN_DROP, S_MIN_DROP};
+    s_v4 hcv = {hc, hc, hc, hc};
+    s_v4 upa = ha - hcv, upb = hb - hcv, dna = hcv - ha, dnb = hcv - hb;
+    s_v4 wua = s_max(upa, mind) * cwa, wub = s_max(upb, mind) * cwb;
+    s_v4 wda = s_max(dna, mind) * cwa, wdb = s_max(dnb, mind) * cwb;
+    s_v4i gta = ha > hcv, gtb = hb > hcv, lta = ha < hcv, ltb = hb < hcv;
+    s_v4 pa = s_and(gta, qa * wua), pb = s_and(gtb, qb * wub);
+    s_v4 da = s_and(lta, wda), db = s_and(ltb, wdb);
+    s_v4 p = pa + pb, d = da + db;
+    s_v4 p2 = p + S_SHUF(p, p, 2, 3, 0, 1), d2 = d + S_SHUF(d, d, 2, 3, 0, 1);
+    *wsum = d2[0] + d2[1];
+    *lower = (unsigned)(s_mask4(lta) | s_mask4(ltb) << 4);
+    return p2[0] + p2[1];
+}
+
+/* The same for any column (neighbour offsets off), one lane at a time. */
+static inline float s_pull_linear(const float *h, const float *q, size_t c, const ptrdiff_t *off,
+                                  float hc, float *wsum, unsigned *lower)
+{
+    float hn[8], qn[8], pull[8], wd[8];
+    for (int k = 0; k < 8; k++) {
+        size_t n = (size_t)((ptrdiff_t)c + off[k]);
+        hn[k] = h[n];
+        qn[k] = hn[k] > hc ? q[n] : 0.0f;
     }
-    return n;
+    unsigned low = 0;
+    for (int k = 0; k < 8; k++) {
+        float up = hn[k] - hc, dn = hc - hn[k];
+        float wu = (up > S_MIN_DROP ? up : S_MIN_DROP) * s_cw[k];
+        float wdk = (dn > S_MIN_DROP ? dn : S_MIN_DROP) * s_cw[k];
+        float pk = qn[k] * wu;
+        pull[k] = hn[k] > hc ? pk : 0.0f;
+        wd[k] = hn[k] < hc ? wdk : 0.0f;
+        low |= (unsigned)(hn[k] < hc) << k;
+    }
+    *lower = low;
+    *wsum = s_tree(wd);
+    return s_tree(pull);
 }
 
 /* The release count of solved cell c: its strictly higher solved neighbours. */
@@ -208,88 +247,411 @@ static inline uint8_t s_count(const tb_topo_t *t, const uint8_t *node, const flo
     return up;
 }
 
-size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
-                         double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
-                         int32_t *order)
+/* What every band's walk reads. */
+typedef struct {
+    tb_accum_t *self;
+    const tb_topo_t *t;
+    const uint8_t *node;
+    const float *h;
+    s_weights_t wt;
+    float *area;
+    int32_t *order;
+    int nbands;
+} s_ctx_t;
+
+static double s_now(void)
 {
-    s_weights_t wt = {(float)exponent, exponent == 1, {0}, {0}};
-    for (int k = 0; k < 8; k++) {
-        wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
-        wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A band's chase during a sweep: the stack, and the rows reached so far, cells [wlo, wlo + wspan).
+ * A cell freed there is chased at once (depth-first: it is near); one freed in the next row of the
+ * sweep waits in `later` for the sweep to get there. */
+typedef struct {
+    int32_t *stack;
+    size_t top;
+    size_t wlo, wspan;
+    int32_t *later;
+    size_t nlater;
+} s_chase_t;
+
+/* A cell of this band that has just been freed: chased when its row is reached, listed for the
+ * next row otherwise (a neighbour of a reached cell is at most one row ahead). */
+static inline void s_route(s_chase_t *ch, size_t n)
+{
+    if (n - ch->wlo < ch->wspan)
+        ch->stack[ch->top++] = (int32_t)n;
+    else
+        ch->later[ch->nlater++] = (int32_t)n;
+}
+
+/* Hands cell n (freed by band b) to the band that owns it. */
+static void s_hand_over(tb_accum_t *self, const s_band_t *bd, int b, size_t n)
+{
+    s_inbox_t *ib = n < bd->lo ? &self->band[b - 1].in_bot : &self->band[b + 1].in_top;
+    size_t k = atomic_load_explicit(&ib->n, memory_order_relaxed);
+    ib->v[k] = (int32_t)n;
+    atomic_store_explicit(&ib->n, k + 1, memory_order_release);
+}
+
+/* Processes solved cell c of band b, whose higher neighbours are all done: its area and q, then the
+ * releases of its lower neighbours. `slow`: c may have a lower neighbour whose counter another
+ * band shares (atomic) or owns (handed over). Returns 1 when c had nowhere to send its area. */
+static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c,
+                            int slow)
+{
+    tb_accum_t *self = x->self;
+    const tb_topo_t *t = x->t;
+    uint8_t nd = x->node[c];
+    const ptrdiff_t *off = t->noff[tb_topo_edge(nd)];
+    const float *h = x->h;
+    float hc = h[c], a = (float)t->cell_area_m2, wsum = 0;
+    unsigned lower = 0;
+    if (x->order)
+        x->order[bd->order_at + bd->norder] = (int32_t)c;
+    bd->norder++;
+    if (x->wt.linear) {
+        /* Inner cells away from other bands read every neighbour's q; the others read only the
+         * higher neighbours' (a lower one of another band may be in the middle of a write). */
+        if (!slow && tb_topo_edge(nd) == 0)
+            a += s_pull_linear_v(h, self->q, c, (ptrdiff_t)t->w, hc, &wsum, &lower);
+        else
+            a += s_pull_linear(h, self->q, c, off, hc, &wsum, &lower);
+    } else {
+        for (int k = 0; k < 8; k++) {
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
+            float hn = h[n];
+            if (hn > hc) {
+                a += self->q[n] * s_weight(&x->wt, hn - hc, 7 - k, self->pending[n]);
+            } else if (hn < hc) {
+                wsum += s_weight(&x->wt, hc - hn, k, S_DONE);
+                lower |= 1u << k;
+            }
+        }
     }
-    /* Release counts (strictly higher solved neighbours); fixed cells get 0 every step, because
-     * decrements wrap their counters. Inner columns have one offset per direction, so the count
-     * vectorises. */
+    uint8_t mode = S_DONE;
+    if (!(wsum > 0) && lower) {
+        mode = S_DONE_LINEAR;
+        for (int k = 0; k < 8; k++)
+            if (lower & (1u << k))
+                wsum += s_weight(&x->wt, hc - h[(ptrdiff_t)c + off[k]], k, mode);
+    }
+    x->area[c] = a;
+    self->q[c] = wsum > 0 ? a / wsum : 0;
+    self->pending[c] = mode;
+    /* Fixed neighbours need no test: their counters start at 0 each step, so a decrement wraps
+     * far from 0. */
+    while (lower) {
+        int k = __builtin_ctz(lower);
+        lower &= lower - 1;
+        size_t n = (size_t)((ptrdiff_t)c + off[k]);
+        if (!slow) {
+            if (--self->pending[n] == 0)
+                s_route(ch, n);
+            continue;
+        }
+        uint8_t left = (n < bd->atom_lo || n >= bd->atom_hi)
+                           ? __atomic_sub_fetch(&self->pending[n], 1, __ATOMIC_ACQ_REL)
+                           : --self->pending[n];
+        if (left != 0)
+            continue;
+        if (n >= bd->lo && n < bd->hi)
+            s_route(ch, n);
+        else
+            s_hand_over(self, bd, b, n);
+    }
+    return wsum > 0 ? 0 : 1;
+}
+
+/* Chases what the neighbouring bands handed over (cells of row r0 and of row r1 - 1) once the
+ * sweep has reached their row; until then they wait in the inbox. Returns how many were taken. */
+static size_t s_poll(s_band_t *bd, s_chase_t *ch)
+{
+    size_t got = 0;
+    s_inbox_t *ibs[2] = {&bd->in_top, &bd->in_bot};
+    size_t at[2] = {bd->lo, bd->hi - 1};
+    for (int s = 0; s < 2; s++) {
+        s_inbox_t *ib = ibs[s];
+        if (at[s] - ch->wlo >= ch->wspan)
+            continue;
+        size_t n = atomic_load_explicit(&ib->n, memory_order_acquire);
+        for (; ib->taken < n; ib->taken++, got++)
+            ch->stack[ch->top++] = ib->v[ib->taken];
+    }
+    return got;
+}
+
+
+/* Waits until a neighbouring band hands something over, or every other band has finished (then
+ * nothing more can come). */
+static void s_wait(tb_accum_t *self, s_band_t *bd, int nbands)
+{
+    double t0 = s_now();
+    for (unsigned spin = 0;; spin++) {
+        if (atomic_load_explicit(&bd->in_top.n, memory_order_acquire) > bd->in_top.taken ||
+            atomic_load_explicit(&bd->in_bot.n, memory_order_acquire) > bd->in_bot.taken ||
+            atomic_load_explicit(&self->finished, memory_order_acquire) >= nbands - 1)
+            break;
+        if (spin > 64)
+            sched_yield();
+    }
+    bd->wait_s += s_now() - t0;
+}
+
+/* The count pass of band b: release counts of its rows (strictly higher solved neighbours), and
+ * the ready lists of the cells that start with none. Fixed cells get 0 every step, because
+ * decrements wrap their counters. Inner columns have one offset per direction, so the count
+ * vectorises. */
+static void s_count_band(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    const s_ctx_t *x = ctx_;
+    tb_accum_t *self = x->self;
+    const tb_topo_t *t = x->t;
+    const uint8_t *node = x->node;
+    const float *h = x->h;
+    const s_band_t *bd = &self->band[b];
     int64_t w = t->w;
     const ptrdiff_t W = (ptrdiff_t)w;
-    size_t last = (size_t)(t->h - 1) * (size_t)w;
-    memset(self->pending, 0, (size_t)w);
-    memset(self->pending + last, 0, (size_t)w);
-    for (int64_t j = 1; j < t->h - 1; j++) {
+    if (b == 0)
+        memset(self->pending, 0, (size_t)w);
+    if ((int)b == x->nbands - 1)
+        memset(self->pending + (size_t)(t->h - 1) * (size_t)w, 0, (size_t)w);
+    for (int64_t j = bd->r0; j < bd->r1; j++) {
         size_t row = (size_t)j * (size_t)w;
         const uint8_t *restrict nd = node + row;
         const float *restrict hr = h + row;
         uint8_t *restrict pend = self->pending + row;
         /* Floats only: every higher neighbour counts. A fixed neighbour (0 m) can only be higher
          * than a solved cell below sea level, which is recounted below. */
-        int32_t *restrict cnt = self->row;
         for (int64_t i = 1; i < w - 1; i++) {
             float hc = hr[i];
-            cnt[i] = (hr[i - W - 1] > hc) + (hr[i - W] > hc) + (hr[i - W + 1] > hc) +
-                     (hr[i - 1] > hc) + (hr[i + 1] > hc) + (hr[i + W - 1] > hc) +
-                     (hr[i + W] > hc) + (hr[i + W + 1] > hc);
+            int cnt = (hr[i - W - 1] > hc) + (hr[i - W] > hc) + (hr[i - W + 1] > hc) +
+                      (hr[i - 1] > hc) + (hr[i + 1] > hc) + (hr[i + W - 1] > hc) +
+                      (hr[i + W] > hc) + (hr[i + W + 1] > hc);
+            pend[i] = (uint8_t)(cnt * (nd[i] & TB_NODE_SOLVED));
         }
-        for (int64_t i = 1; i < w - 1; i++)
-            pend[i] = (uint8_t)(cnt[i] * (nd[i] & TB_NODE_SOLVED));
         for (int64_t i = 1; i < w - 1; i++)
             if ((nd[i] & TB_NODE_SOLVED) && hr[i] < 0)
                 pend[i] = s_count(t, node, h, row + (size_t)i);
         for (int64_t i = 0; i < w; i += w - 1)
             pend[i] = (nd[i] & TB_NODE_SOLVED) ? s_count(t, node, h, row + (size_t)i) : 0;
-    }
-    /* Row by row. The cells of row j that start with nothing above them were listed before row
-     * j - 1 released any of its cells; a release in a row up to j is chased at once (depth-first,
-     * it is near), one in row j + 1 waits for that row. Any order with every cell after its higher
-     * neighbours gives the same areas; this one keeps the walk within a few rows in memory. */
-    size_t stuck = 0, norder = 0, npeak = 0, nnext = 0;
-    int32_t *peak = self->list[0], *peak_next = self->list[1], *next = self->list[2];
-    int32_t *next_new = self->list[3];
-    for (int64_t j = 1; j < t->h - 1; j++) {
-        if (j == 1)
-            npeak = s_peaks(self, node, (size_t)w, 1, peak);
-        size_t npeak_next = j + 1 < t->h - 1 ? s_peaks(self, node, (size_t)w, j + 1, peak_next) : 0;
-        size_t limit = (size_t)(j + 1) * (size_t)w, top = 0, nnew = 0;
-        for (size_t s = 0; s < nnext; s++)
-            self->chase[top++] = next[s];
-        for (size_t s = 0; s < npeak; s++)
-            self->chase[top++] = peak[s];
-        while (top > 0) {
-            size_t c = (size_t)self->chase[--top];
-            stuck += (size_t)s_process(self, t, node, h, &wt, c, limit, area_m2, &top, next_new,
-                                       &nnew, order, &norder);
+        /* The cells with nothing above them, in a list the sweep takes when it reaches the row. */
+        int32_t first = -1, *restrict link = self->link + row;
+        for (int64_t i = 0; i < w; i++) {
+            int ready = (nd[i] & TB_NODE_SOLVED) && pend[i] == 0;
+            link[i] = first;
+            first = ready ? (int32_t)(row + (size_t)i) : first;
         }
-        int32_t *swap = peak;
-        peak = peak_next;
-        peak_next = swap;
-        npeak = npeak_next;
-        swap = next;
-        next = next_new;
-        next_new = swap;
-        nnext = nnew;
+        self->head[j] = first;
     }
-    /* The sea's share, gathered in neighbour order. */
-    for (size_t s = 0; s < ncoast; s++) {
+}
+
+/* The walk of band b: sweeps over its rows, alternately in each direction, until every solved
+ * cell of the band is done. With one band the first sweep does everything; with several, a later
+ * sweep takes what the neighbours handed over after the sweep passed its row. */
+static void s_walk_band(void *ctx_, size_t b_, int thread)
+{
+    (void)thread;
+    const s_ctx_t *x = ctx_;
+    tb_accum_t *self = x->self;
+    int b = (int)b_;
+    s_band_t *bd = &self->band[b];
+    size_t w = (size_t)x->t->w;
+    s_chase_t ch = {self->stack + bd->lo, 0, 0, 0, self->later[b], 0};
+    int32_t *later_next = self->later[b] + w;
+    size_t done = 0;
+    int dir = bd->dir0, idle = 0;
+    double t0 = s_now();
+    while (done < bd->solved) {
+        size_t before = done, got = 0;
+        ch.nlater = 0;
+        for (int64_t j = dir > 0 ? bd->r0 : bd->r1 - 1; j >= bd->r0 && j < bd->r1; j += dir) {
+            /* The reached rows: from the sweep's first row to j. */
+            size_t row = (size_t)j * w;
+            ch.wlo = dir > 0 ? bd->lo : row;
+            ch.wspan = dir > 0 ? row + w - bd->lo : bd->hi - row;
+            int32_t *from = ch.later;
+            size_t nfrom = ch.nlater;
+            ch.later = later_next;
+            later_next = from;
+            ch.nlater = 0;
+            for (size_t s = 0; s < nfrom; s++)
+                ch.stack[ch.top++] = from[s];
+            for (int32_t c = self->head[j]; c >= 0; c = self->link[c])
+                ch.stack[ch.top++] = c;
+            self->head[j] = -1;
+            if (x->nbands > 1)
+                got += s_poll(bd, &ch);
+            while (ch.top > 0) {
+                size_t c = (size_t)ch.stack[--ch.top];
+                int slow = c < bd->slow_lo || c >= bd->slow_hi;
+                bd->stuck += (size_t)(slow ? s_process(x, bd, b, &ch, c, 1)
+                                           : s_process(x, bd, b, &ch, c, 0));
+                done++;
+            }
+        }
+        dir = -dir;
+        if (done > before || got > 0) {
+            idle = 0;
+            continue;
+        }
+        /* Nothing was ready: the rest waits for another band (or, after a bug, for nothing). */
+        if (x->nbands == 1 || ++idle > 2 + 2 * x->nbands)
+            break;
+        s_wait(self, bd, x->nbands);
+    }
+    bd->walk_s = s_now() - t0;
+    atomic_fetch_add_explicit(&self->finished, 1, memory_order_acq_rel);
+}
+
+/* Sizes the per-band state for nbands bands and sets it up for this call. */
+static int s_setup(tb_accum_t *self, const tb_topo_t *t, const tb_band_t *bands, int nbands)
+{
+    if (nbands > self->band_cap) {
+        void *bp = NULL;
+        if (posix_memalign(&bp, 64, (size_t)nbands * sizeof(s_band_t)) != 0)
+            return -1;
+        int32_t *ib = malloc((size_t)nbands * 2 * (size_t)t->w * sizeof(int32_t));
+        int32_t *lm = malloc((size_t)nbands * 2 * (size_t)t->w * sizeof(int32_t));
+        int32_t **lp = malloc((size_t)nbands * sizeof(int32_t *));
+        if (!ib || !lm || !lp) {
+            free(bp);
+            free(ib);
+            free(lm);
+            free(lp);
+            return -1;
+        }
+        free(self->band);
+        free(self->inbox_mem);
+        free(self->later_mem);
+        free(self->later);
+        self->band = bp;
+        self->inbox_mem = ib;
+        self->later_mem = lm;
+        self->later = lp;
+        for (int b = 0; b < nbands; b++)
+            lp[b] = lm + (size_t)(2 * b) * (size_t)t->w;
+        self->band_cap = nbands;
+    }
+    size_t w = (size_t)t->w, at = 0;
+    for (int b = 0; b < nbands; b++) {
+        s_band_t *bd = &self->band[b];
+        memset(bd, 0, sizeof *bd);
+        bd->r0 = bands[b].r0;
+        bd->r1 = bands[b].r1;
+        bd->lo = (size_t)bd->r0 * w;
+        bd->hi = (size_t)bd->r1 * w;
+        bd->solved = bands[b].solved;
+        bd->order_at = at;
+        at += bd->solved;
+        bd->slow_lo = b > 0 ? (size_t)(bd->r0 + 2) * w : 0;
+        bd->slow_hi = b < nbands - 1 ? (size_t)(bd->r1 - 2) * w : SIZE_MAX;
+        bd->atom_lo = b > 0 ? (size_t)(bd->r0 + 1) * w : 0;
+        bd->atom_hi = b < nbands - 1 ? (size_t)(bd->r1 - 1) * w : SIZE_MAX;
+        /* Neighbouring bands start at their shared boundary: band 0 sweeps up, band 1 down. */
+        bd->dir0 = (b % 2 == 0 && nbands > 1) ? -1 : 1;
+        bd->in_top.v = self->inbox_mem + (size_t)(2 * b) * w;
+        bd->in_bot.v = self->inbox_mem + (size_t)(2 * b + 1) * w;
+        atomic_init(&bd->in_top.n, 0);
+        atomic_init(&bd->in_bot.n, 0);
+    }
+    atomic_init(&self->finished, 0);
+    return 0;
+}
+
+/* The sea's share of coast cells [from, to), gathered in neighbour order. */
+static void s_coast(const s_ctx_t *x, const int32_t *coast, size_t from, size_t to)
+{
+    const tb_topo_t *t = x->t;
+    for (size_t s = from; s < to; s++) {
         size_t f = (size_t)coast[s];
         int64_t i = (int64_t)(f % (size_t)t->w), j = (int64_t)(f / (size_t)t->w);
-        float hf = h[f], a = 0;
+        float hf = x->h[f], a = 0;
         for (int k = 0; k < 8; k++) {
             int64_t n = tb_topo_nb_checked(t, i, j, k);
-            if (n >= 0 && (node[n] & TB_NODE_SOLVED) && h[n] > hf)
-                a += self->q[n] * s_weight(&wt, h[n] - hf, 7 - k, self->pending[n]);
+            if (n >= 0 && (x->node[n] & TB_NODE_SOLVED) && x->h[n] > hf)
+                a += x->self->q[n] * s_weight(&x->wt, x->h[n] - hf, 7 - k, x->self->pending[n]);
+        }
+        x->area[f] = a;
+    }
+}
+
+typedef struct {
+    const s_ctx_t *x;
+    const int32_t *coast;
+    size_t ncoast, chunk;
+} s_coast_ctx_t;
+
+static void s_coast_task(void *ctx_, size_t task, int thread)
+{
+    (void)thread;
+    const s_coast_ctx_t *cc = ctx_;
+    size_t from = task * cc->chunk, to = from + cc->chunk;
+    s_coast(cc->x, cc->coast, from, to < cc->ncoast ? to : cc->ncoast);
+}
+
+size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
+                          const float *h, double exponent, const int32_t *coast, size_t ncoast,
+                          float *area_m2, int32_t *order, size_t *seg_start, size_t *seg_count,
+                          tb_pool_t *pool, const tb_band_t *bands, int nbands, double *wait_s)
+{
+    s_ctx_t x = {self, t, node, h, {(float)exponent, exponent == 1, {0}, {0}}, area_m2, order,
+                 nbands};
+    for (int k = 0; k < 8; k++) {
+        x.wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
+        x.wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
+    }
+    if (s_setup(self, t, bands, nbands) != 0)
+        return SIZE_MAX;
+    tb_pool_run(pool, (size_t)nbands, s_count_band, &x);
+    tb_pool_run(pool, (size_t)nbands, s_walk_band, &x);
+    size_t stuck = 0;
+    for (int b = 0; b < nbands; b++) {
+        const s_band_t *bd = &self->band[b];
+        /* A band that could not finish (only after a bug upstream) counts its cells as stuck. */
+        stuck += bd->stuck + (bd->solved - bd->norder);
+        if (seg_start)
+            seg_start[b] = bd->order_at;
+        if (seg_count)
+            seg_count[b] = bd->norder;
+        if (wait_s) {
+            wait_s[2 * b] = bd->wait_s;
+            wait_s[2 * b + 1] = bd->walk_s;
+        }
+    }
+    int tasks = tb_pool_threads(pool) * 4;
+    s_coast_ctx_t cc = {&x, coast, ncoast, ncoast / (size_t)tasks + 1};
+    tb_pool_run(pool, (ncoast + cc.chunk - 1) / cc.chunk, s_coast_task, &cc);
+    return stuck;
+}
+
+size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
+                         double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
+                         int32_t *order)
+{
+    tb_band_t one;
+    tb_topo_bands(t, node, 1, false, &one);
+    return tb_accum_mfd_bands(self, t, node, h, exponent, coast, ncoast, area_m2, order, NULL, NULL,
+                              NULL, &one, 1, NULL);
+}
+
+void tb_accum_d8_coast(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
+                       const int32_t *coast, size_t from, size_t to, float *area_m2)
+{
+    for (size_t s = from; s < to; s++) {
+        size_t f = (size_t)coast[s];
+        int64_t i = (int64_t)(f % (size_t)t->w), j = (int64_t)(f / (size_t)t->w);
+        float a = 0;
+        for (int k = 0; k < 8; k++) {
+            int64_t n = tb_topo_nb_checked(t, i, j, k);
+            if (n >= 0 && (node[n] & TB_NODE_SOLVED) && dir[n] == 7 - k)
+                a += area_m2[n];
         }
         area_m2[f] = a;
     }
-    return stuck;
 }
 
 void tb_accum_d8_stack(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
@@ -305,15 +667,5 @@ void tb_accum_d8_stack(const tb_topo_t *t, const uint8_t *node, const uint8_t *d
         if (node[r] & TB_NODE_SOLVED)
             area_m2[r] += area_m2[c];
     }
-    for (size_t s = 0; s < ncoast; s++) {
-        size_t f = (size_t)coast[s];
-        int64_t i = (int64_t)(f % (size_t)t->w), j = (int64_t)(f / (size_t)t->w);
-        float a = 0;
-        for (int k = 0; k < 8; k++) {
-            int64_t n = tb_topo_nb_checked(t, i, j, k);
-            if (n >= 0 && (node[n] & TB_NODE_SOLVED) && dir[n] == 7 - k)
-                a += area_m2[n];
-        }
-        area_m2[f] = a;
-    }
+    tb_accum_d8_coast(t, node, dir, coast, 0, ncoast, area_m2);
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/pool.h"
 #include "jobs/geology/topology.h"
 
 typedef struct {
@@ -41,6 +42,13 @@ void tb_clamp_destroy(tb_clamp_t **self_p);
 /* Clamps h in place; returns the number of times a cell was lowered. */
 int64_t tb_clamp_repose(tb_clamp_t *self, const tb_topo_t *t, const uint8_t *node,
                         const tb_clamp_params_t *p, float *h);
+
+/* The same on `pool`: the scan is split by bands of rows and reads only (each band lists the cells
+ * that violate on the surface as it was), then one thread lowers the listed cells and runs the
+ * worklist. The fixed point is unique, so the bits are those of tb_clamp_repose. */
+int64_t tb_clamp_repose_bands(tb_clamp_t *self, const tb_topo_t *t, const uint8_t *node,
+                              const tb_clamp_params_t *p, float *h, tb_pool_t *pool,
+                              const tb_band_t *bands, int nbands);
 
 /* The reference: Jacobi sweeps over the whole box until nothing moves. For tests only. */
 int64_t tb_clamp_repose_sweep(const tb_topo_t *t, const uint8_t *node, const tb_clamp_params_t *p,

@@ -29,7 +29,11 @@
 #include "common/error.h"
 #include "common/grid.h"
 #include "common/manifest.h"
+#include "common/pool.h"
 #include "jobs/geology/hillslope.h"
+
+/* The most bands (threads) a step is split into. */
+#define TB_GEOLOGY_MAX_BANDS 64
 
 /* Switches beyond the manifest's physics, for tests, negative controls and measurement. */
 typedef struct {
@@ -54,6 +58,10 @@ typedef struct {
     int64_t hillslope_updates;  /* hillslope cell updates, summed over sub-steps and steps */
     int64_t clamp_moves;        /* cells lowered by the clamp */
     int hillslope_max_rate;     /* highest hillslope rate seen */
+    double serial_s;            /* wall seconds spent on one thread (the sinks' serial pass) */
+    double wait_s;              /* thread-seconds the band walks spent waiting for each other */
+    int64_t largest_basin_cells; /* D8: the largest tree of each step, summed over steps */
+    int bands;                  /* bands of rows the last run was split into (1 per thread) */
 } tb_geology_phases_t;
 
 typedef struct tb_geology_t tb_geology_t;
@@ -66,6 +74,10 @@ void tb_geology_options_defaults(tb_geology_options_t *o);
  * physics out of range, no memory). The caller owns the result. */
 tb_geology_t *tb_geology_new(const tb_frame_t *box, const tb_solve_params_t *p, uint64_t seed,
                              tb_err_t *err);
+
+/* Runs the following runs on `pool` (borrowed: it must outlive the runs; NULL, the default: the
+ * caller's thread). Any pool gives the same bits (tests/test_threads.c). */
+void tb_geology_set_pool(tb_geology_t *g, tb_pool_t *pool);
 
 /* Replaces the options. Returns 0, or -1 with *err when a jitter is outside [0, 0.5). */
 int tb_geology_set_options(tb_geology_t *g, const tb_geology_options_t *o, tb_err_t *err);

@@ -35,7 +35,9 @@ struct tb_hillslope_t {
     float *limit;   /* 1, or rate / S_c where even the capped rate falls short */
     float *rinv;    /* 1 / rate: a face fires at the faster cell's rate, min of the two */
     float *m0[4];   /* M of the forward faces (E, NW, N, NE) at the start of the step */
-    float *flux[2][4]; /* row buffers of forward-face fluxes for the dense passes */
+    float *flux_mem;   /* row buffers of forward-face fluxes for the dense passes: per band two
+                        * rows of four faces, and one row of four faces per band boundary */
+    int flux_bands;    /* bands flux_mem has room for */
     int32_t *list;  /* cells with a face above level 1, highest touch first */
     int32_t *first, *last; /* per row and touch level: first and last column at that level */
     float *next;    /* Jacobi buffer of the sparse passes */
@@ -62,11 +64,8 @@ tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
                                       "hillslope spans", err)) &&
              (self->last = tb_malloc(cells / (size_t)w * (S_MAX_LEVEL + 1) * sizeof(int32_t),
                                      "hillslope spans", err));
-    for (int f = 0; ok && f < 4; f++) {
-        ok = (self->m0[f] = tb_calloc(cells, sizeof(float), "hillslope faces", err)) &&
-             (self->flux[0][f] = tb_calloc((size_t)w, sizeof(float), "hillslope row", err)) &&
-             (self->flux[1][f] = tb_calloc((size_t)w, sizeof(float), "hillslope row", err));
-    }
+    for (int f = 0; ok && f < 4; f++)
+        ok = (self->m0[f] = tb_calloc(cells, sizeof(float), "hillslope faces", err)) != NULL;
     if (!ok) {
         tb_hillslope_destroy(&self);
         return NULL;
@@ -88,11 +87,9 @@ void tb_hillslope_destroy(tb_hillslope_t **self_p)
     free(self->next);
     free(self->first);
     free(self->last);
-    for (int f = 0; f < 4; f++) {
+    for (int f = 0; f < 4; f++)
         free(self->m0[f]);
-        free(self->flux[0][f]);
-        free(self->flux[1][f]);
-    }
+    free(self->flux_mem);
     free(self);
     *self_p = NULL;
 }
@@ -123,12 +120,13 @@ static inline const ptrdiff_t *s_off(const tb_topo_t *t, int64_t i)
     return t->noff[e];
 }
 
-/* A. M of the forward faces of rows 0..h-2 at the start of the step. Faces whose far end lies
- * outside the box (the ring's outer side) are never read. */
-static void s_faces(tb_hillslope_t *self, const tb_topo_t *t, const float *h, const s_consts_t *q)
+/* A. M of the forward faces of rows [j0, j1) (within 0..h-2) at the start of the step. Faces whose
+ * far end lies outside the box (the ring's outer side) are never read. */
+static void s_faces(tb_hillslope_t *self, const tb_topo_t *t, const float *h, const s_consts_t *q,
+                    int64_t j0, int64_t j1)
 {
     int64_t w = t->w;
-    for (int64_t j = 0; j < t->h - 1; j++) {
+    for (int64_t j = j0; j < j1; j++) {
         size_t row = (size_t)j * (size_t)w;
         for (int f = 0; f < 4; f++) {
             int k = f + 4;
@@ -172,13 +170,12 @@ static inline float s_need(const tb_hillslope_t *self, const tb_topo_t *t, const
 /* The smallest level L <= cap with 2^L >= need, branch-free. */
 static inline uint8_t s_level_of(float need, int cap)
 {
-    uint8_t lv = 0;
-    float rate = 1;
-    for (int L = 0; L < cap; L++) {
-        lv += need > rate;
-        rate *= 2;
-    }
-    return lv;
+    /* A fixed trip count (the comparison is monotone in L, so capping after counting is the
+     * same), so the row loops around it vectorise. */
+    int lv = 0;
+    for (int L = 0; L < S_MAX_LEVEL; L++)
+        lv += need > s_rate[L];
+    return (uint8_t)(lv < cap ? lv : cap);
 }
 
 /* The highest value of v over cell c's 3 x 3 (any column). */
@@ -193,6 +190,9 @@ static inline uint8_t s_max9(const tb_topo_t *t, const uint8_t *node, const uint
 }
 
 /* The highest of v over the 3 x 3 around inner cell c (row stride W). */
+static inline uint8_t s_max2(uint8_t a, uint8_t b) { return a > b ? a : b; }
+
+
 static inline uint8_t s_max9_inner(const uint8_t *v, ptrdiff_t c, ptrdiff_t W)
 {
     uint8_t m = v[c];
@@ -200,6 +200,17 @@ static inline uint8_t s_max9_inner(const uint8_t *v, ptrdiff_t c, ptrdiff_t W)
     for (int k = 0; k < 8; k++)
         m = v[c + o[k]] > m ? v[c + o[k]] : m;
     return m;
+}
+
+/* The same for column i of a row (dn, mid and up: the rows below, at and above), written out on
+ * row pointers so the row loops around it vectorise. */
+static inline uint8_t s_max9_rows(const uint8_t *restrict dn, const uint8_t *restrict mid,
+                                  const uint8_t *restrict up, int64_t i)
+{
+    uint8_t a = s_max2(s_max2(dn[i - 1], dn[i]), dn[i + 1]);
+    uint8_t b = s_max2(s_max2(mid[i - 1], mid[i]), mid[i + 1]);
+    uint8_t c = s_max2(s_max2(up[i - 1], up[i]), up[i + 1]);
+    return s_max2(s_max2(a, b), c);
 }
 
 /* Sets the ring of the box (rows 0 and h-1, and columns 0 and w-1 unless it wraps) to the values a
@@ -219,31 +230,29 @@ static void s_ring(tb_hillslope_t *self, const tb_topo_t *t)
     }
 }
 
-/* B and C: each solved cell's need and own level, the level used (the highest own level in its
- * 3 x 3, or the box's for the BOX control), the limiter, the inverse rate and the touch level
- * (the highest level among its faces). Fixed cells get level 0, limiter 1, rate 1. Row loops over
- * the inner columns with fixed offsets; the first and last columns of a wrapping box go through
- * tb_topo_nb. Returns the highest touch level; *solved receives the number of solved cells and
- * at[L] the number of them at touch level L. */
-static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                    const s_consts_t *q, tb_hillslope_bound_t bound, size_t *solved,
-                    size_t at[S_MAX_LEVEL + 2])
+/* B, C and the touch census, a band of rows [j0, j1) at a time; a section boundary between them
+ * (each reads its predecessor's output in the rows either side). */
+
+/* B: each solved cell's need (kept in limit for now) and own level; returns the band's highest own
+ * level. Row loops over the inner columns with fixed offsets; the first and last columns of a
+ * wrapping box go through tb_topo_nb. */
+static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                           const s_consts_t *q, int cap, int64_t j0, int64_t j1)
 {
     int64_t w = t->w;
     const ptrdiff_t W = (ptrdiff_t)w;
-    int cap = bound == TB_HILLSLOPE_BOUND_ONE ? 0 : q->cap_level;
-    s_ring(self, t);
-    /* B: need (kept in limit for now) and own level. */
     const float *m0e = self->m0[0], *m0nw = self->m0[1], *m0n = self->m0[2], *m0ne = self->m0[3];
     uint8_t top = 0;
     float cw[8]; /* local copies: the byte stores below may alias anything */
     for (int k = 0; k < 8; k++)
         cw[k] = q->cw[k];
-    for (int64_t j = 1; j < t->h - 1; j++) {
+    for (int64_t j = j0; j < j1; j++) {
         size_t row = (size_t)j * (size_t)w;
         uint8_t *restrict own = self->own + row;
         float *restrict need_out = self->limit + row;
         const uint8_t *restrict nd = node + row;
+        /* Two loops without branches or mixed-width selects, so both vectorise: the needs, then
+         * the levels (fixed cells: level 0, need 1). */
         for (int64_t i = 1; i < w - 1; i++) {
             ptrdiff_t c = (ptrdiff_t)row + i;
             float need = 0;
@@ -255,8 +264,16 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
             need += cw[5] * m0nw[c];
             need += cw[6] * m0n[c];
             need += cw[7] * m0ne[c];
-            uint8_t lv = s_level_of(need, cap), is = nd[i] & TB_NODE_SOLVED;
-            own[i] = is ? lv : 0;
+            need_out[i] = need;
+        }
+        for (int64_t i = 1; i < w - 1; i++) {
+            int is = nd[i] & TB_NODE_SOLVED;
+            float need = need_out[i];
+            int lv = 0;
+            for (int L = 0; L < S_MAX_LEVEL; L++)
+                lv += need > s_rate[L];
+            lv = lv < cap ? lv : cap;
+            own[i] = (uint8_t)(lv * is);
             need_out[i] = is ? need : 1.0f;
         }
         if (t->wraps)
@@ -270,25 +287,44 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
         for (int64_t i = 0; i < w; i++)
             top = own[i] > top ? own[i] : top;
     }
-    /* C: the level used, the limiter and the inverse rate. */
+    return top;
+}
+
+/* C: the level used (the highest own level in the 3 x 3, or `box_top` for the BOX control), the
+ * limiter and the inverse rate. Fixed cells get level 0, limiter 1, rate 1. */
+static void s_level_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                         tb_hillslope_bound_t bound, uint8_t box_top, int64_t j0, int64_t j1)
+{
+    int64_t w = t->w;
+    const ptrdiff_t W = (ptrdiff_t)w;
     int limited = bound != TB_HILLSLOPE_BOUND_ONE, box = bound == TB_HILLSLOPE_BOUND_BOX;
-    for (int64_t j = 1; j < t->h - 1; j++) {
+    for (int64_t j = j0; j < j1; j++) {
         size_t row = (size_t)j * (size_t)w;
         const uint8_t *restrict nd = node + row, *restrict own = self->own;
         uint8_t *restrict lvl = self->level + row;
         float *restrict lim = self->limit + row, *restrict ri = self->rinv + row;
+        /* Vectorises: the rates 2^lv and 2^-lv are built from their exponent bits (exact), not
+         * looked up. */
+        const uint8_t *own_dn = own + row - W, *own_mid = own + row, *own_up = own + row + W;
         for (int64_t i = 1; i < w - 1; i++) {
-            uint8_t lv = box ? top : s_max9_inner(own, (ptrdiff_t)(row + (size_t)i), W);
-            lv = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
-            float need = lim[i], rate = s_rate[lv];
-            lvl[i] = lv;
-            lim[i] = need > rate && limited ? rate / need : 1.0f;
-            ri[i] = s_inv_rate[lv];
+            uint8_t lv = s_max9_rows(own_dn, own_mid, own_up, i);
+            lv = box ? box_top : lv;
+            lvl[i] = (uint8_t)(lv * (nd[i] & TB_NODE_SOLVED));
+        }
+        for (int64_t i = 1; i < w - 1; i++) {
+            int32_t lv = lvl[i];
+            uint32_t ub = (uint32_t)(127 + lv) << 23, ib = (uint32_t)(127 - lv) << 23;
+            float need = lim[i], rate, inv;
+            memcpy(&rate, &ub, sizeof rate);
+            memcpy(&inv, &ib, sizeof inv);
+            float part = rate / need; /* need > 0: every face weighs at least its coefficient */
+            lim[i] = (need > rate) & limited ? part : 1.0f;
+            ri[i] = inv;
         }
         if (t->wraps)
             for (int64_t i = 0; i < w; i += w - 1) {
                 size_t c = row + (size_t)i;
-                uint8_t lv = box ? top : s_max9(t, node, self->own, c);
+                uint8_t lv = box ? box_top : s_max9(t, node, self->own, c);
                 lv = (nd[i] & TB_NODE_SOLVED) ? lv : 0;
                 float need = lim[i], rate = s_rate[lv];
                 lvl[i] = lv;
@@ -296,32 +332,73 @@ static int s_levels(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *nod
                 ri[i] = s_inv_rate[lv];
             }
     }
-    /* The touch level, the census the firing loop needs, and per row the first and last column at
-     * each touch level (a firing of level L only has work between those of the levels >= L). */
+}
+
+/* The touch level (the highest level among a cell's faces), the census the firing loop needs, and
+ * per row the first and last column at each touch level (a firing of level L only has work
+ * between those of the levels >= L); rows [i0, i1) get their spans reset, rows [j0, j1) are
+ * counted. Returns the highest touch level; *solved and at[L] count the solved cells. */
+static int s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, int64_t i0,
+                        int64_t i1, int64_t j0, int64_t j1, size_t *solved,
+                        size_t at[S_MAX_LEVEL + 2])
+{
+    int64_t w = t->w;
+    const ptrdiff_t W = (ptrdiff_t)w;
     int most = 0;
     *solved = 0;
-    for (int64_t j = 0; j < t->h; j++)
+    for (int64_t j = i0; j < i1; j++)
         for (int L = 0; L <= S_MAX_LEVEL; L++) {
             self->first[j * (S_MAX_LEVEL + 1) + L] = (int32_t)w;
             self->last[j * (S_MAX_LEVEL + 1) + L] = -1;
         }
-    for (int64_t j = 1; j < t->h - 1; j++) {
+    int64_t i_lo = t->wraps ? 0 : 1, i_hi = t->wraps ? w : w - 1;
+    for (int64_t j = j0; j < j1; j++) {
         size_t row = (size_t)j * (size_t)w;
         int32_t *first = self->first + j * (S_MAX_LEVEL + 1), *last = self->last + j * (S_MAX_LEVEL + 1);
-        for (int64_t i = t->wraps ? 0 : 1; i < (t->wraps ? w : w - 1); i++) {
-            size_t c = row + (size_t)i;
-            if (!(node[c] & TB_NODE_SOLVED)) {
-                self->touch[c] = 0;
+        /* The touch levels, branch-free over the inner columns (it vectorises). */
+        const uint8_t *restrict nd = node + row;
+        uint8_t *restrict tr = self->touch + row;
+        const uint8_t *lv_dn = self->level + row - W, *lv_mid = self->level + row,
+                      *lv_up = self->level + row + W;
+        for (int64_t i = 1; i < w - 1; i++) {
+            uint8_t lv = s_max9_rows(lv_dn, lv_mid, lv_up, i);
+            tr[i] = (uint8_t)(lv * (nd[i] & TB_NODE_SOLVED));
+        }
+        if (t->wraps)
+            for (int64_t i = 0; i < w; i += w - 1)
+                tr[i] = (nd[i] & TB_NODE_SOLVED) ? s_max9(t, node, self->level, row + (size_t)i) : 0;
+        /* The census: a row at one level (the common case) in one pass of reductions. */
+        uint8_t mn = 255, mx = 0;
+        size_t cnt = 0;
+        for (int64_t i = i_lo; i < i_hi; i++) {
+            int is = nd[i] & TB_NODE_SOLVED;
+            uint8_t a = is ? tr[i] : 255, b = is ? tr[i] : 0;
+            mn = a < mn ? a : mn;
+            mx = b > mx ? b : mx;
+            cnt += (size_t)is;
+        }
+        if (cnt == 0)
+            continue;
+        *solved += cnt;
+        most = mx > most ? mx : most;
+        if (mn == mx) {
+            int64_t fs = i_lo, ls = i_hi - 1;
+            while (!(nd[fs] & TB_NODE_SOLVED))
+                fs++;
+            while (!(nd[ls] & TB_NODE_SOLVED))
+                ls--;
+            first[mn] = first[mn] < (int32_t)fs ? first[mn] : (int32_t)fs;
+            last[mn] = last[mn] > (int32_t)ls ? last[mn] : (int32_t)ls;
+            at[mn] += cnt;
+            continue;
+        }
+        for (int64_t i = i_lo; i < i_hi; i++) {
+            if (!(nd[i] & TB_NODE_SOLVED))
                 continue;
-            }
-            uint8_t lv = (i == 0 || i == w - 1) ? s_max9(t, node, self->level, c)
-                                                : s_max9_inner(self->level, (ptrdiff_t)c, W);
-            self->touch[c] = lv;
+            uint8_t lv = tr[i];
             first[lv] = first[lv] < (int32_t)i ? first[lv] : (int32_t)i;
             last[lv] = (int32_t)i;
             at[lv]++;
-            (*solved)++;
-            most = lv > most ? lv : most;
         }
     }
     return most;
@@ -400,159 +477,372 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
     (void)node;
 }
 
-/* A dense Jacobi pass for the firing whose level threshold is lr (0: the first firing, every face).
- * Row-lagged: the fluxes of row j read rows j and j+1 before row j moves. Each row only computes
- * the columns where a cell's touch level reaches lr (a face fires only between two such cells);
- * the flux buffers hold zeros elsewhere. Boxes that wrap take whole rows. */
-static void s_dense(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
-                    const s_consts_t *q, int lr)
+/* A row of forward-face fluxes: four faces, the span of columns computed for this firing, and
+ * the columns it may hold non-zero values in (what has to be cleared before it is reused). */
+typedef struct {
+    float *f[4];
+    int64_t lo, hi;   /* computed span of inner columns */
+    int64_t dlo, dhi; /* columns possibly non-zero */
+} s_fluxrow_t;
+
+/* The forward fluxes of row j (0 <= j < h-1) for the firing of level lr into r: only the columns
+ * where a cell's touch level reaches lr, in this row or the next (a fixed cell here owns faces to
+ * the next row, and its own touch level is 0), one either side (a fixed cell's east face); zeros
+ * elsewhere. Reads rows j and j + 1. */
+static void s_flux_row(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                       const float *h, const s_consts_t *q, int lr, int64_t j, s_fluxrow_t *r)
 {
     int64_t w = t->w;
     int first = lr == 0;
-    float thr = s_inv_rate[lr];
-    int64_t done_lo[2] = {0, 0}, done_hi[2] = {w, w}; /* what each buffer holds, [lo, hi) */
-    for (int b = 0; b < 2; b++)
-        for (int f = 0; f < 4; f++)
-            memset(self->flux[b][f], 0, (size_t)w * sizeof(float));
-    for (int64_t j = 0; j < t->h - 1; j++) {
-        float *const *fx = self->flux[j & 1], *const *below = self->flux[(j - 1) & 1];
-        /* The span of this row: the columns with a touch level >= lr in this row and the next (a
-         * fixed cell here owns faces to the next row, and its own touch level is 0), one either
-         * side (a fixed cell's east face). */
-        int64_t lo = 1, hi = w - 1;
-        if (!first && !t->wraps) {
-            int64_t a = w, z = -1;
-            for (int64_t r = j; r <= j + 1; r++)
-                for (int L = lr; L <= S_MAX_LEVEL; L++) {
-                    int64_t fa = self->first[r * (S_MAX_LEVEL + 1) + L];
-                    int64_t la = self->last[r * (S_MAX_LEVEL + 1) + L];
-                    a = fa < a ? fa : a;
-                    z = la > z ? la : z;
-                }
-            lo = a - 1 < 1 ? 1 : a - 1;
-            hi = z + 2 > w - 1 ? w - 1 : z + 2;
-            if (z < 0)
-                lo = hi = 1;
-        }
-        int b = (int)(j & 1);
-        for (int f = 0; f < 4; f++) { /* clear what the buffer held two rows ago */
-            if (done_hi[b] > done_lo[b])
-                memset(fx[f] + done_lo[b], 0, (size_t)(done_hi[b] - done_lo[b]) * sizeof(float));
-            fx[f][0] = fx[f][w - 1] = 0; /* the edge columns, written whenever a row is computed */
-        }
-        if (hi > lo || first || t->wraps)
-            s_row_fluxes(self, t, node, h, q, j, thr, first, fx, lo, hi);
-        done_lo[b] = first || t->wraps ? 0 : lo;
-        done_hi[b] = first || t->wraps ? w : hi;
-        if (j == 0)
-            continue;
-        /* Row j: forward faces from fx, backward ones from row j-1's (below) and from the west
-         * neighbour's E face, added in neighbour order 0..7. Only cells next to a computed face
-         * can move: the union of this row's span and the row below's. */
-        int64_t ulo = lo < done_lo[1 - b] ? lo : done_lo[1 - b];
-        int64_t uhi = hi > done_hi[1 - b] ? hi : done_hi[1 - b];
-        ulo = ulo < 1 ? 1 : ulo;
-        uhi = uhi + 1 > w - 1 ? w - 1 : uhi + 1;
-        size_t row = (size_t)j * (size_t)w;
-        float *restrict hr = h + row;
-        const uint8_t *restrict nd = node + row;
-        const float *restrict e = fx[0], *restrict nw = fx[1], *restrict n = fx[2],
-                              *restrict ne = fx[3];
-        const float *restrict b_nw = below[1], *restrict b_n = below[2], *restrict b_ne = below[3];
-        for (int64_t i = ulo; i < uhi; i++) {
-            float sum = 0;
-            sum -= b_ne[i - 1]; /* 0 SW: the NE face of the SW neighbour */
-            sum -= b_n[i];      /* 1 S */
-            sum -= b_nw[i + 1]; /* 2 SE: the NW face of the SE neighbour */
-            sum -= e[i - 1];    /* 3 W: the E face of the W neighbour */
-            sum += e[i];        /* 4 E */
-            sum += nw[i];       /* 5 NW */
-            sum += n[i];        /* 6 N */
-            sum += ne[i];       /* 7 NE */
-            float add = (nd[i] & TB_NODE_SOLVED) ? sum : 0.0f;
-            hr[i] += add;
-        }
-        if (t->wraps)
-            for (int64_t i = 0; i < w; i += w - 1) {
-                if (!(nd[i] & TB_NODE_SOLVED))
-                    continue;
-                int64_t iw = i == 0 ? w - 1 : i - 1, ie = i == w - 1 ? 0 : i + 1;
-                float sum = 0;
-                sum -= b_ne[iw];
-                sum -= b_n[i];
-                sum -= b_nw[ie];
-                sum -= e[iw];
-                sum += e[i];
-                sum += nw[i];
-                sum += n[i];
-                sum += ne[i];
-                hr[i] += sum;
+    int64_t lo = 1, hi = w - 1;
+    if (!first && !t->wraps) {
+        int64_t a = w, z = -1;
+        for (int64_t rr = j; rr <= j + 1; rr++)
+            for (int L = lr; L <= S_MAX_LEVEL; L++) {
+                int64_t fa = self->first[rr * (S_MAX_LEVEL + 1) + L];
+                int64_t la = self->last[rr * (S_MAX_LEVEL + 1) + L];
+                a = fa < a ? fa : a;
+                z = la > z ? la : z;
             }
+        lo = a - 1 < 1 ? 1 : a - 1;
+        hi = z + 2 > w - 1 ? w - 1 : z + 2;
+        if (z < 0)
+            lo = hi = 1;
+    }
+    for (int f = 0; f < 4; f++) { /* clear what the buffer held before */
+        if (r->dhi > r->dlo)
+            memset(r->f[f] + r->dlo, 0, (size_t)(r->dhi - r->dlo) * sizeof(float));
+        r->f[f][0] = r->f[f][w - 1] = 0; /* the edge columns, written whenever a row is computed */
+    }
+    if (hi > lo || first || t->wraps)
+        s_row_fluxes(self, t, node, h, q, j, s_inv_rate[lr], first, r->f, lo, hi);
+    r->lo = lo;
+    r->hi = hi;
+    r->dlo = first || t->wraps ? 0 : lo;
+    r->dhi = first || t->wraps ? w : hi;
+}
+
+/* Row j's update: forward faces from fx, backward ones from the row below's (below) and from the
+ * west neighbour's E face, added in neighbour order 0..7. Only cells next to a computed face can
+ * move: the union of this row's span and what the row below holds. */
+static void s_update_row(const tb_topo_t *t, const uint8_t *node, float *h, int64_t j,
+                         const s_fluxrow_t *cur, const s_fluxrow_t *bel)
+{
+    int64_t w = t->w;
+    int64_t ulo = cur->lo < bel->dlo ? cur->lo : bel->dlo;
+    int64_t uhi = cur->hi > bel->dhi ? cur->hi : bel->dhi;
+    ulo = ulo < 1 ? 1 : ulo;
+    uhi = uhi + 1 > w - 1 ? w - 1 : uhi + 1;
+    size_t row = (size_t)j * (size_t)w;
+    float *restrict hr = h + row;
+    const uint8_t *restrict nd = node + row;
+    const float *restrict e = cur->f[0], *restrict nw = cur->f[1], *restrict n = cur->f[2],
+                          *restrict ne = cur->f[3];
+    const float *restrict b_nw = bel->f[1], *restrict b_n = bel->f[2], *restrict b_ne = bel->f[3];
+    for (int64_t i = ulo; i < uhi; i++) {
+        float sum = 0;
+        sum -= b_ne[i - 1]; /* 0 SW: the NE face of the SW neighbour */
+        sum -= b_n[i];      /* 1 S */
+        sum -= b_nw[i + 1]; /* 2 SE: the NW face of the SE neighbour */
+        sum -= e[i - 1];    /* 3 W: the E face of the W neighbour */
+        sum += e[i];        /* 4 E */
+        sum += nw[i];       /* 5 NW */
+        sum += n[i];        /* 6 N */
+        sum += ne[i];       /* 7 NE */
+        float add = (nd[i] & TB_NODE_SOLVED) ? sum : 0.0f;
+        hr[i] += add;
+    }
+    if (t->wraps)
+        for (int64_t i = 0; i < w; i += w - 1) {
+            if (!(nd[i] & TB_NODE_SOLVED))
+                continue;
+            int64_t iw = i == 0 ? w - 1 : i - 1, ie = i == w - 1 ? 0 : i + 1;
+            float sum = 0;
+            sum -= b_ne[iw];
+            sum -= b_n[i];
+            sum -= b_nw[ie];
+            sum -= e[iw];
+            sum += e[i];
+            sum += nw[i];
+            sum += n[i];
+            sum += ne[i];
+            hr[i] += sum;
+        }
+}
+
+/* What the band sections of one call share. */
+typedef struct {
+    tb_hillslope_t *self;
+    const tb_topo_t *t;
+    const uint8_t *node;
+    float *h;
+    s_consts_t q;
+    tb_hillslope_bound_t bound;
+    const tb_band_t *bands;
+    int nbands;
+    int cap;            /* the highest level a cell may take */
+    uint8_t box_top;    /* the box's highest own level (the BOX control) */
+    int lr;             /* the current firing's level */
+    size_t active, chunk;
+    uint8_t top_own[TB_HILLSLOPE_MAX_BANDS];
+    int most[TB_HILLSLOPE_MAX_BANDS];
+    size_t solved[TB_HILLSLOPE_MAX_BANDS];
+    size_t at[TB_HILLSLOPE_MAX_BANDS][S_MAX_LEVEL + 2];
+    size_t fill[TB_HILLSLOPE_MAX_BANDS][S_MAX_LEVEL + 1];
+    s_fluxrow_t bnd[TB_HILLSLOPE_MAX_BANDS]; /* the flux row below band b + 1 */
+} s_ctx_t;
+
+/* Band b's flux buffers: two rows of its own, and the rows at its boundaries (shared). */
+static float *s_fbuf(const tb_hillslope_t *self, int64_t w, int slot)
+{
+    return self->flux_mem + (size_t)slot * 4 * (size_t)w;
+}
+
+static void s_bind(const tb_hillslope_t *self, int64_t w, int slot, s_fluxrow_t *r)
+{
+    float *base = s_fbuf(self, w, slot);
+    for (int f = 0; f < 4; f++)
+        r->f[f] = base + (size_t)f * (size_t)w;
+}
+
+/* Buffer slots: band b owns 2b and 2b + 1; the boundary below band b + 1 is slot 2 nbands + b. */
+static int s_bnd_slot(int nbands, int b) { return 2 * nbands + b; }
+
+static int s_grow_flux(tb_hillslope_t *self, int64_t w, int nbands)
+{
+    if (nbands <= self->flux_bands)
+        return 0;
+    float *m = calloc((size_t)(3 * nbands) * 4 * (size_t)w, sizeof(float));
+    if (!m)
+        return -1;
+    free(self->flux_mem);
+    self->flux_mem = m;
+    self->flux_bands = nbands;
+    return 0;
+}
+
+static void s_faces_task(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    int64_t j0 = b == 0 ? 0 : x->bands[b].r0;
+    s_faces(x->self, x->t, x->h, &x->q, j0, x->bands[b].r1);
+}
+
+static void s_need_task(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    x->top_own[b] = s_need_rows(x->self, x->t, x->node, &x->q, x->cap, x->bands[b].r0,
+                                x->bands[b].r1);
+}
+
+static void s_level_task(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    s_level_rows(x->self, x->t, x->node, x->bound, x->box_top, x->bands[b].r0, x->bands[b].r1);
+}
+
+static void s_touch_task(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    int64_t i0 = b == 0 ? 0 : x->bands[b].r0;
+    int64_t i1 = (int)b == x->nbands - 1 ? x->t->h : x->bands[b].r1;
+    memset(x->at[b], 0, sizeof x->at[b]);
+    x->most[b] = s_touch_rows(x->self, x->t, x->node, i0, i1, x->bands[b].r0, x->bands[b].r1,
+                              &x->solved[b], x->at[b]);
+}
+
+/* The list of cells above touch level 1, highest first, raster order within a level: band b
+ * writes its cells of level L from fill[b][L]. */
+static void s_list_task(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    size_t *fill = x->fill[b];
+    size_t w = (size_t)x->t->w;
+    for (size_t c = (size_t)x->bands[b].r0 * w; c < (size_t)x->bands[b].r1 * w; c++)
+        if ((x->node[c] & TB_NODE_SOLVED) && x->self->touch[c] >= 2)
+            x->self->list[fill[x->self->touch[c]]++] = (int32_t)c;
+}
+
+/* The flux row between band b and b + 1 (band b's last row), from the heights before the firing:
+ * both bands read it, neither computes it (each would race the other's update). */
+static void s_boundary_task(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    if ((int)b >= x->nbands - 1)
+        return;
+    s_fluxrow_t r;
+    s_bind(x->self, x->t->w, s_bnd_slot(x->nbands, (int)b), &r);
+    r.dlo = 0; /* a shared row is computed once a firing: clear it whole */
+    r.dhi = x->t->w;
+    s_flux_row(x->self, x->t, x->node, x->h, &x->q, x->lr, x->bands[b].r1 - 1, &r);
+    x->bnd[b] = r;
+}
+
+/* A dense Jacobi pass of band b for the firing of level lr (0: the first firing, every face).
+ * Row-lagged: the fluxes of row j read rows j and j+1 before row j moves. The row below the band
+ * and the band's last row take the boundary rows computed before (s_boundary_task). */
+static void s_dense_task(void *ctx_, size_t b_, int thread)
+{
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    tb_hillslope_t *self = x->self;
+    const tb_topo_t *t = x->t;
+    int b = (int)b_;
+    int64_t w = t->w, r0 = x->bands[b].r0, r1 = x->bands[b].r1;
+    s_fluxrow_t own[2], below;
+    for (int s = 0; s < 2; s++) {
+        s_bind(self, w, 2 * b + s, &own[s]);
+        own[s].dlo = 0; /* whatever the last pass left */
+        own[s].dhi = w;
+        own[s].lo = own[s].hi = 1;
+    }
+    int slot = 0;
+    if (b == 0) {
+        s_flux_row(self, t, x->node, x->h, &x->q, x->lr, r0 - 1, &own[slot]);
+        below = own[slot];
+        slot ^= 1;
+    } else {
+        below = x->bnd[b - 1];
+    }
+    for (int64_t j = r0; j < r1; j++) {
+        s_fluxrow_t cur;
+        if (j == r1 - 1 && b < x->nbands - 1) {
+            cur = x->bnd[b];
+        } else {
+            s_flux_row(self, t, x->node, x->h, &x->q, x->lr, j, &own[slot]);
+            cur = own[slot];
+            slot ^= 1;
+        }
+        s_update_row(t, x->node, x->h, j, &cur, &below);
+        below = cur;
     }
 }
 
-/* A sparse Jacobi pass over the listed cells whose touch reaches lr. */
-static void s_sparse(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
-                     const s_consts_t *q, int lr, size_t active)
+/* A sparse Jacobi pass over the listed cells whose touch reaches lr, in chunks: every new height
+ * first (reads only), then every write. */
+static void s_sparse_task(void *ctx_, size_t task, int thread)
 {
-    for (size_t a = 0; a < active; a++) {
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    tb_hillslope_t *self = x->self;
+    const tb_topo_t *t = x->t;
+    size_t from = task * x->chunk, to = from + x->chunk < x->active ? from + x->chunk : x->active;
+    for (size_t a = from; a < to; a++) {
         size_t c = (size_t)self->list[a];
-        float hc = h[c], sum = 0;
+        float hc = x->h[c], sum = 0;
         for (int k = 0; k < 8; k++) {
-            size_t n = tb_topo_nb(t, node[c], c, k);
-            sum += s_flux(self, q, c, n, k, s_m0(self, t, node[c], c, k), hc, h[n],
-                          s_inv_rate[lr], 0);
+            size_t n = tb_topo_nb(t, x->node[c], c, k);
+            sum += s_flux(self, &x->q, c, n, k, s_m0(self, t, x->node[c], c, k), hc, x->h[n],
+                          s_inv_rate[x->lr], 0);
         }
         self->next[a] = hc + sum;
     }
-    for (size_t a = 0; a < active; a++)
-        h[self->list[a]] = self->next[a];
+}
+
+static void s_write_task(void *ctx_, size_t task, int thread)
+{
+    (void)thread;
+    s_ctx_t *x = ctx_;
+    size_t from = task * x->chunk, to = from + x->chunk < x->active ? from + x->chunk : x->active;
+    for (size_t a = from; a < to; a++)
+        x->h[x->self->list[a]] = x->self->next[a];
 }
 
 int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
                                    const tb_hillslope_params_t *p, float *h,
                                    tb_hillslope_stats_t *stats, tb_err_t *err)
 {
-    (void)err;
+    tb_band_t one;
+    tb_topo_bands(t, node, 1, false, &one);
+    return tb_hillslope_diffuse_bands(self, t, node, p, h, stats, NULL, &one, 1, err);
+}
+
+int tb_hillslope_diffuse_bands(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                               const tb_hillslope_params_t *p, float *h,
+                               tb_hillslope_stats_t *stats, tb_pool_t *pool,
+                               const tb_band_t *bands, int nbands, tb_err_t *err)
+{
     if (!(p->diffusion_m2_yr > 0))
         return 0;
-    s_consts_t q;
+    if (nbands > TB_HILLSLOPE_MAX_BANDS)
+        return tb_err_set(err, TB_E_INVALID, "hillslope: %d bands, at most %d", nbands,
+                          TB_HILLSLOPE_MAX_BANDS);
+    if (s_grow_flux(self, t->w, nbands) != 0)
+        return tb_err_set(err, TB_E_NOMEM, "hillslope: out of memory for %d bands", nbands);
+    s_ctx_t ctx, *x = &ctx;
+    memset(x, 0, sizeof *x);
+    x->self = self;
+    x->t = t;
+    x->node = node;
+    x->h = h;
+    x->bound = p->bound;
+    x->bands = bands;
+    x->nbands = nbands;
+    s_consts_t *q = &x->q;
     double coeff = p->diffusion_m2_yr * p->dt_yr / (t->cell_m * t->cell_m);
     for (int k = 0; k < 8; k++) {
-        q.cw[k] = (float)(coeff * (tb_nb_is_diagonal(k) ? 1.0 / 6 : 4.0 / 6));
+        q->cw[k] = (float)(coeff * (tb_nb_is_diagonal(k) ? 1.0 / 6 : 4.0 / 6));
         double crit = p->critical_slope * t->len_m[k];
-        q.inv_crit2[k] = (float)(1 / (crit * crit));
+        q->inv_crit2[k] = (float)(1 / (crit * crit));
     }
-    q.cap_level = 0;
-    while (q.cap_level < S_MAX_LEVEL && (2 << q.cap_level) <= p->max_substeps)
-        q.cap_level++;
+    q->cap_level = 0;
+    while (q->cap_level < S_MAX_LEVEL && (2 << q->cap_level) <= p->max_substeps)
+        q->cap_level++;
+    x->cap = p->bound == TB_HILLSLOPE_BOUND_ONE ? 0 : q->cap_level;
 
-    s_faces(self, t, h, &q);
+    size_t nb = (size_t)nbands;
+    tb_pool_run(pool, nb, s_faces_task, x);
+    s_ring(self, t);
+    tb_pool_run(pool, nb, s_need_task, x);
+    for (int b = 0; b < nbands; b++)
+        x->box_top = x->top_own[b] > x->box_top ? x->top_own[b] : x->box_top;
+    tb_pool_run(pool, nb, s_level_task, x);
+    tb_pool_run(pool, nb, s_touch_task, x);
     size_t at[S_MAX_LEVEL + 2] = {0}, upto[S_MAX_LEVEL + 2] = {0}, solved = 0;
-    int top = s_levels(self, t, node, &q, p->bound, &solved, at);
-    /* The cells above touch level 1, highest first, raster order within a level: the later
-     * firings of steep ground, when they are few enough for a list. */
+    int top = 0;
+    for (int b = 0; b < nbands; b++) {
+        top = x->most[b] > top ? x->most[b] : top;
+        solved += x->solved[b];
+        for (int L = 0; L <= S_MAX_LEVEL; L++)
+            at[L] += x->at[b][L];
+    }
     for (int L = S_MAX_LEVEL; L >= 0; L--)
         upto[L] = upto[L + 1] + at[L];
     if (top >= 2) {
-        size_t fill[S_MAX_LEVEL + 1];
-        for (int L = 0; L <= S_MAX_LEVEL; L++)
-            fill[L] = upto[L + 1];
-        for (size_t c = 0; c < t->n; c++)
-            if ((node[c] & TB_NODE_SOLVED) && self->touch[c] >= 2)
-                self->list[fill[self->touch[c]]++] = (int32_t)c;
+        for (int L = 0; L <= S_MAX_LEVEL; L++) {
+            size_t run = upto[L + 1];
+            for (int b = 0; b < nbands; b++) {
+                x->fill[b][L] = run;
+                run += x->at[b][L];
+            }
+        }
+        tb_pool_run(pool, nb, s_list_task, x);
     }
 
     int64_t updates = 0;
     int64_t times = (int64_t)1 << top;
+    size_t tasks = (size_t)tb_pool_threads(pool) * 4;
     for (int64_t s = 0; s < times; s++) {
         int lr = s == 0 ? 0 : top - __builtin_ctzll((unsigned long long)s);
         size_t active = upto[lr > 0 ? lr : 0];
+        x->lr = lr;
         if (lr <= 1 || active * 64 > solved) {
-            s_dense(self, t, node, h, &q, lr);
+            if (nbands > 1)
+                tb_pool_run(pool, nb - 1, s_boundary_task, x);
+            tb_pool_run(pool, nb, s_dense_task, x);
             updates += (int64_t)(lr == 0 ? solved : active);
         } else {
-            s_sparse(self, t, node, h, &q, lr, active);
+            x->active = active;
+            x->chunk = active / tasks + 1;
+            size_t n = (active + x->chunk - 1) / x->chunk;
+            tb_pool_run(pool, n, s_sparse_task, x);
+            tb_pool_run(pool, n, s_write_task, x);
             updates += (int64_t)active;
         }
     }

@@ -37,7 +37,11 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/pool.h"
 #include "jobs/geology/topology.h"
+
+/* The most bands one call may be split into. */
+#define TB_HILLSLOPE_MAX_BANDS 64
 
 typedef enum {
     TB_HILLSLOPE_BOUND_CELL = 0, /* per-cell power-of-two rates (the solve's choice) */
@@ -72,5 +76,14 @@ void tb_hillslope_destroy(tb_hillslope_t **self_p);
 int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
                                    const tb_hillslope_params_t *p, float *h,
                                    tb_hillslope_stats_t *stats, tb_err_t *err);
+
+/* The same on `pool`, split by the bands of rows bands[0..nbands) (at most TB_HILLSLOPE_MAX_BANDS;
+ * they cover the inner rows). Every phase is a Jacobi update or a per-cell computation; a band's
+ * first and last flux rows are computed before any band moves, so the bits are those of one band.
+ * Returns 0, or -1 with *err when a flux buffer cannot be allocated. */
+int tb_hillslope_diffuse_bands(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                               const tb_hillslope_params_t *p, float *h,
+                               tb_hillslope_stats_t *stats, tb_pool_t *pool,
+                               const tb_band_t *bands, int nbands, tb_err_t *err);
 
 #endif

@@ -35,26 +35,26 @@ static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off,
                                  const tb_router_jitter_t *jit, const tb_frame_t *box, int64_t i,
                                  int64_t ly)
 {
+    /* Branch-free (the same selects as tb_receivers_d8_row): on the flats the sink resolution
+     * re-routes, which of eight drops is steepest is a coin toss for a branch predictor. */
     float hc = h[c], best = 0, second = 0;
-    uint8_t bk = TB_DIR_NONE;
+    int bk = TB_DIR_NONE;
     for (int k = 0; k < 8; k++) {
-        float s = (hc - h[(ptrdiff_t)c + off[k]]) * s_inv_dist[k];
-        if (s > best) {
-            second = best;
-            best = s;
-            bk = (uint8_t)k;
-        } else if (s > second) {
-            second = s;
-        }
+        float sk = (hc - h[(ptrdiff_t)c + off[k]]) * s_inv_dist[k];
+        int gt = sk > best;
+        float lo = gt ? best : sk;
+        second = lo > second ? lo : second;
+        best = gt ? sk : best;
+        bk = gt ? k : bk;
     }
     /* The jitter can only matter when some other lower neighbour, scaled up by 1 + J, reaches the
      * steepest scaled down by 1 - J (the margin covers rounding in the jittered products). */
     double a = jit->amplitude;
     if (bk == TB_DIR_NONE || a <= 0 || second <= 0 ||
         (double)second * (1 + a) < (double)best * (1 - a) * (1 - 1e-9))
-        return bk;
-    if (i < 0) { /* one division, and the wrap by subtraction (x0 + i < 2 lattice_w) */
-        int64_t j = (int64_t)(c / (size_t)box->w);
+        return (uint8_t)bk;
+    if (i < 0) { /* the position; boxes are under 2^31 cells, so 32-bit division is exact */
+        int64_t j = (int64_t)((uint32_t)c / (uint32_t)box->w);
         i = (int64_t)c - j * box->w;
         ly = tb_frame_lattice_y(box, j);
     }

@@ -4,8 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { S_NONE = 0, S_CLOSED = 1, S_QUEUED = 2 };
+enum { S_IN = 1, S_RIM = 2, S_FILLED = 3 }; /* lake stamps */
 
 /* The queue is a radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990) on the float's bits mapped to an
  * order-preserving uint32: the flood is monotone (a pushed level is never below the last popped),
@@ -37,25 +39,53 @@ typedef struct {
     size_t n, cap;
 } s_list_t;
 
-struct tb_sinks_t {
-    size_t cells;
-    uint8_t *mark;    /* S_* per cell; all S_NONE between calls */
-    int32_t *closed;  /* cells flooded by the last call (lakes, or closed basins in the fallback) */
-    size_t nclosed;
-    int32_t *touched; /* seeds, to clear their marks */
+/* One worker's state: the queues and lists of the lake method (and the flood's queue). Worker 0
+ * is the caller's; workers 1.. resolve the lakes of one band each. */
+typedef struct {
     s_bucket_t bucket[S_BUCKETS];
     uint32_t last;    /* the last popped key */
     size_t queued;
     int nomem;
-    /* the lake method */
-    uint32_t *stamp;  /* per cell: 3 id in lake id, 3 id + 1 on its rim, 3 id + 2 filled */
-    uint32_t next_id;
-    float *level;     /* new heights of lake cells, computed before any is written */
     s_entry_t *heap;
     size_t nheap, heap_cap;
     s_list_t lake, rim, pits, redo;
+    s_list_t defer;   /* a band worker's pits whose lakes may leave its zone */
+    size_t zlo, zhi;  /* a lake's cells must lie in [zlo, zhi) (its band less two rows a side) */
+    tb_sinks_stats_t stats;
+    char pad[64];
+} s_work_t;
+
+struct tb_sinks_t {
+    size_t cells;
+    uint8_t *mark;    /* S_* per cell; all S_NONE between calls */
+    int32_t *closed;  /* cells flooded by the last call's closed-basin flood */
+    size_t nclosed;
+    int32_t *touched; /* seeds, to clear their marks */
+    /* the lake method */
+    uint8_t *stamp;   /* per cell: S_IN, S_RIM or S_FILLED for a lake being resolved, else 0
+                       * (cleared after each lake: one byte a cell keeps the lakes' neighbourhoods
+                       * in few cache lines; band workers' lakes never share a cell) */
+    float *level;     /* new heights of lake cells, computed before any is written */
+    s_work_t *work;   /* workers; [0] the caller's */
+    int nwork;
     tb_sinks_stats_t stats;
 };
+
+static int s_workers(tb_sinks_t *self, int n)
+{
+    if (n <= self->nwork)
+        return 0;
+    s_work_t *w = NULL;
+    if (posix_memalign((void **)&w, 64, (size_t)n * sizeof *w) != 0)
+        return -1;
+    memset(w, 0, (size_t)n * sizeof *w);
+    if (self->work)
+        memcpy(w, self->work, (size_t)self->nwork * sizeof *w);
+    free(self->work);
+    self->work = w;
+    self->nwork = n;
+    return 0;
+}
 
 tb_sinks_t *tb_sinks_new(size_t cells, tb_err_t *err)
 {
@@ -66,9 +96,11 @@ tb_sinks_t *tb_sinks_new(size_t cells, tb_err_t *err)
     self->mark = tb_calloc(cells, 1, "sinks marks", err);
     self->closed = self->mark ? tb_malloc(cells * sizeof(int32_t), "sinks closed list", err) : NULL;
     self->touched = self->closed ? tb_malloc(cells * sizeof(int32_t), "sinks seed list", err) : NULL;
-    self->stamp = self->touched ? tb_calloc(cells, sizeof(uint32_t), "sinks stamps", err) : NULL;
+    self->stamp = self->touched ? tb_calloc(cells, 1, "sinks stamps", err) : NULL;
     self->level = self->stamp ? tb_malloc(cells * sizeof(float), "sinks levels", err) : NULL;
-    if (!self->level) {
+    if (self->level && s_workers(self, 1) != 0)
+        tb_err_set(err, TB_E_NOMEM, "sinks: out of memory");
+    if (!self->work) {
         tb_sinks_destroy(&self);
         return NULL;
     }
@@ -85,12 +117,16 @@ void tb_sinks_destroy(tb_sinks_t **self_p)
     free(self->touched);
     free(self->stamp);
     free(self->level);
-    free(self->heap);
-    s_list_t *lists[] = {&self->lake, &self->rim, &self->pits, &self->redo};
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-        free(lists[i]->v);
-    for (int b = 0; b < S_BUCKETS; b++)
-        free(self->bucket[b].v);
+    for (int i = 0; i < self->nwork; i++) {
+        s_work_t *wk = &self->work[i];
+        free(wk->heap);
+        s_list_t *lists[] = {&wk->lake, &wk->rim, &wk->pits, &wk->redo, &wk->defer};
+        for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+            free(lists[l]->v);
+        for (int b = 0; b < S_BUCKETS; b++)
+            free(wk->bucket[b].v);
+    }
+    free(self->work);
     free(self);
     *self_p = NULL;
 }
@@ -114,7 +150,7 @@ static inline int s_bucket_of(uint32_t key, uint32_t last)
     return key == last ? 0 : 32 - __builtin_clz(key ^ last);
 }
 
-static void s_bucket_add(tb_sinks_t *self, int b, s_item_t it)
+static void s_bucket_add(s_work_t *self, int b, s_item_t it)
 {
     s_bucket_t *bk = &self->bucket[b];
     if (bk->n == bk->cap) {
@@ -130,7 +166,7 @@ static void s_bucket_add(tb_sinks_t *self, int b, s_item_t it)
     bk->v[bk->n++] = it;
 }
 
-static void s_push(tb_sinks_t *self, size_t c, float h)
+static void s_push(s_work_t *self, size_t c, float h)
 {
     s_item_t it = {s_key(h), (int32_t)c};
     s_bucket_add(self, s_bucket_of(it.key, self->last), it);
@@ -138,7 +174,7 @@ static void s_push(tb_sinks_t *self, size_t c, float h)
 }
 
 /* Pops a cell of the lowest level (the queue is not empty). */
-static size_t s_pop(tb_sinks_t *self)
+static size_t s_pop(s_work_t *self)
 {
     if (self->bucket[0].n == 0) {
         int b = 1;
@@ -158,7 +194,7 @@ static size_t s_pop(tb_sinks_t *self)
     return (size_t)self->bucket[0].v[--self->bucket[0].n].c;
 }
 
-static void s_reset_queue(tb_sinks_t *self)
+static void s_reset_queue(s_work_t *self)
 {
     for (int b = 0; b < S_BUCKETS; b++)
         self->bucket[b].n = 0;
@@ -182,8 +218,9 @@ const tb_sinks_stats_t *tb_sinks_stats(const tb_sinks_t *self) { return &self->s
 /* Pops the queue until empty, raising the S_CLOSED neighbours of each popped cell. */
 static void s_flood(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, float *h)
 {
-    while (self->queued > 0) {
-        size_t c = s_pop(self);
+    s_work_t *wk = &self->work[0];
+    while (wk->queued > 0) {
+        size_t c = s_pop(wk);
         float next = tb_next_up(h[c]);
         for (int k = 0; k < 8; k++) {
             int64_t n = s_nb_any(t, node, c, k);
@@ -192,7 +229,7 @@ static void s_flood(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, f
             self->mark[n] = S_QUEUED;
             if (h[n] < next)
                 h[n] = next;
-            s_push(self, (size_t)n, h[n]);
+            s_push(wk, (size_t)n, h[n]);
         }
     }
 }
@@ -206,7 +243,7 @@ static int s_finish(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, c
         self->mark[self->closed[s]] = S_NONE;
     for (size_t s = 0; s < ntouched; s++)
         self->mark[self->touched[s]] = S_NONE;
-    if (self->nomem)
+    if (self->work[0].nomem)
         return tb_err_set(err, TB_E_NOMEM, "sinks: the flood queue cannot grow");
     if (left > 0)
         return tb_err_set(err, TB_E_INTERNAL,
@@ -221,7 +258,7 @@ static int s_closed_basins(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *
                            const tb_router_jitter_t *jit, tb_err_t *err)
 {
     self->nclosed = 0;
-    s_reset_queue(self);
+    s_reset_queue(&self->work[0]);
     for (size_t s = 0; s < npits; s++) {
         if (self->mark[pits[s]] != S_NONE) /* listed twice: closed[] holds each cell once */
             continue;
@@ -247,7 +284,7 @@ static int s_closed_basins(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *
             if (self->mark[n] == S_NONE) {
                 self->mark[n] = S_QUEUED;
                 self->touched[ntouched++] = (int32_t)n;
-                s_push(self, n, h[n]);
+                s_push(&self->work[0], n, h[n]);
             }
         }
     }
@@ -261,7 +298,7 @@ int tb_sinks_fill_priority_flood_full(tb_sinks_t *self, const tb_topo_t *t, cons
                                       tb_err_t *err)
 {
     self->nclosed = 0;
-    s_reset_queue(self);
+    s_reset_queue(&self->work[0]);
     size_t ntouched = 0;
     for (size_t c = 0; c < t->n; c++)
         if (node[c] & TB_NODE_SOLVED) {
@@ -275,7 +312,7 @@ int tb_sinks_fill_priority_flood_full(tb_sinks_t *self, const tb_topo_t *t, cons
             if (self->mark[n] == S_NONE) {
                 self->mark[n] = S_QUEUED;
                 self->touched[ntouched++] = (int32_t)n;
-                s_push(self, n, h[n]);
+                s_push(&self->work[0], n, h[n]);
             }
         }
     }
@@ -285,13 +322,13 @@ int tb_sinks_fill_priority_flood_full(tb_sinks_t *self, const tb_topo_t *t, cons
 
 /* ---- the lake method ---- */
 
-static int s_list_add(tb_sinks_t *self, s_list_t *l, int32_t v)
+static int s_list_add(s_work_t *wk, s_list_t *l, int32_t v)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 4096;
         int32_t *p = realloc(l->v, cap * sizeof *p);
         if (!p) {
-            self->nomem = 1;
+            wk->nomem = 1;
             return -1;
         }
         l->v = p;
@@ -306,82 +343,86 @@ static inline int s_before(const s_entry_t *a, const s_entry_t *b)
     return a->h < b->h || (a->h == b->h && a->key < b->key);
 }
 
-static int s_heap_push(tb_sinks_t *self, const tb_topo_t *t, size_t c, float h)
+static int s_heap_push(s_work_t *wk, size_t c, float h)
 {
-    if (self->nheap == self->heap_cap) {
-        size_t cap = self->heap_cap ? 2 * self->heap_cap : 1024;
-        s_entry_t *p = realloc(self->heap, cap * sizeof *p);
+    if (wk->nheap == wk->heap_cap) {
+        size_t cap = wk->heap_cap ? 2 * wk->heap_cap : 1024;
+        s_entry_t *p = realloc(wk->heap, cap * sizeof *p);
         if (!p) {
-            self->nomem = 1;
+            wk->nomem = 1;
             return -1;
         }
-        self->heap = p;
-        self->heap_cap = cap;
+        wk->heap = p;
+        wk->heap_cap = cap;
     }
-    s_entry_t e = {tb_topo_world_key(t, c), h, (int32_t)c};
-    size_t i = self->nheap++;
-    while (i > 0 && s_before(&e, &self->heap[(i - 1) / 2])) {
-        self->heap[i] = self->heap[(i - 1) / 2];
+    /* Ties by box index: which of two equally high cells joins a lake first can change the lakes
+     * on the way, never mu (see sinks.h), and the index costs no division. */
+    s_entry_t e = {(uint64_t)c, h, (int32_t)c};
+    size_t i = wk->nheap++;
+    while (i > 0 && s_before(&e, &wk->heap[(i - 1) / 2])) {
+        wk->heap[i] = wk->heap[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    self->heap[i] = e;
+    wk->heap[i] = e;
     return 0;
 }
 
-static size_t s_heap_pop(tb_sinks_t *self)
+static size_t s_heap_pop(s_work_t *wk)
 {
-    size_t top = (size_t)self->heap[0].c;
-    s_entry_t last = self->heap[--self->nheap];
-    size_t n = self->nheap, i = 0;
+    size_t top = (size_t)wk->heap[0].c;
+    s_entry_t last = wk->heap[--wk->nheap];
+    size_t n = wk->nheap, i = 0;
     for (;;) {
         size_t l = 2 * i + 1;
         if (l >= n)
             break;
-        size_t m = (l + 1 < n && s_before(&self->heap[l + 1], &self->heap[l])) ? l + 1 : l;
-        if (!s_before(&self->heap[m], &last))
+        size_t m = (l + 1 < n && s_before(&wk->heap[l + 1], &wk->heap[l])) ? l + 1 : l;
+        if (!s_before(&wk->heap[m], &last))
             break;
-        self->heap[i] = self->heap[m];
+        wk->heap[i] = wk->heap[m];
         i = m;
     }
     if (n > 0)
-        self->heap[i] = last;
+        wk->heap[i] = last;
     return top;
 }
 
-/* A fresh id (stamps 3 id, 3 id + 1, 3 id + 2); clears the stamps on wrap-around. */
-static uint32_t s_new_id(tb_sinks_t *self)
+/* Clears the stamps of the lake and rim just resolved (or given up). */
+static void s_unstamp(tb_sinks_t *self, s_work_t *wk)
 {
-    if (self->next_id >= 0x50000000u) {
-        memset(self->stamp, 0, self->cells * sizeof(uint32_t));
-        self->next_id = 0;
-    }
-    return ++self->next_id;
+    for (size_t s = 0; s < wk->lake.n; s++)
+        self->stamp[wk->lake.v[s]] = 0;
+    for (size_t s = 0; s < wk->rim.n; s++)
+        self->stamp[wk->rim.v[s]] = 0;
 }
 
 /* Grows the lake of pit p on the current heights (read only) until its pour point: the lowest rim
  * cell that is fixed or has a lower neighbour outside the lake. The lake's cells are appended to
- * self->lake and its rim (every non-lake neighbour, pour point included) to self->rim. */
-static int s_grow(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
-                  size_t p)
+ * wk->lake and its rim (every non-lake neighbour, pour point included) to wk->rim. Returns 0, -1
+ * when memory runs out, 1 when the lake would take a cell outside the worker's zone. */
+static int s_grow(tb_sinks_t *self, s_work_t *wk, const tb_topo_t *t, const uint8_t *node,
+                  const float *h, size_t p)
 {
-    uint32_t id = s_new_id(self), in = 3 * id, rim = 3 * id + 1;
-    self->nheap = 0;
+    const uint8_t in = S_IN, rim = S_RIM;
+    wk->nheap = 0;
     size_t c = p;
     for (;;) {
         /* c joins the lake; its neighbours join the rim. */
+        if (c < wk->zlo || c >= wk->zhi)
+            return 1;
         self->stamp[c] = in;
-        if (s_list_add(self, &self->lake, (int32_t)c) != 0)
+        if (s_list_add(wk, &wk->lake, (int32_t)c) != 0)
             return -1;
         for (int k = 0; k < 8; k++) {
             size_t n = tb_topo_nb(t, node[c], c, k);
             if (self->stamp[n] == in || self->stamp[n] == rim)
                 continue;
             self->stamp[n] = rim;
-            if (s_list_add(self, &self->rim, (int32_t)n) != 0 || s_heap_push(self, t, n, h[n]) != 0)
+            if (s_list_add(wk, &wk->rim, (int32_t)n) != 0 || s_heap_push(wk, n, h[n]) != 0)
                 return -1;
         }
         /* The lowest rim cell: a pour point, or the lake's next cell. */
-        size_t b = s_heap_pop(self);
+        size_t b = s_heap_pop(wk);
         if (!(node[b] & TB_NODE_SOLVED))
             return 0;
         float hb = h[b];
@@ -394,109 +435,347 @@ static int s_grow(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, con
     }
 }
 
-/* Priority-flood of the lake just grown (cells lake[l0, l1), rim[r0, r1)) into self->level. Lakes
- * are filled one after another on the current heights: whatever order the pits come in, each fill
- * only raises cells towards mu and the work ends at mu, so the order cannot show. */
-static void s_fill_lake(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
-                        size_t l0, size_t l1, size_t r0, size_t r1)
+/* Priority-flood of the lake just grown into self->level: the least levels with every lake cell
+ * one float step above some neighbour (rim cells at their heights). Dijkstra over the lake cells
+ * only, from the ones next to the rim, so the flood touches the lake and its rim and nothing
+ * further (the rim's outer side is cold memory). Lakes are filled one after another on the
+ * current heights: whatever order the pits come in, each fill only raises cells towards mu and
+ * the work ends at mu, so the order cannot show. */
+static void s_fill_lake(tb_sinks_t *self, s_work_t *wk, const tb_topo_t *t, const uint8_t *node,
+                        const float *h)
 {
-    s_reset_queue(self);
-    uint32_t in = self->stamp[self->lake.v[l0]], rim = in + 1, filled = in + 2;
-    for (size_t s = l0; s < l1; s++)
-        self->level[self->lake.v[s]] = h[self->lake.v[s]];
-    for (size_t s = r0; s < r1; s++) /* the rim list also holds the cells that joined the lake */
-        if (self->stamp[self->rim.v[s]] == rim)
-            s_push(self, (size_t)self->rim.v[s], h[self->rim.v[s]]);
-    while (self->queued > 0) {
-        size_t c = s_pop(self);
-        /* A rim cell's level is its height; a lake cell's is in self->level. */
-        float hc = self->stamp[c] == filled ? self->level[c] : h[c];
-        float next = tb_next_up(hc);
+    s_reset_queue(wk);
+    const uint8_t in = S_IN, rim = S_RIM, filled = S_FILLED;
+    for (size_t s = 0; s < wk->lake.n; s++) {
+        size_t c = (size_t)wk->lake.v[s];
+        const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
+        float lo = INFINITY;
         for (int k = 0; k < 8; k++) {
-            int64_t n = s_nb_any(t, node, c, k);
-            if (n < 0 || self->stamp[n] != in)
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
+            if (self->stamp[n] == rim && h[n] < lo)
+                lo = h[n];
+        }
+        self->level[c] = INFINITY;
+        if (lo < INFINITY) {
+            float v = tb_next_up(lo);
+            self->level[c] = v > h[c] ? v : h[c];
+            s_push(wk, c, self->level[c]);
+        }
+    }
+    while (wk->queued > 0) {
+        size_t c = s_pop(wk);
+        if (self->stamp[c] == filled) /* an older, higher entry */
+            continue;
+        self->stamp[c] = filled;
+        float next = tb_next_up(self->level[c]);
+        const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
+        for (int k = 0; k < 8; k++) {
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
+            if (self->stamp[n] != in)
                 continue;
-            self->stamp[n] = filled;
-            if (self->level[n] < next)
-                self->level[n] = next;
-            s_push(self, (size_t)n, self->level[n]);
+            float v = next > h[n] ? next : h[n];
+            if (v < self->level[n]) {
+                self->level[n] = v;
+                s_push(wk, n, v);
+            }
         }
     }
 }
 
-/* Receivers of the cells the last lake touched (lake and solved rim cells, once each); the ones
- * left without a lower neighbour join the worklist of pits. */
-static void s_reroute(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
-                      uint8_t *dir, const tb_router_jitter_t *jit, size_t l0, size_t r0)
+/* Receivers of the cells the last lake changed: every lake cell, and the rim cells that drained
+ * into the lake (a rim cell draining elsewhere keeps its receiver: the lake only rose, which can
+ * only lower the lake cells' jittered scores). The ones left without a lower neighbour join the
+ * worklist of pits. */
+static void s_reroute(tb_sinks_t *self, s_work_t *wk, const tb_topo_t *t, const uint8_t *node,
+                      const float *h, uint8_t *dir, const tb_router_jitter_t *jit)
 {
-    uint32_t id = s_new_id(self), seen = 3 * id;
-    self->redo.n = 0;
-    for (size_t s = l0; s < self->lake.n; s++) {
-        self->stamp[self->lake.v[s]] = seen;
-        s_list_add(self, &self->redo, self->lake.v[s]);
+    const uint8_t filled = S_FILLED, rim = S_RIM;
+    wk->redo.n = 0;
+    for (size_t s = 0; s < wk->lake.n; s++)
+        s_list_add(wk, &wk->redo, wk->lake.v[s]);
+    for (size_t s = 0; s < wk->rim.n; s++) {
+        size_t c = (size_t)wk->rim.v[s];
+        if (self->stamp[c] != rim || !(node[c] & TB_NODE_SOLVED) || dir[c] == TB_DIR_NONE)
+            continue;
+        if (self->stamp[tb_topo_nb(t, node[c], c, dir[c])] == filled)
+            s_list_add(wk, &wk->redo, (int32_t)c);
     }
-    for (size_t s = r0; s < self->rim.n; s++) {
-        int32_t c = self->rim.v[s];
-        if ((node[c] & TB_NODE_SOLVED) && self->stamp[c] != seen) {
-            self->stamp[c] = seen;
-            s_list_add(self, &self->redo, c);
+    tb_receivers_d8_cells(t, node, h, jit, wk->redo.v, wk->redo.n, dir);
+    for (size_t s = 0; s < wk->redo.n; s++)
+        if (dir[wk->redo.v[s]] == TB_DIR_NONE)
+            s_list_add(wk, &wk->pits, wk->redo.v[s]);
+}
+
+/* The commonest lake, one cell: pit p whose lowest neighbour is a pour point (fixed, or with a
+ * strictly lower neighbour other than p). Its fill is p = nextafter(that height) - what the lake
+ * method computes for the lake {p} - and only p and the cells that drained into p can change
+ * receiver (p only rose: for any other neighbour the rise can only lower p's jittered score, which
+ * was not the best). A chain of them (an ulp ladder across an old lake bed, broken at its low end
+ * by diffusion) then costs a few dozen loads a cell instead of a lake's heap and queue. Donors left
+ * without a lower neighbour join the worklist. Returns 1 when p was such a lake, 0 otherwise (and
+ * then changes nothing). */
+static int s_one_cell_lake(s_work_t *wk, const tb_topo_t *t, const uint8_t *node, float *h,
+                           uint8_t *dir, const tb_router_jitter_t *jit, size_t p)
+{
+    const ptrdiff_t *off = t->noff[tb_topo_edge(node[p])];
+    float m = h[(ptrdiff_t)p + off[0]];
+    for (int k = 1; k < 8; k++) {
+        float v = h[(ptrdiff_t)p + off[k]];
+        m = v < m ? v : m;
+    }
+    int pour = 0;
+    for (int k = 0; k < 8 && !pour; k++) {
+        size_t q = (size_t)((ptrdiff_t)p + off[k]);
+        if (h[q] != m)
+            continue;
+        if (!(node[q] & TB_NODE_SOLVED)) {
+            pour = 1;
+            break;
+        }
+        const ptrdiff_t *oq = t->noff[tb_topo_edge(node[q])];
+        for (int kk = 0; kk < 8; kk++) {
+            size_t n = (size_t)((ptrdiff_t)q + oq[kk]);
+            if (n != p && h[n] < m) {
+                pour = 1;
+                break;
+            }
         }
     }
-    tb_receivers_d8_cells(t, node, h, jit, self->redo.v, self->redo.n, dir);
-    for (size_t s = 0; s < self->redo.n; s++)
-        if (dir[self->redo.v[s]] == TB_DIR_NONE)
-            s_list_add(self, &self->pits, self->redo.v[s]);
+    if (!pour)
+        return 0;
+    h[p] = tb_next_up(m);
+    int32_t cell = (int32_t)p;
+    tb_receivers_d8_cells(t, node, h, jit, &cell, 1, dir);
+    for (int k = 0; k < 8; k++) {
+        size_t n = (size_t)((ptrdiff_t)p + off[k]);
+        if (!(node[n] & TB_NODE_SOLVED) || dir[n] != 7 - k)
+            continue;
+        int32_t d = (int32_t)n;
+        if (tb_receivers_d8_cells(t, node, h, jit, &d, 1, dir) > 0)
+            s_list_add(wk, &wk->pits, d);
+    }
+    return 1;
+}
+
+/* Resolves pits[0..npits) and every pit their lakes leave on their rims (taken at once, while
+ * their neighbourhood is still in cache), lake by lake, until the lakes' work (cells and rims)
+ * passes `budget`. A band worker (zlo > 0 or zhi < SIZE_MAX) leaves every pit whose lake would
+ * leave its zone, and all it did not reach, in wk->defer. Returns 0 when everything was
+ * resolved, 1 when the budget ran out (the pits left are in wk->pits), -1 when memory ran out. */
+static int s_lakes(tb_sinks_t *self, s_work_t *wk, const tb_topo_t *t, const uint8_t *node,
+                   float *h, uint8_t *dir, const tb_router_jitter_t *jit, const int32_t *pits,
+                   size_t npits, size_t budget)
+{
+    size_t work = 0;
+    wk->pits.n = 0;
+    for (size_t next = 0;;) {
+        size_t p;
+        if (wk->pits.n > 0)
+            p = (size_t)wk->pits.v[--wk->pits.n];
+        else if (next < npits)
+            p = (size_t)pits[next++];
+        else
+            break;
+        if (dir[p] != TB_DIR_NONE) /* a later lake took it in, or listed twice */
+            continue;
+        if (p < wk->zlo || p >= wk->zhi) {
+            s_list_add(wk, &wk->defer, (int32_t)p);
+            continue;
+        }
+        if (work > budget) {
+            s_list_add(wk, &wk->pits, (int32_t)p);
+            for (; next < npits; next++)
+                s_list_add(wk, &wk->pits, pits[next]);
+            return wk->nomem ? -1 : 1;
+        }
+        if (s_one_cell_lake(wk, t, node, h, dir, jit, p)) {
+            wk->stats.lakes++;
+            wk->stats.one_cell++;
+            wk->stats.lake_cells++;
+            wk->stats.rim_cells += 8;
+            work += 9;
+            continue;
+        }
+        wk->lake.n = 0;
+        wk->rim.n = 0;
+        int g = s_grow(self, wk, t, node, h, p);
+        if (g != 0) {
+            s_unstamp(self, wk);
+            if (g < 0)
+                return -1;
+            s_list_add(wk, &wk->defer, (int32_t)p); /* out of the zone */
+            continue;
+        }
+        s_fill_lake(self, wk, t, node, h);
+        for (size_t q = 0; q < wk->lake.n; q++)
+            h[wk->lake.v[q]] = self->level[wk->lake.v[q]];
+        s_reroute(self, wk, t, node, h, dir, jit);
+        s_unstamp(self, wk);
+        wk->stats.lakes++;
+        wk->stats.lake_cells += (int64_t)wk->lake.n;
+        wk->stats.rim_cells += (int64_t)wk->rim.n;
+        work += wk->lake.n + wk->rim.n;
+    }
+    return wk->nomem ? -1 : 0;
+}
+
+/* ---- the bands ---- */
+
+typedef struct {
+    tb_sinks_t *self;
+    const tb_topo_t *t;
+    const uint8_t *node;
+    float *h;
+    uint8_t *dir;
+    const tb_router_jitter_t *jit;
+    const int32_t *pits;
+    size_t npits;
+    const tb_band_t *bands;
+    int nbands;
+} s_band_ctx_t;
+
+/* The first index of sorted v[0..n) holding a value >= x. */
+static size_t s_lower_bound(const int32_t *v, size_t n, size_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((size_t)v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Band b's worker: the pits of its rows (pits are in raster order), lakes confined to its rows
+ * less two a side, so no two workers touch one cell: a lake and its rim stay in the band's rows
+ * less one a side, and what they read (the rim's neighbours) in the band. */
+static void s_band_task(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    s_band_ctx_t *x = ctx_;
+    s_work_t *wk = &x->self->work[1 + b];
+    size_t w = (size_t)x->t->w;
+    const tb_band_t *bd = &x->bands[b];
+    size_t lo = (size_t)bd->r0 * w, hi = (size_t)bd->r1 * w;
+    size_t from = s_lower_bound(x->pits, x->npits, lo), to = s_lower_bound(x->pits, x->npits, hi);
+    wk->zlo = (size_t)(bd->r0 + 2) * w;
+    wk->zhi = (size_t)(bd->r1 - 2) * w;
+    wk->defer.n = 0;
+    wk->nomem = 0;
+    int rc = s_lakes(x->self, wk, x->t, x->node, x->h, x->dir, x->jit, x->pits + from, to - from,
+                     (hi - lo) / 2 + 4096);
+    if (rc == 1) /* the budget: the rest goes to the serial pass */
+        for (size_t s = 0; s < wk->pits.n; s++)
+            s_list_add(wk, &wk->defer, wk->pits.v[s]);
+}
+
+static void s_stats_add(tb_sinks_stats_t *to, const tb_sinks_stats_t *from)
+{
+    to->lakes += from->lakes;
+    to->one_cell += from->one_cell;
+    to->lake_cells += from->lake_cells;
+    to->rim_cells += from->rim_cells;
 }
 
 int64_t tb_sinks_fill_priority_flood(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
                                      float *h, uint8_t *dir, const int32_t *pits, size_t npits,
                                      const tb_router_jitter_t *jit, tb_err_t *err)
 {
+    tb_band_t one = {1, t->h - 1, 0};
+    return tb_sinks_fill_bands(self, t, node, h, dir, pits, npits, jit, NULL, &one, 1, err);
+}
+
+static double s_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int64_t s_fill(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
+                      uint8_t *dir, const int32_t *pits, size_t npits,
+                      const tb_router_jitter_t *jit, tb_pool_t *pool, const tb_band_t *bands,
+                      int nbands, double *serial_from, tb_err_t *err);
+
+int64_t tb_sinks_fill_bands(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
+                            uint8_t *dir, const int32_t *pits, size_t npits,
+                            const tb_router_jitter_t *jit, tb_pool_t *pool,
+                            const tb_band_t *bands, int nbands, tb_err_t *err)
+{
+    double t0 = s_now(), from = t0;
+    int64_t rc = s_fill(self, t, node, h, dir, pits, npits, jit, pool, bands, nbands, &from, err);
+    self->stats.serial_s += s_now() - from;
+    return rc;
+}
+
+/* tb_sinks_fill_bands; *serial_from is set to the time the one-thread part started. */
+static int64_t s_fill(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
+                      uint8_t *dir, const int32_t *pits, size_t npits,
+                      const tb_router_jitter_t *jit, tb_pool_t *pool, const tb_band_t *bands,
+                      int nbands, double *serial_from, tb_err_t *err)
+{
     self->nclosed = 0;
-    self->nomem = 0;
     if (npits == 0)
         return 0;
     self->stats.calls++;
-    self->pits.n = 0;
-    for (size_t s = 0; s < npits; s++)
-        s_list_add(self, &self->pits, pits[s]);
-    int64_t flooded = 0;
     /* Cost only, never bits: a box where one cell in 64 is a pit is a flat start's nest of lakes,
      * which the one-pass flood does at once; otherwise the lakes get half the box of work. */
-    size_t work = 0, budget = npits > t->n / 64 ? 0 : t->n / 2 + 4096;
-    /* A worklist: a lake's fill can leave a rim cell with no lower neighbour (a chain of cells an
-     * ulp apart on an old lake bed), and that pit is taken next, so a chain costs its length. */
-    for (size_t next = 0; next < self->pits.n; next++) {
-        size_t p = (size_t)self->pits.v[next];
-        if (dir[p] != TB_DIR_NONE) /* a later lake took it in, or listed twice */
-            continue;
-        if (work > budget) {
-            /* Deep nests of depressions: flood the closed basins of what is left in one pass.
-             * Both compute the same least fixed point, so the switch does not show. */
-            self->stats.fallbacks++;
-            size_t left = 0;
-            for (size_t s = next; s < self->pits.n; s++)
-                if (dir[self->pits.v[s]] == TB_DIR_NONE)
-                    self->pits.v[left++] = self->pits.v[s];
-            if (s_closed_basins(self, t, node, h, dir, self->pits.v, left, jit, err) != 0)
-                return -1;
-            return flooded + (int64_t)self->nclosed;
+    int flat = npits > t->n / 64;
+    size_t budget = flat ? 0 : t->n / 2 + 4096;
+    s_work_t *wk = &self->work[0];
+    wk->nomem = 0;
+    wk->zlo = 0;
+    wk->zhi = SIZE_MAX;
+    wk->defer.n = 0;
+    const int32_t *todo = pits;
+    size_t ntodo = npits;
+    int64_t before = self->stats.lake_cells + self->stats.basin_cells;
+    if (nbands > 1 && tb_pool_threads(pool) > 1 && !flat) {
+        /* The lakes that stay inside a band, one worker a band; then the rest on this thread. */
+        if (s_workers(self, 1 + nbands) != 0)
+            return tb_err_set(err, TB_E_NOMEM, "sinks: out of memory for %d workers", nbands);
+        wk = &self->work[0];
+        s_band_ctx_t x = {self, t, node, h, dir, jit, pits, npits, bands, nbands};
+        tb_pool_run(pool, (size_t)nbands, s_band_task, &x);
+        *serial_from = s_now();
+        wk->defer.n = 0;
+        for (int b = 0; b < nbands; b++) {
+            s_work_t *bw = &self->work[1 + b];
+            if (bw->nomem)
+                return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
+            for (size_t s = 0; s < bw->defer.n; s++)
+                s_list_add(wk, &wk->defer, bw->defer.v[s]);
+            s_stats_add(&self->stats, &bw->stats);
+            memset(&bw->stats, 0, sizeof bw->stats);
         }
-        self->lake.n = 0;
-        self->rim.n = 0;
-        if (s_grow(self, t, node, h, p) != 0)
-            break;
-        s_fill_lake(self, t, node, h, 0, self->lake.n, 0, self->rim.n);
-        for (size_t q = 0; q < self->lake.n; q++)
-            h[self->lake.v[q]] = self->level[self->lake.v[q]];
-        s_reroute(self, t, node, h, dir, jit, 0, 0);
-        self->stats.lakes++;
-        self->stats.lake_cells += (int64_t)self->lake.n;
-        self->stats.rim_cells += (int64_t)self->rim.n;
-        work += self->lake.n + self->rim.n;
-        flooded += (int64_t)self->lake.n;
+        todo = wk->defer.v; /* this worker's zone is the box: it defers nothing */
+        ntodo = wk->defer.n;
+        int rc = s_lakes(self, wk, t, node, h, dir, jit, todo, ntodo, budget);
+        s_stats_add(&self->stats, &wk->stats);
+        memset(&wk->stats, 0, sizeof wk->stats);
+        if (rc < 0)
+            return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
+        if (rc == 0)
+            return self->stats.lake_cells + self->stats.basin_cells - before;
+    } else {
+        int rc = s_lakes(self, wk, t, node, h, dir, jit, todo, ntodo, budget);
+        s_stats_add(&self->stats, &wk->stats);
+        memset(&wk->stats, 0, sizeof wk->stats);
+        if (rc < 0)
+            return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
+        if (rc == 0)
+            return self->stats.lake_cells + self->stats.basin_cells - before;
     }
-    if (self->nomem)
-        return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
-    return flooded;
+    /* Deep nests of depressions: flood the closed basins of what is left in one pass. Both
+     * compute the same least fixed point, so the switch does not show. */
+    self->stats.fallbacks++;
+    size_t left = 0;
+    for (size_t s = 0; s < wk->pits.n; s++)
+        if (dir[wk->pits.v[s]] == TB_DIR_NONE)
+            wk->pits.v[left++] = wk->pits.v[s];
+    if (s_closed_basins(self, t, node, h, dir, wk->pits.v, left, jit, err) != 0)
+        return -1;
+    return self->stats.lake_cells + self->stats.basin_cells - before;
 }

@@ -33,16 +33,19 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/pool.h"
 #include "jobs/geology/receivers.h"
 #include "jobs/geology/topology.h"
 
 typedef struct {
     int64_t calls;       /* calls that had pits */
     int64_t lakes;       /* lakes grown */
+    int64_t one_cell;    /* ... of them one-cell lakes taken on the fast path */
     int64_t lake_cells;  /* cells in grown lakes */
     int64_t rim_cells;   /* rim cells looked at */
     int64_t fallbacks;   /* calls that ended in the closed-basin flood */
     int64_t basin_cells; /* cells flooded by it */
+    double serial_s;     /* wall seconds of the one-thread part (all of it without bands) */
 } tb_sinks_stats_t;
 
 typedef struct tb_sinks_t tb_sinks_t;
@@ -61,6 +64,16 @@ void tb_sinks_destroy(tb_sinks_t **self_p);
 int64_t tb_sinks_fill_priority_flood(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
                                      float *h, uint8_t *dir, const int32_t *pits, size_t npits,
                                      const tb_router_jitter_t *jit, tb_err_t *err);
+
+/* The same on `pool`: one worker per band of rows (bands[0..nbands), covering the inner rows)
+ * resolves, in parallel, the pits of its rows whose lakes stay two rows clear of its edges (no two
+ * workers then touch one cell); the caller's thread resolves the rest, then falls back to the
+ * closed-basin flood as above. On a flat start (one cell in 64 a pit) it is one thread. The result
+ * is the unique mu, so the bits are those of one thread. */
+int64_t tb_sinks_fill_bands(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
+                            uint8_t *dir, const int32_t *pits, size_t npits,
+                            const tb_router_jitter_t *jit, tb_pool_t *pool,
+                            const tb_band_t *bands, int nbands, tb_err_t *err);
 
 /* The reference: the textbook flood over every solved cell of the box, seeded with every fixed cell
  * that borders one, then the receivers of every solved cell. A queue operation per cell on every

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/pool.h"
 #include "jobs/geology/topology.h"
 
 typedef struct {
@@ -50,5 +51,41 @@ int64_t tb_spl_erode_braun_willett(const tb_topo_t *t, const uint8_t *node, cons
                                    const int32_t *order, size_t count, int step,
                                    const float *area_m2, const float *k, const tb_spl_params_t *p,
                                    float *h);
+
+/* The same update on `pool`, one band of rows per thread, each walking its segment of an MFD Kahn
+ * order in reverse (tb_accum_mfd_bands: band b's cells are order[seg_start[b] ..
+ * seg_start[b] + seg_count[b])). A cell whose receiver lies in another band waits until that
+ * band has written the receiver: flag[r] (one byte a cell, all 0 before a run's first call) is set
+ * to `epoch` (1 or 2, alternating from call to call) with release order once band-boundary cell r
+ * is done. No wait can deadlock: each band's segment is in the order its cells were freed, and a
+ * receiver was freed after its donors. Same bits as tb_spl_erode_braun_willett. Returns the Newton
+ * iterations; wait_s[b] (may be NULL) receives the seconds band b waited. */
+int64_t tb_spl_erode_bands(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
+                           const int32_t *order, const size_t *seg_start, const size_t *seg_count,
+                           const float *area_m2, const float *k, const tb_spl_params_t *p, float *h,
+                           uint8_t *flag, uint8_t epoch, tb_pool_t *pool, const tb_band_t *bands,
+                           int nbands, double *wait_s);
+
+/* Per-thread scratch of the basin-parallel D8 step: a tree's stack and its walk. Grown on demand
+ * and kept, so a solve allocates only in its first steps. */
+typedef struct {
+    int32_t *order, *todo;
+    size_t cap;
+} tb_spl_scratch_t;
+
+void tb_spl_scratch_free(tb_spl_scratch_t *s);
+
+/* The D8 step by drainage basin (Braun & Willett 2013: the trees of different river mouths are
+ * independent). mouths[0..nmouths) are the solved cells whose receiver is fixed; tasks[0..ntasks]
+ * cuts them into ranges (task i is mouths[tasks[i] .. tasks[i + 1])), handed to the threads in
+ * task order, so put the largest basins first. For each tree: the stack (depth-first from the
+ * mouth, the same as tb_spl_build_stack's), the D8 drainage area (donors before receivers), then,
+ * when p is not NULL, the implicit update. tree_cells[m] receives the size of mouth m's tree.
+ * scratch[thread] must exist for every thread of the pool. Same bits as the stack, area and
+ * update of the one-thread path. Returns the Newton iterations, or -1 when scratch cannot grow. */
+int64_t tb_spl_basins(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
+                      const int32_t *mouths, const size_t *tasks, size_t ntasks, float *area_m2,
+                      const float *k, const tb_spl_params_t *p, float *h, int32_t *tree_cells,
+                      tb_spl_scratch_t *scratch, tb_pool_t *pool);
 
 #endif

@@ -68,3 +68,42 @@ int64_t tb_topo_nb_checked(const tb_topo_t *t, int64_t i, int64_t j, int k)
     }
     return (int64_t)tb_idx(t->w, ni, nj);
 }
+
+/* The solved cells of row r. */
+static size_t s_row_solved(const tb_topo_t *t, const uint8_t *node, int64_t r)
+{
+    size_t n = 0;
+    for (int64_t i = 0; i < t->w; i++)
+        n += node[(size_t)r * (size_t)t->w + (size_t)i] & TB_NODE_SOLVED;
+    return n;
+}
+
+int tb_topo_bands(const tb_topo_t *t, const uint8_t *node, int want, bool by_rows, tb_band_t *out)
+{
+    int64_t rows = t->h - 2;
+    int64_t most = rows / TB_BAND_MIN_ROWS;
+    int nb = want < 1 ? 1 : want;
+    if (nb > most)
+        nb = most < 1 ? 1 : (int)most;
+    double total = 0;
+    for (int64_t r = 1; r < t->h - 1; r++)
+        total += by_rows ? 1.0 : (double)s_row_solved(t, node, r);
+    /* Band b ends at the first row where the running weight reaches (b + 1) / nb of the total,
+     * but no sooner than TB_BAND_MIN_ROWS rows after its start and no later than leaves the
+     * bands after it their minimum; the last band takes what is left. */
+    int64_t r = 1;
+    double run = 0;
+    for (int b = 0; b < nb; b++) {
+        int64_t r0 = r, last = t->h - 1 - (int64_t)(nb - 1 - b) * TB_BAND_MIN_ROWS;
+        double goal = b == nb - 1 ? total + 1 : total * (double)(b + 1) / nb;
+        size_t in = 0;
+        while (r < (b == nb - 1 ? t->h - 1 : last) && (r - r0 < TB_BAND_MIN_ROWS || run < goal)) {
+            size_t row = s_row_solved(t, node, r);
+            run += by_rows ? 1.0 : (double)row;
+            in += row;
+            r++;
+        }
+        out[b] = (tb_band_t){r0, r, in};
+    }
+    return nb;
+}

@@ -51,6 +51,23 @@ int tb_topo_init(tb_topo_t *t, const tb_frame_t *box, tb_err_t *err);
  * solved cells. */
 size_t tb_topo_classify(const tb_topo_t *t, const uint8_t *solve_mask, uint8_t *node);
 
+/* A band of rows [r0, r1) of the box's inner rows (1 <= r0 < r1 <= h - 1): the unit the row-split
+ * kernels hand to one thread. A partition never changes a result, only who computes it (every
+ * kernel gives the same bits for any partition), so it may depend on anything, the box included. */
+typedef struct {
+    int64_t r0, r1;
+    size_t solved; /* solved cells in the band */
+} tb_band_t;
+
+/* The fewest rows a band may have (the kernels' boundary handling needs two rows each side). */
+#define TB_BAND_MIN_ROWS 4
+
+/* Cuts the inner rows into at most `want` bands of at least TB_BAND_MIN_ROWS rows each, balanced on
+ * solved cells (by_rows false: for work done per land cell) or on rows (by_rows true: for work done
+ * per box cell); a band ends where the running weight passes its share. Returns the number of
+ * bands written to out[] (at least 1). */
+int tb_topo_bands(const tb_topo_t *t, const uint8_t *node, int want, bool by_rows, tb_band_t *out);
+
 /* Which offset row a node uses. */
 static inline int tb_topo_edge(uint8_t node) { return (node >> 1) & 3; }
 

@@ -26,11 +26,13 @@
 #include "jobs/plan/landmasses.h"
 #include "jobs/plan/regions.h"
 
-/* Solve cost per cell and step used by the bake-time estimate. A placeholder until the solve exists
- * (issue 3): the predecessor measured 80 ns per cell-step for D8 on plains (reference notes,
- * section 3.3). Recalibrate with `scripts/bench solve` once it is built. Steep classes pay more
- * hillslope sub-steps, so the estimate is a floor. */
-#define TB_PLAN_NS_PER_CELL_STEP 80.0
+/* Solve cost per box cell and step used by the bake-time estimate, on one thread: `scripts/bench
+ * solve` measured 63-65 ns per cell-step for the default physics on the 2048 x 2048 grid after its
+ * warm-up (every cell land) and 70 ns per box cell-step on the demo planet's largest region (96 per
+ * land cell, a young landscape). The estimate divides by the cores as if the solve scaled perfectly
+ * (two threads measured 1.76-1.90x), and steep classes pay more hillslope sub-steps, so it is a
+ * floor. */
+#define TB_PLAN_NS_PER_CELL_STEP 65.0
 
 typedef struct tb_plan_t tb_plan_t;
 
