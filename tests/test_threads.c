@@ -52,15 +52,18 @@ static void s_out_free(s_out_t *o)
     free(o->area);
 }
 
+/* A land over `box` with its arrays allocated (mask and fields zero, heights filled by the caller). */
+static s_land_t s_land_new(const tb_frame_t *box, double mfd_exponent)
+{
+    return (s_land_t){*box, tb_geo_bytes(box), tb_geo_floats(box), tb_geo_floats(box),
+                      tb_geo_floats(box), mfd_exponent};
+}
+
 /* The benchmark grid, small: every cell solved but the ring, uniform uplift, 0..1 m of noise. */
 static s_land_t s_grid(int64_t n, double mfd_exponent)
 {
-    s_land_t l = {tb_geo_box(2 * n, 2 * n, n / 2, n / 2, n, n), NULL, NULL, NULL, NULL,
-                  mfd_exponent};
-    l.mask = tb_geo_bytes(&l.box);
-    l.u = tb_geo_floats(&l.box);
-    l.k = tb_geo_floats(&l.box);
-    l.h0 = tb_geo_floats(&l.box);
+    tb_frame_t box = tb_geo_box(2 * n, 2 * n, n / 2, n / 2, n, n);
+    s_land_t l = s_land_new(&box, mfd_exponent);
     tb_geo_noise(&l.box, 7, 1.0, l.h0);
     tb_solve_params_t p = tb_geo_default_params();
     for (size_t c = 0; c < (size_t)(n * n); c++) {
@@ -76,11 +79,8 @@ static s_land_t s_grid(int64_t n, double mfd_exponent)
 static s_land_t s_horseshoe(void)
 {
     const int64_t n = 160;
-    s_land_t l = {tb_geo_box(1000, 1000, 300, 300, n, n), NULL, NULL, NULL, NULL, 1.0};
-    l.mask = tb_geo_bytes(&l.box);
-    l.u = tb_geo_floats(&l.box);
-    l.k = tb_geo_floats(&l.box);
-    l.h0 = tb_geo_floats(&l.box);
+    tb_frame_t box = tb_geo_box(1000, 1000, 300, 300, n, n);
+    s_land_t l = s_land_new(&box, 1.0);
     tb_geo_noise(&l.box, 11, 0.5, l.h0);
     tb_solve_params_t p = tb_geo_default_params();
     for (int64_t j = 0; j < n; j++)
@@ -98,8 +98,7 @@ static s_land_t s_horseshoe(void)
 /* Island A of tests/test_geology.c (across the seam, gentle), alone or beside the steep B. */
 static s_land_t s_island(const tb_frame_t *box, bool with_b)
 {
-    s_land_t l = {*box, tb_geo_bytes(box), tb_geo_floats(box), tb_geo_floats(box),
-                  tb_geo_floats(box), 1.0};
+    s_land_t l = s_land_new(box, 1.0);
     tb_geo_ellipse_u8(box, 10, 60, 25, 30, 1, l.mask);
     tb_geo_noise(box, 17, 2.0, l.h0);
     tb_solve_params_t p = tb_geo_default_params();
@@ -148,16 +147,11 @@ static s_land_t s_demo_region(int id)
     ck_assert_msg(tb_uplift_probes_compute(pm, &probes, &err) == 0 &&
                       tb_plan_region_grids(plan, id - 1, &classes, &mask, &err) == 0,
                   "%s", err.msg);
-    s_land_t l = {reg->box, NULL, NULL, NULL, NULL, pm->solve.mfd_exponent};
+    s_land_t l = s_land_new(&reg->box, pm->solve.mfd_exponent);
     size_t n = (size_t)(l.box.w * l.box.h);
-    l.mask = tb_geo_bytes(&l.box);
-    l.u = tb_geo_floats(&l.box);
-    l.k = tb_geo_floats(&l.box);
-    l.h0 = tb_geo_floats(&l.box);
     memcpy(l.mask, tb_grid_cu8(mask), n);
     ck_assert_msg(tb_uplift_build(pm, &probes, &l.box, tb_grid_cu8(classes), l.u, l.k, &err) == 0,
                   "%s", err.msg);
-    memset(l.h0, 0, n * sizeof(float));
     tb_grid_destroy(&classes);
     tb_grid_destroy(&mask);
     tb_plan_destroy(&plan);
@@ -265,11 +259,8 @@ START_TEST(test_a_box_round_the_planet)
     /* Land all the way round: the box wraps, so its first and last columns are land whose
      * neighbours sit across the seam. */
     const int64_t lw = 120, lh = 72;
-    s_land_t l = {tb_geo_box(lw, lh, 0, 0, lw, lh), NULL, NULL, NULL, NULL, 1.0};
-    l.mask = tb_geo_bytes(&l.box);
-    l.u = tb_geo_floats(&l.box);
-    l.k = tb_geo_floats(&l.box);
-    l.h0 = tb_geo_floats(&l.box);
+    tb_frame_t box = tb_geo_box(lw, lh, 0, 0, lw, lh);
+    s_land_t l = s_land_new(&box, 1.0);
     tb_geo_noise(&l.box, 5, 1.0, l.h0);
     tb_solve_params_t p = tb_geo_default_params();
     for (int64_t j = 0; j < lh; j++)

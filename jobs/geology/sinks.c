@@ -752,22 +752,14 @@ static int64_t s_fill(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
         }
         todo = wk->defer.v; /* this worker's zone is the box: it defers nothing */
         ntodo = wk->defer.n;
-        int rc = s_lakes(self, wk, t, node, h, dir, jit, todo, ntodo, budget);
-        s_stats_add(&self->stats, &wk->stats);
-        memset(&wk->stats, 0, sizeof wk->stats);
-        if (rc < 0)
-            return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
-        if (rc == 0)
-            return self->stats.lake_cells + self->stats.basin_cells - before;
-    } else {
-        int rc = s_lakes(self, wk, t, node, h, dir, jit, todo, ntodo, budget);
-        s_stats_add(&self->stats, &wk->stats);
-        memset(&wk->stats, 0, sizeof wk->stats);
-        if (rc < 0)
-            return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
-        if (rc == 0)
-            return self->stats.lake_cells + self->stats.basin_cells - before;
     }
+    int rc = s_lakes(self, wk, t, node, h, dir, jit, todo, ntodo, budget);
+    s_stats_add(&self->stats, &wk->stats);
+    memset(&wk->stats, 0, sizeof wk->stats);
+    if (rc < 0)
+        return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
+    if (rc == 0)
+        return self->stats.lake_cells + self->stats.basin_cells - before;
     /* Deep nests of depressions: flood the closed basins of what is left in one pass. Both
      * compute the same least fixed point, so the switch does not show. */
     self->stats.fallbacks++;
