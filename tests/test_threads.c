@@ -241,6 +241,18 @@ START_TEST(test_grid_d8)
 }
 END_TEST
 
+START_TEST(test_grid_mfd_exponent_below_the_sea)
+{
+    /* The general MFD weight (exponent 1.1, not the linear fast path), and half the land starting
+     * below 0 m, so fixed cells are higher neighbours of solved ones at band boundaries. */
+    s_land_t l = s_grid(96, 1.1);
+    for (size_t c = 0; c < 96 * 96; c++)
+        l.h0[c] -= 0.5f;
+    s_same_at_every_thread_count(&l, "grid 96 x 96, MFD exponent 1.1, starting below the sea");
+    s_land_free(&l);
+}
+END_TEST
+
 START_TEST(test_one_basin_holds_most_of_the_land)
 {
     s_land_t l = s_horseshoe();
@@ -346,6 +358,7 @@ Suite *threads_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_grid_mfd);
     tcase_add_test(tc, test_grid_d8);
+    tcase_add_test(tc, test_grid_mfd_exponent_below_the_sea);
     tcase_add_test(tc, test_one_basin_holds_most_of_the_land);
     tcase_add_test(tc, test_a_box_round_the_planet);
     tcase_add_test(tc, test_two_frames_agree_at_every_thread_count);

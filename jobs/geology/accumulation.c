@@ -324,7 +324,11 @@ static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch
             size_t n = (size_t)((ptrdiff_t)c + off[k]);
             float hn = h[n];
             if (hn > hc) {
-                a += self->q[n] * s_weight(&x->wt, hn - hc, 7 - k, self->pending[n]);
+                /* A higher neighbour with q = 0 (a fixed cell, when c lies below the sea) adds
+                 * nothing, and its mode byte may be a counter another band is decrementing. */
+                float qn = self->q[n];
+                if (qn != 0)
+                    a += qn * s_weight(&x->wt, hn - hc, 7 - k, self->pending[n]);
             } else if (hn < hc) {
                 wsum += s_weight(&x->wt, hc - hn, k, S_DONE);
                 lower |= 1u << k;
@@ -604,7 +608,8 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
         x.wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
         x.wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
     }
-    if (s_setup(self, t, bands, nbands) != 0)
+    /* The bands' walks wait on each other, so every band needs a thread of its own. */
+    if ((nbands > 1 && nbands > tb_pool_threads(pool)) || s_setup(self, t, bands, nbands) != 0)
         return SIZE_MAX;
     tb_pool_run(pool, (size_t)nbands, s_count_band, &x);
     tb_pool_run(pool, (size_t)nbands, s_walk_band, &x);

@@ -72,7 +72,8 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
  * segment a Kahn order of its band: a cell comes after every higher neighbour of its own band, and
  * after one of another band only in real time (see tb_spl_erode_bands). wait_s[2 b] (may be NULL)
  * receives the seconds band b's thread spent waiting for other bands, wait_s[2 b + 1] its whole walk.
- * Same bits as one thread. */
+ * Same bits as one thread. The bands wait on each other, so there must be no more bands than the
+ * pool has threads; SIZE_MAX when there are, or when memory runs out (nothing is computed). */
 size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
                           const float *h, double exponent, const int32_t *coast, size_t ncoast,
                           float *area_m2, int32_t *order, size_t *seg_start, size_t *seg_count,

@@ -281,8 +281,9 @@ static void s_route_edges(void *ctx_, size_t b, int thread)
     int32_t *mem = g->edge_pit_mem + 2 * b * (size_t)g->topo.w;
     g->edge_pits[b][0] = g->edge_pits[b][1] = 0;
     tb_receivers_d8_row(&g->topo, g->node, x->h, x->jit, bd->r0, g->dir, mem, &g->edge_pits[b][0]);
-    tb_receivers_d8_row(&g->topo, g->node, x->h, x->jit, bd->r1 - 1, g->dir,
-                        mem + g->topo.w, &g->edge_pits[b][1]);
+    if (bd->r1 - 1 > bd->r0) /* a one-row band has one edge row */
+        tb_receivers_d8_row(&g->topo, g->node, x->h, x->jit, bd->r1 - 1, g->dir,
+                            mem + g->topo.w, &g->edge_pits[b][1]);
 }
 
 /* Steps 1 and 2. Returns the number of pits, gathered at the front of g->pits in raster order;
@@ -366,8 +367,9 @@ static void s_mouths_band(void *ctx_, size_t b, int thread)
     x->count[b] = n;
 }
 
-/* The mouths' last known tree sizes, for the schedule: largest first. */
-static const int32_t *s_sort_size;
+/* The mouths' last known tree sizes, for the schedule: largest first. Per thread, so solves on
+ * different threads of one process do not share it. */
+static _Thread_local const int32_t *s_sort_size;
 static int s_by_size(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -516,6 +518,9 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
             size_t stuck = tb_accum_mfd_bands(g->accum, t, g->node, h, p->mfd_exponent, g->coast,
                                               g->ncoast, g->area, g->kahn, g->seg_start,
                                               g->seg_count, g->pool, g->bands, g->nbands, waits);
+            if (stuck == SIZE_MAX)
+                return tb_err_set(err, TB_E_NOMEM, "geology: step %lld: out of memory for the "
+                                  "drainage-area walk", (long long)step);
             if (stuck > 0)
                 return tb_err_set(err, TB_E_INTERNAL,
                                   "geology: step %lld: %zu cells have no lower neighbour after the "
@@ -526,9 +531,12 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
             t4 = s_now();
             if (g->opt.stream_power) {
                 uint8_t epoch = (uint8_t)(1 + (g->spl_calls++ & 1));
-                tb_spl_erode_bands(t, g->node, g->dir, g->kahn, g->seg_start, g->seg_count,
-                                   g->area, k, &sp, h, g->flag, epoch, g->pool, g->bands,
-                                   g->nbands, waits);
+                if (tb_spl_erode_bands(t, g->node, g->dir, g->kahn, g->seg_start, g->seg_count,
+                                       g->area, k, &sp, h, g->flag, epoch, g->pool, g->bands,
+                                       g->nbands, waits) < 0)
+                    return tb_err_set(err, TB_E_INTERNAL, "geology: step %lld: %d bands on %d "
+                                      "threads", (long long)step, g->nbands,
+                                      tb_pool_threads(g->pool));
                 for (int b = 0; b < g->nbands; b++)
                     ph->wait_s += waits[b];
             }

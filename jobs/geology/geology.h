@@ -33,7 +33,7 @@
 #include "jobs/geology/hillslope.h"
 
 /* The most bands (threads) a step is split into. */
-#define TB_GEOLOGY_MAX_BANDS 64
+#define TB_GEOLOGY_MAX_BANDS TB_TOPO_MAX_BANDS
 
 /* Switches beyond the manifest's physics, for tests, negative controls and measurement. */
 typedef struct {

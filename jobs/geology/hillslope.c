@@ -189,18 +189,7 @@ static inline uint8_t s_max9(const tb_topo_t *t, const uint8_t *node, const uint
     return m;
 }
 
-/* The highest of v over the 3 x 3 around inner cell c (row stride W). */
 static inline uint8_t s_max2(uint8_t a, uint8_t b) { return a > b ? a : b; }
-
-
-static inline uint8_t s_max9_inner(const uint8_t *v, ptrdiff_t c, ptrdiff_t W)
-{
-    uint8_t m = v[c];
-    const ptrdiff_t o[8] = {-W - 1, -W, -W + 1, -1, 1, W - 1, W, W + 1};
-    for (int k = 0; k < 8; k++)
-        m = v[c + o[k]] > m ? v[c + o[k]] : m;
-    return m;
-}
 
 /* The same for column i of a row (dn, mid and up: the rows below, at and above), written out on
  * row pointers so the row loops around it vectorise. */

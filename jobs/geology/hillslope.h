@@ -41,7 +41,7 @@
 #include "jobs/geology/topology.h"
 
 /* The most bands one call may be split into. */
-#define TB_HILLSLOPE_MAX_BANDS 64
+#define TB_HILLSLOPE_MAX_BANDS TB_TOPO_MAX_BANDS
 
 typedef enum {
     TB_HILLSLOPE_BOUND_CELL = 0, /* per-cell power-of-two rates (the solve's choice) */

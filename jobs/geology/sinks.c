@@ -26,10 +26,9 @@ typedef struct {
 
 #define S_BUCKETS 33
 
-/* The lake growth's queue: a binary heap ordered by level, then world key, so that which of two
- * equally high cells joins a lake first is the same in every box. */
+/* The lake growth's queue: a binary heap ordered by level, then box index (which of two equally
+ * high cells joins a lake first can change the lakes on the way, never mu: see sinks.h). */
 typedef struct {
-    uint64_t key;
     float h;
     int32_t c;
 } s_entry_t;
@@ -340,7 +339,7 @@ static int s_list_add(s_work_t *wk, s_list_t *l, int32_t v)
 
 static inline int s_before(const s_entry_t *a, const s_entry_t *b)
 {
-    return a->h < b->h || (a->h == b->h && a->key < b->key);
+    return a->h < b->h || (a->h == b->h && a->c < b->c);
 }
 
 static int s_heap_push(s_work_t *wk, size_t c, float h)
@@ -355,9 +354,7 @@ static int s_heap_push(s_work_t *wk, size_t c, float h)
         wk->heap = p;
         wk->heap_cap = cap;
     }
-    /* Ties by box index: which of two equally high cells joins a lake first can change the lakes
-     * on the way, never mu (see sinks.h), and the index costs no division. */
-    s_entry_t e = {(uint64_t)c, h, (int32_t)c};
+    s_entry_t e = {h, (int32_t)c};
     size_t i = wk->nheap++;
     while (i > 0 && s_before(&e, &wk->heap[(i - 1) / 2])) {
         wk->heap[i] = wk->heap[(i - 1) / 2];

@@ -13,7 +13,7 @@
  *
  * How, cheaply: a pit's depression is usually a handful of cells on a channel that the hillslope
  * diffusion just silted up, while its closed basin (everything draining into it) can be a large
- * part of the landmass. So each pit grows its lake in level order (ties by world key) until the
+ * part of the landmass. So each pit grows its lake in level order (ties by box index) until the
  * pour point - the lowest rim cell that is fixed or has a lower neighbour outside the lake - and the
  * lake alone is flooded, seeded by its rim, then the lake and its rim are re-routed. A fill can leave
  * a pit behind on the rim (a lake that spills into another depression, or a chain of cells an ulp

@@ -145,8 +145,8 @@ typedef struct {
     const tb_band_t *bands;
     int nbands;
     s_consts_t q;
-    int64_t iters[64];
-    double wait[64];
+    int64_t iters[TB_TOPO_MAX_BANDS];
+    double wait[TB_TOPO_MAX_BANDS];
 } s_band_ctx_t;
 
 /* Band b's cells, receivers first. A receiver in another band is waited for (its flag); a cell on
@@ -198,8 +198,9 @@ int64_t tb_spl_erode_bands(const tb_topo_t *t, const uint8_t *node, const uint8_
     s_band_ctx_t x = {.t = t, .node = node, .dir = dir, .order = order, .seg_start = seg_start,
                       .seg_count = seg_count, .area = area_m2, .k = k, .h = h, .flag = flag,
                       .epoch = epoch, .bands = bands, .nbands = nbands};
-    if (nbands > 64)
-        nbands = x.nbands = 64; /* callers cap bands far below this */
+    /* The bands wait on each other: each needs a thread of its own. */
+    if (nbands > TB_TOPO_MAX_BANDS || (nbands > 1 && nbands > tb_pool_threads(pool)))
+        return -1;
     s_consts(&x.q, t, p);
     tb_pool_run(pool, (size_t)nbands, s_erode_band, &x);
     int64_t iters = 0;

@@ -61,6 +61,8 @@ typedef struct {
 
 /* The fewest rows a band may have (the kernels' boundary handling needs two rows each side). */
 #define TB_BAND_MIN_ROWS 4
+/* The most bands any banded kernel takes (the solve uses one a thread, capped here). */
+#define TB_TOPO_MAX_BANDS 64
 
 /* Cuts the inner rows into at most `want` bands of at least TB_BAND_MIN_ROWS rows each, balanced on
  * solved cells (by_rows false: for work done per land cell) or on rows (by_rows true: for work done
