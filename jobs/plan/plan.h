@@ -30,7 +30,7 @@
  * solve` measured 63-65 ns per cell-step for the default physics on the 2048 x 2048 grid after its
  * warm-up (every cell land) and 70 ns per box cell-step on the demo planet's largest region (96 per
  * land cell, a young landscape). The estimate divides by the cores as if the solve scaled perfectly
- * (two threads measured 1.76-1.90x), and steep classes pay more hillslope sub-steps, so it is a
+ * (two threads measured 1.6-1.9x), and steep classes pay more hillslope sub-steps, so it is a
  * floor. */
 #define TB_PLAN_NS_PER_CELL_STEP 65.0
 
