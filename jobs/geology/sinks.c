@@ -251,6 +251,26 @@ static int s_finish(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, c
     return 0;
 }
 
+/* Seeds the flood of the closed cells (marked S_CLOSED, listed in self->closed): the open and
+ * fixed cells bordering them, at their own heights (their flood level). Returns how many. */
+static size_t s_seed_border(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
+                            const float *h)
+{
+    size_t ntouched = 0;
+    for (size_t s = 0; s < self->nclosed; s++) {
+        size_t c = (size_t)self->closed[s];
+        for (int k = 0; k < 8; k++) {
+            size_t n = tb_topo_nb(t, node[c], c, k);
+            if (self->mark[n] == S_NONE) {
+                self->mark[n] = S_QUEUED;
+                self->touched[ntouched++] = (int32_t)n;
+                s_push(&self->work[0], n, h[n]);
+            }
+        }
+    }
+    return ntouched;
+}
+
 /* Floods the closed basins of the listed pits (everything whose D8 path ends in one). */
 static int s_closed_basins(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
                            uint8_t *dir, const int32_t *pits, size_t npits,
@@ -274,19 +294,7 @@ static int s_closed_basins(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *
             }
         }
     }
-    /* Seeds: the open and fixed cells bordering them, at their own heights (their flood level). */
-    size_t ntouched = 0;
-    for (size_t s = 0; s < self->nclosed; s++) {
-        size_t c = (size_t)self->closed[s];
-        for (int k = 0; k < 8; k++) {
-            size_t n = tb_topo_nb(t, node[c], c, k);
-            if (self->mark[n] == S_NONE) {
-                self->mark[n] = S_QUEUED;
-                self->touched[ntouched++] = (int32_t)n;
-                s_push(&self->work[0], n, h[n]);
-            }
-        }
-    }
+    size_t ntouched = s_seed_border(self, t, node, h);
     s_flood(self, t, node, h);
     self->stats.basin_cells += (int64_t)self->nclosed;
     return s_finish(self, t, node, h, dir, ntouched, jit, err);
@@ -298,23 +306,12 @@ int tb_sinks_fill_priority_flood_full(tb_sinks_t *self, const tb_topo_t *t, cons
 {
     self->nclosed = 0;
     s_reset_queue(&self->work[0]);
-    size_t ntouched = 0;
     for (size_t c = 0; c < t->n; c++)
         if (node[c] & TB_NODE_SOLVED) {
             self->mark[c] = S_CLOSED;
             self->closed[self->nclosed++] = (int32_t)c;
         }
-    for (size_t s = 0; s < self->nclosed; s++) {
-        size_t c = (size_t)self->closed[s];
-        for (int k = 0; k < 8; k++) {
-            size_t n = tb_topo_nb(t, node[c], c, k);
-            if (self->mark[n] == S_NONE) {
-                self->mark[n] = S_QUEUED;
-                self->touched[ntouched++] = (int32_t)n;
-                s_push(&self->work[0], n, h[n]);
-            }
-        }
-    }
+    size_t ntouched = s_seed_border(self, t, node, h);
     s_flood(self, t, node, h);
     return s_finish(self, t, node, h, dir, ntouched, jit, err);
 }
