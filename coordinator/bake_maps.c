@@ -40,6 +40,16 @@ static int64_t s_factor(int64_t w, int64_t max_width)
     return (w + max_width - 1) / max_width;
 }
 
+/* The cell a picture pixel (pxi, py) samples at reduction f: the centre of its f x f block, kept
+ * inside the w x h grid. */
+static void s_sample_cell(int64_t pxi, int64_t py, int64_t f, int64_t w, int64_t h, int64_t *x,
+                          int64_t *y)
+{
+    int64_t sx = pxi * f + f / 2, sy = py * f + f / 2;
+    *x = sx < w ? sx : w - 1;
+    *y = sy < h ? sy : h - 1;
+}
+
 static void s_ramp(double t, uint8_t rgb[3])
 {
     /* dark blue -> cyan -> white: the flow ramp */
@@ -114,9 +124,8 @@ int tb_map_basins(const int32_t *basin, const uint8_t *land_mask, int64_t w, int
     uint8_t *px = out->pixels;
     for (int64_t py = 0; py < (int64_t)out->h; py++)
         for (int64_t pxi = 0; pxi < (int64_t)out->w; pxi++, px += 3) {
-            int64_t x = pxi * f + f / 2, y = py * f + f / 2;
-            x = x < w ? x : w - 1;
-            y = y < h ? y : h - 1;
+            int64_t x, y;
+            s_sample_cell(pxi, py, f, w, h, &x, &y);
             size_t i = (size_t)y * (size_t)w + (size_t)x;
             if (!land_mask[i] || basin[i] < 0) {
                 px[0] = 8, px[1] = 12, px[2] = 24;
@@ -142,9 +151,8 @@ int tb_map_preview(const float *height_m, int64_t w, int64_t h, double cell_m, d
     uint8_t *px = out->pixels;
     for (int64_t py = 0; py < (int64_t)out->h; py++)
         for (int64_t pxi = 0; pxi < (int64_t)out->w; pxi++, px += 3) {
-            int64_t x = pxi * f + f / 2, y = py * f + f / 2;
-            x = x < w ? x : w - 1;
-            y = y < h ? y : h - 1;
+            int64_t x, y;
+            s_sample_cell(pxi, py, f, w, h, &x, &y);
             double z = height_m[(size_t)y * (size_t)w + (size_t)x];
             /* hillshade from the neighbours f cells away (X wraps) */
             int64_t xl = (x - f + w) % w, xr = (x + f) % w;
