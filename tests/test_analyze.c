@@ -12,7 +12,7 @@
 
 #include "common/fs.h"
 #include "common/png_io.h"
-#include "coordinator/analyze.h"
+#include "coordinator/gate/analyze.h"
 #include "jobs/stats/route.h"
 #include "jobs/stats/stats.h"
 #include "support/tb_test.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/gate.h"
+#include "coordinator/gate/gate.h"
 #include "jobs/stats/stats.h"
 #include "jobs/stats/synthetic.h"
 

@@ -11,7 +11,7 @@
 
 #include "common/args.h"
 #include "common/log.h"
-#include "common/proto.h"
+#include "coordinator/farm/proto.h"
 #include "common/version.h"
 #include "jobs/job.h"
 #include "worker/worker.h"

@@ -8,7 +8,7 @@
 #include <xxhash.h>
 
 #include "common/blob.h"
-#include "coordinator/cache.h"
+#include "coordinator/farm/cache.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
