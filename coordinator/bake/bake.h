@@ -1,5 +1,6 @@
 /* `terrain bake` as a function: plan the planet, solve its regions as jobs through the dispatch
- * engine, composite them in region order, and write the outputs (DESIGN 5 and 7).
+ * engine, composite them in region order, and write the outputs (docs/bake.md). The bake is a
+ * pipeline of phases (coordinator/bake/phase.h, docs/architecture.md).
  *
  * The gate (`terrain gate`) and the tests call tb_bake_run directly; the verb only parses options
  * and prints. Outputs go to opts->out_dir, each written to a temporary name and renamed, meta.json
@@ -18,7 +19,7 @@
 #include "jobs/stats/stats.h"
 
 #define TB_BAKE_MAX_ONLY 4096
-/* A bake whose heightmap clips more than this share of cells fails (reference section 7). */
+/* A bake whose heightmap clips more than this share of cells fails (docs/traps.md). */
 #define TB_BAKE_MAX_CLIP_FRACTION 0.001
 
 typedef struct {
