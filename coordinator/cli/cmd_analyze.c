@@ -10,6 +10,7 @@
 #include "common/args.h"
 #include "coordinator/gate/analyze.h"
 #include "coordinator/cli/commands.h"
+#include "coordinator/cli/verb.h"
 
 /* "3600x1800" into two positive integers. */
 static int s_size(const char *text, int64_t *w, int64_t *h)
@@ -49,8 +50,8 @@ int tb_cmd_analyze(int argc, char **argv)
 {
     tb_analyze_opts_t o = {0};
     const char *raw = NULL, *range = NULL;
-    bool help = false, cell_given = false;
-    tb_opt_t opts[] = {
+    bool cell_given = false;
+    const tb_opt_t opts[] = {
         {"cell-m", TB_OPT_DOUBLE, &o.cell_m, &cell_given, "X",
          "metres per cell (required unless a bake's meta.json lies beside the map)"},
         {"sea-level", TB_OPT_DOUBLE, &o.sea_level_m, &o.has_sea_level, "Y",
@@ -60,70 +61,52 @@ int tb_cmd_analyze(int argc, char **argv)
         {"elevation-m", TB_OPT_STRING, &range, NULL, "LO,HI",
          "the heights of PNG samples 0 and 65535 (default: the meta.json beside it)"},
         {"mfd-exponent", TB_OPT_DOUBLE, &o.mfd_exponent, &o.has_mfd_exponent, "E",
-         "flow routing: MFD exponent, 0 for D8 (default: meta.json's, else 1)"},
+         "flow routing: MFD exponent, 0 for D8 (default: meta.json's, else 1)", TB_OPT_DRANGE(0, 100),
+         .range_text = "0 (D8) .. 100"},
         {"fit-min-area-m2", TB_OPT_DOUBLE, &o.fit_min_area_m2, &o.has_fit_min_area, "A",
          "the slope-area fit starts at this drainage area (default 1e4; 1e6 for a coarse DEM)"},
         {"out", TB_OPT_STRING, &o.out_dir, NULL, "DIR", "write summary.txt and analyze.json here"},
         {"no-meta", TB_OPT_FLAG, &o.ignore_meta, NULL, NULL, "ignore a meta.json beside the map"},
-        {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
     };
-    const int n_opts = (int)(sizeof opts / sizeof opts[0]);
-    const char *usage = "terrain analyze HEIGHTMAP --cell-m X [--sea-level Y] [--raw-float32 WxH] "
-                        "[--elevation-m LO,HI] [--mfd-exponent E] [--out DIR]";
+    tb_verb_t v = {.name = "analyze",
+                   .usage = "terrain analyze HEIGHTMAP --cell-m X [--sea-level Y] [--raw-float32 "
+                            "WxH] [--elevation-m LO,HI] [--mfd-exponent E] [--out DIR]",
+                   TB_VERB_OPTS(opts),
+                   .min_positional = 1,
+                   .max_positional = 1,
+                   .positional_what = "HEIGHTMAP: give one heightmap (a 16-bit PNG or, with "
+                                      "--raw-float32, raw float32)"};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
     tb_err_t err;
-    const char *pos[1];
-    int n_pos;
-    if (tb_args_parse(argc, argv, opts, n_opts, pos, 1, &n_pos, &err) != 0) {
-        fprintf(stderr, "terrain analyze: %s\n", err.msg);
-        return 2;
-    }
-    if (help) {
-        tb_args_usage(stdout, usage, opts, n_opts);
-        return 0;
-    }
-    if (n_pos != 1) {
-        fprintf(stderr, "terrain analyze: give one heightmap (a 16-bit PNG or, with --raw-float32, "
-                        "raw float32)\nusage: %s\n", usage);
-        return 2;
-    }
-    o.path = pos[0];
-    if (cell_given && !(o.cell_m > 0 && isfinite(o.cell_m))) {
-        fprintf(stderr, "terrain analyze: --cell-m %g: expected a positive number of metres\n",
-                o.cell_m);
-        return 2;
-    }
-    if (raw && s_size(raw, &o.raw_w, &o.raw_h) != 0) {
-        fprintf(stderr, "terrain analyze: --raw-float32 \"%s\": expected WxH, e.g. 3601x3601\n", raw);
-        return 2;
-    }
+    o.path = v.positional[0];
+    if (cell_given && !(o.cell_m > 0 && isfinite(o.cell_m)))
+        return tb_verb_usage(&v, "--cell-m %g: expected a positive number of metres", o.cell_m);
+    if (raw && s_size(raw, &o.raw_w, &o.raw_h) != 0)
+        return tb_verb_usage(&v, "--raw-float32 \"%s\": expected WxH, e.g. 3601x3601", raw);
     if (range) {
         if (s_range(range, &o.elevation_lo_m, &o.elevation_hi_m) != 0 ||
-            !(o.elevation_lo_m < o.elevation_hi_m)) {
-            fprintf(stderr, "terrain analyze: --elevation-m \"%s\": expected LO,HI with LO < HI, "
-                            "e.g. -1024,1024\n", range);
-            return 2;
-        }
+            !(o.elevation_lo_m < o.elevation_hi_m))
+            return tb_verb_usage(&v, "--elevation-m \"%s\": expected LO,HI with LO < HI, e.g. "
+                                     "-1024,1024",
+                                 range);
         o.has_elevation = true;
     }
-    if (o.has_mfd_exponent && !(o.mfd_exponent >= 0 && o.mfd_exponent <= 100)) {
-        fprintf(stderr, "terrain analyze: --mfd-exponent %g: expected 0 (D8) .. 100\n",
-                o.mfd_exponent);
-        return 2;
-    }
-    if (o.has_fit_min_area && !(o.fit_min_area_m2 > 0 && isfinite(o.fit_min_area_m2))) {
-        fprintf(stderr, "terrain analyze: --fit-min-area-m2 %g: expected a positive area\n",
-                o.fit_min_area_m2);
-        return 2;
-    }
+    if (o.has_fit_min_area && !(o.fit_min_area_m2 > 0 && isfinite(o.fit_min_area_m2)))
+        return tb_verb_usage(&v, "--fit-min-area-m2 %g: expected a positive area",
+                             o.fit_min_area_m2);
     tb_analyze_result_t r;
     if (tb_analyze_run(&o, &r, &err) != 0) {
-        fprintf(stderr, "terrain analyze: %s\n", err.msg);
         tb_analyze_result_free(&r);
-        return err.code == TB_E_NOMEM || err.code == TB_E_INTERNAL ? 1 : 2;
+        return tb_verb_error(&v,
+                             err.code == TB_E_NOMEM || err.code == TB_E_INTERNAL ? TB_EXIT_FAILED
+                                                                                 : TB_EXIT_USAGE,
+                             &err);
     }
     fputs(r.text, stdout);
     if (o.out_dir)
         printf("analyze: wrote %s/summary.txt and analyze.json\n", o.out_dir);
     tb_analyze_result_free(&r);
-    return 0;
+    return TB_EXIT_OK;
 }

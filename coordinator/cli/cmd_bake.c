@@ -11,6 +11,7 @@
 #include "coordinator/bake/bake.h"
 #include "coordinator/cli/commands.h"
 #include "coordinator/cli/dispatch_cli.h"
+#include "coordinator/cli/verb.h"
 #include "coordinator/farm/signals.h"
 
 static void s_on_listening(void *user, const char *endpoint)
@@ -25,56 +26,42 @@ int tb_cmd_bake(int argc, char **argv)
     const char *out_dir = "out/bake", *only_text = NULL;
     int64_t steps = 0, seed = 0;
     double circumference_km = 0;
-    bool help = false, seed_given = false, circ_given = false, no_incision = false;
+    bool seed_given = false, circ_given = false, no_incision = false;
     tb_dispatch_cli_t cli;
-    tb_opt_t opts[40] = {
+    tb_dispatch_cli_init(&cli);
+    const tb_opt_t opts[] = {
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "output directory (out/bake)"},
         {"only", TB_OPT_STRING, &only_text, NULL, "IDS",
          "solve only these regions (e.g. 2,3; ids from `terrain plan`): a PARTIAL bake"},
-        {"steps", TB_OPT_INT, &steps, NULL, "N", "solve steps (default: the manifest's)"},
-        {"seed", TB_OPT_INT, &seed, &seed_given, "N", "seed (default: the manifest's, or 7)"},
-        {"circumference-km", TB_OPT_DOUBLE, &circumference_km, &circ_given, "K",
-         "demo planet only: its circumference (25)"},
+        TB_VERB_OPT_STEPS(&steps),
+        TB_VERB_OPT_SEED(&seed, &seed_given, "seed (default: the manifest's, or 7)"),
+        TB_VERB_OPT_CIRCUMFERENCE(&circumference_km, &circ_given,
+                                  "demo planet only: its circumference (25)"),
         {"test-no-incision", TB_OPT_FLAG, &no_incision, NULL, NULL,
          "TEST ONLY: turn stream-power incision off (a negative control for the gates)"},
-        {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
     };
-    int n_opts = 7;
-    n_opts += tb_dispatch_cli_options(&cli, opts + n_opts);
-    const char *usage = "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] [--workers N] "
-                        "[--threads N] [--bind ENDPOINT] [--fresh]";
+    tb_verb_t v = {.name = "bake",
+                   .usage = "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
+                            "[--workers N] [--threads N] [--bind ENDPOINT] [--fresh]",
+                   TB_VERB_SHARED(opts, cli.opts),
+                   .max_positional = 1};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
     tb_err_t err;
-    const char *pos[1];
-    int n_pos;
-    if (tb_args_parse(argc, argv, opts, n_opts, pos, 1, &n_pos, &err) != 0) {
-        fprintf(stderr, "terrain bake: %s\n", err.msg);
-        return 2;
-    }
-    if (help) {
-        tb_args_usage(stdout, usage, opts, n_opts);
-        return 0;
-    }
     tb_bake_opts_t o = {0};
-    if (tb_dispatch_cli_apply(&cli, &o.dispatch, &err) != 0) {
-        fprintf(stderr, "terrain bake: %s\n", err.msg);
-        return 2;
-    }
-    if (steps < 0 || steps > 1000000 || seed < 0) {
-        fprintf(stderr, "terrain bake: --steps expects 1..1000000 and --seed a non-negative integer\n");
-        return 2;
-    }
+    if (tb_dispatch_cli_apply(&cli, &o.dispatch, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     int64_t only[TB_BAKE_MAX_ONLY];
     if (only_text) {
         o.n_only = tb_args_int_list(only_text, "only", only, TB_BAKE_MAX_ONLY, &err);
-        if (o.n_only < 0) {
-            fprintf(stderr, "terrain bake: %s\n", err.msg);
-            return 2;
-        }
+        if (o.n_only < 0)
+            return tb_verb_error(&v, TB_EXIT_USAGE, &err);
         o.only = only;
     }
     if (cli.verbose)
         tb_log_set_level(TB_LOG_DEBUG);
-    o.manifest_path = n_pos ? pos[0] : NULL;
+    o.manifest_path = v.n_positional ? v.positional[0] : NULL;
     o.input.has_seed = seed_given;
     o.input.seed = (uint64_t)seed;
     o.input.has_circumference = circ_given;
@@ -85,18 +72,15 @@ int tb_cmd_bake(int argc, char **argv)
     o.dispatch.on_listening = s_on_listening;
     o.dispatch.interrupted = tb_signals_catch();
     tb_bake_outcome_t outcome;
-    int rc = tb_bake_run(&o, &outcome, &err);
-    if (rc != 0) {
-        tb_log_error("%s", err.msg);
+    if (tb_bake_run(&o, &outcome, &err) != 0) {
+        bool bad_input = outcome.bad_input;
         tb_bake_outcome_free(&outcome);
-        if (err.code == TB_E_INTERRUPTED)
-            return tb_signals_exit_status();
-        return outcome.bad_input ? 2 : 1;
+        return tb_verb_error(&v, bad_input ? TB_EXIT_USAGE : TB_EXIT_FAILED, &err);
     }
     printf("bake: %d of %d regions (%zu solved, %zu from the store) in %.1f s; outputs in %s "
            "(summary.txt, meta.json, planet_height.png, maps)\n",
            outcome.regions_solved, outcome.regions_total, outcome.dispatch.ran,
            outcome.dispatch.from_store, outcome.seconds, out_dir);
     tb_bake_outcome_free(&outcome);
-    return 0;
+    return TB_EXIT_OK;
 }

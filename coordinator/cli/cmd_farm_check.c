@@ -22,6 +22,7 @@
 #include "coordinator/cli/commands.h"
 #include "coordinator/farm/dispatch.h"
 #include "coordinator/cli/dispatch_cli.h"
+#include "coordinator/cli/verb.h"
 #include "coordinator/farm/signals.h"
 #include "jobs/checksum_grind.h"
 
@@ -127,60 +128,41 @@ int tb_cmd_farm_check(int argc, char **argv)
 {
     int64_t n_jobs = 8, work_k = 2000, result_kib = 64, seed = 1;
     const char *out_dir = "out/farm-check", *fail_list = NULL;
-    bool help = false;
     tb_dispatch_cli_t cli;
-    tb_opt_t opts[32] = {
-        {"jobs", TB_OPT_INT, &n_jobs, NULL, "N", "jobs to dispatch (8)"},
+    tb_dispatch_cli_init(&cli);
+    const tb_opt_t opts[] = {
+        {"jobs", TB_OPT_INT, &n_jobs, NULL, "N", "jobs to dispatch (8)", TB_OPT_IRANGE(1, S_MAX_JOBS)},
         {"work", TB_OPT_INT, &work_k, NULL, "N",
-         "thousands of squarings per lane and job, x1 to x1.75 (2000: ~0.1 s a job)"},
-        {"result-kib", TB_OPT_INT, &result_kib, NULL, "KIB", "extra result bytes per job (64)"},
-        {"seed", TB_OPT_INT, &seed, NULL, "N", "seed of the job specs (1)"},
+         "thousands of squarings per lane and job, x1 to x1.75 (2000: ~0.1 s a job)",
+         TB_OPT_IRANGE(0, 100000000)},
+        {"result-kib", TB_OPT_INT, &result_kib, NULL, "KIB", "extra result bytes per job (64)",
+         TB_OPT_IRANGE(0, (int64_t)(TB_GRIND_MAX_OUT_BYTES / 1024))},
+        TB_VERB_OPT_SEED(&seed, NULL, "seed of the job specs (1)"),
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "output directory (out/farm-check)"},
         {"fail-jobs", TB_OPT_STRING, &fail_list, NULL, "LIST",
          "make these jobs (e.g. 1,3) fail on every worker: tests the failure rules"},
-        {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
     };
-    int n_opts = 7;
-    n_opts += tb_dispatch_cli_options(&cli, opts + n_opts);
-    const char *usage = "terrain farm-check [--jobs N] [--work N] [--workers N] [--threads N] "
-                        "[--bind ENDPOINT] [--out DIR] [--fresh]";
+    tb_verb_t v = {.name = "farm-check",
+                   .usage = "terrain farm-check [--jobs N] [--work N] [--workers N] [--threads N] "
+                            "[--bind ENDPOINT] [--out DIR] [--fresh]",
+                   TB_VERB_SHARED(opts, cli.opts)};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
     tb_err_t err;
-    int n_pos;
-    if (tb_args_parse(argc, argv, opts, n_opts, NULL, 0, &n_pos, &err) != 0) {
-        fprintf(stderr, "terrain farm-check: %s\n", err.msg);
-        return 2;
-    }
-    if (help) {
-        tb_args_usage(stdout, usage, opts, n_opts);
-        return 0;
-    }
     tb_dispatch_opts_t dopts = {0};
-    if (tb_dispatch_cli_apply(&cli, &dopts, &err) != 0) {
-        fprintf(stderr, "terrain farm-check: %s\n", err.msg);
-        return 2;
-    }
-    if (n_jobs < 1 || n_jobs > S_MAX_JOBS || work_k < 0 || work_k > 100000000 || result_kib < 0 ||
-        result_kib > (int64_t)(TB_GRIND_MAX_OUT_BYTES / 1024) || seed < 0) {
-        fprintf(stderr,
-                "terrain farm-check: --jobs 1..%d, --work 0..1e8, --result-kib 0..%llu, "
-                "--seed >= 0\n",
-                S_MAX_JOBS, (unsigned long long)(TB_GRIND_MAX_OUT_BYTES / 1024));
-        return 2;
-    }
+    if (tb_dispatch_cli_apply(&cli, &dopts, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     int64_t fail[64];
     int n_fail = 0;
-    if (fail_list && (n_fail = tb_args_int_list(fail_list, "fail-jobs", fail, 64, &err)) < 0) {
-        fprintf(stderr, "terrain farm-check: %s\n", err.msg);
-        return 2;
-    }
+    if (fail_list && (n_fail = tb_args_int_list(fail_list, "fail-jobs", fail, 64, &err)) < 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     if (cli.verbose)
         tb_log_set_level(TB_LOG_DEBUG);
     char store[4200];
     if (tb_fs_mkdir_p(out_dir, &err) != 0 ||
-        tb_fs_join(store, sizeof store, out_dir, ".cache", &err) != 0) {
-        tb_log_error("%s", err.msg);
-        return 1;
-    }
+        tb_fs_join(store, sizeof store, out_dir, ".cache", &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     dopts.store_dir = store;
     dopts.label = "jobs";
     dopts.on_listening = s_on_listening;
@@ -188,9 +170,10 @@ int tb_cmd_farm_check(int argc, char **argv)
     tb_grind_spec_t *specs = calloc((size_t)n_jobs, sizeof *specs);
     tb_dispatch_t *d = specs ? tb_dispatch_new(&dopts, &err) : NULL;
     if (!d) {
-        tb_log_error("%s", specs ? err.msg : "out of memory");
+        if (!specs)
+            tb_err_set(&err, TB_E_NOMEM, "out of memory");
         free(specs);
-        return 1;
+        return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     for (int64_t i = 0; i < n_jobs; i++) {
         bool fails = false;
@@ -208,23 +191,18 @@ int tb_cmd_farm_check(int argc, char **argv)
                               .cells = (double)specs[i].work * specs[i].lanes,
                               .label = label};
         if (tb_dispatch_add(d, &desc, &err) < 0) {
-            tb_log_error("%s", err.msg);
             tb_dispatch_destroy(&d);
             free(specs);
-            return 1;
+            return tb_verb_error(&v, TB_EXIT_FAILED, &err);
         }
     }
-    int status = 0;
+    status = TB_EXIT_OK;
     if (tb_dispatch_run(d, &err) != 0) {
-        tb_log_error("%s", err.msg);
-        status = err.code == TB_E_INTERRUPTED ? tb_signals_exit_status() : 1;
-        if (status == 0)
-            status = 1;
+        status = tb_verb_error(&v, TB_EXIT_FAILED, &err);
     } else {
         bool all_ok;
         if (s_write_outputs(d, out_dir, specs, n_jobs, &all_ok, &err) != 0) {
-            tb_log_error("%s", err.msg);
-            status = 1;
+            status = tb_verb_error(&v, TB_EXIT_FAILED, &err);
         } else {
             tb_dispatch_stats_t st;
             tb_dispatch_stats(d, &st);
@@ -235,7 +213,7 @@ int tb_cmd_farm_check(int argc, char **argv)
                    st.seconds);
             printf("farm-check: results in %s/farm-check.out, record in %s/farm-check.json\n",
                    out_dir, out_dir);
-            status = all_ok ? 0 : 1;
+            status = all_ok ? TB_EXIT_OK : TB_EXIT_FAILED;
         }
     }
     /* Even a failed run leaves its record, so the attempts that failed can be read. */

@@ -15,6 +15,7 @@
 #include "common/args.h"
 #include "common/fs.h"
 #include "coordinator/cli/commands.h"
+#include "coordinator/cli/verb.h"
 
 static int s_save(zcert_t *cert, const char *dir, const char *name, bool with_secret, tb_err_t *err)
 {
@@ -35,27 +36,23 @@ static int s_save(zcert_t *cert, const char *dir, const char *name, bool with_se
 int tb_cmd_farm_keys(int argc, char **argv)
 {
     const char *out = NULL;
-    bool help = false;
-    tb_opt_t opts[] = {
+    const tb_opt_t opts[] = {
         {"out", TB_OPT_STRING, &out, NULL, "DIR", "where to write the certificates (required)"},
-        {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
     };
+    tb_verb_t v = {.name = "farm-keys", .usage = "terrain farm-keys --out DIR", TB_VERB_OPTS(opts)};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
+    if (!out)
+        return tb_verb_usage(&v, "--out DIR is required (usage: %s)", v.usage);
     tb_err_t err;
-    int n_pos;
-    if (tb_args_parse(argc, argv, opts, 2, NULL, 0, &n_pos, &err) != 0) {
-        fprintf(stderr, "terrain farm-keys: %s\n", err.msg);
-        return 2;
-    }
-    if (help || !out) {
-        tb_args_usage(help ? stdout : stderr, "terrain farm-keys --out DIR", opts, 2);
-        return help ? 0 : 2;
-    }
     char workers[4200];
     zsys_handler_set(NULL);
     zcert_t *coord = zcert_new(), *worker = zcert_new();
-    int status = 1;
+    status = TB_EXIT_FAILED;
     if (!coord || !worker) {
-        fprintf(stderr, "terrain farm-keys: cannot create keys\n");
+        tb_err_set(&err, TB_E_NOMEM, "cannot create keys");
+        tb_verb_error(&v, TB_EXIT_FAILED, &err);
         goto done;
     }
     zcert_set_meta(coord, "name", "terrain coordinator");
@@ -65,7 +62,7 @@ int tb_cmd_farm_keys(int argc, char **argv)
         tb_fs_mkdir_p(workers, &err) != 0 || s_save(coord, out, "coordinator.cert", true, &err) ||
         s_save(worker, out, "worker.cert", true, &err) ||
         s_save(worker, workers, "worker.cert", false, &err)) {
-        fprintf(stderr, "terrain farm-keys: %s\n", err.msg);
+        tb_verb_error(&v, TB_EXIT_FAILED, &err);
         goto done;
     }
     printf("coordinator: terrain bake --bind tcp://0.0.0.0:5555 --curve-cert %s/coordinator.cert "
@@ -77,7 +74,7 @@ int tb_cmd_farm_keys(int argc, char **argv)
     printf("(copy %s/worker.cert and worker.cert_secret to each worker; keep "
            "coordinator.cert_secret on the coordinator)\n",
            out);
-    status = 0;
+    status = TB_EXIT_OK;
 done:
     zcert_destroy(&coord);
     zcert_destroy(&worker);

@@ -20,6 +20,7 @@
 #include "coordinator/bake/bake.h"
 #include "coordinator/cli/commands.h"
 #include "coordinator/cli/dispatch_cli.h"
+#include "coordinator/cli/verb.h"
 #include "coordinator/gate/gate.h"
 #include "coordinator/farm/signals.h"
 
@@ -345,12 +346,12 @@ int tb_cmd_gate(int argc, char **argv)
                *baseline = NULL, *junit = NULL;
     int64_t steps = 0;
     double circumference_km = 0;
-    bool help = false, circ_given = false, no_incision = false, print_gates = false,
-         list_metrics = false;
+    bool circ_given = false, no_incision = false, print_gates = false, list_metrics = false;
     tb_dispatch_cli_t cli;
-    tb_opt_t opts[48] = {
+    tb_dispatch_cli_init(&cli);
+    const tb_opt_t opts[] = {
         {"seeds", TB_OPT_STRING, &seeds_text, NULL, "LIST", "seeds to bake (" S_DEFAULT_SEEDS ")"},
-        {"steps", TB_OPT_INT, &steps, NULL, "N", "solve steps (default: the manifest's)"},
+        TB_VERB_OPT_STEPS(&steps),
         {"gates", TB_OPT_STRING, &gates_path, NULL, "FILE",
          "the gates file (default: the built-in gates; --print-gates shows them)"},
         {"baseline", TB_OPT_STRING, &baseline, NULL, "DIR",
@@ -358,92 +359,72 @@ int tb_cmd_gate(int argc, char **argv)
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR",
          "output directory (out/gate): seed-N/ bakes, gate.json, gate.txt, junit.xml"},
         {"junit", TB_OPT_STRING, &junit, NULL, "FILE", "JUnit XML report (default OUT/junit.xml)"},
-        {"circumference-km", TB_OPT_DOUBLE, &circumference_km, &circ_given, "K",
-         "demo planet only: its circumference (25)"},
+        TB_VERB_OPT_CIRCUMFERENCE(&circumference_km, &circ_given,
+                                  "demo planet only: its circumference (25)"),
         {"test-no-incision", TB_OPT_FLAG, &no_incision, NULL, NULL,
          "TEST ONLY: turn stream-power incision off (the gates' negative control)"},
         {"print-gates", TB_OPT_FLAG, &print_gates, NULL, NULL,
          "print the gates file in use (the defaults without --gates) and exit"},
         {"list-metrics", TB_OPT_FLAG, &list_metrics, NULL, NULL,
          "list the statistics a gate can name and exit"},
-        {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
     };
-    int n_opts = 11;
-    n_opts += tb_dispatch_cli_options(&cli, opts + n_opts);
-    const char *usage = "terrain gate [MANIFEST] [--seeds 7,9342,67914] [--steps N] [--gates FILE] "
-                        "[--baseline DIR] [--out DIR] [--junit FILE] [--workers N] [--threads N] ...";
+    tb_verb_t v = {.name = "gate",
+                   .usage = "terrain gate [MANIFEST] [--seeds 7,9342,67914] [--steps N] "
+                            "[--gates FILE] [--baseline DIR] [--out DIR] [--junit FILE] "
+                            "[--workers N] [--threads N] ...",
+                   TB_VERB_SHARED(opts, cli.opts),
+                   .max_positional = 1};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
     tb_err_t err;
-    const char *pos[1];
-    int n_pos;
-    if (tb_args_parse(argc, argv, opts, n_opts, pos, 1, &n_pos, &err) != 0) {
-        fprintf(stderr, "terrain gate: %s\n", err.msg);
-        return 2;
-    }
-    if (help) {
-        tb_args_usage(stdout, usage, opts, n_opts);
-        return 0;
-    }
     if (list_metrics) {
         s_print_metrics();
-        return 0;
+        return TB_EXIT_OK;
     }
     tb_gates_t gates;
-    if (tb_gates_load(gates_path, &gates, &err) != 0) {
-        fprintf(stderr, "terrain gate: %s\n", err.msg);
-        return 2;
-    }
+    if (tb_gates_load(gates_path, &gates, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     if (print_gates) {
         if (!gates_path) {
             fputs(tb_gate_defaults_json(), stdout);
         } else {
             char *text;
             size_t bytes;
-            if (tb_fs_read_all(gates_path, (size_t)1 << 20, &text, &bytes, &err) != 0) {
-                fprintf(stderr, "terrain gate: %s\n", err.msg);
-                return 2;
-            }
+            if (tb_fs_read_all(gates_path, (size_t)1 << 20, &text, &bytes, &err) != 0)
+                return tb_verb_error(&v, TB_EXIT_USAGE, &err);
             fputs(text, stdout);
             free(text);
         }
-        return 0;
+        return TB_EXIT_OK;
     }
     tb_bake_opts_t o = {0};
-    if (tb_dispatch_cli_apply(&cli, &o.dispatch, &err) != 0) {
-        fprintf(stderr, "terrain gate: %s\n", err.msg);
-        return 2;
-    }
-    if (steps < 0 || steps > 1000000) {
-        fprintf(stderr, "terrain gate: --steps expects 1..1000000\n");
-        return 2;
-    }
+    if (tb_dispatch_cli_apply(&cli, &o.dispatch, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     int64_t seed_list[S_MAX_SEEDS];
-    int n_seeds = tb_args_int_list(seeds_text, "seeds", seed_list, S_MAX_SEEDS, &err);
-    if (n_seeds <= 0) {
-        fprintf(stderr, "terrain gate: %s\n", n_seeds < 0 ? err.msg : "--seeds: no seed given");
-        return 2;
-    }
-    if (baseline && !tb_fs_exists(baseline)) {
-        fprintf(stderr, "terrain gate: --baseline %s: no such directory (an earlier gate run's "
-                        "--out)\n", baseline);
-        return 2;
-    }
+    int n_seeds = tb_verb_seed_list(&v, seeds_text, "seeds", seed_list, S_MAX_SEEDS);
+    if (n_seeds < 0)
+        return TB_EXIT_USAGE;
+    if (baseline && !tb_fs_exists(baseline))
+        return tb_verb_usage(&v, "--baseline %s: no such directory (an earlier gate run's --out)",
+                             baseline);
     if (cli.verbose)
         tb_log_set_level(TB_LOG_DEBUG);
     s_seed_t *seeds = calloc((size_t)n_seeds, sizeof *seeds);
     if (!seeds) {
-        fprintf(stderr, "terrain gate: out of memory\n");
-        return 1;
+        tb_err_set(&err, TB_E_NOMEM, "out of memory");
+        return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     s_run_t run = {.gates = &gates, .seed = seeds, .n_seeds = n_seeds, .out_dir = out_dir,
                    .baseline_dir = baseline, .steps = (int)steps, .no_incision = no_incision};
-    int status = 0;
+    status = TB_EXIT_OK;
     /* Baselines are read before anything is baked: --baseline may be this run's own --out. */
     for (int s = 0; s < n_seeds; s++) {
         seeds[s].seed = seed_list[s];
         if (baseline)
             s_read_baseline(baseline, &seeds[s]);
     }
-    o.manifest_path = n_pos ? pos[0] : NULL;
+    o.manifest_path = v.n_positional ? v.positional[0] : NULL;
     o.input.has_circumference = circ_given;
     o.input.circumference_km = circumference_km;
     o.steps = (int)steps;
@@ -456,8 +437,7 @@ int tb_cmd_gate(int argc, char **argv)
         char sub[64];
         snprintf(sub, sizeof sub, "seed-%lld", (long long)sd->seed);
         if (tb_fs_join(sd->dir, sizeof sd->dir, out_dir, sub, &err) != 0) {
-            fprintf(stderr, "terrain gate: %s\n", err.msg);
-            status = 2;
+            status = tb_verb_error(&v, TB_EXIT_USAGE, &err);
             goto done;
         }
         o.input.has_seed = true;
@@ -469,15 +449,10 @@ int tb_cmd_gate(int argc, char **argv)
         int rc = tb_bake_run(&o, &oc, &err);
         sd->seconds = oc.seconds;
         sd->regions = oc.regions_solved;
-        if (rc != 0 && err.code == TB_E_INTERRUPTED) {
+        if (rc != 0 && (err.code == TB_E_INTERRUPTED || oc.bad_input)) {
             tb_bake_outcome_free(&oc);
-            status = tb_signals_exit_status();
-            goto done;
-        }
-        if (rc != 0 && oc.bad_input) {
-            fprintf(stderr, "terrain gate: seed %lld: %s\n", (long long)sd->seed, err.msg);
-            tb_bake_outcome_free(&oc);
-            status = 2;
+            tb_err_prefix(&err, "seed %lld", (long long)sd->seed);
+            status = tb_verb_error(&v, TB_EXIT_USAGE, &err);
             goto done;
         }
         /* A bake that clipped wrote its outputs and its statistics: the clip gate judges it. */
@@ -535,8 +510,7 @@ int tb_cmd_gate(int argc, char **argv)
     if (tb_fs_mkdir_p(out_dir, &err) != 0 ||
         tb_fs_join(path, sizeof path, out_dir, "gate.json", &err) != 0 ||
         s_gate_json(path, &run, &err) != 0) {
-        fprintf(stderr, "terrain gate: %s\n", err.msg);
-        status = 1;
+        status = tb_verb_error(&v, TB_EXIT_FAILED, &err);
         goto done;
     }
     if (tb_fs_join(path, sizeof path, out_dir, "gate.txt", &err) == 0) {
@@ -551,22 +525,20 @@ int tb_cmd_gate(int argc, char **argv)
     }
     if (!junit) {
         if (tb_fs_join(jpath, sizeof jpath, out_dir, "junit.xml", &err) != 0) {
-            fprintf(stderr, "terrain gate: %s\n", err.msg);
-            status = 1;
+            status = tb_verb_error(&v, TB_EXIT_FAILED, &err);
             goto done;
         }
         junit = jpath;
     }
     if (s_junit(junit, &run, &err) != 0) {
-        fprintf(stderr, "terrain gate: %s\n", err.msg);
-        status = 1;
+        status = tb_verb_error(&v, TB_EXIT_FAILED, &err);
         goto done;
     }
     if (run.failed == 0)
         printf("gate: PASS, %d of %d checks; JUnit in %s\n", run.checks, run.checks, junit);
     else
         printf("gate: FAIL, %d of %d checks failed; JUnit in %s\n", run.failed, run.checks, junit);
-    status = run.failed ? 1 : 0;
+    status = run.failed ? TB_EXIT_FAILED : TB_EXIT_OK;
 done:
     for (int s = 0; s < n_seeds; s++) {
         cJSON_Delete(seeds[s].stats);

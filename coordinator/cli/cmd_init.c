@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/png_io.h"
 #include "coordinator/cli/commands.h"
+#include "coordinator/cli/verb.h"
 #include "coordinator/bake/planet_input.h"
 
 #define S_USAGE "terrain init DIR [--seed N] [--circumference-km K] [--force]"
@@ -22,49 +23,35 @@ int tb_cmd_init(int argc, char **argv)
 {
     int64_t seed = 0;
     double km = 0;
-    bool seed_given = false, km_given = false, force = false, help = false;
-    tb_opt_t opts[] = {
-        {"seed", TB_OPT_INT, &seed, &seed_given, "N", "seed of the demo planet (default 7)"},
-        {"circumference-km", TB_OPT_DOUBLE, &km, &km_given, "K",
-         "circumference (default 25; a whole number of 5 km tiles)"},
+    bool seed_given = false, km_given = false, force = false;
+    const tb_opt_t opts[] = {
+        TB_VERB_OPT_SEED(&seed, &seed_given, "seed of the demo planet (default 7)"),
+        TB_VERB_OPT_CIRCUMFERENCE(&km, &km_given,
+                                  "circumference (default 25; a whole number of 5 km tiles)"),
         {"force", TB_OPT_FLAG, &force, NULL, NULL, "overwrite existing files"},
-        {"help", TB_OPT_FLAG, &help, NULL, NULL, "print this help"},
     };
-    const int n_opts = sizeof opts / sizeof opts[0];
-    const char *pos[1] = {NULL};
-    int n_pos = 0;
+    tb_verb_t v = {.name = "init",
+                   .usage = S_USAGE,
+                   TB_VERB_OPTS(opts),
+                   .min_positional = 1,
+                   .max_positional = 1,
+                   .positional_what = "DIR"};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
     tb_err_t err;
-    if (tb_args_parse(argc, argv, opts, n_opts, pos, 1, &n_pos, &err) != 0 || (!help && !n_pos)) {
-        tb_log_error("init: %s", n_pos || err.msg[0] == '\0' ? err.msg : "missing DIR");
-        tb_args_usage(stderr, S_USAGE, opts, n_opts);
-        return 2;
-    }
-    if (help) {
-        tb_args_usage(stdout, S_USAGE, opts, n_opts);
-        return 0;
-    }
-    if (seed_given && (seed < 0 || seed > ((int64_t)1 << 53))) {
-        tb_log_error("init: --seed %lld: expected an integer in 0..2^53", (long long)seed);
-        return 2;
-    }
-    const char *dir = pos[0];
+    const char *dir = v.positional[0];
     char paths[3][TB_PATH_MAX];
     for (int k = 0; k < 3; k++) {
-        if (tb_fs_join(paths[k], sizeof paths[k], dir, s_names[k], &err) != 0) {
-            tb_log_error("init: %s", err.msg);
-            return 2;
-        }
-        if (!force && tb_fs_exists(paths[k])) {
-            tb_log_error("init: %s exists; pass --force to overwrite it", paths[k]);
-            return 2;
-        }
+        if (tb_fs_join(paths[k], sizeof paths[k], dir, s_names[k], &err) != 0)
+            return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+        if (!force && tb_fs_exists(paths[k]))
+            return tb_verb_usage(&v, "%s exists; pass --force to overwrite it", paths[k]);
     }
     tb_input_options_t opt = {seed_given, (uint64_t)seed, km_given, km};
     tb_planet_input_t in;
-    if (tb_planet_input_load(NULL, &opt, &in, &err) != 0) {
-        tb_log_error("init: %s", err.msg);
-        return 2;
-    }
+    if (tb_planet_input_load(NULL, &opt, &in, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     char *legend = tb_legend_to_json(&in.manifest.legend);
     char *manifest = tb_manifest_to_file_json(&in.manifest, s_names[0], s_names[1]);
     int rc = legend && manifest ? 0 : tb_err_set(&err, TB_E_NOMEM, "out of memory");
@@ -84,7 +71,7 @@ int tb_cmd_init(int argc, char **argv)
                paths[0], in.painting.w, in.painting.h, in.manifest.cell_m, paths[1], paths[2],
                in.manifest.source, paths[2]);
     else
-        tb_log_error("init: %s", err.msg);
+        tb_verb_error(&v, TB_EXIT_FAILED, &err);
     tb_planet_input_free(&in);
-    return rc == 0 ? 0 : 1;
+    return rc == 0 ? TB_EXIT_OK : TB_EXIT_FAILED;
 }

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/png_io.h"
 #include "coordinator/cli/commands.h"
+#include "coordinator/cli/verb.h"
 #include "coordinator/maps/plan_maps.h"
 #include "coordinator/bake/planet_input.h"
 #include "jobs/plan/plan.h"
@@ -221,47 +222,32 @@ int tb_cmd_plan(int argc, char **argv)
     const char *out_dir = "out/plan";
     int64_t seed = 0;
     double km = 0;
-    bool seed_given = false, km_given = false, help = false;
-    tb_opt_t opts[] = {
+    bool seed_given = false, km_given = false;
+    const tb_opt_t opts[] = {
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "where the plan goes (default out/plan)"},
-        {"seed", TB_OPT_INT, &seed, &seed_given, "N",
-         "seed of the demo planet (default 7), or overriding the manifest's"},
-        {"circumference-km", TB_OPT_DOUBLE, &km, &km_given, "K",
-         "circumference of the demo planet (default 25); a manifest sets its own"},
-        {"help", TB_OPT_FLAG, &help, NULL, NULL, "print this help"},
+        TB_VERB_OPT_SEED(&seed, &seed_given,
+                         "seed of the demo planet (default 7), or overriding the manifest's"),
+        TB_VERB_OPT_CIRCUMFERENCE(&km, &km_given,
+                                  "circumference of the demo planet (default 25); a manifest sets "
+                                  "its own"),
     };
-    const int n_opts = sizeof opts / sizeof opts[0];
-    const char *pos[1] = {NULL};
-    int n_pos = 0;
+    tb_verb_t v = {.name = "plan", .usage = S_USAGE, TB_VERB_OPTS(opts), .max_positional = 1};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
     tb_err_t err;
-    if (tb_args_parse(argc, argv, opts, n_opts, pos, 1, &n_pos, &err) != 0) {
-        tb_log_error("plan: %s", err.msg);
-        tb_args_usage(stderr, S_USAGE, opts, n_opts);
-        return 2;
-    }
-    if (help) {
-        tb_args_usage(stdout, S_USAGE, opts, n_opts);
-        return 0;
-    }
-    if (seed_given && (seed < 0 || seed > ((int64_t)1 << 53))) {
-        tb_log_error("plan: --seed %lld: expected an integer in 0..2^53", (long long)seed);
-        return 2;
-    }
     tb_input_options_t opt = {seed_given, (uint64_t)seed, km_given, km};
     tb_planet_input_t in;
     double t0 = tb_now_s();
-    if (tb_planet_input_load(n_pos ? pos[0] : NULL, &opt, &in, &err) != 0) {
-        tb_log_error("%s", err.msg);
-        return 2;
-    }
+    if (tb_planet_input_load(v.n_positional ? v.positional[0] : NULL, &opt, &in, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     int cores = s_cores();
     double t1 = tb_now_s();
     tb_plan_t *p = tb_plan_new(&in.manifest, &in.painting, cores < 2 ? cores : 2, &err);
     tb_planet_input_free(&in);
     if (!p) {
-        tb_log_error("%s", err.msg);
-        tb_log_error("plan: nothing written to %s", out_dir);
-        return 2;
+        tb_err_prefix(&err, "nothing written to %s", out_dir);
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
     double t2 = tb_now_s();
     s_output_t outs[3];
@@ -271,9 +257,8 @@ int tb_cmd_plan(int argc, char **argv)
     for (int k = 0; k < 3; k++)
         free(outs[k].data);
     if (rc != 0) {
-        tb_log_error("%s", err.msg);
         tb_plan_destroy(&p);
-        return 1;
+        return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     s_print(stdout, p, cores);
     printf("wrote %s/plan.json, map_class.png and map_regions.png\n", out_dir);

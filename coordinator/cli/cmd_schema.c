@@ -4,11 +4,14 @@
 
 #include "common/manifest.h"
 #include "coordinator/cli/commands.h"
+#include "coordinator/cli/verb.h"
 
 int tb_cmd_schema(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    tb_verb_t v = {.name = "schema", .usage = "terrain schema"};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
     char *table = tb_manifest_schema_markdown();
     if (!table)
         return 1;

@@ -14,6 +14,7 @@
 #include "common/pool.h"
 #include "coordinator/maps/bake_maps.h"
 #include "coordinator/cli/commands.h"
+#include "coordinator/cli/verb.h"
 #include "coordinator/maps/map_uplift.h"
 #include "coordinator/bake/planet_input.h"
 #include "coordinator/farm/signals.h"
@@ -99,45 +100,34 @@ int tb_cmd_solve_region(int argc, char **argv)
     const char *out_dir = "out/region";
     int64_t region = 0, steps = 0, seed = 0, threads = 0;
     double circumference_km = 0;
-    bool help = false, seed_given = false, circ_given = false, region_given = false;
-    tb_opt_t opts[] = {
+    bool seed_given = false, circ_given = false, region_given = false;
+    const tb_opt_t opts[] = {
         {"region", TB_OPT_INT, &region, &region_given, "ID", "region id from `terrain plan`"},
-        {"steps", TB_OPT_INT, &steps, NULL, "N", "solve steps (default: the manifest's)"},
+        TB_VERB_OPT_STEPS(&steps),
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "output directory (out/region)"},
-        {"threads", TB_OPT_INT, &threads, NULL, "N", "threads (default: all cores)"},
-        {"seed", TB_OPT_INT, &seed, &seed_given, "N", "seed (default: the manifest's, or 7)"},
-        {"circumference-km", TB_OPT_DOUBLE, &circumference_km, &circ_given, "K",
-         "demo planet only: its circumference (25)"},
-        {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
+        TB_VERB_OPT_THREADS(&threads, "threads (default: all cores)"),
+        TB_VERB_OPT_SEED(&seed, &seed_given, "seed (default: the manifest's, or 7)"),
+        TB_VERB_OPT_CIRCUMFERENCE(&circumference_km, &circ_given,
+                                  "demo planet only: its circumference (25)"),
     };
-    int n_opts = (int)(sizeof opts / sizeof opts[0]);
-    const char *usage = "terrain solve-region [MANIFEST] --region ID [--steps N] [--out DIR]";
+    tb_verb_t v = {.name = "solve-region",
+                   .usage = "terrain solve-region [MANIFEST] --region ID [--steps N] [--out DIR]",
+                   TB_VERB_OPTS(opts),
+                   .max_positional = 1};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
+    if (!region_given)
+        return tb_verb_usage(&v, "--region ID is required (usage: %s)", v.usage);
     tb_err_t err;
-    const char *pos[1];
-    int n_pos;
-    if (tb_args_parse(argc, argv, opts, n_opts, pos, 1, &n_pos, &err) != 0) {
-        fprintf(stderr, "terrain solve-region: %s\n", err.msg);
-        return 2;
-    }
-    if (help) {
-        tb_args_usage(stdout, usage, opts, n_opts);
-        return 0;
-    }
-    if (!region_given || steps < 0 || steps > 1000000 || threads < 0 || threads > 4096 || seed < 0) {
-        fprintf(stderr, "terrain solve-region: --region ID is required; --steps 1..1000000, "
-                        "--threads 0..4096\n");
-        return 2;
-    }
     tb_input_options_t io = {.has_seed = seed_given,
                              .seed = (uint64_t)seed,
                              .has_circumference = circ_given,
                              .circumference_km = circumference_km};
     tb_planet_input_t in;
-    if (tb_planet_input_load(n_pos ? pos[0] : NULL, &io, &in, &err) != 0) {
-        tb_log_error("%s", err.msg);
-        return 2;
-    }
-    int status = 2;
+    if (tb_planet_input_load(v.n_positional ? v.positional[0] : NULL, &io, &in, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    status = TB_EXIT_USAGE;
     int nthreads = threads > 0 ? (int)threads : tb_pool_default_threads();
     tb_plan_t *plan = tb_plan_new(&in.manifest, &in.painting, nthreads, &err);
     tb_grid_t *classes = NULL, *mask = NULL;
@@ -176,11 +166,8 @@ int tb_cmd_solve_region(int argc, char **argv)
     double t0 = tb_now_s();
     int rc = tb_region_solve(&spec, pool, s_progress, &prog, &r, &err);
     tb_progress_destroy(&prog.bar);
-    if (rc != 0) {
-        if (err.code == TB_E_INTERRUPTED)
-            status = tb_signals_exit_status();
+    if (rc != 0)
         goto fail;
-    }
     double secs = tb_now_s() - t0;
     if (s_outputs(out_dir, m, &spec, &r, tb_grid_cu8(classes), &err) != 0)
         goto fail;
@@ -198,10 +185,10 @@ int tb_cmd_solve_region(int argc, char **argv)
     free(text);
     printf("solve-region: region %d, %d steps in %.1f s (%.1f ns per box cell-step); outputs in %s\n",
            reg->id, spec.steps, secs, secs * 1e9 / ((double)reg->box_cells * spec.steps), out_dir);
-    status = 0;
+    status = TB_EXIT_OK;
 fail:
-    if (status != 0)
-        tb_log_error("%s", err.msg);
+    if (status != TB_EXIT_OK)
+        status = tb_verb_error(&v, status, &err);
     tb_stats_destroy(&st);
     tb_region_result_free(&r);
     tb_pool_destroy(&pool);

@@ -5,17 +5,18 @@
 
 #include "coordinator/farm/proto.h"
 
-int tb_dispatch_cli_options(tb_dispatch_cli_t *c, tb_opt_t *opts)
+void tb_dispatch_cli_init(tb_dispatch_cli_t *c)
 {
     memset(c, 0, sizeof *c);
     c->heartbeat_ms = 1000;
     c->liveness = 3;
     c->chunk_kib = TB_PROTO_CHUNK_DEFAULT / 1024;
-    const tb_opt_t table[TB_DISPATCH_CLI_N_OPTS] = {
+    const tb_opt_t table[] = {
         {"workers", TB_OPT_INT, &c->workers, &c->workers_given, "N",
          "local worker processes (default: one per core, at most one per job to run); 0 runs "
-         "in-process; with --bind, local helpers besides the farm (default 0)"},
-        {"threads", TB_OPT_INT, &c->threads, NULL, "N", "threads per worker (default: all cores)"},
+         "in-process; with --bind, local helpers besides the farm (default 0)",
+         TB_OPT_IRANGE(0, 1024)},
+        TB_VERB_OPT_THREADS(&c->threads, "threads per worker (default: all cores)"),
         {"bind", TB_OPT_STRING, &c->bind, NULL, "ENDPOINT",
          "farm mode: listen for terrain-worker --connect (e.g. tcp://0.0.0.0:5555)"},
         {"insecure", TB_OPT_FLAG, &c->insecure, NULL, NULL,
@@ -26,25 +27,26 @@ int tb_dispatch_cli_options(tb_dispatch_cli_t *c, tb_opt_t *opts)
          "farm mode: only workers whose public certificates are in DIR may join"},
         {"fresh", TB_OPT_FLAG, &c->fresh, NULL, NULL,
          "ignore stored results; recompute everything"},
-        {"heartbeat-ms", TB_OPT_INT, &c->heartbeat_ms, NULL, "MS", "heartbeat interval (1000)"},
+        {"heartbeat-ms", TB_OPT_INT, &c->heartbeat_ms, NULL, "MS", "heartbeat interval (1000)",
+         TB_OPT_IRANGE(10, 600000)},
         {"liveness", TB_OPT_INT, &c->liveness, NULL, "N",
-         "missed heartbeats before a worker counts as lost (3)"},
-        {"chunk-kib", TB_OPT_INT, &c->chunk_kib, NULL, "KIB", "spec and result chunk size (1024)"},
+         "missed heartbeats before a worker counts as lost (3)", TB_OPT_IRANGE(1, 1000)},
+        {"chunk-kib", TB_OPT_INT, &c->chunk_kib, NULL, "KIB", "spec and result chunk size (1024)",
+         TB_OPT_IRANGE(1, TB_PROTO_CHUNK_MAX / 1024)},
         {"job-timeout", TB_OPT_DOUBLE, &c->job_timeout_s, NULL, "S",
-         "cancel and retry an attempt that runs longer (default: none)"},
+         "cancel and retry an attempt that runs longer (default: none)", TB_OPT_DRANGE(0, 1e9)},
         {"wait-workers", TB_OPT_DOUBLE, &c->wait_workers_s, NULL, "S",
-         "farm mode: fail when no worker is connected for S seconds (default: wait)"},
+         "farm mode: fail when no worker is connected for S seconds (default: wait)",
+         TB_OPT_DRANGE(0, 1e9)},
         {"keep-workers", TB_OPT_FLAG, &c->keep_workers, NULL, NULL,
          "farm mode: leave farm workers running at the end"},
         {"worker-program", TB_OPT_STRING, &c->worker_program, NULL, "PATH",
          "the terrain-worker to start (default: beside terrain)"},
         {"verbose", TB_OPT_FLAG, &c->verbose, NULL, NULL, "log every dispatch, worker and result"},
     };
-    int n = 0;
-    for (int i = 0; i < TB_DISPATCH_CLI_N_OPTS; i++)
-        if (table[i].name)
-            opts[n++] = table[i];
-    return n;
+    _Static_assert(sizeof table / sizeof table[0] == TB_DISPATCH_CLI_N_OPTS,
+                   "TB_DISPATCH_CLI_N_OPTS must be the number of shared options");
+    memcpy(c->opts, table, sizeof table);
 }
 
 int tb_dispatch_cli_apply(const tb_dispatch_cli_t *c, tb_dispatch_opts_t *o, tb_err_t *err)
