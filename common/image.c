@@ -7,10 +7,14 @@
 size_t tb_png_format_bytes(tb_png_format_t f)
 {
     switch (f) {
-    case TB_PNG_GRAY8: return 1;
-    case TB_PNG_GRAY16: return 2;
-    case TB_PNG_RGB8: return 3;
-    case TB_PNG_RGBA8: return 4;
+    case TB_PNG_GRAY8:
+        return 1;
+    case TB_PNG_GRAY16:
+        return 2;
+    case TB_PNG_RGB8:
+        return 3;
+    case TB_PNG_RGBA8:
+        return 4;
     }
     return 0;
 }

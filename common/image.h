@@ -1,6 +1,6 @@
-/* An image in memory: the pixels every picture of the bake is drawn into, and what a painting is read
- * into. Its formats are named after the PNG colour types they are written as (common/png_io.h reads
- * and writes them), but nothing here needs libpng: jobs/ takes a painting as a tb_image_t.
+/* An image in memory: the pixels every picture of the bake is drawn into, and what a painting is
+ * read into. Its formats are named after the PNG colour types they are written as (common/png_io.h
+ * reads and writes them), but nothing here needs libpng: jobs/ takes a painting as a tb_image_t.
  */
 #ifndef TB_IMAGE_H
 #define TB_IMAGE_H
