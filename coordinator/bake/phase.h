@@ -73,14 +73,10 @@ typedef struct {
     int (*run)(tb_bake_ctx_t *ctx, tb_err_t *err);
 } tb_phase_t;
 
-/* The phases, in the order they run (coordinator/bake/phases.c). */
+/* The phases, in the order they run (coordinator/bake/phases.c). A phase file defines its
+ * `const tb_phase_t tb_phase_NAME`; phases.c declares it. */
 extern const tb_phase_t *const tb_bake_phases[];
 extern const int tb_bake_n_phases;
-
-extern const tb_phase_t tb_phase_plan;
-extern const tb_phase_t tb_phase_solve;
-extern const tb_phase_t tb_phase_composite;
-extern const tb_phase_t tb_phase_outputs;
 
 /* TB_E_INTERRUPTED when the program's SIGINT/SIGTERM flag is up: a phase checks it between its
  * steps, so an interrupted bake stops before meta.json. */
