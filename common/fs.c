@@ -2,6 +2,7 @@
 #include "common/fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,18 +65,47 @@ int tb_fs_write_atomic(const char *path, const void *data, size_t bytes, tb_err_
     return tb_fs_tmp_commit(&tmp, err);
 }
 
+const char *tb_fs_kind_name(unsigned mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISREG(mode))
+        return "a regular file";
+    return "not a regular file";
+}
+
 int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
                    tb_err_t *err)
 {
     *data_out = NULL;
     *bytes_out = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return tb_err_set(err, TB_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* O_NONBLOCK so that a FIFO cannot block the open; fstat before a byte is read, so that
+     * only a regular file is read at all (docs/bake.md, "Inputs"). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return tb_err_set(err, errno == EISDIR ? TB_E_INVALID : TB_E_IO, "%s: cannot open: %s",
+                          path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(fp);
-        return tb_err_set(err, TB_E_IO, "%s: not a regular file", path);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tb_err_set(err, TB_E_INVALID, "%s: not a regular file (%s)", path,
+                          tb_fs_kind_name(st.st_mode));
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        close(fd);
+        return tb_err_set(err, TB_E_NOMEM, "%s: cannot open: %s", path, strerror(errno));
     }
     if ((size_t)st.st_size > max_bytes) {
         fclose(fp);

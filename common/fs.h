@@ -16,8 +16,12 @@
 /* Writes `bytes` bytes to `path` atomically (temporary name, then rename). */
 int tb_fs_write_atomic(const char *path, const void *data, size_t bytes, tb_err_t *err);
 
+/* "a FIFO", "a directory", ... for a stat mode, in messages. */
+const char *tb_fs_kind_name(unsigned mode);
+
 /* Reads the whole file into a new buffer (with a trailing NUL not counted in *bytes_out); the caller
- * frees it. Refuses files larger than max_bytes, naming both sizes. */
+ * frees it. Refuses files larger than max_bytes, naming both sizes, and anything but a regular file
+ * (TB_E_INVALID: a FIFO, a device, a directory) without blocking on it. */
 int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
                    tb_err_t *err);
 

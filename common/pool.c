@@ -142,3 +142,8 @@ int tb_pool_default_threads(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : (int)n;
 }
+
+int tb_pool_max_threads(void)
+{
+    return TB_POOL_MAX_PER_CORE * tb_pool_default_threads();
+}

@@ -35,6 +35,11 @@ int tb_pool_threads(const tb_pool_t *self);
 void tb_pool_run(tb_pool_t *self, size_t n_tasks, tb_pool_fn fn, void *ctx);
 
 /* The number of online processors (at least 1): the default for --threads. */
+/* The most threads a run may ask for: TB_POOL_MAX_PER_CORE x the online cores (more only
+ * time-slices the same cores, and thousands of threads stall a bake; docs/distribution.md). */
+#define TB_POOL_MAX_PER_CORE 8
+int tb_pool_max_threads(void);
+
 int tb_pool_default_threads(void);
 
 #endif

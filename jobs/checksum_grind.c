@@ -243,10 +243,28 @@ int tb_grind_verify(const tb_grind_spec_t *spec, const void *result, size_t byte
     return 0;
 }
 
+static size_t s_grind_bound(const void *spec_bytes, size_t n)
+{
+    tb_grind_spec_t spec;
+    tb_err_t err;
+    return tb_grind_spec_decode(spec_bytes, n, &spec, &err) == 0 ? tb_grind_result_bytes(&spec) : 0;
+}
+
+static int s_grind_check(const void *spec_bytes, size_t n, const void *result, size_t bytes,
+                         tb_err_t *err)
+{
+    tb_grind_spec_t spec;
+    if (tb_grind_spec_decode(spec_bytes, n, &spec, err) != 0)
+        return -1;
+    return tb_grind_verify(&spec, result, bytes, err);
+}
+
 const tb_job_kind_t tb_job_kind_checksum_grind = {
     .name = TB_GRIND_KIND,
     .run = s_grind_run,
     .max_spec_bytes = TB_GRIND_SPEC_BYTES,
     .max_result_bytes = S_RESULT_HEADER + 8 * TB_GRIND_MAX_LANES + TB_GRIND_MAX_OUT_BYTES,
     .summary = "deterministic squarings mod 2^61-1 with a cheap trapdoor check (farm-check)",
+    .result_bound = s_grind_bound,
+    .check_result = s_grind_check,
 };

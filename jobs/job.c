@@ -67,6 +67,24 @@ int tb_job_run(const char *kind, const void *spec, size_t spec_bytes, tb_job_ctx
     return 0;
 }
 
+size_t tb_job_result_bound(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes)
+{
+    size_t bound = kind->result_bound ? kind->result_bound(spec, spec_bytes) : 0;
+    return bound == 0 || bound > kind->max_result_bytes ? kind->max_result_bytes : bound;
+}
+
+int tb_job_check_result(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
+                        const void *result, size_t result_bytes, tb_err_t *err)
+{
+    size_t bound = tb_job_result_bound(kind, spec, spec_bytes);
+    if (result_bytes > bound)
+        return tb_err_set(err, TB_E_FORMAT, "%s: a result of %zu bytes, more than the %zu its spec "
+                          "can produce", kind->name, result_bytes, bound);
+    return kind->check_result
+               ? kind->check_result(spec, spec_bytes, result, result_bytes, err)
+               : 0;
+}
+
 bool tb_job_progress(tb_job_ctx_t *ctx, double fraction, const char *note)
 {
     if (!ctx || !ctx->progress)

@@ -51,6 +51,16 @@ typedef struct {
     size_t max_spec_bytes;   /* a larger spec is refused before it is decompressed */
     size_t max_result_bytes; /* a larger result is refused, by the runner and by the coordinator */
     const char *summary;     /* one line for `terrain-worker --help` */
+    /* Optional. The most bytes the result of this spec can take (0: max_result_bytes): the
+     * coordinator refuses a larger result when it is announced, before a byte is buffered
+     * (docs/distribution.md, "Verifying results"). Never smaller than what run() makes. */
+    size_t (*result_bound)(const void *spec, size_t spec_bytes);
+    /* Optional. 0 when result[0..result_bytes) answers exactly this spec (it echoes the spec's
+     * hash, its sizes agree), or -1 with *err set: the coordinator then counts the attempt as
+     * failed and never stores or uses the bytes, and a stored result that fails it is
+     * recomputed. Untrusted bytes: never crashes, allocates little. */
+    int (*check_result)(const void *spec, size_t spec_bytes, const void *result,
+                        size_t result_bytes, tb_err_t *err);
 } tb_job_kind_t;
 
 /* The kind registered under `name`, or NULL. */
@@ -65,6 +75,13 @@ const tb_job_kind_t *tb_job_kind_at(size_t i);
  * *out empty. */
 int tb_job_run(const char *kind, const void *spec, size_t spec_bytes, tb_job_ctx_t *ctx,
                tb_job_output_t *out, tb_err_t *err);
+
+/* The bound on the result of `spec` (the kind's result_bound, never above max_result_bytes). */
+size_t tb_job_result_bound(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes);
+
+/* The kind's check_result (0 when it has none), plus the bound. */
+int tb_job_check_result(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
+                        const void *result, size_t result_bytes, tb_err_t *err);
 
 /* Reports progress through ctx; returns true when the job should stop. Accepts a ctx without a
  * callback. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "common/bytes.h"
 #include "common/log.h"
@@ -21,6 +22,11 @@
 #define S_RESULT_MAGIC 0x52524254u /* "TBRR" */
 #define S_VERSION 1u
 #define S_MAX_HEADER (16u << 20)
+/* The largest statistics a result may carry (the encoder fails a job that would make more, so
+ * tb_region_result_bound is a true bound). */
+#define S_MAX_STATS_BYTES ((uint64_t)16 << 20)
+/* The largest result header tb_region_result_bound allows for (the encoder's is a few hundred). */
+#define S_MAX_RESULT_HEADER (64u << 10)
 /* The largest box a spec or result may describe: 2^32 cells (a result is 16 bytes a cell, and the
  * kind's result limit is 2^36 bytes). Checked before any size is multiplied out. */
 #define S_MAX_BOX_CELLS ((int64_t)1 << 32)
@@ -371,6 +377,9 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
                      (double)b->lattice_w, (double)b->lattice_h, b->cell_m};
     cJSON_AddItemToObject(root, "box", cJSON_CreateDoubleArray(box, 7));
     cJSON_AddNumberToObject(root, "steps", r->steps);
+    char spec_hex[17];
+    snprintf(spec_hex, sizeof spec_hex, "%016llx", (unsigned long long)r->spec_xxh3);
+    cJSON_AddStringToObject(root, "spec_xxh3", spec_hex);
     char *header = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!header)
@@ -389,6 +398,8 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
     tb_bytes_put(&w, r->uplift_m_yr, cells * sizeof(float));
     tb_bytes_put_u64(&w, r->stats_bytes);
     tb_bytes_put(&w, r->stats, r->stats_bytes);
+    if (r->stats_bytes > S_MAX_STATS_BYTES)
+        w.failed = true;
     if (w.failed) {
         tb_bytes_free(&w);
         return tb_err_set(err, TB_E_NOMEM, "region result: out of memory encoding %zu cells", cells);
@@ -405,7 +416,7 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
     uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
     if (r.failed || magic != S_RESULT_MAGIC || version != S_VERSION)
         return tb_err_set(err, TB_E_FORMAT, "region result: bad magic or version %u", version);
-    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
+    if (hlen > S_MAX_RESULT_HEADER || hlen > tb_reader_left(&r))
         return tb_err_set(err, TB_E_FORMAT, "region result: header of %u bytes, %zu left", hlen,
                           tb_reader_left(&r));
     char *header = malloc((size_t)hlen + 1);
@@ -416,9 +427,16 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
     cJSON *root = cJSON_Parse(header);
     free(header);
     const cJSON *jbox = cJSON_GetObjectItemCaseSensitive(root, "box");
+    const cJSON *jspec = cJSON_GetObjectItemCaseSensitive(root, "spec_xxh3");
     int64_t steps, box[6];
+    char *hex_end = NULL;
     int bad = !cJSON_IsArray(jbox) || cJSON_GetArraySize(jbox) != 7 ||
-              s_json_int(cJSON_GetObjectItemCaseSensitive(root, "steps"), 1, 1e7, &steps);
+              s_json_int(cJSON_GetObjectItemCaseSensitive(root, "steps"), 1, 1e7, &steps) ||
+              !cJSON_IsString(jspec) || strlen(jspec->valuestring) != 16;
+    if (!bad) {
+        out->spec_xxh3 = strtoull(jspec->valuestring, &hex_end, 16);
+        bad = *hex_end != '\0' || jspec->valuestring[0] == '-' || jspec->valuestring[0] == '+';
+    }
     for (int i = 0; !bad && i < 6; i++)
         bad = s_json_int(cJSON_GetArrayItem(jbox, i), -1e12, 1e12, &box[i]);
     const cJSON *cell = bad ? NULL : cJSON_GetArrayItem(jbox, 6);
@@ -449,7 +467,7 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
     tb_reader_get(&r, out->basin, cells * sizeof(int32_t));
     tb_reader_get(&r, out->uplift_m_yr, cells * sizeof(float));
     uint64_t sb = tb_reader_u64(&r);
-    if (r.failed || sb != tb_reader_left(&r)) {
+    if (r.failed || sb != tb_reader_left(&r) || sb > S_MAX_STATS_BYTES) {
         tb_region_result_free(out);
         return tb_err_set(err, TB_E_FORMAT, "region result: statistics of %llu bytes, %zu left",
                           (unsigned long long)sb, tb_reader_left(&r));
@@ -488,9 +506,43 @@ static int s_job_run(const void *spec_bytes, size_t n, tb_job_ctx_t *ctx, tb_job
     tb_region_spec_free(&spec);
     if (rc != 0)
         return -1;
+    result.spec_xxh3 = XXH3_64bits(spec_bytes, n);
     rc = tb_region_result_encode(&result, &out->data, &out->bytes, err);
     tb_region_result_free(&result);
     return rc;
+}
+
+size_t tb_region_result_bound(const void *spec, size_t n)
+{
+    tb_reader_t r;
+    tb_reader_init(&r, spec, n);
+    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
+    if (r.failed || magic != S_SPEC_MAGIC || version != S_VERSION || hlen > tb_reader_left(&r))
+        return 0;
+    /* After the header the spec holds one class byte and one mask byte a box cell. */
+    uint64_t cells = (uint64_t)(tb_reader_left(&r) - hlen) / 2;
+    if (cells > (uint64_t)S_MAX_BOX_CELLS)
+        return 0;
+    /* What tb_region_result_encode writes: magic, version, header length, the header, 16 bytes a
+     * cell, the statistics' length and the statistics. Keep in step with it. */
+    return (size_t)(12 + S_MAX_RESULT_HEADER + 16 * cells + 8 + S_MAX_STATS_BYTES);
+}
+
+/* A result answers a spec when it decodes and echoes the spec's hash (which covers the steps, the
+ * box, the manifest and the inputs: everything the spec holds), docs/distribution.md. */
+static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
+{
+    tb_region_result_t r;
+    if (tb_region_result_decode(result, bytes, &r, err) != 0)
+        return -1;
+    uint64_t want = XXH3_64bits(spec, n), got = r.spec_xxh3;
+    int steps = r.steps;
+    tb_region_result_free(&r);
+    if (got != want)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "region result answers spec %016llx (%d steps), not this job's %016llx",
+                          (unsigned long long)got, steps, (unsigned long long)want);
+    return 0;
 }
 
 const tb_job_kind_t tb_job_kind_region = {
@@ -499,4 +551,6 @@ const tb_job_kind_t tb_job_kind_region = {
     .max_spec_bytes = (size_t)1 << 33,
     .max_result_bytes = (size_t)1 << 36,
     .summary = "the geology solve of one region: uplift, stream power, statistics",
+    .result_bound = tb_region_result_bound,
+    .check_result = s_job_check,
 };

@@ -61,6 +61,8 @@ typedef struct {
     void *stats;          /* encoded jobs/stats histograms of the region's own land */
     size_t stats_bytes;
     double solve_s;       /* seconds in the solve, for meta.json (not part of any hash) */
+    uint64_t spec_xxh3;   /* XXH3-64 of the spec bytes this result answers (set by the job kind;
+                             the coordinator compares it with its own, docs/distribution.md) */
 } tb_region_result_t;
 
 /* Encodes a spec canonically into a new buffer the caller frees. */
@@ -81,6 +83,10 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
 int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *bytes, tb_err_t *err);
 int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *out, tb_err_t *err);
 void tb_region_result_free(tb_region_result_t *r);
+
+/* The most bytes the result of a spec of spec_bytes can take (read from the spec's layout, no
+ * decoding); 0 for bytes that are not a region spec. */
+size_t tb_region_result_bound(const void *spec, size_t spec_bytes);
 
 /* The job kind "region" (jobs/job.h). */
 extern const tb_job_kind_t tb_job_kind_region;

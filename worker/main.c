@@ -94,6 +94,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "terrain-worker: --connect ENDPOINT is required (usage: %s)\n", usage);
         return 2;
     }
+    if (threads > tb_pool_max_threads()) {
+        fprintf(stderr, "terrain-worker: --threads %lld: expected 0..%d (%d x the cores)\n",
+                (long long)threads, tb_pool_max_threads(), TB_POOL_MAX_PER_CORE);
+        return 2;
+    }
     if (quiet)
         tb_log_set_level(TB_LOG_WARN);
     if (verbose)

@@ -87,6 +87,16 @@ static void s_partial_note(const bool *selected, int n_selected, int total, char
         snprintf(out + k, n - k, " of %d", total);
 }
 
+static double s_region_deadline_s(int64_t box_cells, int steps)
+{
+    /* The plan's one-core estimate (TB_PLAN_NS_PER_CELL_STEP, a floor) times 20, and never under
+     * ten minutes: generous enough for a slow or shared machine, and still an end to a job that a
+     * worker holds without working on it (docs/distribution.md, "Leases"). --job-timeout
+     * overrides it. */
+    double estimate_s = (double)box_cells * steps * TB_PLAN_NS_PER_CELL_STEP * 1e-9;
+    return 600 + 20 * estimate_s;
+}
+
 /* Encodes and adds the job of region index ri; returns its job index, or -1. */
 static int64_t s_add_region_job(tb_bake_ctx_t *ctx, int ri, tb_err_t *err)
 {
@@ -116,7 +126,8 @@ static int64_t s_add_region_job(tb_bake_ctx_t *ctx, int ri, tb_err_t *err)
                           .spec_bytes = n,
                           .weight = (double)reg->box_cells * ctx->steps,
                           .cells = (double)reg->land_cells,
-                          .label = label};
+                          .label = label,
+                          .deadline_s = s_region_deadline_s(reg->box_cells, ctx->steps)};
     int64_t idx = tb_dispatch_add(ctx->dispatch, &desc, err);
     free(bytes);
     return idx;

@@ -157,6 +157,10 @@ int tb_cmd_farm_check(int argc, char **argv)
     int n_fail = 0;
     if (fail_list && (n_fail = tb_args_int_list(fail_list, "fail-jobs", fail, 64, &err)) < 0)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    for (int k = 0; k < n_fail; k++)
+        if (fail[k] < 0 || fail[k] >= n_jobs)
+            return tb_verb_usage(&v, "--fail-jobs: job %lld: expected a job index in 0..%lld",
+                                 (long long)fail[k], (long long)n_jobs - 1);
     if (cli.verbose)
         tb_log_set_level(TB_LOG_DEBUG);
     char store[4200];
@@ -189,7 +193,10 @@ int tb_cmd_farm_check(int argc, char **argv)
                               .spec_bytes = sizeof buf,
                               .weight = (double)specs[i].work,
                               .cells = (double)specs[i].work * specs[i].lanes,
-                              .label = label};
+                              .label = label,
+                              /* a minute plus 20 x the squarings at 10 ns each, on one core */
+                              .deadline_s = 60 + 20 * 10e-9 * (double)specs[i].work *
+                                                     specs[i].lanes};
         if (tb_dispatch_add(d, &desc, &err) < 0) {
             tb_dispatch_destroy(&d);
             free(specs);

@@ -119,6 +119,9 @@ int tb_cmd_solve_region(int argc, char **argv)
         return status;
     if (!region_given)
         return tb_verb_usage(&v, "--region ID is required (usage: %s)", v.usage);
+    if (threads > tb_pool_max_threads())
+        return tb_verb_usage(&v, "--threads %lld: expected 0..%d (%d x the cores; 0: all cores)",
+                             (long long)threads, tb_pool_max_threads(), TB_POOL_MAX_PER_CORE);
     tb_err_t err;
     tb_input_options_t io = {.has_seed = seed_given,
                              .seed = (uint64_t)seed,

@@ -1,6 +1,8 @@
 /* The shared dispatch options; see dispatch_cli.h. */
 #include "coordinator/cli/dispatch_cli.h"
 
+#include "common/pool.h"
+
 #include <string.h>
 
 #include "coordinator/farm/proto.h"
@@ -54,9 +56,11 @@ int tb_dispatch_cli_apply(const tb_dispatch_cli_t *c, tb_dispatch_opts_t *o, tb_
     if (c->workers < 0 || c->workers > 1024)
         return tb_err_set(err, TB_E_INVALID, "--workers %lld: expected 0..1024",
                           (long long)c->workers);
-    if (c->threads < 0 || c->threads > 4096)
-        return tb_err_set(err, TB_E_INVALID, "--threads %lld: expected 0..4096",
-                          (long long)c->threads);
+    if (c->threads < 0 || c->threads > tb_pool_max_threads())
+        return tb_err_set(err, TB_E_INVALID,
+                          "--threads %lld: expected 0..%d (%d x the %d cores; 0: all cores)",
+                          (long long)c->threads, tb_pool_max_threads(), TB_POOL_MAX_PER_CORE,
+                          tb_pool_default_threads());
     if (c->heartbeat_ms < 10 || c->heartbeat_ms > 600000)
         return tb_err_set(err, TB_E_INVALID, "--heartbeat-ms %lld: expected 10..600000",
                           (long long)c->heartbeat_ms);

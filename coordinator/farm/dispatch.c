@@ -128,7 +128,11 @@ int64_t tb_dispatch_add(tb_dispatch_t *self, const tb_job_desc_t *desc, tb_err_t
     job->spec_bytes = desc->spec_bytes;
     job->weight = desc->weight;
     job->cells = desc->cells;
-    job->max_result_bytes = kind->max_result_bytes;
+    job->max_result_bytes = tb_job_result_bound(kind, desc->spec, desc->spec_bytes);
+    job->kind_def = kind;
+    job->deadline_s = self->opts.job_timeout_s > 0 ? self->opts.job_timeout_s
+                      : desc->deadline_s > 0      ? desc->deadline_s
+                                                  : 0;
     job->worker = -1;
     tb_cache_key_make(&job->key, tb_build_id(), kind->name, desc->spec, desc->spec_bytes,
                       desc->input_hashes, desc->n_inputs);
@@ -207,7 +211,7 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
         cJSON_AddNumberToObject(o, "failures", w->failures);
         cJSON_AddNumberToObject(o, "busy_seconds", w->busy_s);
         cJSON_AddBoolToObject(o, "local", w->local);
-        cJSON_AddBoolToObject(o, "blocklisted", tb_dsp_blocklisted(self, w->name));
+        cJSON_AddBoolToObject(o, "blocklisted", tb_dsp_blocklisted(self, w->conn));
         cJSON_AddItemToArray(workers, o);
     }
     cJSON *jobs = cJSON_AddArrayToObject(root, "jobs");

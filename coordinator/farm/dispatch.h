@@ -47,6 +47,8 @@ typedef struct {
     const char *label;            /* "region 3" in logs and records; NULL: "job N" */
     const uint64_t *input_hashes; /* hashes of inputs the spec names but does not contain */
     size_t n_inputs;
+    double deadline_s; /* how long an attempt may run (the caller's estimate times a generous
+                          factor); 0: none. The option job_timeout_s overrides it. */
 } tb_job_desc_t;
 
 /* Called in job order for every result, as soon as it and all results before it are in. The data
@@ -70,7 +72,7 @@ typedef struct {
     int heartbeat_ms;           /* default 1000 */
     int liveness;               /* default 3 */
     size_t chunk_bytes;         /* spec chunk size; default TB_PROTO_CHUNK_DEFAULT */
-    double job_timeout_s;       /* 0 = none */
+    double job_timeout_s;       /* every attempt's deadline; 0 = each job's deadline_s */
     double wait_workers_s;      /* farm: fail when no worker is connected this long; 0 = never */
     int max_failures;           /* per job; default 3 */
     int blocklist_after;        /* failed attempts before a worker is blocklisted; default 3 */

@@ -31,6 +31,14 @@
 #define S_NAME_MAX 128
 #define S_MAX_FAILED_ON 16
 
+/* A rate limit on repeated warnings: the first few are printed, then one in a while with the count
+ * of those not printed (docs/distribution.md, "Leases, fencing and the failure rules"). */
+typedef struct {
+    double window_start_s;
+    int in_window;
+    long suppressed;
+} tb_dsp_warn_limit_t;
+
 typedef enum { S_PENDING, S_LEASED, S_DONE, S_FAILED } s_state_t;
 
 typedef struct {
@@ -42,7 +50,8 @@ typedef struct {
     char *label;
     tb_cache_key_t key;
     char key_hex[33];
-    size_t max_result_bytes;
+    size_t max_result_bytes; /* what this job's spec can produce (tb_job_result_bound) */
+    const tb_job_kind_t *kind_def;
     s_state_t state;
     void *spec_blob; /* encoded at the first dispatch, reused by every retry */
     size_t spec_blob_bytes;
@@ -50,10 +59,12 @@ typedef struct {
     tb_attempt_t *attempts;
     size_t n_attempts;
     size_t cap_attempts;
-    char failed_on[S_MAX_FAILED_ON][S_NAME_MAX]; /* distinct workers it failed on */
+    char failed_on[S_MAX_FAILED_ON][S_NAME_MAX]; /* distinct connections (s_worker_t.conn) it
+                                                    failed on */
     int n_failed_on;
     int failures;
     int lost;
+    double deadline_s; /* of each attempt; 0 = none */
     tb_err_t last_err;
     int64_t worker; /* the lease holder while S_LEASED */
     double progress;
@@ -68,7 +79,8 @@ typedef struct {
 typedef struct {
     unsigned char id[256];
     size_t id_bytes;
-    char name[S_NAME_MAX];
+    char name[S_NAME_MAX]; /* what the worker declared: for the records only */
+    char conn[S_NAME_MAX]; /* its identity: "key:Z85" (CURVE) or "conn:HEX" (the routing id) */
     uint32_t threads;
     uint64_t memory_bytes;
     bool alive;
@@ -82,6 +94,7 @@ typedef struct {
     uint64_t drain_job;
     uint32_t drain_attempt;
     int failures;
+    tb_dsp_warn_limit_t warn; /* warnings about this worker */
     int jobs_done;
     double busy_s;
     bool local;
@@ -96,7 +109,7 @@ struct tb_dispatch_t {
     s_worker_t *workers;
     size_t n_workers;
     size_t cap_workers;
-    char (*blocklist)[S_NAME_MAX];
+    char (*blocklist)[S_NAME_MAX]; /* connections and keys (s_worker_t.conn) */
     size_t n_blocklist;
     tb_broker_t *broker;
     void *sock;
@@ -118,6 +131,7 @@ struct tb_dispatch_t {
     double last_wait_log_s;
     bool warned_no_join;
     tb_dispatch_stats_t stats;
+    tb_dsp_warn_limit_t warn_unknown; /* warnings about peers that never said READY */
     bool ran;
 };
 
@@ -140,17 +154,25 @@ void tb_dsp_id_hex(const s_worker_t *w, char *out, size_t n);
 void tb_dsp_peer_hex(const tb_proto_frame_t *id, char *out, size_t n);
 s_worker_t *tb_dsp_worker_by_id(tb_dispatch_t *self, const tb_proto_frame_t *id);
 s_worker_t *tb_dsp_worker_by_name(tb_dispatch_t *self, const char *name);
+/* The identity of a connection: "key:Z85" for a CURVE user id, else "conn:" + XXH3 of the routing
+ * id in hex. */
+void tb_dsp_conn_id(const tb_proto_frame_t *id, const char *user_id, char *out, size_t n);
+/* Whether a warning may print now; a printed one after suppressed ones says how many. */
+bool tb_dsp_warn_ok(tb_dsp_warn_limit_t *l, long *suppressed);
 int tb_dsp_send(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *msg);
 void tb_dsp_send_bye(tb_dispatch_t *self, const unsigned char *id, size_t id_bytes,
                      tb_proto_bye_t code, const char *reason);
 void tb_dsp_worker_lost(tb_dispatch_t *self, s_worker_t *w, const char *why);
 void tb_dsp_blocklist(tb_dispatch_t *self, s_worker_t *w);
-bool tb_dsp_blocklisted(const tb_dispatch_t *self, const char *name);
+bool tb_dsp_blocklisted(const tb_dispatch_t *self, const char *conn);
 /* Ends w's lease. `failure` counts against the job and the worker; `lost` against the job only. */
 void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, bool failure,
                       bool lost, const tb_err_t *job_err);
 s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id,
-                              const tb_msg_t *ready);
+                              const char *conn, const tb_msg_t *ready);
+/* Fails the run with job `index` when it has failed max_failures times and no live worker is left
+ * that has not tried it. */
+void tb_dsp_check_failed(tb_dispatch_t *self, size_t index);
 void tb_dsp_dispatch_pending(tb_dispatch_t *self);
 /* dispatch_messages.c */
 void tb_dsp_receive(tb_dispatch_t *self);

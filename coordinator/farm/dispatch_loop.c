@@ -20,8 +20,8 @@ static void s_expire(tb_dispatch_t *self, double busy_s)
             tb_dsp_worker_lost(self, w, why);
             continue;
         }
-        if (w->job >= 0 && self->opts.job_timeout_s > 0 &&
-            now - w->lease_started_s > self->opts.job_timeout_s) {
+        double deadline_s = w->job >= 0 ? self->jobs[w->job].deadline_s : 0;
+        if (w->job >= 0 && deadline_s > 0 && now - w->lease_started_s > deadline_s) {
             tb_msg_t cancel;
             tb_msg_init(&cancel, TB_CMD_CANCEL);
             cancel.job_id = (uint64_t)w->job;
@@ -30,7 +30,7 @@ static void s_expire(tb_dispatch_t *self, double busy_s)
             w->drain_job = (uint64_t)w->job;
             w->drain_attempt = w->attempt;
             char outcome[96];
-            snprintf(outcome, sizeof outcome, "timed out after %.1f s", self->opts.job_timeout_s);
+            snprintf(outcome, sizeof outcome, "timed out after %.1f s", deadline_s);
             tb_err_t err;
             tb_err_set(&err, TB_E_JOB, "%s", outcome);
             tb_dsp_lease_end(self, w, outcome, true, false, &err);
@@ -285,8 +285,11 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
             *err = job->last_err;
             if (err->code == TB_OK)
                 err->code = TB_E_JOB;
-            rc = tb_err_prefix(err, "%s failed %d times (on %d different workers)", job->label,
-                               job->failures + job->lost, job->n_failed_on);
+            if (job->failures >= self->opts.max_failures)
+                rc = tb_err_prefix(err, "%s failed %d times on %d different connections",
+                                   job->label, job->failures, job->n_failed_on);
+            else /* its error says how often it lost its worker */
+                rc = tb_err_prefix(err, "%s", job->label);
             break;
         }
         if (self->has_fatal) {

@@ -3,7 +3,8 @@
 
 /* ---- messages ---- */
 
-static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const tb_msg_t *m)
+static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const char *user_id,
+                       const tb_msg_t *m)
 {
     char hex[20];
     tb_dsp_peer_hex(id, hex, sizeof hex);
@@ -11,6 +12,8 @@ static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const tb
         tb_log_warn("rejected READY from peer %s: routing id too long", hex);
         return;
     }
+    char conn[S_NAME_MAX];
+    tb_dsp_conn_id(id, user_id, conn, sizeof conn);
     if (strcmp(m->build_id, tb_build_id()) != 0) {
         char why[400];
         snprintf(why, sizeof why, "build id %s differs from the coordinator's %s", m->build_id,
@@ -20,19 +23,29 @@ static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const tb
         self->stats.workers_refused++;
         return;
     }
-    if (tb_dsp_blocklisted(self, m->name)) {
-        tb_log_warn("refused worker %s: blocklisted", m->name);
+    if (tb_dsp_blocklisted(self, conn)) {
+        tb_log_warn("refused worker %s (%s): blocklisted", m->name, conn);
         tb_dsp_send_bye(self, id->data, id->bytes, TB_BYE_REFUSED,
                         "blocklisted after repeated failures");
         self->stats.workers_refused++;
         return;
     }
-    /* A worker that reconnects comes back under a new routing id and the same name: the old
-     * connection is dead, whatever its heartbeat deadline says. */
+    /* Identity is the connection, not the declared name (docs/distribution.md, "Worker
+     * identity"). A READY under the name of a live worker from another connection is refused and
+     * changes nothing; only the same CURVE key may take over its own name (a worker that
+     * reconnected before its old connection timed out). Without keys the newcomer gets no answer:
+     * an honest worker that reconnected early retries after its back-off, when the old connection
+     * has expired. */
     s_worker_t *old = tb_dsp_worker_by_name(self, m->name);
+    if (old && !(user_id && strcmp(old->conn, conn) == 0)) {
+        tb_log_warn("refused READY from %s under the name %s: a live worker (%s) holds it", conn,
+                    m->name, old->conn);
+        self->stats.workers_refused++;
+        return;
+    }
     if (old)
         tb_dsp_worker_lost(self, old, "reconnected under a new connection");
-    s_worker_t *w = tb_dsp_worker_add(self, id, m);
+    s_worker_t *w = tb_dsp_worker_add(self, id, conn, m);
     if (!w)
         return;
     tb_log(self->opts.verbose || !w->local ? TB_LOG_INFO : TB_LOG_DEBUG,
@@ -58,6 +71,18 @@ static void s_on_result_complete(tb_dispatch_t *self, s_worker_t *w)
         char outcome[256];
         snprintf(outcome, sizeof outcome, "corrupt result: %s", err.msg);
         free(blob);
+        tb_dsp_lease_end(self, w, outcome, true, false, &err);
+        return;
+    }
+    /* Verified before it is stored or used: it must answer this job's spec (docs/distribution.md,
+     * "Verifying results"); anything else is a failed attempt by this worker. */
+    if (tb_job_check_result(job->kind_def, job->spec, job->spec_bytes, data, bytes, &err) != 0) {
+        tb_log_warn("rejected the result of %s attempt %u from %s: %s", job->label, w->attempt,
+                    w->name, err.msg);
+        char outcome[256];
+        snprintf(outcome, sizeof outcome, "wrong result: %s", err.msg);
+        free(blob);
+        free(data);
         tb_dsp_lease_end(self, w, outcome, true, false, &err);
         return;
     }
@@ -94,8 +119,13 @@ static bool s_drained(s_worker_t *w, const tb_msg_t *m, bool terminal)
     return true;
 }
 
-static void s_reject(const s_worker_t *w, const tb_msg_t *m, const char *why)
+static void s_reject(s_worker_t *w, const tb_msg_t *m, const char *why)
 {
+    long skipped;
+    if (!tb_dsp_warn_ok(&w->warn, &skipped))
+        return;
+    if (skipped)
+        tb_log_warn("%ld warnings about %s not shown", skipped, w->name);
     tb_log_warn("rejected %s for job %llu attempt %u from %s: %s", tb_proto_cmd_name(m->cmd),
                 (unsigned long long)m->job_id, m->attempt, w->name, why);
 }
@@ -106,7 +136,7 @@ static void s_on_message(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *m)
     case TB_CMD_HEARTBEAT:
         return;
     case TB_CMD_READY:
-        tb_log_warn("rejected READY from %s: already registered", w->name);
+        s_reject(w, m, "already registered (a connection says READY once)");
         return;
     case TB_CMD_PROGRESS:
         if (s_holds(w, m))
@@ -154,9 +184,9 @@ static void s_on_message(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *m)
         return;
     }
     default:
-        tb_log_warn("rejected %s from %s: workers may not send it", tb_proto_cmd_name(m->cmd),
-                    w->name);
-        w->failures++;
+        s_reject(w, m, "workers may not send it");
+        if (++w->failures >= self->opts.blocklist_after)
+            tb_dsp_blocklist(self, w);
         return;
     }
 }
@@ -175,27 +205,32 @@ void tb_dsp_receive(tb_dispatch_t *self)
             w->last_seen_s = tb_now_s(); /* any message counts as a heartbeat */
         tb_msg_t m;
         tb_err_t err;
+        long skipped = 0;
         if (tb_proto_rx_decode(&rx, 1, &m, &err) != 0) {
             if (w) {
-                tb_log_warn("rejected a message from worker %s: %s", w->name, err.msg);
+                if (tb_dsp_warn_ok(&w->warn, &skipped))
+                    tb_log_warn("rejected a message from worker %s: %s", w->name, err.msg);
                 if (++w->failures >= self->opts.blocklist_after)
                     tb_dsp_blocklist(self, w);
-            } else {
+            } else if (tb_dsp_warn_ok(&self->warn_unknown, &skipped)) {
                 tb_log_warn("rejected a message from unknown peer %s: %s", hex, err.msg);
             }
         } else if (m.cmd == TB_CMD_READY && !w) {
-            s_on_ready(self, &id, &m);
+            s_on_ready(self, &id, tb_proto_rx_user_id(&rx), &m);
         } else if (!w) {
             /* Heartbeats and progress from a peer this coordinator lost or never met (one that
              * was declared dead, or served a previous coordinator) are routine; anything else
              * from it is worth a warning. */
             bool routine = m.cmd == TB_CMD_HEARTBEAT || m.cmd == TB_CMD_PROGRESS;
-            tb_log(routine ? TB_LOG_DEBUG : TB_LOG_WARN,
-                   "rejected %s from unknown peer %s: not registered (READY first)",
-                   tb_proto_cmd_name(m.cmd), hex);
+            if (routine || tb_dsp_warn_ok(&self->warn_unknown, &skipped))
+                tb_log(routine ? TB_LOG_DEBUG : TB_LOG_WARN,
+                       "rejected %s from unknown peer %s: not registered (READY first)",
+                       tb_proto_cmd_name(m.cmd), hex);
         } else {
             s_on_message(self, w, &m);
         }
+        if (skipped)
+            tb_log_warn("%ld similar warnings not shown (at most 5 every 10 s a peer)", skipped);
         tb_proto_rx_close(&rx);
     }
 }

@@ -29,19 +29,19 @@ tb_attempt_t *tb_dsp_attempt_find(s_job_t *job, uint32_t attempt)
     return NULL;
 }
 
-void tb_dsp_failed_on_add(s_job_t *job, const char *name)
+void tb_dsp_failed_on_add(s_job_t *job, const char *conn)
 {
     for (int i = 0; i < job->n_failed_on; i++)
-        if (strcmp(job->failed_on[i], name) == 0)
+        if (strcmp(job->failed_on[i], conn) == 0)
             return;
     if (job->n_failed_on < S_MAX_FAILED_ON)
-        snprintf(job->failed_on[job->n_failed_on++], S_NAME_MAX, "%s", name);
+        snprintf(job->failed_on[job->n_failed_on++], S_NAME_MAX, "%s", conn);
 }
 
-bool tb_dsp_failed_on(const s_job_t *job, const char *name)
+bool tb_dsp_failed_on(const s_job_t *job, const char *conn)
 {
     for (int i = 0; i < job->n_failed_on; i++)
-        if (strcmp(job->failed_on[i], name) == 0)
+        if (strcmp(job->failed_on[i], conn) == 0)
             return true;
     return false;
 }
@@ -116,6 +116,11 @@ int tb_dsp_load_store(tb_dispatch_t *self, tb_err_t *err)
         size_t bytes;
         tb_err_t e;
         int r = tb_cache_get(self->cache, &job->key, job->max_result_bytes, &data, &bytes, &e);
+        if (r == 1 &&
+            tb_job_check_result(job->kind_def, job->spec, job->spec_bytes, data, bytes, &e) != 0) {
+            free(data);
+            r = -1;
+        }
         if (r == 1) {
             tb_dsp_job_done(self, i, data, bytes, "store", 0, true);
         } else if (r < 0) {

@@ -30,6 +30,33 @@ s_worker_t *tb_dsp_worker_by_id(tb_dispatch_t *self, const tb_proto_frame_t *id)
     return NULL;
 }
 
+void tb_dsp_conn_id(const tb_proto_frame_t *id, const char *user_id, char *out, size_t n)
+{
+    if (user_id)
+        snprintf(out, n, "key:%.100s", user_id);
+    else
+        snprintf(out, n, "conn:%016llx",
+                 (unsigned long long)XXH3_64bits(id->data, id->bytes));
+}
+
+bool tb_dsp_warn_ok(tb_dsp_warn_limit_t *l, long *suppressed)
+{
+    /* Five warnings a 10-second window, then silence with a count. */
+    double now = tb_now_s();
+    *suppressed = 0;
+    if (now - l->window_start_s >= 10) {
+        l->window_start_s = now;
+        l->in_window = 0;
+    }
+    if (l->in_window++ < 5) {
+        *suppressed = l->suppressed;
+        l->suppressed = 0;
+        return true;
+    }
+    l->suppressed++;
+    return false;
+}
+
 s_worker_t *tb_dsp_worker_by_name(tb_dispatch_t *self, const char *name)
 {
     for (size_t i = 0; i < self->n_workers; i++)
@@ -80,14 +107,10 @@ void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, b
     if (failure) {
         self->stats.failed++;
         job->failures++;
-        tb_dsp_failed_on_add(job, w->name);
+        tb_dsp_failed_on_add(job, w->conn);
         if (job_err)
             job->last_err = *job_err;
         w->failures++;
-        if (job->failures >= self->opts.max_failures) {
-            job->state = S_FAILED;
-            self->failed_job = (int64_t)index;
-        }
     }
     if (lost) {
         self->stats.lost++;
@@ -99,6 +122,8 @@ void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, b
             self->failed_job = (int64_t)index;
         }
     }
+    if (failure)
+        tb_dsp_check_failed(self, index);
     if (job->state == S_PENDING)
         tb_log_info("%s attempt %u on %s: %s; it will run again", job->label, w->attempt, w->name,
                     outcome);
@@ -106,23 +131,41 @@ void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, b
         tb_dsp_blocklist(self, w);
 }
 
+void tb_dsp_check_failed(tb_dispatch_t *self, size_t index)
+{
+    s_job_t *job = &self->jobs[index];
+    if (job->state != S_PENDING || job->failures < self->opts.max_failures)
+        return;
+    /* A job fails the run only when every live worker has failed it too: failures from
+     * connections that came and went (a peer cycling its name) cannot fail a bake while a worker
+     * that has not tried the job is still there (docs/distribution.md). */
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (self->workers[i].alive && !tb_dsp_failed_on(job, self->workers[i].conn))
+            return;
+    job->state = S_FAILED;
+    self->failed_job = (int64_t)index;
+}
+
 void tb_dsp_blocklist(tb_dispatch_t *self, s_worker_t *w)
 {
-    tb_log_warn("worker %s blocklisted after %d failed attempts", w->name, w->failures);
+    /* The connection (and with CURVE its key) is blocklisted, never the declared name: another
+     * peer's bad messages under a name cannot shut out the worker that owns it. */
+    tb_log_warn("worker %s (%s) blocklisted after %d failed attempts", w->name, w->conn,
+                w->failures);
     char(*grown)[S_NAME_MAX] = realloc(self->blocklist, (self->n_blocklist + 1) * S_NAME_MAX);
     if (grown) {
         self->blocklist = grown;
-        snprintf(self->blocklist[self->n_blocklist++], S_NAME_MAX, "%s", w->name);
+        snprintf(self->blocklist[self->n_blocklist++], S_NAME_MAX, "%s", w->conn);
     }
     tb_dsp_send_bye(self, w->id, w->id_bytes, TB_BYE_REFUSED,
                     "blocklisted after repeated failures");
     tb_dsp_worker_lost(self, w, "blocklisted");
 }
 
-bool tb_dsp_blocklisted(const tb_dispatch_t *self, const char *name)
+bool tb_dsp_blocklisted(const tb_dispatch_t *self, const char *conn)
 {
     for (size_t i = 0; i < self->n_blocklist; i++)
-        if (strcmp(self->blocklist[i], name) == 0)
+        if (strcmp(self->blocklist[i], conn) == 0)
             return true;
     return false;
 }
@@ -141,7 +184,7 @@ void tb_dsp_worker_lost(tb_dispatch_t *self, s_worker_t *w, const char *why)
 }
 
 s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id,
-                              const tb_msg_t *ready)
+                              const char *conn, const tb_msg_t *ready)
 {
     if (self->n_workers == self->cap_workers) {
         size_t cap = self->cap_workers ? 2 * self->cap_workers : 8;
@@ -156,6 +199,7 @@ s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id,
     memcpy(w->id, id->data, id->bytes);
     w->id_bytes = id->bytes;
     snprintf(w->name, sizeof w->name, "%s", ready->name);
+    snprintf(w->conn, sizeof w->conn, "%s", conn);
     w->threads = ready->threads;
     w->memory_bytes = ready->memory_bytes;
     w->alive = true;
@@ -167,12 +211,8 @@ s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id,
         seen_before |= strcmp(self->workers[i].name, ready->name) == 0;
     if (!seen_before)
         self->stats.workers_seen++;
-    size_t max = 0;
-    for (size_t i = 0; i < self->n_jobs; i++)
-        if (self->jobs[i].max_result_bytes > max)
-            max = self->jobs[i].max_result_bytes;
-    /* The blob of the largest result: zstd's bound over it plus the blob header. */
-    tb_transfer_init(&w->result_in, max + max / 128 + 4096 + TB_BLOB_HEADER_BYTES);
+    /* Accepts nothing until a lease sets the limit of its job's result (s_lease_grant). */
+    tb_transfer_init(&w->result_in, 0);
     return w;
 }
 
@@ -201,6 +241,11 @@ static void s_lease_grant(tb_dispatch_t *self, s_worker_t *w, size_t index)
     w->job = (int64_t)index;
     w->attempt = a->attempt;
     w->lease_started_s = tb_now_s();
+    /* The blob of the largest result this job's spec can produce (zstd's bound over it plus the
+     * blob header): a larger announcement is refused before a byte is buffered. */
+    size_t max = job->max_result_bytes;
+    tb_transfer_reset(&w->result_in);
+    tb_transfer_init(&w->result_in, (uint64_t)max + max / 128 + 4096 + TB_BLOB_HEADER_BYTES);
     pid_t pid = w->local
                     ? tb_local_workers_pid(self->local, tb_local_workers_find(self->local, w->name))
                     : 0;
@@ -236,18 +281,22 @@ static void s_lease_grant(tb_dispatch_t *self, s_worker_t *w, size_t index)
 }
 
 /* Whether job may go to w: not to a worker it failed on, unless every live worker has failed it. */
-bool s_eligible(const tb_dispatch_t *self, const s_job_t *job, const s_worker_t *w)
+static bool s_eligible(const tb_dispatch_t *self, const s_job_t *job, const s_worker_t *w)
 {
-    if (!tb_dsp_failed_on(job, w->name))
+    if (!tb_dsp_failed_on(job, w->conn))
         return true;
     for (size_t i = 0; i < self->n_workers; i++)
-        if (self->workers[i].alive && !tb_dsp_failed_on(job, self->workers[i].name))
+        if (self->workers[i].alive && !tb_dsp_failed_on(job, self->workers[i].conn))
             return false;
     return true;
 }
 
 void tb_dsp_dispatch_pending(tb_dispatch_t *self)
 {
+    for (size_t j = 0; j < self->n_jobs && self->failed_job < 0; j++)
+        tb_dsp_check_failed(self, j);
+    if (self->failed_job >= 0)
+        return;
     for (size_t i = 0; i < self->n_workers && !self->has_fatal; i++) {
         s_worker_t *w = &self->workers[i];
         if (!w->alive || w->job >= 0 || w->draining)

@@ -440,6 +440,14 @@ failed : {
 }
 }
 
+const char *tb_proto_rx_user_id(const tb_proto_rx_t *rx)
+{
+    if (rx->n_frames == 0)
+        return NULL;
+    const char *id = zmq_msg_gets(rx->frames[rx->n_frames - 1], "User-Id");
+    return id && *id ? id : NULL;
+}
+
 int tb_proto_recv(void *socket, tb_proto_rx_t *rx, int flags)
 {
     memset(rx, 0, sizeof *rx);

@@ -152,6 +152,10 @@ tb_proto_frame_t tb_proto_rx_frame(const tb_proto_rx_t *rx, size_t i);
 /* Decodes a received message, skipping `skip` leading frames (1 for the routing id on a ROUTER). */
 int tb_proto_rx_decode(const tb_proto_rx_t *rx, size_t skip, tb_msg_t *msg, tb_err_t *err);
 
+/* The ZAP user id of the connection a received message came by (with CURVE and zauth: the client's
+ * public key in Z85), or NULL when the connection has none (no CURVE, ipc). Valid until close. */
+const char *tb_proto_rx_user_id(const tb_proto_rx_t *rx);
+
 /* Releases the frames of *rx; safe to call twice. */
 void tb_proto_rx_close(tb_proto_rx_t *rx);
 
