@@ -13,9 +13,25 @@
  * refusal in step 3 arrived; 1 otherwise. The coordinator's side (that each message was logged and
  * rejected and the run still completed correctly) is checked by the test script.
  *
- *   tb_misbehave --connect ENDPOINT [--timeout S]
+ * With --attack NAME it is instead one hostile peer of tests/test_farm_attacks.sh, for --timeout S:
+ *
+ *   replay        answers each region JOB with a result from another bake's store (--from DIR, its
+ *                 .cache) of the same box: a valid result made at another step count
+ *   other-region  ... with a stored result of another box (another region)
+ *   hijack        says READY under --name, the name of a live worker; takes any JOB it is given
+ *   poison        says READY under --name (before the real worker joins) and sends malformed
+ *                 messages until it is blocklisted
+ *   cycle         on one connection: READY under a new name, take a JOB, FAIL it, DISCONNECT, and
+ *                 again (--new-socket: a new connection each time)
+ *   hoard         READY, take a JOB, then only heartbeat
+ *   oversize      READY, take a JOB, announce a RESULT of 2 GiB and stream --stream-mib of it
+ *
+ * It prints what it did ("sent", "refused", "got job") one line each, for the test to check.
+ *
+ *   tb_misbehave --connect ENDPOINT [--timeout S] [--attack NAME [--name NAME] [--from DIR]]
  */
 #include <czmq.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +40,11 @@
 #include "common/blob.h"
 #include "common/hash.h"
 #include "common/log.h"
-#include "coordinator/farm/proto.h"
+#include "common/fs.h"
 #include "common/version.h"
+#include "coordinator/farm/cache.h"
+#include "coordinator/farm/proto.h"
+#include "jobs/region.h"
 
 static zsock_t *s_dealer(const char *endpoint)
 {
@@ -74,21 +93,292 @@ static void s_ready(tb_msg_t *m, const char *name, const char *build_id)
     m->memory_bytes = 1 << 30;
 }
 
+
+/* ---- attacks ---- */
+
+typedef struct {
+    zsock_t *sock;
+    const char *endpoint;
+    double until_s;
+    double last_hb_s;
+} s_peer_t;
+
+static void s_heartbeat(s_peer_t *p)
+{
+    if (tb_now_s() - p->last_hb_s < 0.1)
+        return;
+    tb_msg_t hb;
+    tb_msg_init(&hb, TB_CMD_HEARTBEAT);
+    s_send(p->sock, &hb);
+    p->last_hb_s = tb_now_s();
+}
+
+/* Waits for a whole JOB (its spec reassembled into *spec) or a DISCONNECT, heartbeating meanwhile.
+ * Returns TB_CMD_JOB, TB_CMD_DISCONNECT (text in bye) or -1 at the deadline. */
+static int s_next(s_peer_t *p, tb_msg_t *job, void **spec, size_t *spec_bytes, char *bye, size_t n)
+{
+    tb_transfer_t t;
+    tb_transfer_init(&t, (uint64_t)1 << 34);
+    while (tb_now_s() < p->until_s) {
+        s_heartbeat(p);
+        zmq_pollitem_t item = {zsock_resolve(p->sock), 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&item, 1, 50) <= 0)
+            continue;
+        tb_proto_rx_t rx;
+        if (tb_proto_recv(zsock_resolve(p->sock), &rx, 0) != 0)
+            continue;
+        tb_msg_t m;
+        tb_err_t err;
+        int cmd = -2;
+        if (tb_proto_rx_decode(&rx, 0, &m, &err) == 0) {
+            if (m.cmd == TB_CMD_DISCONNECT) {
+                snprintf(bye, n, "%s", m.text);
+                cmd = TB_CMD_DISCONNECT;
+            } else if (m.cmd == TB_CMD_JOB && tb_transfer_add(&t, &m, &err) == 1) {
+                *job = m;
+                job->chunk = NULL;
+                size_t blob_bytes;
+                void *blob = tb_transfer_take(&t, &blob_bytes);
+                if (tb_blob_decode(blob, blob_bytes, (size_t)1 << 34, spec, spec_bytes, &err) != 0)
+                    *spec = NULL, *spec_bytes = 0;
+                free(blob);
+                cmd = TB_CMD_JOB;
+            }
+        }
+        tb_proto_rx_close(&rx);
+        if (cmd != -2) {
+            tb_transfer_reset(&t);
+            return cmd;
+        }
+    }
+    tb_transfer_reset(&t);
+    return -1;
+}
+
+/* Sends blob as the RESULT of (job, attempt) in 1 MiB chunks. */
+static void s_send_result(s_peer_t *p, const tb_msg_t *job, const void *blob, size_t blob_bytes)
+{
+    size_t chunk = 1 << 20;
+    uint32_t count = tb_proto_chunk_count(blob_bytes, chunk);
+    for (uint32_t c = 0; c < count; c++) {
+        tb_msg_t m;
+        tb_msg_init(&m, TB_CMD_RESULT);
+        m.job_id = job->job_id;
+        m.attempt = job->attempt;
+        m.chunk_index = c;
+        m.chunk_count = count;
+        m.total_bytes = blob_bytes;
+        size_t off = (size_t)c * chunk;
+        m.chunk = (const unsigned char *)blob + off;
+        m.chunk_bytes = blob_bytes - off < chunk ? blob_bytes - off : chunk;
+        s_send(p->sock, &m);
+    }
+}
+
+static void s_say_ready(s_peer_t *p, const char *name)
+{
+    tb_msg_t m;
+    s_ready(&m, name, tb_build_id());
+    s_send(p->sock, &m);
+    p->last_hb_s = tb_now_s();
+}
+
+/* A stored result (blob) from dir whose box is (same_box ? equal : unequal) to box. */
+static void *s_pick_stored(const char *dir, const tb_frame_t *box, bool same_box, size_t *bytes)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    struct dirent *e;
+    void *found = NULL;
+    while (!found && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".tbr") != 0)
+            continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *file;
+        size_t n;
+        tb_err_t err;
+        if (tb_fs_read_all(path, (size_t)1 << 34, &file, &n, &err) != 0)
+            continue;
+        void *raw;
+        size_t raw_bytes;
+        tb_region_result_t r;
+        if (tb_cache_decode_file(file, n, NULL, (size_t)1 << 34, &raw, &raw_bytes, &err) == 0) {
+            if (tb_region_result_decode(raw, raw_bytes, &r, &err) == 0) {
+                bool same = r.box.x0 == box->x0 && r.box.y0 == box->y0 && r.box.w == box->w &&
+                            r.box.h == box->h;
+                if (same == same_box) {
+                    /* the blob after the store's 20-byte header, as a worker would send it */
+                    *bytes = n - 20;
+                    found = malloc(*bytes);
+                    memcpy(found, file + 20, *bytes);
+                    printf("picked %s (%d steps, box %lld,%lld %lldx%lld)\n", e->d_name, r.steps,
+                           (long long)r.box.x0, (long long)r.box.y0, (long long)r.box.w,
+                           (long long)r.box.h);
+                }
+                tb_region_result_free(&r);
+            }
+            free(raw);
+        }
+        free(file);
+    }
+    closedir(d);
+    return found;
+}
+
+static int s_attack(const char *attack, const char *endpoint, const char *name, const char *from,
+                    bool new_socket, double timeout_s, int stream_mib)
+{
+    s_peer_t p = {s_dealer(endpoint), endpoint, tb_now_s() + timeout_s, 0};
+    tb_msg_t job;
+    void *spec = NULL;
+    size_t spec_bytes = 0;
+    char bye[TB_PROTO_TEXT_MAX + 1] = "";
+    int sent = 0, jobs = 0, cmd;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(attack, "replay") == 0 || strcmp(attack, "other-region") == 0) {
+        s_say_ready(&p, name);
+        while ((cmd = s_next(&p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB) {
+            jobs++;
+            tb_region_spec_owned_t rs;
+            tb_err_t err;
+            if (!spec || tb_region_spec_decode(spec, spec_bytes, &rs, &err) != 0) {
+                free(spec);
+                continue;
+            }
+            size_t blob_bytes;
+            void *blob = s_pick_stored(from, &rs.spec.box, strcmp(attack, "replay") == 0,
+                                       &blob_bytes);
+            tb_region_spec_free(&rs);
+            free(spec);
+            if (!blob) {
+                printf("no stored result to replay for job %llu\n",
+                       (unsigned long long)job.job_id);
+                continue;
+            }
+            s_send_result(&p, &job, blob, blob_bytes);
+            free(blob);
+            printf("sent a replayed result for job %llu attempt %u\n",
+                   (unsigned long long)job.job_id, job.attempt);
+            sent++;
+        }
+    } else if (strcmp(attack, "hijack") == 0 || strcmp(attack, "hoard") == 0) {
+        s_say_ready(&p, name);
+        while ((cmd = s_next(&p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB) {
+            free(spec);
+            jobs++;
+            printf("got job %llu attempt %u (holding it)\n", (unsigned long long)job.job_id,
+                   job.attempt);
+        }
+    } else if (strcmp(attack, "poison") == 0) {
+        s_say_ready(&p, name);
+        zclock_sleep(200);
+        for (int i = 0; i < 3; i++) {
+            unsigned char junk[] = {'T', 'B', 'K', 1, 0xee, 1, 2, 3};
+            zmq_send(zsock_resolve(p.sock), junk, sizeof junk, 0);
+        }
+        printf("sent 3 malformed messages as %s\n", name);
+        while ((cmd = s_next(&p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB)
+            free(spec);
+    } else if (strcmp(attack, "cycle") == 0) {
+        for (int k = 1; tb_now_s() < p.until_s; k++) {
+            char cname[64];
+            snprintf(cname, sizeof cname, "%s-%d", name, k);
+            s_say_ready(&p, cname);
+            cmd = s_next(&p, &job, &spec, &spec_bytes, bye, sizeof bye);
+            free(spec);
+            spec = NULL;
+            if (cmd != TB_CMD_JOB)
+                break;
+            jobs++;
+            tb_msg_t f;
+            tb_msg_init(&f, TB_CMD_FAIL);
+            f.job_id = job.job_id;
+            f.attempt = job.attempt;
+            f.code = TB_E_JOB;
+            snprintf(f.text, sizeof f.text, "cycled failure %d", k);
+            s_send(p.sock, &f);
+            tb_msg_t d;
+            tb_msg_init(&d, TB_CMD_DISCONNECT);
+            d.code = TB_BYE_LEAVING;
+            snprintf(d.text, sizeof d.text, "cycling");
+            s_send(p.sock, &d);
+            sent++;
+            printf("failed job %llu attempt %u as %s\n", (unsigned long long)job.job_id,
+                   job.attempt, cname);
+            if (new_socket) {
+                zclock_sleep(50);
+                zsock_destroy(&p.sock);
+                p.sock = s_dealer(endpoint);
+            }
+        }
+        cmd = -1;
+    } else if (strcmp(attack, "oversize") == 0) {
+        s_say_ready(&p, name);
+        cmd = s_next(&p, &job, &spec, &spec_bytes, bye, sizeof bye);
+        free(spec);
+        if (cmd == TB_CMD_JOB) {
+            jobs++;
+            uint64_t total = (uint64_t)2 << 30, chunk = 1 << 20;
+            static unsigned char block[1 << 20];
+            for (int c = 0; c < stream_mib && tb_now_s() < p.until_s; c++) {
+                tb_msg_t m;
+                tb_msg_init(&m, TB_CMD_RESULT);
+                m.job_id = job.job_id;
+                m.attempt = job.attempt;
+                m.chunk_index = (uint32_t)c;
+                m.chunk_count = (uint32_t)(total / chunk);
+                m.total_bytes = total;
+                m.chunk = block;
+                m.chunk_bytes = chunk;
+                s_send(p.sock, &m);
+                sent++;
+            }
+            printf("announced a %llu-byte result and streamed %d MiB of it\n",
+                   (unsigned long long)total, sent);
+        }
+        while ((cmd = s_next(&p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB)
+            free(spec);
+    } else {
+        fprintf(stderr, "tb_misbehave: unknown attack %s\n", attack);
+        return 2;
+    }
+    if (cmd == TB_CMD_DISCONNECT)
+        printf("refused: %s\n", bye);
+    printf("%s: %d jobs received, %d answers sent\n", attack, jobs, sent);
+    zsock_destroy(&p.sock);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *endpoint = NULL;
     double timeout_s = 10;
+    const char *attack = NULL, *name = "attacker", *from = NULL;
+    bool new_socket = false;
+    int64_t stream_mib = 256;
     tb_opt_t opts[] = {
         {"connect", TB_OPT_STRING, &endpoint, NULL, "ENDPOINT", "the coordinator"},
         {"timeout", TB_OPT_DOUBLE, &timeout_s, NULL, "S", "how long to wait for replies (10)"},
+        {"attack", TB_OPT_STRING, &attack, NULL, "NAME", "one hostile peer (see the top)"},
+        {"name", TB_OPT_STRING, &name, NULL, "NAME", "the name it declares (attacker)"},
+        {"from", TB_OPT_STRING, &from, NULL, "DIR", "replay: a result store to take results from"},
+        {"new-socket", TB_OPT_FLAG, &new_socket, NULL, NULL, "cycle: a new connection each time"},
+        {"stream-mib", TB_OPT_INT, &stream_mib, NULL, "MIB", "oversize: MiB to stream (256)"},
     };
     tb_err_t err;
     int n_pos;
-    if (tb_args_parse(argc - 1, argv + 1, opts, 2, NULL, 0, &n_pos, &err) != 0 || !endpoint) {
-        fprintf(stderr, "usage: tb_misbehave --connect ENDPOINT [--timeout S]\n");
+    if (tb_args_parse(argc - 1, argv + 1, opts, TB_ARGS_N(opts), NULL, 0, &n_pos, &err) != 0 ||
+        !endpoint) {
+        fprintf(stderr, "usage: tb_misbehave --connect ENDPOINT [--timeout S] [--attack NAME]\n");
         return 2;
     }
     zsys_handler_set(NULL);
+    if (attack)
+        return s_attack(attack, endpoint, name, from ? from : ".", new_socket, timeout_s,
+                        (int)stream_mib);
     int status = 0;
 
     /* 1. Random bytes. */

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Hostile peers against the farm's identity and lease rules (tests/tools/tb_misbehave.c --attack),
+# each beside a healthy worker on loopback TCP; every run must end byte-identical to an in-process
+# reference (docs/distribution.md, "Worker identity" and "Leases"):
+#  1. hijack: READY under the name of a live worker is refused; the live worker is not evicted;
+#  2. poison: a peer that registers under a name and gets itself blocklisted does not shut out the
+#     real worker of that name, which joins afterwards and does the work;
+#  3. cycle: peers that fail every job they get and come back under new names (on one connection,
+#     and on a new connection each time) cannot fail the run while a healthy worker is there;
+#  4. hoard: a peer that takes a job and only heartbeats loses it at the job's deadline.
+# Negative controls: each attack is checked to have happened (the client's own lines, the failed
+# attempts in the record), so a test where the attacker did nothing fails.
+set -euo pipefail
+source "$2/tests/support/farm_test.sh" "$1" "$2"
+
+common=(--jobs 8 --work 8000)
+"$TERRAIN" farm-check "${common[@]}" --workers 0 --out "$T/ref" >/dev/null 2>"$T/ref.err" || fail "reference run failed"
+
+# start_coord NAME ARGS...: a farm-check coordinator on a wildcard loopback port; sets $coord, $ep.
+start_coord() {
+  local name=$1
+  shift
+  "$TERRAIN" farm-check "${common[@]}" "${FAST[@]}" --bind 'tcp://127.0.0.1:*' --threads 1 \
+    --verbose --out "$T/$name" "$@" >"$T/$name.out" 2>"$T/$name.err" &
+  coord=$!
+  track $coord
+  wait_for "$T/$name.out" 'listening on tcp://' 10
+  ep=$(grep -oE 'tcp://[0-9.]+:[0-9]+' "$T/$name.out" | head -1)
+}
+same_output() {
+  cmp -s "$T/ref/farm-check.out" "$T/$1/farm-check.out" || fail "$1: output differs from the reference"
+}
+
+# 1. Name hijack.
+start_coord hj --workers 1
+wait_for "$T/hj.err" "worker local-1 joined" 10
+"$MISBEHAVE" --connect "$ep" --attack hijack --name local-1 --timeout 3 >"$T/hj-client.out" 2>"$T/hj-client.err"
+wait $coord || fail "hijack: the run did not complete"
+grep -qE 'refused READY from conn:[0-9a-f]+ under the name local-1: a live worker \(conn:[0-9a-f]+\) holds it' "$T/hj.err" ||
+  fail "hijack: the refusal was not logged"
+grep -q 'hijack: 0 jobs received' "$T/hj-client.out" || fail "hijack: the hijacker was given a job"
+[ "$(json_get "$T/hj/farm-check.json" 'd["stats"]["lost"]')" = 0 ] || fail "hijack: the live worker lost a job (evicted)"
+! grep -q 'worker local-1 gone: reconnected' "$T/hj.err" || fail "hijack: the live worker was evicted"
+same_output hj
+echo "ok: hijack refused, live worker kept"
+
+# 2. Blocklist poisoning: the attacker takes the name first and gets itself blocklisted.
+start_coord po --workers 0 --wait-workers 20
+"$MISBEHAVE" --connect "$ep" --attack poison --name good --timeout 4 >"$T/po-client.out" 2>"$T/po-client.err"
+grep -q 'refused: blocklisted' "$T/po-client.out" || fail "poison: the attacker was not blocklisted (no attack)"
+"$WORKER" --connect "$ep" --name good --threads 1 --heartbeat-ms 250 --liveness 8 --quiet \
+  >"$T/po-worker.out" 2>"$T/po-worker.err" &
+wpid=$!
+track $wpid
+wait $coord || fail "poison: the run did not complete with the real worker"
+rc=0
+wait $wpid || rc=$?
+[ $rc = 0 ] || fail "poison: the real worker 'good' exited $rc (3 = refused)"
+grep -qE 'worker good \(conn:[0-9a-f]+\) blocklisted after 3 failed attempts' "$T/po.err" || fail "poison: no blocklisting logged"
+[ "$(json_get "$T/po/farm-check.json" 'sum(w["jobs_done"] for w in d["workers"] if w["name"]=="good")')" = 8 ] ||
+  fail "poison: the real worker did not do the jobs"
+same_output po
+echo "ok: a blocklisted impostor did not shut out the real worker"
+
+# 3. Name-cycling failers, one on one connection and one on a new connection each time.
+start_coord cy --workers 1
+"$MISBEHAVE" --connect "$ep" --attack cycle --name cyc --timeout 4 >"$T/cy1-client.out" 2>"$T/cy1-client.err" &
+c1=$!
+"$MISBEHAVE" --connect "$ep" --attack cycle --name cyn --new-socket --timeout 4 >"$T/cy2-client.out" 2>"$T/cy2-client.err" &
+c2=$!
+track $c1
+track $c2
+wait $c1 || true
+wait $c2 || true
+wait $coord || fail "cycle: the run failed although a healthy worker was present"
+most=$(json_get "$T/cy/farm-check.json" \
+  'max(sum(1 for a in j["attempts"] if a["outcome"].startswith("failed")) for j in d["jobs"])')
+[ "$most" -ge 3 ] || fail "cycle: no job failed 3 times (most: $most); the attack did not happen"
+names=$(json_get "$T/cy/farm-check.json" 'len({a["worker"] for j in d["jobs"] for a in j["attempts"] if a["outcome"].startswith("failed")})')
+[ "$names" -ge 3 ] || fail "cycle: failures under only $names names"
+same_output cy
+echo "ok: name-cycling failers ($names names, up to $most failures of one job) did not fail the run"
+
+# 4. A job hoarder, with a 3 s deadline.
+start_coord ho --workers 1 --job-timeout 3
+"$MISBEHAVE" --connect "$ep" --attack hoard --timeout 8 >"$T/ho-client.out" 2>"$T/ho-client.err" &
+c1=$!
+track $c1
+wait $coord || fail "hoard: the run did not complete"
+kill $c1 2>/dev/null || true
+grep -q 'got job' "$T/ho-client.out" || fail "hoard: the hoarder never got a job (no attack)"
+grep -qE 'job [0-9]+ attempt [0-9]+ on attacker: timed out after 3\.0 s' "$T/ho.err" || fail "hoard: no timeout logged"
+same_output ho
+echo "ok: a hoarded job was taken back at its deadline"
+assert_clean "after the attacks"
