@@ -29,7 +29,7 @@
 #include "coordinator/farm/dispatch.h"
 
 #define S_NAME_MAX 128
-#define S_MAX_FAILED_ON 16
+#define S_MAX_FAILED_ON 32
 
 /* A rate limit on repeated warnings: the first few are printed, then one in a while with the count
  * of those not printed (docs/distribution.md, "Leases, fencing and the failure rules"). */
@@ -62,10 +62,13 @@ typedef struct {
     char failed_on[S_MAX_FAILED_ON][S_NAME_MAX]; /* distinct connections (s_worker_t.conn) it
                                                     failed on */
     int n_failed_on;
+    int n_forgotten; /* connections dropped from failed_on when it was full */
     int failures;
     int lost;
     double deadline_s; /* of each attempt; 0 = none */
     tb_err_t last_err;
+    tb_err_t lost_err;     /* "lost its worker N times (last: ...)" */
+    bool failed_by_losses; /* it failed the run by max_lost, not max_failures */
     int64_t worker; /* the lease holder while S_LEASED */
     double progress;
     void *result;
@@ -138,8 +141,8 @@ struct tb_dispatch_t {
 /* dispatch_records.c */
 tb_attempt_t *tb_dsp_attempt_new(s_job_t *job, const char *worker);
 tb_attempt_t *tb_dsp_attempt_find(s_job_t *job, uint32_t attempt);
-void tb_dsp_failed_on_add(s_job_t *job, const char *name);
-bool tb_dsp_failed_on(const s_job_t *job, const char *name);
+void tb_dsp_failed_on_add(tb_dispatch_t *self, s_job_t *job, const char *conn);
+bool tb_dsp_failed_on(const s_job_t *job, const char *conn);
 void tb_dsp_job_done(tb_dispatch_t *self, size_t index, void *data, size_t bytes,
                      const char *worker, double seconds, bool from_store);
 void tb_dsp_store(tb_dispatch_t *self, size_t index, const void *blob, size_t blob_bytes,

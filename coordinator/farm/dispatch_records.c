@@ -29,11 +29,26 @@ tb_attempt_t *tb_dsp_attempt_find(s_job_t *job, uint32_t attempt)
     return NULL;
 }
 
-void tb_dsp_failed_on_add(s_job_t *job, const char *conn)
+void tb_dsp_failed_on_add(tb_dispatch_t *self, s_job_t *job, const char *conn)
 {
     for (int i = 0; i < job->n_failed_on; i++)
         if (strcmp(job->failed_on[i], conn) == 0)
             return;
+    if (job->n_failed_on == S_MAX_FAILED_ON) {
+        /* Full: forget the connections that are gone (only live ones decide where the job may
+         * go and whether it fails the run), keeping the count of distinct ones. */
+        int keep = 0;
+        for (int i = 0; i < job->n_failed_on; i++) {
+            bool live = false;
+            for (size_t k = 0; k < self->n_workers && !live; k++)
+                live = self->workers[k].alive &&
+                       strcmp(self->workers[k].conn, job->failed_on[i]) == 0;
+            if (live)
+                memmove(job->failed_on[keep++], job->failed_on[i], S_NAME_MAX);
+        }
+        job->n_forgotten += job->n_failed_on - keep;
+        job->n_failed_on = keep;
+    }
     if (job->n_failed_on < S_MAX_FAILED_ON)
         snprintf(job->failed_on[job->n_failed_on++], S_NAME_MAX, "%s", conn);
 }

@@ -107,7 +107,7 @@ void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, b
     if (failure) {
         self->stats.failed++;
         job->failures++;
-        tb_dsp_failed_on_add(job, w->conn);
+        tb_dsp_failed_on_add(self, job, w->conn);
         if (job_err)
             job->last_err = *job_err;
         w->failures++;
@@ -115,15 +115,12 @@ void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, b
     if (lost) {
         self->stats.lost++;
         job->lost++;
-        if (job->lost >= self->opts.max_lost) {
-            job->state = S_FAILED;
-            tb_err_set(&job->last_err, TB_E_JOB, "lost its worker %d times (last: %s)", job->lost,
-                       outcome);
-            self->failed_job = (int64_t)index;
-        }
+        /* A connection that lost the job has tried it too, for the rule below. */
+        tb_dsp_failed_on_add(self, job, w->conn);
+        tb_err_set(&job->lost_err, TB_E_JOB, "lost its worker %d times (last: %s)", job->lost,
+                   outcome);
     }
-    if (failure)
-        tb_dsp_check_failed(self, index);
+    tb_dsp_check_failed(self, index);
     if (job->state == S_PENDING)
         tb_log_info("%s attempt %u on %s: %s; it will run again", job->label, w->attempt, w->name,
                     outcome);
@@ -134,7 +131,8 @@ void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, b
 void tb_dsp_check_failed(tb_dispatch_t *self, size_t index)
 {
     s_job_t *job = &self->jobs[index];
-    if (job->state != S_PENDING || job->failures < self->opts.max_failures)
+    bool by_failures = job->failures >= self->opts.max_failures;
+    if (job->state != S_PENDING || (!by_failures && job->lost < self->opts.max_lost))
         return;
     /* A job fails the run only when every live worker has failed it too: failures from
      * connections that came and went (a peer cycling its name) cannot fail a bake while a worker
@@ -143,6 +141,9 @@ void tb_dsp_check_failed(tb_dispatch_t *self, size_t index)
         if (self->workers[i].alive && !tb_dsp_failed_on(job, self->workers[i].conn))
             return;
     job->state = S_FAILED;
+    job->failed_by_losses = !by_failures;
+    if (!by_failures)
+        job->last_err = job->lost_err;
     self->failed_job = (int64_t)index;
 }
 
