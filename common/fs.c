@@ -82,6 +82,29 @@ const char *tb_fs_kind_name(unsigned mode)
     return "not a regular file";
 }
 
+int tb_fs_check_outputs(const char *dir, const char *const *names, size_t n_names,
+                        const char *const *inputs, size_t n_inputs, tb_err_t *err)
+{
+    for (size_t i = 0; i < n_inputs; i++) {
+        struct stat in;
+        if (!inputs[i] || !inputs[i][0] || stat(inputs[i], &in) != 0)
+            continue;
+        for (size_t k = 0; k < n_names; k++) {
+            char path[4200];
+            struct stat out;
+            if (snprintf(path, sizeof path, "%s/%s", dir, names[k]) >= (int)sizeof path ||
+                stat(path, &out) != 0)
+                continue;
+            if (out.st_dev == in.st_dev && out.st_ino == in.st_ino)
+                return tb_err_set(err, TB_E_INVALID,
+                                  "%s: an input the run would overwrite (it writes %s); choose "
+                                  "another output directory",
+                                  inputs[i], path);
+        }
+    }
+    return 0;
+}
+
 int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
                    tb_err_t *err)
 {

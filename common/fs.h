@@ -22,6 +22,12 @@ const char *tb_fs_kind_name(unsigned mode);
 /* Reads the whole file into a new buffer (with a trailing NUL not counted in *bytes_out); the caller
  * frees it. Refuses files larger than max_bytes, naming both sizes, and anything but a regular file
  * (TB_E_INVALID: a FIFO, a device, a directory) without blocking on it. */
+/* Refuses (TB_E_INVALID) when dir/NAME, for one of the n_names names, is the same file (device and
+ * inode) as one of the inputs: a run would overwrite its own input. Inputs that do not exist and
+ * NULL or empty paths are skipped. */
+int tb_fs_check_outputs(const char *dir, const char *const *names, size_t n_names,
+                        const char *const *inputs, size_t n_inputs, tb_err_t *err);
+
 int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
                    tb_err_t *err);
 

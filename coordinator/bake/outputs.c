@@ -16,10 +16,26 @@ static void s_record(tb_bake_ctx_t *ctx, const char *name, const void *bytes, si
     cJSON_AddStringToObject(ctx->hashes, name, hex);
 }
 
+const char *const tb_bake_output_names[] = {
+    "planet_height.png", "map_flow.png",    "map_basins.png", "preview.png", "map_class.png",
+    "map_regions.png",   "map_uplift.png",  "summary.txt",    "plan.json",   "meta.json",
+    "report.html",
+};
+const size_t tb_bake_n_output_names = sizeof tb_bake_output_names / sizeof *tb_bake_output_names;
+
+int tb_bake_check_inputs(const tb_bake_ctx_t *ctx, const char *const *names, size_t n_names,
+                         tb_err_t *err)
+{
+    const tb_manifest_t *m = &ctx->input.manifest;
+    const char *inputs[] = {ctx->opts->manifest_path, m->legend_path, m->painting_path};
+    return tb_fs_check_outputs(ctx->opts->out_dir, names, n_names, inputs, 3, err);
+}
+
 int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *img, tb_err_t *err)
 {
     char path[4200];
-    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0)
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0 ||
+        tb_bake_check_inputs(ctx, &name, 1, err) != 0)
         return -1;
     unsigned char *bytes;
     size_t n;
@@ -35,7 +51,8 @@ int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *im
 int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, tb_err_t *err)
 {
     char path[4200];
-    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0)
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0 ||
+        tb_bake_check_inputs(ctx, &name, 1, err) != 0)
         return -1;
     size_t n = strlen(text);
     if (tb_fs_write_atomic(path, text, n, err) != 0)

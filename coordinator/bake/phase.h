@@ -84,6 +84,13 @@ int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err);
 
 /* The output writers (coordinator/bake/outputs.c): each writes out_dir/NAME atomically and records
  * its XXH3 in ctx->hashes under NAME. */
+/* The names the bake writes into out_dir (a phase that writes another adds it here), and the check
+ * that none of them is one of the bake's inputs (manifest, legend, painting): the plan phase checks
+ * them all before anything is written, and the writers check each again (docs/bake.md). */
+extern const char *const tb_bake_output_names[];
+extern const size_t tb_bake_n_output_names;
+int tb_bake_check_inputs(const tb_bake_ctx_t *ctx, const char *const *names, size_t n_names,
+                         tb_err_t *err);
 int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *img, tb_err_t *err);
 int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, tb_err_t *err);
 /* Records the XXH3 of out_dir/NAME, a file another module wrote. */

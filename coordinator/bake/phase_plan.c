@@ -37,6 +37,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     for (int ri = 0; ri < n_regions; ri++)
         if (o->n_only == 0)
             ctx->selected[ri] = true;
+    if (tb_bake_check_inputs(ctx, tb_bake_output_names, tb_bake_n_output_names, err) != 0)
+        return -1;
     if (tb_fs_mkdir_p(o->out_dir, err) != 0 ||
         tb_fs_join(ctx->store_dir, sizeof ctx->store_dir, o->out_dir, ".cache", err) != 0)
         return -1;

@@ -241,6 +241,13 @@ int tb_cmd_plan(int argc, char **argv)
     double t0 = tb_now_s();
     if (tb_planet_input_load(v.n_positional ? v.positional[0] : NULL, &opt, &in, &err) != 0)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    const char *names[] = {"plan.json", "map_class.png", "map_regions.png"};
+    const char *inputs[] = {v.n_positional ? v.positional[0] : NULL, in.manifest.legend_path,
+                            in.manifest.painting_path};
+    if (tb_fs_check_outputs(out_dir, names, 3, inputs, 3, &err) != 0) {
+        tb_planet_input_free(&in);
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    }
     int cores = s_cores();
     double t1 = tb_now_s();
     tb_plan_t *p = tb_plan_new(&in.manifest, &in.painting, cores < 2 ? cores : 2, &err);
