@@ -159,6 +159,20 @@ int tb_png_read_mem(const void *data, size_t bytes, const char *name, tb_png_for
     return 0;
 }
 
+int tb_png_peek(const void *data_, size_t bytes, const char *name, uint32_t *w, uint32_t *h,
+                tb_err_t *err)
+{
+    const unsigned char *d = data_;
+    /* signature (8), IHDR length (4) and type (4), width and height (4 + 4, big-endian) */
+    if (bytes < 24 || png_sig_cmp((png_const_bytep)d, 0, 8) != 0 || memcmp(d + 12, "IHDR", 4) != 0)
+        return tb_err_set(err, TB_E_FORMAT, "%s: not a PNG file (bad signature or no IHDR)", name);
+    *w = (uint32_t)d[16] << 24 | (uint32_t)d[17] << 16 | (uint32_t)d[18] << 8 | d[19];
+    *h = (uint32_t)d[20] << 24 | (uint32_t)d[21] << 16 | (uint32_t)d[22] << 8 | d[23];
+    if (*w == 0 || *h == 0 || *w > 0x7fffffffu || *h > 0x7fffffffu)
+        return tb_err_set(err, TB_E_FORMAT, "%s: invalid PNG size %u x %u", name, *w, *h);
+    return 0;
+}
+
 int tb_png_read(const char *path, tb_png_format_t want, uint64_t max_pixels, tb_image_t *out,
                 tb_err_t *err)
 {

@@ -16,6 +16,11 @@
 #include "common/image.h"
 
 /* Reads `path` into *out as `want`. Images over max_pixels are refused before decoding. */
+/* The image size its header (IHDR) declares, read without decoding anything, so that a size can
+ * be checked against what the caller expects before a pixel is allocated. */
+int tb_png_peek(const void *data, size_t bytes, const char *name, uint32_t *w, uint32_t *h,
+                tb_err_t *err);
+
 int tb_png_read(const char *path, tb_png_format_t want, uint64_t max_pixels, tb_image_t *out,
                 tb_err_t *err);
 /* The same from memory; `name` is used in messages. */

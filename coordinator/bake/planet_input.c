@@ -1,9 +1,45 @@
 /* Loading the planet a command works on; see planet_input.h. */
 #include "coordinator/bake/planet_input.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/fs.h"
+#include "common/png_io.h"
+
 #include "jobs/plan/demo.h"
+
+/* Reads the painting, checking the size its header declares against the planet (its width divides
+ * the planet's) and the planet it makes against TB_INPUT_MAX_PIXELS before a pixel is decoded. */
+static int s_read_painting(const tb_manifest_t *m, tb_image_t *out, tb_err_t *err)
+{
+    char *data;
+    size_t bytes;
+    uint32_t w, h;
+    if (tb_fs_read_all(m->painting_path, (size_t)1 << 34, &data, &bytes, err) != 0)
+        return -1;
+    int rc = tb_png_peek(data, bytes, m->painting_path, &w, &h, err);
+    if (rc == 0 && ((int64_t)w > m->planet_w || m->planet_w % (int64_t)w != 0))
+        rc = tb_err_set(err, TB_E_INVALID,
+                        "%s: %u pixels wide, which does not divide the planet's %lld cells "
+                        "(circumference_km %g / cell_m %g); paint it %lld pixels wide, or a "
+                        "divisor of that",
+                        m->painting_path, w, (long long)m->planet_w, m->circumference_km,
+                        m->cell_m, (long long)m->planet_w);
+    if (rc == 0 && (uint64_t)h * (uint64_t)(m->planet_w / w) * (uint64_t)m->planet_w >
+                       TB_INPUT_MAX_PIXELS)
+        rc = tb_err_set(err, TB_E_INVALID,
+                        "%s: %u x %u pixels make a planet of %lld x %llu cells, more than the "
+                        "%llu allowed",
+                        m->painting_path, w, h, (long long)m->planet_w,
+                        (unsigned long long)h * (uint64_t)(m->planet_w / w),
+                        (unsigned long long)TB_INPUT_MAX_PIXELS);
+    if (rc == 0)
+        rc = tb_png_read_mem(data, bytes, m->painting_path, TB_PNG_RGB8, TB_INPUT_MAX_PIXELS, out,
+                             err);
+    free(data);
+    return rc;
+}
 
 int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *opt,
                          tb_planet_input_t *out, tb_err_t *err)
@@ -28,8 +64,7 @@ int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *op
             return -1;
         if (opt->has_seed)
             m->seed = opt->seed;
-        if (tb_png_read(m->painting_path, TB_PNG_RGB8, TB_INPUT_MAX_PIXELS, &out->painting, err) !=
-            0)
+        if (s_read_painting(m, &out->painting, err) != 0)
             return tb_err_prefix(err, "%s: template.painting", manifest_path);
     }
     out->planet_w = m->planet_w;
