@@ -124,6 +124,32 @@ static void s_class_table(tb_plan_t *p)
     }
 }
 
+/* A planet needs both: its regions are landmasses with an ocean margin, and the solve's base level
+ * is the sea (docs/manifest.md, "legend"). Refused at plan time, before anything runs. */
+static int s_check_land_and_sea(const tb_manifest_t *m, const char *name, const uint8_t *classes,
+                                int64_t cells, tb_err_t *err)
+{
+    int64_t land = 0, ocean = 0;
+    for (int64_t i = 0; i < cells; i++) {
+        int c = classes[i];
+        if (c < m->legend.n_classes && m->legend.classes[c].kind == TB_CLASS_OCEAN)
+            ocean++;
+        else
+            land++;
+    }
+    if (ocean == 0)
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s: no ocean: every pixel is painted with a land class; a planet needs "
+                          "sea round its land (paint some with an ocean class of the legend)",
+                          name);
+    if (land == 0)
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s: no land: every pixel is painted with an ocean class; there is "
+                          "nothing to solve (paint some with a land class of the legend)",
+                          name);
+    return 0;
+}
+
 tb_plan_t *tb_plan_new(const tb_manifest_t *manifest, const tb_image_t *painting, int threads,
                        tb_err_t *err)
 {
@@ -164,6 +190,8 @@ tb_plan_t *tb_plan_new(const tb_manifest_t *manifest, const tb_image_t *painting
         goto fail;
     s_seam(p);
     uint8_t *classes = tb_grid_u8(p->classes);
+    if (s_check_land_and_sea(manifest, name, classes, s->planet_w * s->planet_h, err) != 0)
+        goto fail;
     if (tb_landmasses_find(classes, s->planet_w, s->planet_h, &manifest->legend, manifest->cell_m,
                            manifest->regions.min_landmass_km2, &p->landmasses, err) != 0)
         goto fail;
