@@ -9,7 +9,8 @@ set +e
 "$TERRAIN" farm-check --jobs 1 --work 10 --bind 'tcp://0.0.0.0:*' --out "$T/open" >"$T/open.out" 2>"$T/open.err"
 rc=$?
 set -e
-[ $rc = 1 ] || fail "a non-loopback bind without keys: exit $rc, expected 1"
+[ $rc = 2 ] || fail "a non-loopback bind without keys: exit $rc, expected 2 (bad usage)"
+[ ! -e "$T/open/.cache" ] || fail "a refused bind left an empty result store"
 grep -q 'reachable from other hosts: give CURVE keys' "$T/open.err" || fail "the refusal does not say why"
 
 # --insecure is accepted (and warned about); a worker on loopback finishes the run.
@@ -46,6 +47,8 @@ sleep 1
   --threads 1 "${FAST[@]}" 2>"$T/trusted.err" || fail "the trusted worker did not exit 0"
 wait $coord || fail "CURVE run failed"
 grep -q '(CURVE)' "$T/curve.err" || fail "the coordinator did not say it uses CURVE"
+grep -qE 'refused a connection on tcp://127\.0\.0\.1:[0-9]+: its key is not among --curve-clients' "$T/curve.err" ||
+  fail "the coordinator did not log the stranger's CURVE refusal"
 [ "$(json_get "$T/curve/farm-check.json" '[w["name"] for w in d["workers"]]')" = "['trusted']" ] ||
   fail "workers seen: $(json_get "$T/curve/farm-check.json" '[w["name"] for w in d["workers"]]')"
 set +e

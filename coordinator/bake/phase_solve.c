@@ -186,8 +186,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     o->out_dir);
     int drc = tb_dispatch_run(ctx->dispatch, err);
     tb_dispatch_stats(ctx->dispatch, &out->dispatch);
-    if (drc != 0)
+    if (drc != 0) {
+        /* refused before any job went out: a bad --bind or bad keys, exit 2 */
+        out->bad_input = err->code == TB_E_INVALID && out->dispatch.attempts == 0;
         goto done;
+    }
     if (c.failed) {
         *err = c.err;
         goto done;

@@ -177,7 +177,7 @@ int tb_cmd_farm_check(int argc, char **argv)
         if (!specs)
             tb_err_set(&err, TB_E_NOMEM, "out of memory");
         free(specs);
-        return tb_verb_error(&v, TB_EXIT_FAILED, &err);
+        return tb_verb_error(&v, tb_verb_status_of(&err), &err);
     }
     for (int64_t i = 0; i < n_jobs; i++) {
         bool fails = false;
@@ -205,7 +205,11 @@ int tb_cmd_farm_check(int argc, char **argv)
     }
     status = TB_EXIT_OK;
     if (tb_dispatch_run(d, &err) != 0) {
-        status = tb_verb_error(&v, TB_EXIT_FAILED, &err);
+        tb_dispatch_stats_t st;
+        tb_dispatch_stats(d, &st);
+        /* refused before any job went out (a bad --bind, bad keys): bad usage */
+        bool refused = err.code == TB_E_INVALID && st.attempts == 0;
+        status = tb_verb_error(&v, refused ? TB_EXIT_USAGE : TB_EXIT_FAILED, &err);
     } else {
         bool all_ok;
         if (s_write_outputs(d, out_dir, specs, n_jobs, &all_ok, &err) != 0) {

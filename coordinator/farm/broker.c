@@ -14,6 +14,9 @@ struct tb_broker_t {
     zcert_t *cert;
     char endpoint[1024];
     bool has_endpoint;
+    void *monitor; /* PAIR receiving the ROUTER's handshake failures (CURVE refusals) */
+    double window_start_s;
+    long in_window, suppressed;
 };
 
 bool tb_endpoint_is_local(const char *ep)
@@ -71,7 +74,7 @@ static int s_setup_curve(tb_broker_t *self, const tb_broker_opts_t *o, tb_err_t 
 tb_broker_t *tb_broker_new(const tb_broker_opts_t *o, tb_err_t *err)
 {
     if (o->bind && !tb_endpoint_is_local(o->bind) && !o->curve_cert && !o->insecure) {
-        tb_err_set(err, TB_E_REFUSED,
+        tb_err_set(err, TB_E_INVALID,
                    "--bind %s is reachable from other hosts: give CURVE keys (--curve-cert, see "
                    "`terrain farm-keys`) or say --insecure explicitly",
                    o->bind);
@@ -102,9 +105,33 @@ tb_broker_t *tb_broker_new(const tb_broker_opts_t *o, tb_err_t *err)
             tb_log_warn("--insecure: %s takes jobs and results from anyone who can reach it, "
                         "unencrypted",
                         o->bind);
-        if (zsock_bind(self->sock, "%s", o->bind) < 0) {
+        /* libzmq binds interfaces and addresses, not host names: localhost is 127.0.0.1, and
+         * [::1] needs IPv6 on the socket. */
+        char bind[1024];
+        snprintf(bind, sizeof bind, "%s", o->bind);
+        if (strncmp(o->bind, "tcp://localhost:", 16) == 0)
+            snprintf(bind, sizeof bind, "tcp://127.0.0.1:%s", o->bind + 16);
+        if (strncmp(o->bind, "tcp://[", 7) == 0 || strncmp(o->bind, "tcp://::", 8) == 0)
+            zsock_set_ipv6(self->sock, 1);
+        if (zsock_bind(self->sock, "%s", bind) < 0) {
             tb_err_set(err, TB_E_INVALID, "cannot bind %s: %s", o->bind, zmq_strerror(zmq_errno()));
             goto failed;
+        }
+        /* A worker refused by CURVE (zauth) is logged here: libzmq reports the failed handshake
+         * to a socket monitor, not to the ROUTER (docs/distribution.md, "Security"). */
+        if (o->curve_cert) {
+            char mon[64];
+            snprintf(mon, sizeof mon, "inproc://tb-broker-monitor-%p", (void *)self);
+            if (zmq_socket_monitor(zsock_resolve(self->sock), mon,
+                                   ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                       ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                       ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) == 0) {
+                self->monitor = zmq_socket(zsys_init(), ZMQ_PAIR);
+                if (self->monitor && zmq_connect(self->monitor, mon) != 0) {
+                    zmq_close(self->monitor);
+                    self->monitor = NULL;
+                }
+            }
         }
         char *last = zsock_last_endpoint(self->sock);
         snprintf(self->endpoint, sizeof self->endpoint, "%s", last ? last : o->bind);
@@ -122,6 +149,13 @@ void tb_broker_destroy(tb_broker_t **self_p, int linger_ms)
     if (!self_p || !*self_p)
         return;
     tb_broker_t *self = *self_p;
+    if (self->monitor) {
+        zmq_socket_monitor(zsock_resolve(self->sock), NULL, 0);
+        int zero = 0;
+        zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
+        zmq_close(self->monitor);
+        self->monitor = NULL;
+    }
     if (self->sock) {
         zsock_set_linger(self->sock, linger_ms);
         zsock_destroy(&self->sock);
@@ -130,6 +164,47 @@ void tb_broker_destroy(tb_broker_t **self_p, int linger_ms)
     zcert_destroy(&self->cert);
     free(self);
     *self_p = NULL;
+}
+
+void tb_broker_poll_events(tb_broker_t *self)
+{
+    for (int k = 0; self->monitor && k < 100; k++) {
+        zmq_msg_t ev, addr;
+        zmq_msg_init(&ev);
+        if (zmq_msg_recv(&ev, self->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&ev);
+            return;
+        }
+        uint16_t event = 0;
+        uint32_t value = 0;
+        if (zmq_msg_size(&ev) >= 6) {
+            memcpy(&event, zmq_msg_data(&ev), 2);
+            memcpy(&value, (char *)zmq_msg_data(&ev) + 2, 4);
+        }
+        zmq_msg_close(&ev);
+        zmq_msg_init(&addr);
+        zmq_msg_recv(&addr, self->monitor, 0);
+        zmq_msg_close(&addr);
+        const char *why = event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+                              ? "its key is not among --curve-clients (or it sent none)"
+                          : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                              ? "a broken CURVE handshake (a wrong --server-key?)"
+                              : "no CURVE handshake (a worker without --server-key?)";
+        /* at most 5 a 10-second window, then one line with the count */
+        double now = zclock_mono() / 1000.0;
+        if (now - self->window_start_s >= 10) {
+            if (self->suppressed)
+                tb_log_warn("%ld more connections refused by CURVE", self->suppressed);
+            self->window_start_s = now;
+            self->in_window = 0;
+            self->suppressed = 0;
+        }
+        if (self->in_window++ < 5)
+            tb_log_warn("refused a connection on %s: %s (handshake error %u)", self->endpoint,
+                        why, (unsigned)value);
+        else
+            self->suppressed++;
+    }
 }
 
 void *tb_broker_socket(tb_broker_t *self)

@@ -43,6 +43,9 @@ const char *tb_broker_endpoint(const tb_broker_t *self);
 
 /* Whether the broker uses CURVE on its farm endpoint, and the coordinator's public key (Z85). */
 bool tb_broker_secure(const tb_broker_t *self);
+
+/* Logs (rate-limited) the connections CURVE refused since the last call; call once a loop turn. */
+void tb_broker_poll_events(tb_broker_t *self);
 const char *tb_broker_public_key(const tb_broker_t *self);
 
 /* True for ipc:// and inproc:// endpoints and tcp:// on a loopback address (127.x.x.x, ::1,

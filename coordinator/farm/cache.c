@@ -66,8 +66,8 @@ tb_cache_t *tb_cache_open(const char *dir, tb_err_t *err)
         tb_err_set(err, TB_E_INVALID, "%s: result store path too long", dir);
         return NULL;
     }
-    if (tb_fs_mkdir_p(dir, err) != 0)
-        return NULL;
+    /* The directory is made with the first result stored: a run refused before it computes
+     * anything (a bind or key refusal) leaves no empty store behind. */
     tb_cache_t *self = tb_calloc(1, sizeof *self, "the result store", err);
     if (!self)
         return NULL;
@@ -135,7 +135,7 @@ int tb_cache_put_blob(tb_cache_t *self, const tb_cache_key_t *key, const void *b
     char path[4200];
     tb_cache_path(self, key, path, sizeof path);
     tb_fs_tmp_t tmp;
-    if (tb_fs_tmp_open(&tmp, path, err) != 0)
+    if (tb_fs_mkdir_p(self->dir, err) != 0 || tb_fs_tmp_open(&tmp, path, err) != 0)
         return -1;
     if (fwrite(S_MAGIC, 1, 4, tmp.fp) != 4 || fwrite(key->bytes, 1, 16, tmp.fp) != 16 ||
         (blob_bytes && fwrite(blob, 1, blob_bytes, tmp.fp) != blob_bytes)) {

@@ -274,6 +274,7 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
         if (item.revents & ZMQ_POLLIN)
             tb_dsp_receive(self);
         s_check_local(self);
+        tb_broker_poll_events(self->broker);
         s_expire(self, tb_now_s() - turn_s);
         s_heartbeat(self);
         if (self->failed_job < 0 && !self->has_fatal)

@@ -136,12 +136,21 @@ static int s_load_raw(const char *path, int64_t w, int64_t hgt, float **heights,
         return -1;
     }
     const unsigned char *b = (const unsigned char *)data;
+    size_t finite = 0;
     for (size_t i = 0; i < (size_t)cells; i++) {
         uint32_t u = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 |
                      (uint32_t)b[4 * i + 2] << 16 | (uint32_t)b[4 * i + 3] << 24;
         memcpy(&h[i], &u, sizeof u);
+        finite += isfinite(h[i]);
     }
     free(data);
+    if (finite == 0) {
+        free(h);
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s: no finite height in its %llu cells (all NaN or infinite); nothing "
+                          "to analyse",
+                          path, (unsigned long long)cells);
+    }
     *heights = h;
     return 0;
 }
