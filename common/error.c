@@ -5,15 +5,61 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A message a little too long for its buffer is first made shorter where it does not matter: the
+ * longest word (a path, as a rule) loses its middle, so the reason at the end still prints. */
+#define S_WIDE (4 * TB_ERR_MSG_MAX + 8192)
+
+void tb_text_fit(char *dst, size_t n, const char *src)
+{
+    if (n == 0)
+        return;
+    static _Thread_local char esc[4 * S_WIDE];
+    /* control characters as \xNN */
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)src; *p && k + 5 < sizeof esc; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            k += (size_t)snprintf(esc + k, sizeof esc - k, "\\x%02x", *p);
+        else
+            esc[k++] = (char)*p;
+    }
+    esc[k] = '\0';
+    while (k + 1 > n) {
+        /* the longest run without a space */
+        size_t best = 0, best_len = 0, i = 0;
+        while (i < k) {
+            size_t j = i;
+            while (j < k && esc[j] != ' ')
+                j++;
+            if (j - i > best_len) {
+                best = i;
+                best_len = j - i;
+            }
+            i = j + 1;
+        }
+        size_t excess = k + 1 - n, keep = 24;
+        if (best_len < 2 * keep + 3 + 1)
+            break; /* nothing long enough to shorten: plain truncation below */
+        size_t cut = excess + 3 < best_len - 2 * keep ? excess + 3 : best_len - 2 * keep;
+        size_t head = (best_len - cut) / 2;
+        char *from = esc + best + head;
+        memcpy(from, "...", 3);
+        memmove(from + 3, from + cut, k - (size_t)(from - esc) - cut + 1);
+        k -= cut - 3;
+    }
+    snprintf(dst, n, "%s", esc);
+}
+
 int tb_err_set(tb_err_t *err, tb_errcode_t code, const char *fmt, ...)
 {
     if (!err)
         return -1;
     err->code = code;
+    static _Thread_local char wide[S_WIDE];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    vsnprintf(wide, sizeof wide, fmt, ap);
     va_end(ap);
+    tb_text_fit(err->msg, sizeof err->msg, wide);
     return -1;
 }
 
@@ -26,9 +72,13 @@ int tb_err_prefix(tb_err_t *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
-    char joined[TB_ERR_MSG_MAX];
+    size_t plen = strlen(prefix);
+    /* one prefix per message: "region 2: region 2: ..." says it twice */
+    if (strncmp(err->msg, prefix, plen) == 0 && err->msg[plen] == ':')
+        return -1;
+    static _Thread_local char joined[2 * TB_ERR_MSG_MAX + 8];
     snprintf(joined, sizeof joined, "%s: %s", prefix, err->msg);
-    memcpy(err->msg, joined, sizeof joined);
+    tb_text_fit(err->msg, sizeof err->msg, joined);
     return -1;
 }
 

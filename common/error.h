@@ -33,6 +33,11 @@ typedef struct {
     char msg[TB_ERR_MSG_MAX];
 } tb_err_t;
 
+/* Copies src into dst[0..n) for a message: control characters as \xNN, and when it is too long,
+ * the longest word (a path) shortened in the middle ("/very/lo...name.png") so the end (the reason)
+ * still fits. tb_err_set and tb_err_prefix pass every message through it. */
+void tb_text_fit(char *dst, size_t n, const char *src);
+
 /* Sets *err (when not NULL) to code and the formatted message; returns -1 so a failure path can
  * read `return tb_err_set(err, TB_E_IO, "%s: cannot open: %s", path, strerror(errno));`. */
 int tb_err_set(tb_err_t *err, tb_errcode_t code, const char *fmt, ...)

@@ -1,6 +1,7 @@
 /* Logging and the progress bar; see log.h. One mutex serialises every write to stderr so a log line
  * and a bar redraw never interleave. */
 #include "common/log.h"
+#include "common/error.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -53,11 +54,13 @@ void tb_log(tb_log_level_t level, const char *fmt, ...)
     static const char *names[] = {"error", "warning", "info", "debug"};
     if (level > s_level)
         return;
-    char line[4096];
+    char raw[16384], line[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* control characters escaped, long words shortened in the middle (common/error.h) */
+    tb_text_fit(line, sizeof line, raw);
     pthread_mutex_lock(&s_lock);
     s_clear_bar_locked();
     if (level == TB_LOG_INFO)

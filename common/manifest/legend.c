@@ -79,6 +79,12 @@ static int s_parse_class(const cJSON *cls, int index, const char *name, tb_class
     if (!cJSON_IsString(nm) || !nm->valuestring[0] || strlen(nm->valuestring) >= TB_NAME_MAX)
         return tb_manifest_bad(err, name, where, "a \"name\" string of 1..63 characters",
                                nm ? nm : cls);
+    for (const unsigned char *q = (const unsigned char *)nm->valuestring; *q; q++)
+        if (*q < 0x20 || *q == 0x7f)
+            return tb_manifest_bad(err, name, where,
+                                   "a \"name\" without control characters (it is printed in "
+                                   "maps, logs and plan.json)",
+                                   nm);
     snprintf(c->name, sizeof c->name, "%s", nm->valuestring);
     snprintf(where, sizeof where, "classes[%d] (%s)", index, c->name);
     const cJSON *col = cJSON_GetObjectItemCaseSensitive(cls, "colour");
