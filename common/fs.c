@@ -171,7 +171,7 @@ int tb_fs_mkdir_p(const char *path, tb_err_t *err)
         return tb_err_set(err, TB_E_IO, "%s: cannot create directory: %s", buf, strerror(errno));
     struct stat st;
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-        return tb_err_set(err, TB_E_IO, "%s: exists and is not a directory", buf);
+        return tb_err_set(err, TB_E_INVALID, "%s: exists and is not a directory", buf);
     return 0;
 }
 

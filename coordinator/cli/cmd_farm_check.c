@@ -166,7 +166,7 @@ int tb_cmd_farm_check(int argc, char **argv)
     char store[4200];
     if (tb_fs_mkdir_p(out_dir, &err) != 0 ||
         tb_fs_join(store, sizeof store, out_dir, ".cache", &err) != 0)
-        return tb_verb_error(&v, TB_EXIT_FAILED, &err);
+        return tb_verb_error(&v, tb_verb_status_of(&err), &err);
     dopts.store_dir = store;
     dopts.label = "jobs";
     dopts.on_listening = s_on_listening;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/args.h"
@@ -244,7 +245,11 @@ int tb_cmd_plan(int argc, char **argv)
     const char *names[] = {"plan.json", "map_class.png", "map_regions.png"};
     const char *inputs[] = {v.n_positional ? v.positional[0] : NULL, in.manifest.legend_path,
                             in.manifest.painting_path};
-    if (tb_fs_check_outputs(out_dir, names, 3, inputs, 3, &err) != 0) {
+    struct stat out_st;
+    if (stat(out_dir, &out_st) == 0 && !S_ISDIR(out_st.st_mode))
+        tb_err_set(&err, TB_E_INVALID, "--out %s: exists and is not a directory", out_dir);
+    if ((stat(out_dir, &out_st) == 0 && !S_ISDIR(out_st.st_mode)) ||
+        tb_fs_check_outputs(out_dir, names, 3, inputs, 3, &err) != 0) {
         tb_planet_input_free(&in);
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
