@@ -227,8 +227,9 @@ int tb_cmd_farm_check(int argc, char **argv)
             status = all_ok ? TB_EXIT_OK : TB_EXIT_FAILED;
         }
     }
-    /* Even a failed run leaves its record, so the attempts that failed can be read. */
-    if (status != 0) {
+    /* Even a failed run leaves its record, so the attempts that failed can be read; a run refused
+     * before anything ran (exit 2) writes nothing. */
+    if (status == TB_EXIT_FAILED) {
         cJSON *record = tb_dispatch_record_json(d);
         char *text = cJSON_Print(record);
         char path[4200];
