@@ -93,7 +93,6 @@ static void s_ready(tb_msg_t *m, const char *name, const char *build_id)
     m->memory_bytes = 1 << 30;
 }
 
-
 /* ---- attacks ---- */
 
 typedef struct {
@@ -249,13 +248,12 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
                 continue;
             }
             size_t blob_bytes;
-            void *blob = s_pick_stored(from, &rs.spec.box, strcmp(attack, "replay") == 0,
-                                       &blob_bytes);
+            void *blob =
+                s_pick_stored(from, &rs.spec.box, strcmp(attack, "replay") == 0, &blob_bytes);
             tb_region_spec_free(&rs);
             free(spec);
             if (!blob) {
-                printf("no stored result to replay for job %llu\n",
-                       (unsigned long long)job.job_id);
+                printf("no stored result to replay for job %llu\n", (unsigned long long)job.job_id);
                 continue;
             }
             s_send_result(&p, &job, blob, blob_bytes);
