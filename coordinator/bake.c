@@ -20,6 +20,7 @@
 #include "coordinator/bake_maps.h"
 #include "coordinator/map_uplift.h"
 #include "coordinator/plan_maps.h"
+#include "coordinator/report/report.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
 #include "jobs/uplift/uplift.h"
@@ -38,7 +39,13 @@ typedef struct {
     const int *job_region; /* job index -> region index */
     bool failed;
     tb_err_t err;
+    tb_report_live_t *live; /* report.html while the bake runs (docs/report.md) */
 } s_composite_t;
+
+static void s_on_tick(void *user, const tb_dispatch_t *d)
+{
+    tb_report_live_tick(((s_composite_t *)user)->live, d);
+}
 
 static void s_on_result(void *user, size_t index, const void *data, size_t bytes)
 {
@@ -296,6 +303,8 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
         cJSON_AddItemToObject(meta, "dispatch", tb_dispatch_record_json(d));
         cJSON *stats = tb_stats_report_json(c->stats, &out->extent, partial);
         cJSON_AddItemToObject(meta, "statistics", stats ? stats : cJSON_CreateNull());
+        cJSON_AddItemToObject(meta, "histograms", tb_report_histograms_json(c->stats));
+        cJSON_AddItemToObject(meta, "inputs", tb_report_inputs_json(m, plan));
         cJSON_AddItemToObject(meta, "outputs", hashes);
         hashes = NULL;
         text = cJSON_Print(meta);
@@ -390,6 +399,7 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     tb_dispatch_opts_t dopts = o->dispatch;
     dopts.store_dir = store;
     dopts.on_result = s_on_result;
+    dopts.on_tick = s_on_tick;
     dopts.user = &c;
     if (!dopts.label)
         dopts.label = "regions";
@@ -439,6 +449,8 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     /* an --only that names every region is a whole bake */
     out->partial = n_jobs < n_regions;
     out->bad_input = false;
+    c.live = tb_report_live_new(o->out_dir, plan, steps, n_jobs);
+    tb_report_live_phase(c.live, "solve", d);
     if (!o->quiet)
         tb_log_info("baking %d of %d regions, %d steps, into %s", n_jobs, n_regions, steps,
                     o->out_dir);
@@ -450,6 +462,7 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
         *err = c.err;
         goto done;
     }
+    tb_report_live_phase(c.live, "write outputs", d);
     /* the planet: ocean at its painted depth, land as solved (sea level where not solved) */
     planet = tb_malloc(cells * sizeof(float), "planet heightmap", err);
     if (!planet)
@@ -481,6 +494,8 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     }
     rc = 0;
 done:
+    tb_report_live_finish(c.live, d, out->meta_path[0] != '\0', rc == 0 ? NULL : err);
+    tb_report_live_destroy(&c.live);
     out->stats = c.stats;
     c.stats = NULL;
     free(planet);

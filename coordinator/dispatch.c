@@ -270,6 +270,7 @@ static tb_attempt_t *s_attempt_new(s_job_t *job, const char *worker)
     a->attempt = ++job->last_attempt;
     snprintf(a->worker, sizeof a->worker, "%s", worker);
     snprintf(a->outcome, sizeof a->outcome, "running");
+    a->started_s = tb_now_s();
     return a;
 }
 
@@ -424,6 +425,12 @@ static void s_progress(tb_dispatch_t *self)
     tb_progress_update(self->bar, self->done_weight + partial, extra);
 }
 
+static void s_tick(const tb_dispatch_t *self)
+{
+    if (self->opts.on_tick)
+        self->opts.on_tick(self->opts.user, self);
+}
+
 /* ---- in-process ---- */
 
 typedef struct {
@@ -436,6 +443,7 @@ static bool s_inproc_progress(void *user, double fraction, const char *note)
     (void)note;
     s_inproc_t *ip = user;
     ip->job->progress = fraction;
+    s_tick(ip->self);
     return ip->self->opts.interrupted && *ip->self->opts.interrupted;
 }
 
@@ -474,6 +482,7 @@ static int s_run_in_process(tb_dispatch_t *self, tb_err_t *err)
         }
         if (r != 0) {
             job->state = S_FAILED;
+            job->last_err = e;
             self->stats.failed++;
             if (e.code == TB_E_INTERRUPTED && self->opts.interrupted && *self->opts.interrupted) {
                 rc = tb_err_set(err, TB_E_INTERRUPTED, "interrupted");
@@ -486,6 +495,7 @@ static int s_run_in_process(tb_dispatch_t *self, tb_err_t *err)
         s_store(self, i, NULL, 0, out.data, out.bytes);
         s_job_done(self, i, out.data, out.bytes, "in-process", dt, false);
         s_progress(self);
+        s_tick(self);
     }
     tb_pool_destroy(&pool);
     return rc;
@@ -1232,6 +1242,7 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
             s_dispatch_pending(self);
         s_check_no_workers(self);
         s_progress(self);
+        s_tick(self);
         if (self->failed_job >= 0) {
             s_job_t *job = &self->jobs[self->failed_job];
             *err = job->last_err;
@@ -1320,7 +1331,8 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
     cJSON *root = cJSON_CreateObject();
     const tb_dispatch_stats_t *s = &self->stats;
     cJSON_AddStringToObject(root, "mode", s->mode);
-    cJSON_AddNumberToObject(root, "seconds", s->seconds);
+    bool live = self->started_s > 0 && s->seconds == 0;
+    cJSON_AddNumberToObject(root, "seconds", live ? tb_now_s() - self->started_s : s->seconds);
     cJSON *st = cJSON_AddObjectToObject(root, "stats");
     cJSON_AddNumberToObject(st, "jobs", (double)s->jobs);
     cJSON_AddNumberToObject(st, "from_store", (double)s->from_store);
@@ -1345,6 +1357,11 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
         cJSON_AddNumberToObject(o, "busy_seconds", w->busy_s);
         cJSON_AddBoolToObject(o, "local", w->local);
         cJSON_AddBoolToObject(o, "blocklisted", s_blocklisted(self, w->name));
+        cJSON_AddBoolToObject(o, "alive", w->alive);
+        if (w->alive && w->job >= 0) {
+            cJSON_AddStringToObject(o, "job", self->jobs[w->job].label);
+            cJSON_AddNumberToObject(o, "attempt", w->attempt);
+        }
         cJSON_AddItemToArray(workers, o);
     }
     cJSON *jobs = cJSON_AddArrayToObject(root, "jobs");
@@ -1359,6 +1376,14 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
         cJSON_AddStringToObject(o, "kind", r.kind);
         cJSON_AddStringToObject(o, "key", r.key_hex);
         cJSON_AddBoolToObject(o, "done", r.done);
+        const s_job_t *job = &self->jobs[i];
+        static const char *states[] = {"queued", "running", "done", "failed"};
+        cJSON_AddStringToObject(o, "state", states[job->state]);
+        cJSON_AddNumberToObject(o, "weight", job->weight);
+        cJSON_AddNumberToObject(o, "cells", job->cells);
+        cJSON_AddNumberToObject(o, "progress", job->progress);
+        if (job->state == S_FAILED || (job->state != S_DONE && job->last_err.code != TB_OK))
+            cJSON_AddStringToObject(o, "error", job->last_err.msg);
         cJSON_AddBoolToObject(o, "from_store", r.from_store);
         cJSON_AddStringToObject(o, "worker", r.worker);
         cJSON_AddNumberToObject(o, "seconds", r.seconds);
@@ -1370,7 +1395,10 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
             cJSON_AddNumberToObject(a, "attempt", r.attempts[k].attempt);
             cJSON_AddStringToObject(a, "worker", r.attempts[k].worker);
             cJSON_AddStringToObject(a, "outcome", r.attempts[k].outcome);
-            cJSON_AddNumberToObject(a, "seconds", r.attempts[k].seconds);
+            bool running = strcmp(r.attempts[k].outcome, "running") == 0;
+            cJSON_AddNumberToObject(a, "seconds", running ? tb_now_s() - r.attempts[k].started_s
+                                                          : r.attempts[k].seconds);
+            cJSON_AddNumberToObject(a, "start_s", r.attempts[k].started_s - self->started_s);
             cJSON_AddItemToArray(attempts, a);
         }
         cJSON_AddItemToArray(jobs, o);
