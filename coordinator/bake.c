@@ -20,6 +20,7 @@
 #include "coordinator/bake_maps.h"
 #include "coordinator/map_uplift.h"
 #include "coordinator/plan_maps.h"
+#include "coordinator/report/maps.h"
 #include "coordinator/report/report.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
@@ -171,7 +172,7 @@ static int s_check_interrupted(const tb_bake_opts_t *o, tb_err_t *err)
 static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_composite_t *c,
                            const float *planet, tb_dispatch_t *d, tb_bake_outcome_t *out,
                            const bool *selected, const char *partial, double started_s, int steps,
-                           tb_err_t *err)
+                           const tb_uplift_probes_t *probes, tb_err_t *err)
 {
     const tb_manifest_t *m = tb_plan_manifest(plan);
     const char *dir = o->out_dir;
@@ -232,7 +233,10 @@ static int s_write_outputs(const tb_bake_opts_t *o, const tb_plan_t *plan, s_com
         }
         tb_uplift_traces_destroy(&traces, n_traces);
     }
-    if (s_check_interrupted(o, err) != 0)
+    if (s_check_interrupted(o, err) != 0 ||
+        tb_report_maps_write(dir, plan, probes, selected, c->height, planet, c->uplift, c->solved,
+                             c->w, c->h, S_MAP_MAX_WIDTH, hashes, err) != 0 ||
+        s_check_interrupted(o, err) != 0)
         goto done;
     text = tb_plan_to_json(plan);
     if (!text || s_write_text(dir, "plan.json", text, hashes, err) != 0)
@@ -480,7 +484,7 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     if (out->partial)
         s_partial_note(selected, n_jobs, n_regions, partial, sizeof partial);
     if (s_write_outputs(o, plan, &c, planet, d, out, selected, out->partial ? partial : NULL,
-                        started, steps, err) != 0)
+                        started, steps, &probes, err) != 0)
         goto done;
     out->seconds = tb_now_s() - started;
     if (out->clip_fraction > TB_BAKE_MAX_CLIP_FRACTION) {
