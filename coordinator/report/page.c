@@ -191,10 +191,12 @@ static void s_banner(s_ctx_t *c)
     const tb_report_page_t *pg = c->pg;
     const char *cls = pg->state;
     bool clip_fail = c->finished && s_verdict_failed(c);
-    tb_html_printf(
-        h, "<header class=\"banner st-%s\" id=\"banner\"><h1>%s%s</h1>\n<span class=\"sub\">",
-        clip_fail ? "failed" : cls, clip_fail ? "FAILED" : s_state_word(pg->state),
-        c->partial ? " <span class=\"badge\">PARTIAL</span>" : "");
+    tb_html_printf(h,
+                   "<header class=\"banner st-%s\" id=\"banner\"><h1><span "
+                   "id=\"state-word\">%s</span>%s</h1>\n"
+                   "<span class=\"sub\">",
+                   clip_fail ? "failed" : cls, clip_fail ? "FAILED" : s_state_word(pg->state),
+                   c->partial ? " <span class=\"badge\">PARTIAL</span>" : "");
     tb_html_text(
         h, tb_json_str(c->doc, "manifest.source", tb_json_str(c->doc, "plan.manifest.source", "")));
     tb_html_printf(h, " &middot; ");
@@ -244,7 +246,7 @@ static void s_card_finish(s_ctx_t *c)
         tb_html_printf(h, "<div class=\"big bad\">Outputs written, but the bake failed (clipping)"
                           "</div>");
     else if (strcmp(state, "running") == 0)
-        tb_html_printf(h, "<div class=\"big\">Not yet: running, phase %s</div>",
+        tb_html_printf(h, "<div class=\"big\" id=\"finish-big\">Not yet: running, phase %s</div>",
                        c->pg->phase ? c->pg->phase : "?");
     else
         tb_html_printf(h, "<div class=\"big bad\">No: %s</div>", state);
@@ -387,6 +389,8 @@ static void s_card_workers(s_ctx_t *c)
                        100 * (s_ns_per(&w[slow]) / s_ns_per(&w[fast]) - 1), w[fast].name);
     else if (slow >= 0)
         tb_html_printf(h, "<div class=\"big\">one worker ran every job</div>");
+    else
+        tb_html_printf(h, "<div class=\"big\">no job has finished yet</div>");
     tb_html_printf(h, "<p class=\"muted\">per box cell and step of its successful jobs, so big and "
                       "small jobs compare</p>");
     tb_html_printf(h, "<table><tr><th class=\"l\">worker</th><th>ok</th><th>failed</th><th>lost"
@@ -398,11 +402,14 @@ static void s_card_workers(s_ctx_t *c)
         tb_html_printf(h, "<tr%s><td class=\"l\">",
                        i == slow && slow != fast ? " class=\"slowest\"" : "");
         tb_html_text(h, w[i].name);
+        char ns[32] = "-";
+        if (isfinite(v))
+            snprintf(ns, sizeof ns, "%.0f", v);
         tb_html_printf(h,
                        "%s</td><td>%d</td><td class=\"%s\">%d</td><td>%d</td><td>%s</td>"
-                       "<td>%s%.0f</td></tr>",
+                       "<td>%s</td></tr>",
                        w[i].running ? " (running)" : "", w[i].ok, w[i].failed ? "bad" : "",
-                       w[i].failed, w[i].lost, busy, isfinite(v) ? "" : "-", isfinite(v) ? v : 0);
+                       w[i].failed, w[i].lost, busy, ns);
     }
     tb_html_printf(h, "</table></div>\n");
 }
@@ -929,7 +936,7 @@ static void s_bars(s_ctx_t *c, const char *chart, const char *source, const char
                    "<text x=\"%d\" y=\"%.0f\" text-anchor=\"end\">0</text>\n",
                    L - 3, T + 8, ymax, L - 3, T + ph);
     for (int k = 0; k <= 4; k++)
-        tb_html_printf(h, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
+        tb_html_printf(h, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">%.3g</text>\n",
                        L + pw * k / 4, H - 12, width * n * k / 4);
     tb_html_printf(h, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"end\">", L + pw, H - 1);
     tb_html_text(h, unit);
@@ -1307,6 +1314,23 @@ char *tb_report_page(const cJSON *doc, const tb_report_page_t *pg, size_t *len)
                            "</p>\n",
                            when, dur, pg->phase ? pg->phase : "?");
         }
+        static const char *phases[] = {"starting", "solve", "write outputs"};
+        tb_html_printf(&h, "<p id=\"phases\">");
+        bool past = true;
+        for (int i = 0; i < 3; i++) {
+            bool now = pg->phase && strcmp(pg->phase, phases[i]) == 0;
+            if (now)
+                past = false;
+            tb_html_printf(&h, "%s<span class=\"%s\">%s%s</span>", i ? " &rarr; " : "",
+                           now    ? "big"
+                           : past ? "ok"
+                                  : "muted",
+                           phases[i],
+                           now ? (strcmp(pg->state, "running") == 0 ? " (now)" : " (stopped here)")
+                           : past ? " &#10003;"
+                                  : "");
+        }
+        tb_html_printf(&h, " &rarr; <span class=\"muted\">the finished page</span></p>\n");
         s_failures(&c);
         s_workers_table(&c);
         tb_html_printf(&h, "</section>\n");
