@@ -21,6 +21,7 @@
 #include "coordinator/commands.h"
 #include "coordinator/dispatch_cli.h"
 #include "coordinator/gate.h"
+#include "coordinator/report/report.h"
 #include "coordinator/signals.h"
 
 #define S_MAX_SEEDS 64
@@ -539,6 +540,10 @@ int tb_cmd_gate(int argc, char **argv)
         status = 1;
         goto done;
     }
+    /* each seed's report.html gains this run's gate table (docs/report.md) */
+    for (int s = 0; s < n_seeds; s++)
+        if (seeds[s].baked && tb_report_write(seeds[s].dir, &err) != 0)
+            tb_log_warn("%s", err.msg);
     if (tb_fs_join(path, sizeof path, out_dir, "gate.txt", &err) == 0) {
         tb_fs_tmp_t tmp;
         if (tb_fs_tmp_open(&tmp, path, &err) == 0) {
