@@ -391,8 +391,9 @@ static void s_card_workers(s_ctx_t *c)
         tb_html_printf(h, "<div class=\"big\">one worker ran every job</div>");
     else
         tb_html_printf(h, "<div class=\"big\">no job has finished yet</div>");
-    tb_html_printf(h, "<p class=\"muted\">per box cell and step of its successful jobs, so big and "
-                      "small jobs compare</p>");
+    tb_html_printf(h, "<p class=\"muted\">nanoseconds per box cell and step of its successful "
+                      "jobs, so big and small jobs compare; a small job carries a fixed start-up "
+                      "cost, so a worker that ran only small ones reads slower</p>");
     tb_html_printf(h, "<table><tr><th class=\"l\">worker</th><th>ok</th><th>failed</th><th>lost"
                       "</th><th>busy</th><th>ns / cell-step</th></tr>");
     for (int i = 0; i < n; i++) {
@@ -481,8 +482,8 @@ static void s_jobs_table(s_ctx_t *c)
         cJSON_ArrayForEach(a, attempts)
         {
             const char *oc = tb_json_str(a, "outcome", "");
-            tb_html_printf(h, "%s#%.0f %s: <span class=\"%s\">", k++ ? "<br>" : "",
-                           tb_json_num(a, "attempt"), "",
+            tb_html_printf(h, "%s#%.0f: <span class=\"%s\">", k++ ? "<br>" : "",
+                           tb_json_num(a, "attempt"),
                            strcmp(oc, "ok") == 0        ? "ok"
                            : strcmp(oc, "running") == 0 ? ""
                                                         : "bad");
