@@ -340,6 +340,16 @@ static void s_card_terrain(s_ctx_t *c)
         s_gate_rows(c, &gates, stats, false, &t);
         tb_html_printf(h, "<div class=\"big %s\">%d of %d built-in gates pass</div>",
                        t.pass == t.n ? "ok" : "bad", t.pass, t.n);
+        for (int i = 0; i < gates.n; i++) {
+            tb_gate_check_t chk;
+            tb_gate_check(&gates.gate[i], tb_gate_metric_value(stats, gates.gate[i].metric), NAN,
+                          &chk);
+            if (chk.status != TB_GATE_PASS) {
+                tb_html_printf(h, "<div class=\"bad\">");
+                tb_html_text(h, chk.message);
+                tb_html_printf(h, "</div>");
+            }
+        }
         tb_html_printf(h,
                        "<p class=\"muted\">the bounds of <code>terrain gate</code> "
                        "(docs/gate.md), measured on the 25 km demo at 50 to 400 steps; the "
