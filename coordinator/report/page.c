@@ -1325,21 +1325,17 @@ char *tb_report_page(const cJSON *doc, const tb_report_page_t *pg, size_t *len)
                            "</p>\n",
                            when, dur, pg->phase ? pg->phase : "?");
         }
-        static const char *phases[] = {"starting", "solve", "write outputs"};
+        /* the phases so far, comma-separated, the last one the current */
         tb_html_printf(&h, "<p id=\"phases\">");
-        bool past = true;
-        for (int i = 0; i < 3; i++) {
-            bool now = pg->phase && strcmp(pg->phase, phases[i]) == 0;
-            if (now)
-                past = false;
-            tb_html_printf(&h, "%s<span class=\"%s\">%s%s</span>", i ? " &rarr; " : "",
-                           now    ? "big"
-                           : past ? "ok"
-                                  : "muted",
-                           phases[i],
-                           now ? (strcmp(pg->state, "running") == 0 ? " (now)" : " (stopped here)")
-                           : past ? " &#10003;"
-                                  : "");
+        const char *t = pg->trail && pg->trail[0] ? pg->trail : (pg->phase ? pg->phase : "");
+        while (*t) {
+            size_t n = strcspn(t, ",");
+            bool last = t[n] == '\0';
+            tb_html_printf(&h, "<span class=\"%s\">%.*s%s</span>%s", last ? "big" : "ok", (int)n, t,
+                           last ? (strcmp(pg->state, "running") == 0 ? " (now)" : " (stopped here)")
+                                : " &#10003;",
+                           last ? "" : " &rarr; ");
+            t += n + !last;
         }
         tb_html_printf(&h, " &rarr; <span class=\"muted\">the finished page</span></p>\n");
         s_failures(&c);

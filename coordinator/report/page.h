@@ -9,7 +9,8 @@
 
 typedef struct {
     const char *state;       /* "finished", "running", "failed", "interrupted" */
-    const char *phase;       /* running: "starting", "solve", "write outputs" */
+    const char *phase;       /* running: the bake's phase ("solve", ...) */
+    const char *trail;       /* running: the phases so far, comma-separated, the current last */
     const char *error;       /* failed, interrupted: the bake's error; NULL otherwise */
     const char *eta;         /* running: the ETA sentence; NULL when there is none */
     double written_unix;     /* when the page is written, seconds since 1970 */

@@ -120,6 +120,7 @@ struct tb_report_live_t {
     char out_dir[4200];
     cJSON *doc; /* tool, plan, bake; "dispatch" replaced by each snapshot */
     char phase[64];
+    char trail[512]; /* the phases so far, comma-separated */
     double started_unix, started_mono, last_write_mono;
     bool warned;
 };
@@ -168,13 +169,14 @@ static void s_write_live(tb_report_live_t *self, const char *state, const char *
                      100 * frac, isfinite(elapsed) ? elapsed : 0,
                      tb_json_num(self->doc, "plan.estimate.one_core_floor_s"));
         }
-    } else if (strcmp(state, "running") == 0 && strcmp(self->phase, "write outputs") == 0) {
+    } else if (strcmp(state, "running") == 0 && jobs) {
         snprintf(eta, sizeof eta,
                  "The solve is done; compositing and writing the outputs (seconds "
                  "on the demo planet).");
     }
     tb_report_page_t pg = {.state = state,
                            .phase = self->phase,
+                           .trail = self->trail,
                            .error = error,
                            .eta = eta[0] ? eta : NULL,
                            .written_unix = s_unix_now(),
@@ -206,6 +208,7 @@ tb_report_live_t *tb_report_live_new(const char *out_dir, const tb_plan_t *plan,
         return NULL;
     snprintf(self->out_dir, sizeof self->out_dir, "%s", out_dir);
     snprintf(self->phase, sizeof self->phase, "starting");
+    snprintf(self->trail, sizeof self->trail, "starting");
     self->started_unix = s_unix_now();
     self->started_mono = tb_now_s();
     self->doc = cJSON_CreateObject();
@@ -236,6 +239,12 @@ void tb_report_live_phase(tb_report_live_t *self, const char *phase, const tb_di
 {
     if (!self)
         return;
+    if (strcmp(self->trail, "starting") == 0)
+        self->trail[0] = '\0';
+    if (strcmp(self->phase, phase) != 0 || !self->trail[0]) {
+        size_t k = strlen(self->trail);
+        snprintf(self->trail + k, sizeof self->trail - k, "%s%s", k ? "," : "", phase);
+    }
     snprintf(self->phase, sizeof self->phase, "%s", phase);
     s_snapshot(self, d);
     s_write_live(self, "running", NULL);
