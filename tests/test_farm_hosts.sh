@@ -72,12 +72,14 @@ keyless=$started
 start_worker h3 w3 "${trusted[@]}"
 w3=$started
 wait_for "$T/coord.err" 'dispatch: job [0-9]+ \(region 2\) attempt 1 to w3$' 20
-start_worker h2 w2 "${trusted[@]}"
-w2=$started
-wait_for "$T/coord.err" 'attempt 1 to w2$' 20
+# Then h1 (the next largest region, which must outlast w2's start) and h2, whose region has just
+# started when both blows fall.
 start_worker h1 w1 "${trusted[@]}" --backoff-ms 200 --backoff-max-ms 1000
 w1=$started
-wait_for "$T/w1.err" 'job [0-9]+ attempt 1 \(region, [0-9]+-byte spec\) started' 20
+wait_for "$T/coord.err" 'attempt 1 to w1$' 20
+start_worker h2 w2 "${trusted[@]}"
+w2=$started
+wait_for "$T/w2.err" 'job [0-9]+ attempt 1 \(region, [0-9]+-byte spec\) started' 20
 lost1=$(dispatched w1)
 lost2=$(dispatched w2)
 
