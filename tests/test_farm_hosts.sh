@@ -139,7 +139,7 @@ for who in stranger keyless; do
   ! grep -q "$who" "$T/coord.err" || fail "the coordinator heard from $who: $(grep "$who" "$T/coord.err")"
   grep -q 'giving up' "$T/$who.err" || fail "$who did not log that it got no answer"
 done
-[ $rc_stranger = 4 ] && [ $rc_keyless = 4 ] ||
+{ [ $rc_stranger = 4 ] && [ $rc_keyless = 4 ]; } ||
   fail "the refused workers exited $rc_stranger/$rc_keyless, expected 4 (no coordinator would talk to them)"
 assert_clean "across hosts"
 echo "ok: h1 partitioned while on $lost1, w2 killed on $lost2; h1 came back as 10.213.0.21 and ran $ok1;" \

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154
 # Private networks for the multi-host tests (tests/test_farm_hosts.sh). Sourced first, so the test can
 # call netns_reexec before tests/support/farm_test.sh makes its scratch directory:
 #
