@@ -37,6 +37,9 @@ end=$(slurm_wait_job "$id" 150)
   fail "job $id ended $end, expected COMPLETED 0:0"
 }
 
+steps=$(sort -u "$SLURM_DIR/steps" | tr '\n' ',')
+grep -q "$id.0 terrain," <<<"$steps" && grep -q "$id.1 bash," <<<"$steps" ||
+  fail "job steps seen: $steps; expected $id.0 terrain (the coordinator) and $id.1 bash (the workers)"
 cmp -s "$T/ref/planet_height.png" "$T/farm/planet_height.png" ||
   fail "planet_height.png of the Slurm bake differs from the in-process bake"
 grep -q "listening for workers on tcp://0.0.0.0:$port (CURVE)" "$T/job.out" ||

@@ -177,10 +177,11 @@ EOF
 }
 
 # slurm_wait_job ID SECONDS: waits for job ID to end; prints its final state and exit code
-# ("COMPLETED 0:0").
+# ("COMPLETED 0:0"). The job steps seen while it ran, as "ID.STEP NAME", are in $SLURM_DIR/steps.
 slurm_wait_job() {
   local id=$1 secs=$2 i info state
   for ((i = 0; i < secs * 4; i++)); do
+    squeue -h -s -j "$id" -o '%i %j' >>"$SLURM_DIR/steps" 2>/dev/null || true
     info=$(scontrol -o show job "$id" 2>/dev/null || true)
     state=$(grep -oE 'JobState=[A-Z_]+' <<<"$info" | cut -d= -f2)
     case $state in
