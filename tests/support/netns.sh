@@ -19,7 +19,7 @@
 # Namespace names carry the test's pid, so two runs never share one; netns_cleanup (called by the
 # EXIT trap netns_trap installs, before farm_test.sh's own cleanup) kills every process still inside
 # them and deletes them.
-NETNS_PREFIX=tb$$
+NETNS_PREFIX=tbhosts$$
 NETNS_SW=$NETNS_PREFIX-sw
 NETNS_MADE=()
 NETNS_SKIP=77
@@ -61,7 +61,17 @@ netns_require() {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
       apt-get install -y -qq --no-install-recommends iproute2 >/dev/null
   fi
-  local probe=$NETNS_PREFIX-probe out
+  local probe=$NETNS_PREFIX-probe out ns owner p
+  # Namespaces of a run killed with SIGKILL (a ctest timeout), whose trap never ran: their owner's
+  # pid is in their name and gone.
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^tbhosts[0-9]+-[a-z0-9]+$' || true); do
+    owner=${ns#tbhosts}
+    owner=${owner%%-*}
+    ! kill -0 "$owner" 2>/dev/null || continue
+    for p in $(ip netns pids "$ns" 2>/dev/null || true); do kill -9 "$p" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+    echo "netns: removed $ns, left by a killed run" >&2
+  done
   if ! out=$(s_ip netns add "$probe" 2>&1); then
     s_netns_skip "ip netns add failed: $out"
   fi

@@ -64,8 +64,22 @@ s_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'
 }
 
+# s_kill_cluster DIR: kills whatever still runs of the cluster in DIR (daemons and tasks name DIR in
+# their command line; job steps carry its slurm.conf in their environment).
+s_kill_cluster() {
+  local dir=$1 p
+  for p in $(pgrep -x slurmstepd 2>/dev/null || true); do
+    if tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qxF "SLURM_CONF=$dir/slurm.conf"; then
+      kill -9 "$p" 2>/dev/null || true
+    fi
+  done
+  for p in $(pgrep -f -- "$dir" 2>/dev/null || true); do
+    kill -9 "$p" 2>/dev/null || true
+  done
+}
+
 slurm_cleanup() {
-  local p i
+  local p i k
   [ -n "$SLURM_DIR" ] || return 0
   if [ -n "${SLURM_CONF:-}" ] && [ ${#SLURM_PIDS[@]} -gt 0 ]; then
     timeout 10 scancel --quiet --full "--user=$(id -un)" 2>/dev/null || true
@@ -74,18 +88,15 @@ slurm_cleanup() {
   for ((i = ${#SLURM_PIDS[@]} - 1; i >= 0; i--)); do
     p=${SLURM_PIDS[i]}
     kill "$p" 2>/dev/null || continue
-    wait_gone "$p" 3 || kill -9 "$p" 2>/dev/null || true
-  done
-  # Job steps outlive a killed slurmd: ours carry this cluster's SLURM_CONF in their environment.
-  for p in $(pgrep -x slurmstepd 2>/dev/null || true); do
-    if tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf"; then
-      kill -9 "$p" 2>/dev/null || true
-    fi
-  done
-  # Tasks of those steps: found by the directory in their command line.
-  for p in $(pgrep -f -- "$SLURM_DIR" 2>/dev/null || true); do
+    for ((k = 0; k < 60; k++)); do # they are this shell's children: exited = a zombie
+      case $(ps -o stat= -p "$p" 2>/dev/null) in Z* | "") break ;; esac
+      sleep 0.05
+    done
     kill -9 "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
   done
+  # Job steps outlive a killed slurmd, and so may their tasks.
+  s_kill_cluster "$SLURM_DIR"
   rm -rf "$SLURM_DIR"
   SLURM_DIR=
 }
@@ -107,10 +118,20 @@ s_slurm_fail_start() {
 }
 
 slurm_start() {
-  local node line i state
+  local node line i state d owner
+  # Clusters of a run killed with SIGKILL (a ctest timeout), whose trap never ran.
+  for d in /tmp/tbslurm-*; do
+    [ -f "$d/owner" ] || continue
+    owner=$(cat "$d/owner")
+    ! kill -0 "$owner" 2>/dev/null || continue
+    s_kill_cluster "$d"
+    rm -rf "$d"
+    echo "slurm: removed $d, left by a killed run" >&2
+  done
   # munged wants every directory above its socket searchable by all, so not under the 0700 $T.
   SLURM_DIR=$(mktemp -d "/tmp/tbslurm-XXXXXX")
   chmod 755 "$SLURM_DIR"
+  echo $$ >"$SLURM_DIR/owner"
   mkdir -p "$SLURM_DIR"/{munge,state,spool,log}
   mkdir -m 700 "$SLURM_DIR/munge-key"
   dd if=/dev/urandom of="$SLURM_DIR/munge-key/munge.key" bs=1024 count=1 status=none
