@@ -1,6 +1,6 @@
 /* `terrain analyze HEIGHTMAP --cell-m X [--sea-level Y] [--raw-float32 WxH] [--elevation-m LO,HI]
  * [--mfd-exponent E] [--fit-min-area-m2 A] [--out DIR] [--no-meta]`: the verdict block of any
- * heightmap (coordinator/analyze.h). Exit status 0, or 2 for bad usage or input. */
+ * heightmap (coordinator/gate/analyze.h). Exit status 0, or 2 for bad usage or input. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* `terrain gate [MANIFEST] [--seeds 7,9342,67914] [--steps N] [--gates FILE] [--baseline DIR]
  * [--out DIR] [--junit FILE] [--circumference-km K] [--test-no-incision] + the dispatch options`:
  * bakes the planet on each seed (tb_bake_run, each into OUT/seed-N so the result store makes a
- * rerun fast), checks the statistics against the gates (coordinator/gate.h), prints a table seed by
+ * rerun fast), checks the statistics against the gates (coordinator/gate/gate.h), prints a table seed by
  * gate, writes OUT/gate.json, OUT/gate.txt and JUnit XML, and with --baseline reports each
  * statistic's change against an earlier gate run's bake of the same seed. Exit status 0 when every
  * gate passed, 1 when one failed or a bake failed, 2 for bad usage or input, 128 + signal when
