@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/grid.h"
-#include "coordinator/planet_input.h"
+#include "coordinator/bake/planet_input.h"
 #include "coordinator/report/html.h"
 #include "coordinator/report/maps.h"
 #include "coordinator/report/page.h"

@@ -9,7 +9,7 @@
 #include "common/fs.h"
 #include "common/grid.h"
 #include "common/hash.h"
-#include "coordinator/font.h"
+#include "coordinator/maps/font.h"
 #include "jobs/stats/relief.h"
 #include "jobs/stats/stats.h"
 

@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "common/fs.h"
-#include "coordinator/gate.h"
+#include "coordinator/gate/gate.h"
 #include "coordinator/report/html.h"
 
 #define S_NUM tb_html_meta_num

@@ -20,7 +20,7 @@
 
 #include "common/error.h"
 #include "common/manifest.h"
-#include "coordinator/dispatch.h"
+#include "coordinator/farm/dispatch.h"
 #include "jobs/plan/plan.h"
 #include "jobs/stats/stats.h"
 
