@@ -13,7 +13,7 @@ TERRAIN="$build/terrain"
 WORKER="$build/terrain-worker"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-verbs=(version schema plan init bake solve-region gate analyze farm-check farm-keys)
+verbs=(version schema plan init bake solve-region gate analyze farm-check farm-keys report)
 for v in "${verbs[@]}"; do
   rc=0
   "$TERRAIN" "$v" --help >"$T/out" 2>"$T/err" || rc=$?
@@ -55,6 +55,10 @@ bad=(
   "farm-keys|--out"
   "schema --bogus|--bogus"
   "version extra|extra"
+  "report|output directory"
+  "report --bogus x|--bogus"
+  "report a b|\"b\""
+  "report nobake|nobake/meta.json: not found"
 )
 for case in "${bad[@]}"; do
   args=${case%%|*}
