@@ -70,6 +70,8 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
         for (int ri = 0; ri < tb_plan_region_count(ctx->plan); ri++)
             n += ctx->selected && ctx->selected[ri];
         ctx->live = tb_report_live_new(ctx->opts->out_dir, ctx->plan, ctx->steps, n);
+        for (int k = 0; k + 1 < ctx->n_records; k++) /* the phases before it, done */
+            tb_report_live_phase(ctx->live, ctx->records[k].name, NULL);
     }
     tb_report_live_phase(ctx->live, ph->name, ctx->dispatch);
     /* the plan phase makes the planet; every later phase finds its arrays ready */

@@ -523,7 +523,7 @@ static void s_workers_table(s_ctx_t *c)
         return;
     tb_html_printf(h, "<h3>Workers</h3><table id=\"workers\"><tr><th class=\"l\">worker</th>"
                       "<th class=\"l\">state</th><th>threads</th><th>memory GiB</th><th>jobs done"
-                      "</th><th>failures</th><th>busy s</th></tr>\n");
+                      "</th><th>failures</th><th>busy s (ended attempts)</th></tr>\n");
     int i = 0;
     const cJSON *w;
     cJSON_ArrayForEach(w, workers)
