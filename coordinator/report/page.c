@@ -83,6 +83,7 @@ static double s_job_weight(const cJSON *doc, const cJSON *job)
 typedef struct {
     char name[128];
     double ok_s, ok_weight, busy_s;
+    double run_s, run_weight; /* running attempts: seconds so far, work done by their progress */
     int ok, failed, lost, running;
 } s_worker_sum_t;
 
@@ -131,6 +132,11 @@ static int s_worker_sums(const cJSON *doc, s_worker_sum_t *out, int max)
                 out[k].ok_weight += isfinite(weight) ? weight : 0;
             } else if (strcmp(oc, "running") == 0) {
                 out[k].running++;
+                double prog = tb_json_num(job, "progress");
+                if (isfinite(s) && isfinite(weight) && prog >= 0.02) {
+                    out[k].run_s += s;
+                    out[k].run_weight += prog * weight;
+                }
             } else if (strncmp(oc, "lost", 4) == 0) {
                 out[k].lost++;
             } else {
@@ -141,9 +147,25 @@ static int s_worker_sums(const cJSON *doc, s_worker_sum_t *out, int max)
     return n;
 }
 
+/* Nanoseconds per box cell-step of the worker's successful attempts; while it has none, of its
+ * running ones by their progress (*estimated set). */
+static double s_ns_per_est(const s_worker_sum_t *w, bool *estimated)
+{
+    if (estimated)
+        *estimated = false;
+    if (w->ok_weight > 0 && w->ok_s > 0)
+        return w->ok_s * 1e9 / w->ok_weight;
+    if (w->run_weight > 0 && w->run_s > 0) {
+        if (estimated)
+            *estimated = true;
+        return w->run_s * 1e9 / w->run_weight;
+    }
+    return NAN;
+}
+
 static double s_ns_per(const s_worker_sum_t *w)
 {
-    return w->ok_weight > 0 && w->ok_s > 0 ? w->ok_s * 1e9 / w->ok_weight : NAN;
+    return s_ns_per_est(w, NULL);
 }
 
 /* ---- head and banner ---- */
@@ -394,28 +416,43 @@ static void s_card_workers(s_ctx_t *c)
         if (fast < 0 || v < s_ns_per(&w[fast]))
             fast = i;
     }
+    bool any_est = false;
+    for (int i = 0; i < n; i++) {
+        bool est;
+        s_ns_per_est(&w[i], &est);
+        any_est |= est;
+    }
     if (slow >= 0 && fast >= 0 && slow != fast)
-        tb_html_printf(h, "<div class=\"big\">%s: %.0f%% slower than %s</div>", w[slow].name,
-                       100 * (s_ns_per(&w[slow]) / s_ns_per(&w[fast]) - 1), w[fast].name);
+        tb_html_printf(h, "<div class=\"big\">%s: %.0f%% slower than %s%s</div>", w[slow].name,
+                       100 * (s_ns_per(&w[slow]) / s_ns_per(&w[fast]) - 1), w[fast].name,
+                       any_est ? " so far" : "");
+    else if (slow >= 0 && n == 1)
+        tb_html_printf(h, "<div class=\"big\">one worker ran every job%s</div>",
+                       any_est ? " so far" : "");
     else if (slow >= 0)
-        tb_html_printf(h, "<div class=\"big\">one worker ran every job</div>");
+        tb_html_printf(h, "<div class=\"big\">only %s can be judged yet</div>", w[slow].name);
     else
         tb_html_printf(h, "<div class=\"big\">no job has finished yet</div>");
-    tb_html_printf(h, "<p class=\"muted\">nanoseconds per box cell and step of its successful "
-                      "jobs, so big and small jobs compare; a small job carries a fixed start-up "
-                      "cost, so a worker that ran only small ones reads slower</p>");
+    tb_html_printf(h,
+                   "<p class=\"muted\">nanoseconds per box cell and step of its successful "
+                   "jobs, so big and small jobs compare; a small job carries a fixed start-up "
+                   "cost, so a worker that ran only small ones reads slower%s</p>",
+                   any_est ? "; ~ marks a worker with no finished job, judged by the progress of "
+                             "its running one"
+                           : "");
     tb_html_printf(h, "<table><tr><th class=\"l\">worker</th><th>ok</th><th>failed</th><th>lost"
                       "</th><th>busy</th><th>ns / cell-step</th></tr>");
     for (int i = 0; i < n; i++) {
         char busy[32];
         s_duration(w[i].busy_s, busy, sizeof busy);
-        double v = s_ns_per(&w[i]);
+        bool est;
+        double v = s_ns_per_est(&w[i], &est);
         tb_html_printf(h, "<tr%s><td class=\"l\">",
                        i == slow && slow != fast ? " class=\"slowest\"" : "");
         tb_html_text(h, w[i].name);
         char ns[32] = "-";
         if (isfinite(v))
-            snprintf(ns, sizeof ns, "%.0f", v);
+            snprintf(ns, sizeof ns, "%s%.0f", est ? "~" : "", v);
         tb_html_printf(h,
                        "%s</td><td>%d</td><td class=\"%s\">%d</td><td>%d</td><td>%s</td>"
                        "<td>%s</td></tr>",
