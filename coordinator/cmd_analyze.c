@@ -1,5 +1,6 @@
 /* `terrain analyze HEIGHTMAP --cell-m X [--sea-level Y] [--raw-float32 WxH] [--elevation-m LO,HI]
- * [--mfd-exponent E] [--fit-min-area-m2 A] [--out DIR] [--no-meta]`: the verdict block of any
+ * [--mfd-exponent E] [--fit-min-area-m2 A] [--channel-min-area-m2 A] [--border open|sea]
+ * [--out DIR] [--no-meta]`: the verdict block of any
  * heightmap (coordinator/analyze.h). Exit status 0, or 2 for bad usage or input. */
 #include <errno.h>
 #include <math.h>
@@ -48,7 +49,7 @@ static int s_range(const char *text, double *lo, double *hi)
 int tb_cmd_analyze(int argc, char **argv)
 {
     tb_analyze_opts_t o = {0};
-    const char *raw = NULL, *range = NULL;
+    const char *raw = NULL, *range = NULL, *border = NULL;
     bool help = false, cell_given = false;
     tb_opt_t opts[] = {
         {"cell-m", TB_OPT_DOUBLE, &o.cell_m, &cell_given, "X",
@@ -63,6 +64,11 @@ int tb_cmd_analyze(int argc, char **argv)
          "flow routing: MFD exponent, 0 for D8 (default: meta.json's, else 1)"},
         {"fit-min-area-m2", TB_OPT_DOUBLE, &o.fit_min_area_m2, &o.has_fit_min_area, "A",
          "the slope-area fit starts at this drainage area (default 1e4; 1e6 for a coarse DEM)"},
+        {"channel-min-area-m2", TB_OPT_DOUBLE, &o.channel_min_area_m2, &o.has_channel_min_area,
+         "A", "the channel-cell slope-area fit starts at this drainage area (default 1e5)"},
+        {"border", TB_OPT_STRING, &border, NULL, "open|sea",
+         "the map's edge: open (default; flow leaves at the edge's own height) or sea (held at "
+         "0 m, a cliff: a bake's own region)"},
         {"out", TB_OPT_STRING, &o.out_dir, NULL, "DIR", "write summary.txt and analyze.json here"},
         {"no-meta", TB_OPT_FLAG, &o.ignore_meta, NULL, NULL, "ignore a meta.json beside the map"},
         {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
@@ -108,6 +114,17 @@ int tb_cmd_analyze(int argc, char **argv)
     if (o.has_mfd_exponent && !(o.mfd_exponent >= 0 && o.mfd_exponent <= 100)) {
         fprintf(stderr, "terrain analyze: --mfd-exponent %g: expected 0 (D8) .. 100\n",
                 o.mfd_exponent);
+        return 2;
+    }
+    if (border && strcmp(border, "open") != 0 && strcmp(border, "sea") != 0) {
+        fprintf(stderr, "terrain analyze: --border \"%s\": expected open or sea\n", border);
+        return 2;
+    }
+    o.border_sea = border && strcmp(border, "sea") == 0;
+    if (o.has_channel_min_area &&
+        !(o.channel_min_area_m2 > 0 && isfinite(o.channel_min_area_m2))) {
+        fprintf(stderr, "terrain analyze: --channel-min-area-m2 %g: expected a positive area\n",
+                o.channel_min_area_m2);
         return 2;
     }
     if (o.has_fit_min_area && !(o.fit_min_area_m2 > 0 && isfinite(o.fit_min_area_m2))) {

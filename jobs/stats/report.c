@@ -324,6 +324,13 @@ cJSON *tb_stats_report_json(const tb_stats_t *self, const tb_stats_extent_t *ext
         cJSON *co = cJSON_CreateObject();
         cJSON_AddStringToObject(co, "name", tb_stats_class_name(self, c));
         s_summary_json(co, cb);
+        /* the share of the class's land in each whole degree of slope, 0-1 .. 89-90: the shape
+         * near the repose angle (a spike or a shoulder, docs/solve.md) is read off this */
+        const tb_hist_t *sh = tb_stats_class_slope_hist(self, c);
+        cJSON *deg = cJSON_AddArrayToObject(co, "slope_share_by_deg");
+        for (int d = 0; deg && d < 90; d++)
+            cJSON_AddItemToArray(deg, cJSON_CreateNumber(tb_hist_fraction_below(sh, d + 1) -
+                                                         tb_hist_fraction_below(sh, d)));
         cJSON_AddItemToArray(painted, co);
     }
     free(cb);
