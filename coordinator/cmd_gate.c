@@ -503,8 +503,7 @@ int tb_cmd_gate(int argc, char **argv)
         s_seed_t *sd = &seeds[s];
         for (int i = 0; i < gates.n; i++) {
             tb_gate_check_t *c = &sd->check[i];
-            int metric = gates.gate[i].metric;
-            double base = sd->base_stats ? tb_gate_metric_value(sd->base_stats, metric) : NAN;
+            double base = sd->base_stats ? tb_gate_value(sd->base_stats, &gates.gate[i]) : NAN;
             run.checks++;
             if (!sd->baked) {
                 memset(c, 0, sizeof *c);
@@ -516,7 +515,7 @@ int tb_cmd_gate(int argc, char **argv)
                 run.failed++;
                 continue;
             }
-            tb_gate_check(&gates.gate[i], tb_gate_metric_value(sd->stats, metric), base, c);
+            tb_gate_check(&gates.gate[i], tb_gate_value(sd->stats, &gates.gate[i]), base, c);
             run.failed += c->status != TB_GATE_PASS;
         }
     }
