@@ -397,7 +397,7 @@ int tb_demo_manifest(uint64_t seed, double circumference_km, tb_manifest_t *m, t
     s_class(&l->classes[S_HIGHLAND], "highland", 0xc8b273, TB_CLASS_LAND);
     s_land(&l->classes[S_HIGHLAND], 0.15, 0.08, 0.5, 1.0);
     s_class(&l->classes[S_RANGE], "range", 0xa0522d, TB_CLASS_LAND);
-    s_land(&l->classes[S_RANGE], 0.8, 0.25, 0.6, 1.0);
+    s_land(&l->classes[S_RANGE], 0.8, 0.25, 0.7, 1.0);
     s_class(&l->classes[S_SHELF], "shelf", 0x7fb2d9, TB_CLASS_OCEAN);
     l->classes[S_SHELF].depth_m = 60;
     s_class(&l->classes[S_DEEP], "deep", 0x1f4e79, TB_CLASS_OCEAN);

@@ -104,14 +104,19 @@ static void s_class_line(s_text_t *t, const tb_stats_params_t *p, const tb_stats
            sum->relief_window_m, 100 * b->near_repose_share);
 }
 
-/* One painted class: the uplift line's numbers plus the share under 15 degrees. */
+/* One painted class: the uplift line's numbers plus the share under 15 degrees, and the class's
+ * own slope-area fit when it has one (over the same area bins as the "slope-area" line). */
 static void s_painted_line(s_text_t *t, const char *name, const tb_stats_bucket_summary_t *b,
                            double window_m)
 {
+    char fit[96] = "";
+    if (b->fit.bins >= 2 && b->fit.exponent == b->fit.exponent)
+        snprintf(fit, sizeof fit, " slope-area %.3f R2 %.3f over %d bins", b->fit.exponent,
+                 b->fit.r2, (int)b->fit.bins);
     s_line(t, "%s %.0f%% of land slope %.1f deg median, %.1f P90, %.0f%% under 15 relief %.0f m/%.0f m "
-              "at talus %.0f%%",
+              "at talus %.0f%%%s",
            name, 100 * b->land_share, b->slope_median_deg, b->slope_p90_deg,
-           100 * b->slope_under15, b->relief_median_m, window_m, 100 * b->near_repose_share);
+           100 * b->slope_under15, b->relief_median_m, window_m, 100 * b->near_repose_share, fit);
 }
 
 static void s_fit_line(s_text_t *t, const char *what, const tb_stats_fit_t *f)
