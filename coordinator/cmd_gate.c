@@ -91,7 +91,7 @@ static const char *s_status_name(tb_gate_status_t s)
 static void s_table(FILE *out, const s_run_t *r)
 {
     const tb_gates_t *g = r->gates;
-    fprintf(out, "%-28s %-16s", "gate", "bound");
+    fprintf(out, "%-34s %-16s", "gate", "bound");
     for (int s = 0; s < r->n_seeds; s++) {
         char h[32];
         snprintf(h, sizeof h, "seed %lld", (long long)r->seed[s].seed);
@@ -101,7 +101,7 @@ static void s_table(FILE *out, const s_run_t *r)
     for (int i = 0; i < g->n; i++) {
         char bound[80];
         tb_gate_bound_text(&g->gate[i], bound, sizeof bound);
-        fprintf(out, "%-28s %-16s", g->gate[i].name, bound);
+        fprintf(out, "%-34s %-16s", g->gate[i].name, bound);
         for (int s = 0; s < r->n_seeds; s++) {
             const tb_gate_check_t *c = &r->seed[s].check[i];
             char v[32];
@@ -113,7 +113,7 @@ static void s_table(FILE *out, const s_run_t *r)
         }
         fputc('\n', out);
     }
-    fprintf(out, "%-28s %-16s", "bake seconds", "");
+    fprintf(out, "%-34s %-16s", "bake seconds", "");
     for (int s = 0; s < r->n_seeds; s++)
         fprintf(out, " %-17.1f", r->seed[s].seconds);
     fputc('\n', out);
@@ -143,7 +143,7 @@ static void s_baseline_table(FILE *out, const s_run_t *r)
                          "mixes two configurations\n",
                     (long long)sd->seed, sd->base_steps, sd->steps);
     }
-    fprintf(out, "%-28s", "statistic");
+    fprintf(out, "%-34s", "statistic");
     for (int s = 0; s < r->n_seeds; s++) {
         char h[48];
         snprintf(h, sizeof h, "seed %lld: before -> now", (long long)r->seed[s].seed);
@@ -151,7 +151,7 @@ static void s_baseline_table(FILE *out, const s_run_t *r)
     }
     fprintf(out, " %s\n", "mean change");
     for (int i = 0; i < g->n; i++) {
-        fprintf(out, "%-28s", g->gate[i].name);
+        fprintf(out, "%-34s", g->gate[i].name);
         double sum = 0;
         int n = 0;
         for (int s = 0; s < r->n_seeds; s++) {
