@@ -328,8 +328,13 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
     sp.m = m->solve.m;
     sp.n = m->solve.n;
     stats = tb_stats_new(&sp, err);
-    if (!stats || tb_stats_accumulate(stats, box, out->height_m, out->area_m2, out->uplift_m_yr,
-                                      spec->solve_mask, err) != 0)
+    /* the painted classes by name (docs/statistics.md), so regions with reduced legends pool */
+    const char *names[TB_MAX_CLASSES];
+    for (int c = 0; c < m->legend.n_classes; c++)
+        names[c] = m->legend.classes[c].name;
+    if (!stats || tb_stats_accumulate_classes(stats, box, out->height_m, out->area_m2,
+                                              out->uplift_m_yr, spec->solve_mask, spec->classes,
+                                              m->legend.n_classes, names, err) != 0)
         goto fail;
     if (tb_stats_edge_cells(stats) != 0) {
         tb_err_set(err, TB_E_INTERNAL, "region %d: %lld land cells lie within the statistics "

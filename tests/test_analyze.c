@@ -190,6 +190,69 @@ START_TEST(test_route_plane_area)
 }
 END_TEST
 
+/* A tilted plane cut by a V valley, z = 5 + 0.6 (H - 1 - j) + 0.3 |i - 30|, routed whole and
+ * cropped to its upper rows. The plane falls faster along the valley than across it, so no flow
+ * turns back upstream (with the slopes the other way round, MFD sends some flow diagonally up the
+ * valley towards its axis, and the cut-off end rightly changes the areas above it). Nothing then
+ * enters the crop through its edges, and with the open border the crop's interior drains exactly
+ * as the uncropped grid's, bit for bit, for MFD and D8; with the sea border the crop's edge is a
+ * cliff to 0 m that steals flow along its sides and its cut end (the negative control). */
+START_TEST(test_route_open_border_crop)
+{
+    const int64_t w = 61, H = 200, hc = 120;
+    float *z = malloc((size_t)(w * H) * sizeof(float));
+    float *big = malloc((size_t)(w * H) * sizeof(float)), *crop = malloc((size_t)(w * hc) * sizeof(float));
+    for (int64_t j = 0; j < H; j++)
+        for (int64_t i = 0; i < w; i++)
+            z[j * w + i] = (float)(5 + 0.6 * (double)(H - 1 - j) + 0.3 * fabs((double)i - 30));
+    tb_frame_t fb, fc;
+    ck_assert_int_eq(tb_frame_make(&fb, w + 1, H, 8, 0, 0, w, H, NULL), 0);
+    ck_assert_int_eq(tb_frame_make(&fc, w + 1, hc, 8, 0, 0, w, hc, NULL), 0);
+    tb_err_t err;
+    const double exps[2] = {1, 0};
+    for (int e = 0; e < 2; e++) {
+        ck_assert_msg(tb_stats_route_area_border(&fb, z, exps[e], TB_ROUTE_BORDER_OPEN, big, NULL,
+                                                 &err) == 0,
+                      "%s", err.msg);
+        ck_assert_msg(tb_stats_route_area_border(&fc, z, exps[e], TB_ROUTE_BORDER_OPEN, crop,
+                                                 NULL, &err) == 0,
+                      "%s", err.msg);
+        int64_t differ = 0;
+        for (int64_t j = 1; j < hc - 1; j++)
+            for (int64_t i = 1; i < w - 1; i++)
+                differ += crop[j * w + i] != big[j * w + i];
+        ck_assert_msg(differ == 0, "exponent %g: %lld interior cells drain differently in the crop",
+                      exps[e], (long long)differ);
+    /* the valley is there: the axis gathers the area of many cells */
+        ck_assert_float_gt(crop[(hc - 2) * w + 30], 64.0f * 200);
+        /* negative control: the sea border's cliff changes the crop's areas */
+        ck_assert_msg(tb_stats_route_area_border(&fc, z, exps[e], TB_ROUTE_BORDER_SEA, crop, NULL,
+                                                 &err) == 0,
+                      "%s", err.msg);
+        differ = 0;
+        for (int64_t j = 1; j < hc - 1; j++)
+            for (int64_t i = 1; i < w - 1; i++)
+                differ += fabsf(crop[j * w + i] - big[j * w + i]) > 0.01f * big[j * w + i];
+        ck_assert_msg(differ > 100, "exponent %g: the sea border changed only %lld cells",
+                      exps[e], (long long)differ);
+    }
+    /* analyze says which border it used */
+    const char *dir = tb_test_tmpdir("analyze_border");
+    tb_analyze_opts_t o = {.path = s_write_raw(dir, "valley.f32", z, w, hc), .cell_m = 8,
+                           .raw_w = w, .raw_h = hc};
+    tb_analyze_result_t res = s_analyze(&o);
+    ck_assert_ptr_nonnull(strstr(res.text, ", open border;"));
+    tb_analyze_result_free(&res);
+    o.border_sea = true;
+    res = s_analyze(&o);
+    ck_assert_ptr_nonnull(strstr(res.text, ", sea (0 m) border;"));
+    tb_analyze_result_free(&res);
+    free(z);
+    free(big);
+    free(crop);
+}
+END_TEST
+
 /* Horn's slope in degrees at (i, j) of a grid, in double: the reference. */
 static double s_horn_deg(const float *z, int64_t w, int64_t i, int64_t j, double dx)
 {
@@ -305,6 +368,7 @@ Suite *analyze_suite(void)
     tcase_add_test(tc, test_plane_exact_raw);
     tcase_add_test(tc, test_plane_exact_png);
     tcase_add_test(tc, test_route_plane_area);
+    tcase_add_test(tc, test_route_open_border_crop);
     tcase_add_test(tc, test_cone);
     tcase_add_test(tc, test_refusals);
     suite_add_tcase(s, tc);

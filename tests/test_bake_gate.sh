@@ -31,12 +31,12 @@ t0=$(date +%s)
 t1=$(date +%s)
 cat "$T/gate.out"
 echo "gate on seeds 7, 9342, 67914 at 100 steps: $((t1 - t0)) s" >&2
-grep -q "gate: PASS, 27 of 27 checks" "$T/gate.out" || fail "not 27 passing checks"
+grep -q "gate: PASS, 48 of 48 checks" "$T/gate.out" || fail "not 48 passing checks (16 gates x 3 seeds)"
 for s in 7 9342 67914; do
   [ -f "$T/gate/seed-$s/meta.json" ] || fail "no bake for seed $s"
 done
-[ "$(xml_check "$T/gate/junit.xml")" = "3 27 0 0 " ] || fail "JUnit: $(xml_check "$T/gate/junit.xml")"
-[ "$(json_get "$T/gate/gate.json" '(d["passed"], d["checks"])')" = "(True, 27)" ] || fail "gate.json"
+[ "$(xml_check "$T/gate/junit.xml")" = "3 48 0 0 " ] || fail "JUnit: $(xml_check "$T/gate/junit.xml")"
+[ "$(json_get "$T/gate/gate.json" '(d["passed"], d["checks"])')" = "(True, 48)" ] || fail "gate.json"
 
 # A rerun reuses the stored regions, and against itself reports no change.
 "$TERRAIN" gate --steps 100 --workers 0 --out "$T/gate" --baseline "$T/gate" \
@@ -46,13 +46,16 @@ grep -q "change against the baseline" "$T/rerun.out" || fail "no baseline table"
 grep -q "^slope_area_exponent .*(+0) .*(+0) .*(+0) *+0 over 3 seeds" "$T/rerun.out" ||
   fail "a rerun against itself changed: $(grep slope_area_exponent "$T/rerun.out")"
 
-# The negative control: no incision. It must fail, naming the gates it fails, and against the
-# passing bake of seed 7 its change shows; a max_change gate fails on that change.
+# The negative control: no incision. It must fail, naming the gates it fails - the whole planet's
+# and the steep painted class's, whose bounds are the defaults' - and against the passing bake of
+# seed 7 its change shows; a max_change gate fails on that change.
 cat >"$T/change.json" <<'EOF'
 {"description": "a density floor the control passes, and a limit on its change it does not",
  "gates": {"drainage_density_per_km": {"min": 0.2, "max_change": 0.05},
            "slope_area_exponent": {"min": -0.65, "max": -0.15},
-           "slope_area_r2": {"min": 0.65}}}
+           "slope_area_r2": {"min": 0.65},
+           "painted.range.slope_median_deg": {"min": 12, "max": 32},
+           "painted.range.slope_area_exponent": {"min": -0.8, "max": -0.3}}}
 EOF
 set +e
 "$TERRAIN" gate --steps 100 --workers 0 --seeds 7 --test-no-incision --out "$T/nc" \
@@ -63,11 +66,12 @@ t2=$(date +%s)
 cat "$T/nc.out"
 echo "negative control (seed 7, no incision): $((t2 - t1)) s" >&2
 [ "$rc" = 1 ] || fail "the negative control exited $rc, expected 1 (gates failed)"
-for g in slope_area_exponent slope_area_r2 drainage_density_per_km; do
+for g in slope_area_exponent slope_area_r2 drainage_density_per_km painted.range.slope_median_deg \
+  painted.range.slope_area_exponent; do
   grep -q "^FAIL seed 7: $g = " "$T/nc.out" || fail "the negative control did not name $g"
 done
-grep -q "changed by -0.1[0-9]* from the baseline 0.51" "$T/nc.out" || fail "no max_change failure"
-[ "$(xml_check "$T/nc.xml")" = "1 3 3 0 drainage_density_per_km slope_area_exponent slope_area_r2" ] ||
+grep -q "changed by -0.1[0-9]* from the baseline 0.5[0-9]*" "$T/nc.out" || fail "no max_change failure"
+[ "$(xml_check "$T/nc.xml")" = "1 5 5 0 drainage_density_per_km painted.range.slope_area_exponent painted.range.slope_median_deg slope_area_exponent slope_area_r2" ] ||
   fail "negative control JUnit: $(xml_check "$T/nc.xml")"
 
 # Gates file errors are named by key and stop before any bake (exit 2).

@@ -201,10 +201,15 @@ START_TEST(test_demo_class_table)
     ck_assert_double_eq_tol(lowland.typical_deg, 2.8624, 1e-3);      /* atan(0.05) */
     ck_assert_double_eq_tol(lowland.floor_divide_deg, 1.7184, 1e-3); /* atan(0.03) */
     tb_plan_class_angles(&m, 2, &range);
-    ck_assert_double_eq_tol(range.u_max_mm_yr, 0.280 * 0.8, 0.0005);
-    ck_assert(range.clamped); /* 0.26 > 0.224: the range is shaped by the clamp */
-    /* Negative control: soften the range and it is no longer clamped. */
-    m.legend.classes[2].k_mult = 1.0;
+    ck_assert_double_eq_tol(range.u_max_mm_yr, 0.280, 0.0005);
+    /* the range's massifs are above the one-cell ceiling, its floor below: "massifs only" (the
+     * hillslope, not the clamp, carries most of it: docs/solve.md) */
+    ck_assert(range.clamped);
+    ck_assert(!range.floor_clamped);
+    ck_assert_double_gt(range.typical_deg, 25); /* mountain ground on its massifs */
+    ck_assert_double_lt(range.floor_divide_deg, 35);
+    /* Negative control: harden the range's rock fourfold and no rate of it is clamped. */
+    m.legend.classes[2].k_mult = 4.0;
     tb_plan_class_angles(&m, 2, &range);
     ck_assert(!range.clamped);
 }

@@ -103,8 +103,15 @@ START_TEST(test_values_as_the_block_prints_them)
     tb_stats_params_t p;
     tb_stats_params_default(&p, 8);
     tb_stats_t *s = tb_stats_new(&p, &err);
-    ck_assert_int_eq(tb_stats_accumulate(s, &f, syn.height_m, syn.area_m2, syn.uplift_m_yr, NULL,
-                                         &err), 0);
+    /* two painted classes: the west half "range", the east "low land" (a space in a name) */
+    uint8_t *cls = malloc(syn.cells);
+    for (size_t i = 0; i < syn.cells; i++)
+        cls[i] = (uint8_t)((int64_t)(i % 256) >= 128);
+    const char *names[2] = {"range", "low land"};
+    ck_assert_int_eq(tb_stats_accumulate_classes(s, &f, syn.height_m, syn.area_m2, syn.uplift_m_yr,
+                                                 NULL, cls, 2, names, &err),
+                     0);
+    free(cls);
     tb_stats_extent_t ext;
     ck_assert_int_eq(tb_stats_extent_measure(syn.height_m, syn.cells, -1024, 1024, &ext, &err), 0);
     cJSON *st = tb_stats_report_json(s, &ext, NULL);
@@ -126,6 +133,32 @@ START_TEST(test_values_as_the_block_prints_them)
                         (double)ext.clipped / (double)ext.cells);
     ck_assert_double_eq(tb_gate_metric_value(st, tb_gate_metric_find("all_land_relief_median_m")),
                         all->relief_median_m);
+    /* painted classes by name, through tb_gate_value */
+    tb_gates_t gates;
+    ck_assert_msg(tb_gates_parse("{\"gates\": {\"painted.range.slope_median_deg\": {\"min\": 0},"
+                                 "\"painted.low land.near_repose_share\": {\"max\": 1},"
+                                 "\"painted.range.slope_area_channels_r2\": {\"min\": 0},"
+                                 "\"painted.alps.relief_median_m\": {\"min\": 0},"
+                                 "\"slope_area_channels_exponent\": {\"max\": 0}}}",
+                                 "t.json", &gates, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(gates.n, 5);
+    tb_stats_bucket_summary_t cs;
+    tb_stats_summarise_class(s, tb_stats_class_find(s, "range"), &cs);
+    ck_assert_int_gt(cs.land_cells, 1000);
+    ck_assert_double_eq(tb_gate_value(st, &gates.gate[0]), cs.slope_median_deg);
+    double r2 = tb_gate_value(st, &gates.gate[2]); /* NaN both when the fit has too few bins */
+    ck_assert(r2 == cs.channel_fit.r2 || (isnan(r2) && isnan(cs.channel_fit.r2)));
+    tb_stats_summarise_class(s, tb_stats_class_find(s, "low land"), &cs);
+    ck_assert_double_eq(tb_gate_value(st, &gates.gate[1]), cs.near_repose_share);
+    ck_assert(isnan(tb_gate_value(st, &gates.gate[3]))); /* no class of that name: no value */
+    double ce = tb_gate_value(st, &gates.gate[4]);
+    ck_assert(ce == all->channel_fit.exponent || (isnan(ce) && isnan(all->channel_fit.exponent)));
+    /* a painted statistic that does not exist is refused by name */
+    ck_assert_int_eq(tb_gates_parse("{\"gates\": {\"painted.range.slope_mean\": {\"min\": 0}}}",
+                                    "t.json", &gates, &err),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "gates.painted.range.slope_mean: unknown statistic"));
     /* null in the JSON (a fit of too few bins) is no value */
     cJSON *fit = cJSON_GetObjectItemCaseSensitive(st, "slope_area");
     cJSON_ReplaceItemInObjectCaseSensitive(fit, "exponent", cJSON_CreateNull());

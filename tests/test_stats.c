@@ -402,7 +402,17 @@ typedef struct {
     tb_frame_t box;
     float *h, *a, *u;
     uint8_t *mask;
+    uint8_t *cls; /* painted class raster, in this region's own (rotated) legend */
 } s_region_t;
+
+/* Painted classes of the synthetic planet: patches of four legend entries, the fourth unnamed
+ * (land of no class). Each region job holds the legend rotated by its id, as region jobs hold
+ * reduced legends in their own order, so pooling must go by name. s_class_mode: 0 no classes, 1
+ * classes, 2 classes with region 3 given the planet's unrotated legend (a wrong one). */
+static const char *const s_class_names[4] = {"ridge", "basin", "alpine steep", NULL};
+static int s_class_mode;
+
+static uint8_t s_class_of(int64_t x, int64_t y) { return (uint8_t)((x / 37 + y / 23 + x / 11) % 4); }
 
 /* Region id of planet cell (x, y): six stripes of columns, the first straddling the seam, each
  * cut in two across Y at a stripe-dependent row. */
@@ -445,6 +455,7 @@ static void s_cut_region(const tb_frame_t *planet, const tb_synth_t *syn, int id
     out->a = malloc(n * sizeof(float));
     out->u = malloc(n * sizeof(float));
     out->mask = malloc(n);
+    out->cls = malloc(n);
     for (int64_t j = 0; j < out->box.h; j++)
         for (int64_t i = 0; i < out->box.w; i++) {
             int64_t x = tb_frame_lattice_x(&out->box, i), y = out->box.y0 + j;
@@ -452,6 +463,7 @@ static void s_cut_region(const tb_frame_t *planet, const tb_synth_t *syn, int id
             out->h[dst] = syn->height_m[src];
             out->a[dst] = syn->area_m2[src];
             out->u[dst] = syn->uplift_m_yr[src];
+            out->cls[dst] = (uint8_t)((s_class_of(x, y) + 4 - id % 4) % 4);
             int own = s_owner(x, y, W, H);
             out->mask[dst] = own == id || (double_count && own == id + 2 && y < H / 3);
         }
@@ -463,6 +475,7 @@ static void s_free_region(s_region_t *r)
     free(r->a);
     free(r->u);
     free(r->mask);
+    free(r->cls);
 }
 
 /* Accumulates the twelve regions and merges them in the order given. */
@@ -476,7 +489,12 @@ static tb_stats_t *s_pooled(const tb_frame_t *planet, const tb_synth_t *syn, con
         s_region_t r;
         s_cut_region(planet, syn, id, halo, double_count && id == 4, &r);
         parts[id] = s_new(planet->cell_m);
-        ck_assert_msg(tb_stats_accumulate(parts[id], &r.box, r.h, r.a, r.u, r.mask, &err) == 0,
+        const char *names[4];
+        for (int v = 0; v < 4; v++) /* raster value v of region id is planet class v + id */
+            names[v] = s_class_names[(v + (s_class_mode == 2 && id == 3 ? 0 : id)) % 4];
+        ck_assert_msg(tb_stats_accumulate_classes(parts[id], &r.box, r.h, r.a, r.u, r.mask,
+                                                  s_class_mode ? r.cls : NULL, 4, names,
+                                                  &err) == 0,
                       "region %d: %s", id, err.msg);
         s_free_region(&r);
     }
@@ -515,13 +533,44 @@ static bool s_same_bytes(const tb_stats_t *a, const tb_stats_t *b)
     return same;
 }
 
+/* The planet's class raster in its own legend order. */
+static uint8_t *s_planet_classes(void)
+{
+    uint8_t *c = malloc(s_syn.cells);
+    for (int64_t y = 0; y < s_planet.h; y++)
+        for (int64_t x = 0; x < s_planet.w; x++)
+            c[tb_idx(s_planet.w, x, y)] = s_class_of(x, y);
+    return c;
+}
+
 START_TEST(test_pooled_equals_whole)
 {
     tb_err_t err;
     tb_stats_t *whole = s_new(s_planet.cell_m);
-    ck_assert_msg(tb_stats_accumulate(whole, &s_planet, s_syn.height_m, s_syn.area_m2,
-                                      s_syn.uplift_m_yr, NULL, &err) == 0,
+    uint8_t *classes = s_planet_classes();
+    s_class_mode = 1;
+    ck_assert_msg(tb_stats_accumulate_classes(whole, &s_planet, s_syn.height_m, s_syn.area_m2,
+                                              s_syn.uplift_m_yr, NULL, classes, 4, s_class_names,
+                                              &err) == 0,
                   "%s", err.msg);
+    free(classes);
+    /* three named classes, sorted by name, each with land; the unnamed fourth is in none */
+    ck_assert_int_eq(tb_stats_class_count(whole), 3);
+    ck_assert_str_eq(tb_stats_class_name(whole, 0), "alpine steep");
+    ck_assert_str_eq(tb_stats_class_name(whole, 1), "basin");
+    ck_assert_str_eq(tb_stats_class_name(whole, 2), "ridge");
+    int64_t classed = 0;
+    for (int k = 0; k < 3; k++) {
+        int64_t n = tb_hist_count(tb_stats_class_slope_hist(whole, k));
+        ck_assert_int_gt(n, 1000);
+        classed += n;
+    }
+    {
+        tb_stats_counts_t all;
+        tb_stats_counts(whole, TB_STATS_ALL, &all);
+        ck_assert_int_lt(classed, all.land_cells); /* the unnamed class's land is in none */
+        ck_assert_int_gt(classed, all.land_cells / 2);
+    }
     /* The planet exercises everything: every class, channels, a fit. */
     tb_stats_counts_t c;
     for (int b = TB_STATS_PLAIN; b <= TB_STATS_MOUNTAIN; b++) {
@@ -568,9 +617,23 @@ START_TEST(test_pooled_equals_whole)
     ck_assert_int_eq(tb_stats_extent_measure(s_syn.height_m, s_syn.cells, -1024, 1024, &ext, NULL), 0);
     char *tw = tb_stats_report_text(whole, &ext, NULL), *tp = tb_stats_report_text(pooled, &ext, NULL);
     ck_assert_str_eq(tw, tp);
+    ck_assert_ptr_nonnull(strstr(tw, "\nby painted class:\nalpine steep "));
+    ck_assert_ptr_nonnull(strstr(tw, "\nslope-area, channel cells (A >= "));
     free(tw);
     free(tp);
 
+    /* Negative control: region 3 reads its raster with the wrong legend. The uplift buckets
+     * still agree; the painted classes do not. */
+    s_class_mode = 2;
+    tb_stats_t *wrong = s_pooled(&s_planet, &s_syn, forward, halo, false, NULL, NULL);
+    ck_assert(!tb_stats_equal(wrong, whole));
+    for (int b = 0; b < TB_STATS_NBUCKETS; b++)
+        ck_assert(tb_hist_equal(tb_stats_slope_hist(wrong, b), tb_stats_slope_hist(whole, b)));
+    ck_assert(!tb_hist_equal(tb_stats_class_slope_hist(wrong, 0),
+                             tb_stats_class_slope_hist(whole, 0)));
+    s_class_mode = 0;
+
+    tb_stats_destroy(&wrong);
     tb_stats_destroy(&pooled);
     tb_stats_destroy(&back);
     tb_stats_destroy(&mixed);
@@ -715,7 +778,8 @@ START_TEST(test_report_block)
         ck_assert_msg(strstr(text, expect[i]) != NULL, "no \"%s\" in:\n%s", expect[i], text);
     ck_assert_ptr_null(strstr(text, "unclassified"));
     ck_assert_ptr_null(strstr(text, "PARTIAL"));
-    ck_assert_int_eq(s_count_lines(text), 9);
+    ck_assert_int_eq(s_count_lines(text), 10); /* with the channel-cell fit; no painted class */
+    ck_assert_ptr_null(strstr(text, "by painted class"));
 
     /* A partial bake says so on every line. */
     char *partial = tb_stats_report_text(s, &ext, "regions 2,3 of 14");
@@ -724,7 +788,7 @@ START_TEST(test_report_block)
         ck_assert_msg(strncmp(line, "PARTIAL ", 8) == 0, "line without PARTIAL: %s", line);
         line = strchr(line, '\n') + 1;
     }
-    ck_assert_int_eq(lines, 10);
+    ck_assert_int_eq(lines, 11);
     ck_assert_ptr_nonnull(strstr(partial, "regions 2,3 of 14"));
 
     /* The JSON carries the same numbers. */

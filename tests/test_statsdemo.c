@@ -35,6 +35,9 @@ static tb_err_t s_bake_err;
 static int64_t s_w, s_h;
 static double s_cell_m, s_lo_m, s_hi_m;
 static float *s_height, *s_area, *s_uplift, *s_painted; /* the composite; painted: ocean at depth */
+static uint8_t *s_classes;                                /* the planet's painted classes */
+static int s_n_names;
+static char s_names[TB_MAX_CLASSES][TB_NAME_MAX];
 static tb_stats_t *s_region[S_MAX_REGIONS];               /* decoded, in region-id order */
 static int s_n_regions;
 static tb_stats_params_t s_params;
@@ -117,6 +120,13 @@ static int s_regions(tb_err_t *err)
             goto done;
     }
     const uint8_t *cls = tb_grid_cu8(tb_plan_classes(plan));
+    s_classes = malloc(cells);
+    if (!s_classes)
+        goto done;
+    memcpy(s_classes, cls, cells);
+    s_n_names = m->legend.n_classes;
+    for (int c = 0; c < s_n_names; c++)
+        snprintf(s_names[c], sizeof s_names[c], "%s", m->legend.classes[c].name);
     for (size_t i = 0; i < cells; i++) {
         const tb_class_t *k = &m->legend.classes[cls[i]];
         s_painted[i] = k->kind == TB_CLASS_OCEAN ? (float)-k->depth_m : s_height[i];
@@ -153,6 +163,7 @@ static void s_teardown(void)
     free(s_area);
     free(s_uplift);
     free(s_painted);
+    free(s_classes);
 }
 
 static void s_ready(void)
@@ -180,8 +191,12 @@ static tb_stats_t *s_whole(const float *height)
     ck_assert_int_eq(tb_frame_make(&f, s_w, s_h, s_cell_m, 0, 0, s_w, s_h, &err), 0);
     tb_stats_t *s = tb_stats_new(&s_params, &err);
     ck_assert_msg(s != NULL, "%s", err.msg);
-    ck_assert_msg(tb_stats_accumulate(s, &f, height, s_area, s_uplift, NULL, &err) == 0, "%s",
-                  err.msg);
+    const char *names[TB_MAX_CLASSES];
+    for (int c = 0; c < s_n_names; c++)
+        names[c] = s_names[c];
+    ck_assert_msg(tb_stats_accumulate_classes(s, &f, height, s_area, s_uplift, NULL, s_classes,
+                                              s_n_names, names, &err) == 0,
+                  "%s", err.msg);
     return s;
 }
 

@@ -64,6 +64,16 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
             return -1;
         *removed_meta = true;
     }
+    /* report.html goes live once the plan exists (docs/report.md); each phase rewrites it */
+    if (ctx->plan && !ctx->live) {
+        int n = 0;
+        for (int ri = 0; ri < tb_plan_region_count(ctx->plan); ri++)
+            n += ctx->selected && ctx->selected[ri];
+        ctx->live = tb_report_live_new(ctx->opts->out_dir, ctx->plan, ctx->steps, n);
+        for (int k = 0; k + 1 < ctx->n_records; k++) /* the phases before it, done */
+            tb_report_live_phase(ctx->live, ctx->records[k].name, NULL);
+    }
+    tb_report_live_phase(ctx->live, ph->name, ctx->dispatch);
     /* the plan phase makes the planet; every later phase finds its arrays ready */
     if (ctx->planet && tb_planet_provide(ctx->planet, ph->writes, err) != 0)
         return -1;
@@ -120,6 +130,8 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     }
     rc = 0;
 done:
+    tb_report_live_finish(ctx.live, ctx.dispatch, out->meta_path[0] != '\0', rc == 0 ? NULL : err);
+    tb_report_live_destroy(&ctx.live);
     out->stats = ctx.stats;
     cJSON_Delete(ctx.hashes);
     tb_planet_destroy(&ctx.planet);

@@ -69,6 +69,8 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddItemToObject(meta, "dispatch", tb_dispatch_record_json(ctx->dispatch));
     cJSON *stats = tb_stats_report_json(ctx->stats, &out->extent, ctx->partial);
     cJSON_AddItemToObject(meta, "statistics", stats ? stats : cJSON_CreateNull());
+    cJSON_AddItemToObject(meta, "histograms", tb_report_histograms_json(ctx->stats));
+    cJSON_AddItemToObject(meta, "inputs", tb_report_inputs_json(ctx->manifest, ctx->plan));
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
     char *text = cJSON_Print(meta);

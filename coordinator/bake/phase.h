@@ -20,6 +20,7 @@
 #include "coordinator/bake/planet.h"
 #include "coordinator/bake/planet_input.h"
 #include "coordinator/farm/dispatch.h"
+#include "coordinator/report/report.h"
 #include "jobs/plan/plan.h"
 #include "jobs/stats/stats.h"
 #include "jobs/uplift/uplift.h"
@@ -58,6 +59,7 @@ typedef struct {
     int64_t clipped; /* heightmap cells outside elevation_m */
     cJSON *hashes;   /* output file name -> XXH3 (hex), in writing order */
     /* the driver */
+    tb_report_live_t *live; /* report.html while the bake runs, from the end of the plan */
     tb_phase_record_t records[TB_BAKE_MAX_PHASES];
     int n_records;
 } tb_bake_ctx_t;

@@ -20,6 +20,11 @@ typedef struct {
     tb_err_t err;
 } s_composite_t;
 
+static void s_on_tick(void *user, const tb_dispatch_t *d)
+{
+    tb_report_live_tick(((s_composite_t *)user)->ctx->live, d);
+}
+
 static void s_on_result(void *user, size_t index, const void *data, size_t bytes)
 {
     s_composite_t *c = user;
@@ -155,6 +160,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     tb_dispatch_opts_t dopts = o->dispatch;
     dopts.store_dir = ctx->store_dir;
     dopts.on_result = s_on_result;
+    dopts.on_tick = s_on_tick;
     dopts.user = &c;
     if (!dopts.label)
         dopts.label = "regions";

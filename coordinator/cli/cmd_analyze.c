@@ -1,6 +1,7 @@
 /* `terrain analyze HEIGHTMAP --cell-m X [--sea-level Y] [--raw-float32 WxH] [--elevation-m LO,HI]
- * [--mfd-exponent E] [--fit-min-area-m2 A] [--out DIR] [--no-meta]`: the verdict block of any
- * heightmap (coordinator/analyze.h). Exit status 0, or 2 for bad usage or input. */
+ * [--mfd-exponent E] [--fit-min-area-m2 A] [--channel-min-area-m2 A] [--border open|sea]
+ * [--out DIR] [--no-meta]`: the verdict block of any heightmap (coordinator/gate/analyze.h).
+ * Exit status 0, or 2 for bad usage or input. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ static int s_range(const char *text, double *lo, double *hi)
 int tb_cmd_analyze(int argc, char **argv)
 {
     tb_analyze_opts_t o = {0};
-    const char *raw = NULL, *range = NULL;
+    const char *raw = NULL, *range = NULL, *border = NULL;
     bool cell_given = false;
     const tb_opt_t opts[] = {
         {"cell-m", TB_OPT_DOUBLE, &o.cell_m, &cell_given, "X",
@@ -65,6 +66,11 @@ int tb_cmd_analyze(int argc, char **argv)
          .range_text = "0 (D8) .. 100"},
         {"fit-min-area-m2", TB_OPT_DOUBLE, &o.fit_min_area_m2, &o.has_fit_min_area, "A",
          "the slope-area fit starts at this drainage area (default 1e4; 1e6 for a coarse DEM)"},
+        {"channel-min-area-m2", TB_OPT_DOUBLE, &o.channel_min_area_m2, &o.has_channel_min_area,
+         "A", "the channel-cell slope-area fit starts at this drainage area (default 1e5)"},
+        {"border", TB_OPT_STRING, &border, NULL, "open|sea",
+         "the map's edge: open (default; flow leaves at the edge's own height) or sea (held at "
+         "0 m, a cliff: a bake's own region)"},
         {"out", TB_OPT_STRING, &o.out_dir, NULL, "DIR", "write summary.txt and analyze.json here"},
         {"no-meta", TB_OPT_FLAG, &o.ignore_meta, NULL, NULL, "ignore a meta.json beside the map"},
     };
@@ -93,6 +99,12 @@ int tb_cmd_analyze(int argc, char **argv)
                                  range);
         o.has_elevation = true;
     }
+    if (border && strcmp(border, "open") != 0 && strcmp(border, "sea") != 0)
+        return tb_verb_usage(&v, "--border \"%s\": expected open or sea", border);
+    o.border_sea = border && strcmp(border, "sea") == 0;
+    if (o.has_channel_min_area && !(o.channel_min_area_m2 > 0 && isfinite(o.channel_min_area_m2)))
+        return tb_verb_usage(&v, "--channel-min-area-m2 %g: expected a positive area",
+                             o.channel_min_area_m2);
     if (o.has_fit_min_area && !(o.fit_min_area_m2 > 0 && isfinite(o.fit_min_area_m2)))
         return tb_verb_usage(&v, "--fit-min-area-m2 %g: expected a positive area",
                              o.fit_min_area_m2);

@@ -124,6 +124,13 @@ static int s_write_outputs(tb_dispatch_t *d, const char *dir, const tb_grind_spe
     return r;
 }
 
+/* Exit 2 for bad input (a bad option value, an --out that is a file), 1 for anything else. */
+static int s_usage_or_failed(const tb_err_t *err)
+{
+    return err->code == TB_E_INVALID || err->code == TB_E_UNKNOWN_KEY ? TB_EXIT_USAGE
+                                                                       : TB_EXIT_FAILED;
+}
+
 int tb_cmd_farm_check(int argc, char **argv)
 {
     int64_t n_jobs = 8, work_k = 2000, result_kib = 64, seed = 1;
@@ -166,7 +173,7 @@ int tb_cmd_farm_check(int argc, char **argv)
     char store[4200];
     if (tb_fs_mkdir_p(out_dir, &err) != 0 ||
         tb_fs_join(store, sizeof store, out_dir, ".cache", &err) != 0)
-        return tb_verb_error(&v, tb_verb_status_of(&err), &err);
+        return tb_verb_error(&v, s_usage_or_failed(&err), &err);
     dopts.store_dir = store;
     dopts.label = "jobs";
     dopts.on_listening = s_on_listening;
@@ -177,7 +184,7 @@ int tb_cmd_farm_check(int argc, char **argv)
         if (!specs)
             tb_err_set(&err, TB_E_NOMEM, "out of memory");
         free(specs);
-        return tb_verb_error(&v, tb_verb_status_of(&err), &err);
+        return tb_verb_error(&v, s_usage_or_failed(&err), &err);
     }
     for (int64_t i = 0; i < n_jobs; i++) {
         bool fails = false;

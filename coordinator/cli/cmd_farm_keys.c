@@ -1,4 +1,4 @@
-/* `terrain farm-keys --out DIR`: CURVE certificates for a farm (DESIGN 6). Writes
+/* `terrain farm-keys --out DIR`: CURVE certificates for a farm (docs/distribution.md). Writes
  *
  *   DIR/coordinator.cert (+ _secret)   for `terrain ... --bind ... --curve-cert
  * DIR/coordinator.cert` DIR/worker.cert (+ _secret)        for `terrain-worker --server-key

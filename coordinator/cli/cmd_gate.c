@@ -1,7 +1,7 @@
 /* `terrain gate [MANIFEST] [--seeds 7,9342,67914] [--steps N] [--gates FILE] [--baseline DIR]
  * [--out DIR] [--junit FILE] [--circumference-km K] [--test-no-incision] + the dispatch options`:
  * bakes the planet on each seed (tb_bake_run, each into OUT/seed-N so the result store makes a
- * rerun fast), checks the statistics against the gates (coordinator/gate.h), prints a table seed by
+ * rerun fast), checks the statistics against the gates (coordinator/gate/gate.h), prints a table seed by
  * gate, writes OUT/gate.json, OUT/gate.txt and JUnit XML, and with --baseline reports each
  * statistic's change against an earlier gate run's bake of the same seed. Exit status 0 when every
  * gate passed, 1 when one failed or a bake failed, 2 for bad usage or input, 128 + signal when
@@ -22,6 +22,7 @@
 #include "coordinator/cli/dispatch_cli.h"
 #include "coordinator/cli/verb.h"
 #include "coordinator/gate/gate.h"
+#include "coordinator/report/report.h"
 #include "coordinator/farm/signals.h"
 
 #define S_MAX_SEEDS 64
@@ -92,7 +93,7 @@ static const char *s_status_name(tb_gate_status_t s)
 static void s_table(FILE *out, const s_run_t *r)
 {
     const tb_gates_t *g = r->gates;
-    fprintf(out, "%-28s %-16s", "gate", "bound");
+    fprintf(out, "%-34s %-16s", "gate", "bound");
     for (int s = 0; s < r->n_seeds; s++) {
         char h[32];
         snprintf(h, sizeof h, "seed %lld", (long long)r->seed[s].seed);
@@ -102,7 +103,7 @@ static void s_table(FILE *out, const s_run_t *r)
     for (int i = 0; i < g->n; i++) {
         char bound[80];
         tb_gate_bound_text(&g->gate[i], bound, sizeof bound);
-        fprintf(out, "%-28s %-16s", g->gate[i].name, bound);
+        fprintf(out, "%-34s %-16s", g->gate[i].name, bound);
         for (int s = 0; s < r->n_seeds; s++) {
             const tb_gate_check_t *c = &r->seed[s].check[i];
             char v[32];
@@ -114,7 +115,7 @@ static void s_table(FILE *out, const s_run_t *r)
         }
         fputc('\n', out);
     }
-    fprintf(out, "%-28s %-16s", "bake seconds", "");
+    fprintf(out, "%-34s %-16s", "bake seconds", "");
     for (int s = 0; s < r->n_seeds; s++)
         fprintf(out, " %-17.1f", r->seed[s].seconds);
     fputc('\n', out);
@@ -144,7 +145,7 @@ static void s_baseline_table(FILE *out, const s_run_t *r)
                          "mixes two configurations\n",
                     (long long)sd->seed, sd->base_steps, sd->steps);
     }
-    fprintf(out, "%-28s", "statistic");
+    fprintf(out, "%-34s", "statistic");
     for (int s = 0; s < r->n_seeds; s++) {
         char h[48];
         snprintf(h, sizeof h, "seed %lld: before -> now", (long long)r->seed[s].seed);
@@ -152,7 +153,7 @@ static void s_baseline_table(FILE *out, const s_run_t *r)
     }
     fprintf(out, " %s\n", "mean change");
     for (int i = 0; i < g->n; i++) {
-        fprintf(out, "%-28s", g->gate[i].name);
+        fprintf(out, "%-34s", g->gate[i].name);
         double sum = 0;
         int n = 0;
         for (int s = 0; s < r->n_seeds; s++) {
@@ -478,8 +479,7 @@ int tb_cmd_gate(int argc, char **argv)
         s_seed_t *sd = &seeds[s];
         for (int i = 0; i < gates.n; i++) {
             tb_gate_check_t *c = &sd->check[i];
-            int metric = gates.gate[i].metric;
-            double base = sd->base_stats ? tb_gate_metric_value(sd->base_stats, metric) : NAN;
+            double base = sd->base_stats ? tb_gate_value(sd->base_stats, &gates.gate[i]) : NAN;
             run.checks++;
             if (!sd->baked) {
                 memset(c, 0, sizeof *c);
@@ -491,7 +491,7 @@ int tb_cmd_gate(int argc, char **argv)
                 run.failed++;
                 continue;
             }
-            tb_gate_check(&gates.gate[i], tb_gate_metric_value(sd->stats, metric), base, c);
+            tb_gate_check(&gates.gate[i], tb_gate_value(sd->stats, &gates.gate[i]), base, c);
             run.failed += c->status != TB_GATE_PASS;
         }
     }
@@ -513,6 +513,10 @@ int tb_cmd_gate(int argc, char **argv)
         status = tb_verb_error(&v, TB_EXIT_FAILED, &err);
         goto done;
     }
+    /* each seed's report.html gains this run's gate table (docs/report.md) */
+    for (int s = 0; s < n_seeds; s++)
+        if (seeds[s].baked && tb_report_write(seeds[s].dir, &err) != 0)
+            tb_log_warn("%s", err.msg);
     if (tb_fs_join(path, sizeof path, out_dir, "gate.txt", &err) == 0) {
         tb_fs_tmp_t tmp;
         if (tb_fs_tmp_open(&tmp, path, &err) == 0) {

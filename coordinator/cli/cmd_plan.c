@@ -2,7 +2,7 @@
  * the planet into regions, solves nothing. Prints the region and class tables, what was dropped and
  * the bake-time floor; writes plan.json, map_class.png and map_regions.png to DIR. The three files
  * are made in memory and written to temporary names first, so a failed plan leaves nothing under a
- * final name (DESIGN 7). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or
+ * final name (docs/bake.md). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or
  * input. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -94,16 +94,3 @@ int tb_verb_error(const tb_verb_t *v, int status, const tb_err_t *err)
         return tb_signals_exit_status();
     return status;
 }
-
-int tb_verb_status_of(const tb_err_t *err)
-{
-    switch (err->code) {
-    case TB_E_IO:
-    case TB_E_FORMAT:
-    case TB_E_INVALID:
-    case TB_E_UNKNOWN_KEY:
-        return TB_EXIT_USAGE;
-    default:
-        return TB_EXIT_FAILED;
-    }
-}

@@ -89,8 +89,4 @@ int tb_verb_usage(const tb_verb_t *v, const char *fmt, ...) __attribute__((forma
  * TB_E_INTERRUPTED and a signal was caught, else `status` (TB_EXIT_FAILED or TB_EXIT_USAGE). */
 int tb_verb_error(const tb_verb_t *v, int status, const tb_err_t *err);
 
-/* TB_EXIT_USAGE for errors of the input (a file, a key, a value: TB_E_IO, TB_E_FORMAT,
- * TB_E_INVALID, TB_E_UNKNOWN_KEY), TB_EXIT_FAILED for the others (memory, a job, a bug). */
-int tb_verb_status_of(const tb_err_t *err);
-
 #endif

@@ -187,7 +187,8 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
     cJSON *root = cJSON_CreateObject();
     const tb_dispatch_stats_t *s = &self->stats;
     cJSON_AddStringToObject(root, "mode", s->mode);
-    cJSON_AddNumberToObject(root, "seconds", s->seconds);
+    bool live = self->started_s > 0 && s->seconds == 0;
+    cJSON_AddNumberToObject(root, "seconds", live ? tb_now_s() - self->started_s : s->seconds);
     cJSON *st = cJSON_AddObjectToObject(root, "stats");
     cJSON_AddNumberToObject(st, "jobs", (double)s->jobs);
     cJSON_AddNumberToObject(st, "from_store", (double)s->from_store);
@@ -212,6 +213,11 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
         cJSON_AddNumberToObject(o, "busy_seconds", w->busy_s);
         cJSON_AddBoolToObject(o, "local", w->local);
         cJSON_AddBoolToObject(o, "blocklisted", tb_dsp_blocklisted(self, w->conn));
+        cJSON_AddBoolToObject(o, "alive", w->alive);
+        if (w->alive && w->job >= 0) {
+            cJSON_AddStringToObject(o, "job", self->jobs[w->job].label);
+            cJSON_AddNumberToObject(o, "attempt", w->attempt);
+        }
         cJSON_AddItemToArray(workers, o);
     }
     cJSON *jobs = cJSON_AddArrayToObject(root, "jobs");
@@ -226,6 +232,14 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
         cJSON_AddStringToObject(o, "kind", r.kind);
         cJSON_AddStringToObject(o, "key", r.key_hex);
         cJSON_AddBoolToObject(o, "done", r.done);
+        const s_job_t *job = &self->jobs[i];
+        static const char *states[] = {"queued", "running", "done", "failed"};
+        cJSON_AddStringToObject(o, "state", states[job->state]);
+        cJSON_AddNumberToObject(o, "weight", job->weight);
+        cJSON_AddNumberToObject(o, "cells", job->cells);
+        cJSON_AddNumberToObject(o, "progress", job->progress);
+        if (job->state == S_FAILED || (job->state != S_DONE && job->last_err.code != TB_OK))
+            cJSON_AddStringToObject(o, "error", job->last_err.msg);
         cJSON_AddBoolToObject(o, "from_store", r.from_store);
         cJSON_AddStringToObject(o, "worker", r.worker);
         cJSON_AddNumberToObject(o, "seconds", r.seconds);
@@ -237,7 +251,10 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
             cJSON_AddNumberToObject(a, "attempt", r.attempts[k].attempt);
             cJSON_AddStringToObject(a, "worker", r.attempts[k].worker);
             cJSON_AddStringToObject(a, "outcome", r.attempts[k].outcome);
-            cJSON_AddNumberToObject(a, "seconds", r.attempts[k].seconds);
+            bool running = strcmp(r.attempts[k].outcome, "running") == 0;
+            cJSON_AddNumberToObject(a, "seconds", running ? tb_now_s() - r.attempts[k].started_s
+                                                          : r.attempts[k].seconds);
+            cJSON_AddNumberToObject(a, "start_s", r.attempts[k].started_s - self->started_s);
             cJSON_AddItemToArray(attempts, a);
         }
         cJSON_AddItemToArray(jobs, o);

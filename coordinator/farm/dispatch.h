@@ -36,6 +36,7 @@
 #include "common/error.h"
 
 typedef struct cJSON cJSON;
+typedef struct tb_dispatch_t tb_dispatch_t;
 
 /* One job to run. Everything is copied by tb_dispatch_add. */
 typedef struct {
@@ -86,6 +87,10 @@ typedef struct {
     void *user;
     volatile sig_atomic_t *interrupted; /* set by the program's SIGINT/SIGTERM handler */
     void (*on_listening)(void *user, const char *endpoint); /* farm: called once bound */
+    /* Called on the dispatch loop after each turn (at most every 100 ms) and, in-process, from the
+     * job's progress reports: a live view may read tb_dispatch_record_json. Throttle in the
+     * callback; keep it short (it delays heartbeats like on_result does). May be NULL. */
+    void (*on_tick)(void *user, const tb_dispatch_t *d);
 } tb_dispatch_opts_t;
 
 /* One attempt at a job, for the record. */
@@ -94,6 +99,7 @@ typedef struct {
     char worker[128];
     char outcome[256]; /* "ok", "lost: ...", "failed: ...", "corrupt result: ...", "cancelled" */
     double seconds;
+    double started_s; /* tb_now_s() when it was dispatched (the record gives it from the run's start) */
 } tb_attempt_t;
 
 /* What happened to one job. */
@@ -126,8 +132,6 @@ typedef struct {
     const char *mode; /* "in-process", "local", "farm" */
 } tb_dispatch_stats_t;
 
-typedef struct tb_dispatch_t tb_dispatch_t;
-
 /* A dispatcher with copied options (strings must outlive it). */
 tb_dispatch_t *tb_dispatch_new(const tb_dispatch_opts_t *opts, tb_err_t *err);
 /* Frees everything; accepts NULL and sets *self_p to NULL. */
@@ -154,6 +158,9 @@ void tb_dispatch_record(const tb_dispatch_t *self, size_t i, tb_job_record_t *re
 void tb_dispatch_stats(const tb_dispatch_t *self, tb_dispatch_stats_t *stats);
 
 /* The records as JSON for meta.json: {"mode", "seconds", "stats", "workers": [...], "jobs": [...]}.
+ * Also valid while the run goes on (from on_tick): "seconds" is then the time so far, jobs carry
+ * their "state" (queued, running, done, failed) and "progress", attempts their "start_s" from the
+ * run's start, workers whether they are "alive" and the "job" they hold (docs/report.md).
  * The caller owns the result (cJSON_Delete). */
 cJSON *tb_dispatch_record_json(const tb_dispatch_t *self);
 

@@ -27,6 +27,10 @@ size_t tb_dsp_alive(const tb_dispatch_t *self)
 
 void tb_dsp_progress(tb_dispatch_t *self)
 {
+    /* a live view (report.html) throttles itself; the bar below redraws at most a few times a
+     * second */
+    if (self->opts.on_tick)
+        self->opts.on_tick(self->opts.user, self);
     if (!self->bar)
         return;
     double partial = 0;
@@ -56,6 +60,8 @@ static bool s_inproc_progress(void *user, double fraction, const char *note)
     (void)note;
     s_inproc_t *ip = user;
     ip->job->progress = fraction;
+    if (ip->self->opts.on_tick)
+        ip->self->opts.on_tick(ip->self->opts.user, ip->self);
     return ip->self->opts.interrupted && *ip->self->opts.interrupted;
 }
 
@@ -94,6 +100,7 @@ int tb_dsp_run_in_process(tb_dispatch_t *self, tb_err_t *err)
         }
         if (r != 0) {
             job->state = S_FAILED;
+            job->last_err = e;
             self->stats.failed++;
             if (e.code == TB_E_INTERRUPTED && self->opts.interrupted && *self->opts.interrupted) {
                 rc = tb_err_set(err, TB_E_INTERRUPTED, "interrupted");

@@ -18,6 +18,7 @@ tb_attempt_t *tb_dsp_attempt_new(s_job_t *job, const char *worker)
     a->attempt = ++job->last_attempt;
     snprintf(a->worker, sizeof a->worker, "%s", worker);
     snprintf(a->outcome, sizeof a->outcome, "running");
+    a->started_s = tb_now_s();
     return a;
 }
 

@@ -184,6 +184,7 @@ static int s_write(const tb_analyze_opts_t *o, const tb_analyze_result_t *r, tb_
     cJSON_AddNumberToObject(in, "mfd_exponent", r->mfd_exponent);
     cJSON_AddBoolToObject(in, "wraps_x", r->wraps);
     cJSON_AddNumberToObject(in, "uncounted_border_cells", (double)r->border_cells);
+    cJSON_AddStringToObject(in, "border", o->border_sea ? "sea" : "open");
     if (r->meta_path[0])
         cJSON_AddStringToObject(in, "meta_json", r->meta_path);
     cJSON_AddNumberToObject(in, "sea_cells", (double)r->sea_cells);
@@ -321,12 +322,16 @@ int tb_analyze_run(const tb_analyze_opts_t *o, tb_analyze_result_t *out, tb_err_
     }
     if (o->has_fit_min_area)
         sp.fit_min_area_m2 = o->fit_min_area_m2;
+    if (o->has_channel_min_area)
+        sp.channel_fit_min_area_m2 = o->channel_min_area_m2;
     out->stats = tb_stats_new(&sp, err);
     area = tb_malloc(cells * sizeof(float), "drainage area", err);
     mask = tb_malloc(cells, "count mask", err);
     if (!out->stats || !area || !mask)
         goto done;
-    if (tb_stats_route_area(&box, h, out->mfd_exponent, area, &out->route, err) != 0)
+    if (tb_stats_route_area_border(&box, h, out->mfd_exponent,
+                                   o->border_sea ? TB_ROUTE_BORDER_SEA : TB_ROUTE_BORDER_OPEN, area,
+                                   &out->route, err) != 0)
         goto done;
     /* The count mask: everything but a border as wide as the statistics halo (a map that does not
      * wrap), or the first and last rows (one that does: they are the routing's fixed ring). */
@@ -354,10 +359,11 @@ int tb_analyze_run(const tb_analyze_opts_t *o, tb_analyze_result_t *out, tb_err_
                      (long long)r, (double)r * out->cell_m);
         int n = snprintf(head, sizeof head,
                          "terrain analyze %s: %lld x %lld cells of %g m, sea level %g m (%lld sea "
-                         "cells), %s exponent %g; %s%s%s\n",
+                         "cells), %s exponent %g, %s border; %s%s%s\n",
                          o->path, (long long)out->w, (long long)out->h, out->cell_m,
                          out->sea_level_m, (long long)out->sea_cells,
-                         out->mfd_exponent > 0 ? "MFD" : "D8", out->mfd_exponent, border,
+                         out->mfd_exponent > 0 ? "MFD" : "D8", out->mfd_exponent,
+                         o->border_sea ? "sea (0 m)" : "open", border,
                          out->meta_path[0] ? "; read " : "", out->meta_path);
         size_t len = (size_t)n + strlen(block) + 1;
         out->text = malloc(len);

@@ -16,6 +16,9 @@
  * beyond it (slope and relief) and basins are cut off there. A border as wide as the statistics
  * halo (tb_stats_halo_cells: the relief window's half-width, 31 cells at 8 m) is routed but left
  * out of the count, on all four sides; on a map that wraps, only the first and last rows are.
+ * The routing's ring is open by default (TB_ROUTE_BORDER_OPEN: flow leaves through the edge at
+ * the edge's own height); border_sea holds it at 0 m as the solve holds a region's ring (docs/gate.md
+ * says which to use when).
  */
 #ifndef TB_ANALYZE_H
 #define TB_ANALYZE_H
@@ -39,6 +42,9 @@ typedef struct {
     double mfd_exponent;       /* default meta.json's solve.mfd_exponent, else 1 */
     bool has_fit_min_area;
     double fit_min_area_m2;    /* the slope-area fit's area floor; default the statistics' */
+    bool has_channel_min_area;
+    double channel_min_area_m2; /* the channel-cell fit's area floor; default the statistics' */
+    bool border_sea;           /* the map's edge held at 0 m (a cliff) rather than open */
     const char *out_dir;       /* NULL: nothing written */
     bool ignore_meta;          /* do not read a meta.json beside the map */
 } tb_analyze_opts_t;

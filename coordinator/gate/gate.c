@@ -36,6 +36,12 @@ static const s_metric_t s_metrics[] = {
      "exponent of the slope-area fit over all land (expect -m/n)"},
     {"slope_area_r2", NULL, "slope_area", "r2", "R2 of the slope-area fit"},
     {"slope_area_bins", NULL, "slope_area", "bins", "area bins the slope-area fit used"},
+    {"slope_area_channels_exponent", NULL, "slope_area_channels", "exponent",
+     "exponent of the slope-area fit over channel cells (expect -m/n)"},
+    {"slope_area_channels_r2", NULL, "slope_area_channels", "r2",
+     "R2 of the channel-cell slope-area fit"},
+    {"slope_area_channels_bins", NULL, "slope_area_channels", "bins",
+     "area bins the channel-cell fit used"},
     {"drainage_density_per_km", NULL, "drainage_density_per_km", NULL,
      "channel length per land area at a 1 km2 channel threshold, /km"},
     {"hypsometric_integral", NULL, "hypsometric_integral", NULL,
@@ -60,18 +66,76 @@ static const s_metric_t s_metrics[] = {
 };
 #define S_NMETRICS ((int)(sizeof s_metrics / sizeof s_metrics[0]))
 
-int tb_gate_metric_count(void) { return S_NMETRICS; }
+/* The statistics of a painted legend class, named "painted.CLASS.STAT" (the class's name as the
+ * legend spells it; the element of "painted_classes" with that name). name is the template listed
+ * by --list-metrics; the gate's own name carries the class. */
+#define S_PAINTED_PREFIX "painted."
+static const s_metric_t s_painted[] = {
+    {"painted.CLASS.land_share", NULL, "land_share", NULL, "share of all land painted CLASS"},
+    {"painted.CLASS.slope_median_deg", NULL, "slope_median_deg", NULL,
+     "median slope of the land painted CLASS, degrees"},
+    {"painted.CLASS.slope_p90_deg", NULL, "slope_p90_deg", NULL,
+     "90th percentile slope of the land painted CLASS, degrees"},
+    {"painted.CLASS.slope_under15_share", NULL, "slope_under_15_share", NULL,
+     "share of the land painted CLASS under 15 degrees"},
+    {"painted.CLASS.slope_over50_share", NULL, "slope_over_50_share", NULL,
+     "share of the land painted CLASS over 50 degrees"},
+    {"painted.CLASS.near_repose_share", NULL, "near_repose_share", NULL,
+     "share of the land painted CLASS within 2 degrees of the repose angle"},
+    {"painted.CLASS.relief_median_m", NULL, "relief_median_m", NULL,
+     "median local relief of the land painted CLASS, m"},
+    {"painted.CLASS.relief_p90_m", NULL, "relief_p90_m", NULL,
+     "90th percentile relief of the land painted CLASS, m"},
+    {"painted.CLASS.slope_area_exponent", NULL, "slope_area", "exponent",
+     "slope-area exponent of the land painted CLASS (area bins from fit_min_area_m2)"},
+    {"painted.CLASS.slope_area_r2", NULL, "slope_area", "r2",
+     "R2 of the slope-area fit of the land painted CLASS"},
+    {"painted.CLASS.slope_area_channels_exponent", NULL, "slope_area_channels", "exponent",
+     "channel-cell slope-area exponent of the land painted CLASS"},
+    {"painted.CLASS.slope_area_channels_r2", NULL, "slope_area_channels", "r2",
+     "R2 of the channel-cell slope-area fit of the land painted CLASS"},
+};
+#define S_NPAINTED ((int)(sizeof s_painted / sizeof s_painted[0]))
 
-const char *tb_gate_metric_name(int i) { return i >= 0 && i < S_NMETRICS ? s_metrics[i].name : NULL; }
+int tb_gate_metric_count(void) { return S_NMETRICS + S_NPAINTED; }
 
-const char *tb_gate_metric_what(int i) { return i >= 0 && i < S_NMETRICS ? s_metrics[i].what : NULL; }
+static const s_metric_t *s_metric(int i)
+{
+    return i >= 0 && i < S_NMETRICS                ? &s_metrics[i]
+           : i >= S_NMETRICS && i < S_NMETRICS + S_NPAINTED ? &s_painted[i - S_NMETRICS]
+                                                            : NULL;
+}
+
+const char *tb_gate_metric_name(int i) { return s_metric(i) ? s_metric(i)->name : NULL; }
+
+const char *tb_gate_metric_what(int i) { return s_metric(i) ? s_metric(i)->what : NULL; }
+
+/* Splits "painted.CLASS.STAT" into the class (into cls) and the index of STAT; -1 when name is not
+ * of that form. */
+static int s_painted_find(const char *name, char *cls, size_t n)
+{
+    size_t plen = strlen(S_PAINTED_PREFIX);
+    if (strncmp(name, S_PAINTED_PREFIX, plen) != 0)
+        return -1;
+    const char *c = name + plen, *dot = strrchr(c, '.');
+    if (!dot || dot == c || (size_t)(dot - c) >= n)
+        return -1;
+    for (int k = 0; k < S_NPAINTED; k++)
+        if (strcmp(strrchr(s_painted[k].name, '.') + 1, dot + 1) == 0) {
+            memcpy(cls, c, (size_t)(dot - c));
+            cls[dot - c] = '\0';
+            return S_NMETRICS + k;
+        }
+    return -1;
+}
 
 int tb_gate_metric_find(const char *name)
 {
     for (int i = 0; i < S_NMETRICS; i++)
         if (strcmp(s_metrics[i].name, name) == 0)
             return i;
-    return -1;
+    char cls[TB_GATE_NAME_MAX];
+    return s_painted_find(name, cls, sizeof cls);
 }
 
 /* The defaults: measured on the demo planet (docs/gate.md, "The defaults and why"). */
@@ -104,7 +168,27 @@ static const char s_defaults[] =
     "      \"why\": \"a clip over 0.1 % is a failed bake (reference notes, section 7); measured "
     "0\"},\n"
     "    \"edge_cells\": {\"max\": 0,\n"
-    "      \"why\": \"every region box held its statistics halo\"}\n"
+    "      \"why\": \"every region box held its statistics halo\"},\n"
+    "    \"mountain_land_share\": {\"min\": 0.03,\n"
+    "      \"why\": \"the verdict has a mountain line (0.5 mm/yr and up); measured 0.072 .. "
+    "0.098\"},\n"
+    "    \"painted.range.slope_median_deg\": {\"min\": 12, \"max\": 32,\n"
+    "      \"why\": \"the steep class is mountain ground (real ranges 20 .. 25); measured 16.9 .. "
+    "19.6 at 100 steps, 21 .. 24 at 400, without incision 8.2\"},\n"
+    "    \"painted.range.slope_under15_share\": {\"min\": 0.15, \"max\": 0.55,\n"
+    "      \"why\": \"valley floors and saddles, not a uniform mass (real: about a quarter); "
+    "measured 0.20 .. 0.42, without incision 0.71\"},\n"
+    "    \"painted.range.near_repose_share\": {\"max\": 0.1,\n"
+    "      \"why\": \"a shoulder at the repose angle, not a spike (real: under 0.07); measured 0 .. "
+    "0.05, the clamp-shaped trial 0.17\"},\n"
+    "    \"painted.range.relief_median_m\": {\"min\": 100,\n"
+    "      \"why\": \"a range has relief over 500 m (real: about 200 m); measured 121 .. 157\"},\n"
+    "    \"painted.range.slope_area_exponent\": {\"min\": -0.8, \"max\": -0.3,\n"
+    "      \"why\": \"the range's rivers obey stream power (-m/n = -0.5); measured -0.34 .. -0.63, "
+    "without incision -1.11\"},\n"
+    "    \"painted.range.slope_area_r2\": {\"min\": 0.75,\n"
+    "      \"why\": \"a river network, not scatter; measured 0.87 .. 0.99, without incision "
+    "0.63\"}\n"
     "  }\n"
     "}\n";
 
@@ -251,6 +335,40 @@ int tb_gates_load(const char *path, tb_gates_t *out, tb_err_t *err)
     int rc = tb_gates_parse(text, path, out, err);
     free(text);
     return rc;
+}
+
+/* A key (and key2) of object o, NaN when absent or null; a class with no land has nothing to
+ * measure, so its shares are not 0. */
+static double s_class_value(const cJSON *o, const s_metric_t *m)
+{
+    const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, m->key) : NULL;
+    if (m->key2)
+        v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, m->key2) : NULL;
+    if (strcmp(m->key, "land_share") != 0) {
+        const cJSON *lc = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "land_cells")
+                                            : NULL;
+        if (!cJSON_IsNumber(lc) || lc->valuedouble <= 0)
+            return NAN;
+    }
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
+}
+
+double tb_gate_value(const cJSON *st, const tb_gate_t *g)
+{
+    if (g->metric < S_NMETRICS)
+        return tb_gate_metric_value(st, g->metric);
+    char cls[TB_GATE_NAME_MAX];
+    int metric = s_painted_find(g->name, cls, sizeof cls);
+    if (metric < 0 || !cJSON_IsObject(st))
+        return NAN;
+    const cJSON *classes = cJSON_GetObjectItemCaseSensitive(st, "painted_classes"), *c, *o = NULL;
+    cJSON_ArrayForEach(c, classes)
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
+        if (cJSON_IsString(nm) && strcmp(nm->valuestring, cls) == 0)
+            o = c;
+    }
+    return o ? s_class_value(o, &s_painted[metric - S_NMETRICS]) : NAN;
 }
 
 double tb_gate_metric_value(const cJSON *st, int metric)

@@ -8,6 +8,7 @@
  *              "drainage_density_per_km": {"min": 0.35, "max_change": 0.05}}}
  *
  * Each key of "gates" names a statistic (tb_gate_metric_count lists them: the printed block's lines,
+ * and "painted.CLASS.STAT" for a painted legend class of that name,
  * read from the same JSON that meta.json holds under "statistics"); each gate has a "min", a "max"
  * or both (inclusive), and optionally "max_change", the largest |change| against a baseline bake of
  * the same seed (checked only with --baseline). The gates file lists every gate that is checked;
@@ -63,8 +64,12 @@ int tb_gates_parse(const char *text, const char *name, tb_gates_t *out, tb_err_t
 /* Reads and parses a gates file; path NULL gives the built-in defaults. */
 int tb_gates_load(const char *path, tb_gates_t *out, tb_err_t *err);
 
-/* The value of statistic `metric` in a statistics JSON object; NaN when it is absent or null. */
+/* The value of statistic `metric` in a statistics JSON object; NaN when it is absent or null (and
+ * for a painted-class statistic, whose class is in the gate's name: use tb_gate_value). */
 double tb_gate_metric_value(const cJSON *statistics, int metric);
+/* The value gate g reads: tb_gate_metric_value, or for "painted.CLASS.STAT" the element of
+ * "painted_classes" named CLASS. NaN when absent, null or the class has no land. */
+double tb_gate_value(const cJSON *statistics, const tb_gate_t *g);
 
 typedef enum { TB_GATE_PASS = 0, TB_GATE_FAIL = 1, TB_GATE_ERROR = 2 } tb_gate_status_t;
 

@@ -186,7 +186,9 @@ static void s_layout(uint64_t seed, double W, double H, s_layout_t *l)
         double bx = l->spine[k + 1][0] - l->spine[k][0], by = l->spine[k + 1][1] - l->spine[k][1];
         l->spine_inv_len2[k] = 1.0 / (bx * bx + by * by);
     }
-    l->range_half_width = fmax(4.0, 0.045 * fmin(a.rx, a.ry));
+    /* wider than twice the class blend's 288 m half-width (docs/uplift.md), so the range's core
+     * reaches its own rate: at 0.045 the band was 340-470 m wide and never did (docs/plan.md) */
+    l->range_half_width = fmax(4.0, 0.14 * fmin(a.rx, a.ry));
     double grow = 1.4 * l->range_half_width + 1;
     l->spine_box[0] = l->spine_box[2] = p0[0];
     l->spine_box[1] = l->spine_box[3] = p0[1];
@@ -395,7 +397,7 @@ int tb_demo_manifest(uint64_t seed, double circumference_km, tb_manifest_t *m, t
     s_class(&l->classes[S_HIGHLAND], "highland", 0xc8b273, TB_CLASS_LAND);
     s_land(&l->classes[S_HIGHLAND], 0.15, 0.08, 0.5, 1.0);
     s_class(&l->classes[S_RANGE], "range", 0xa0522d, TB_CLASS_LAND);
-    s_land(&l->classes[S_RANGE], 0.26, 0.26, 1.0, 0.8);
+    s_land(&l->classes[S_RANGE], 0.8, 0.25, 0.7, 1.0);
     s_class(&l->classes[S_SHELF], "shelf", 0x7fb2d9, TB_CLASS_OCEAN);
     l->classes[S_SHELF].depth_m = 60;
     s_class(&l->classes[S_DEEP], "deep", 0x1f4e79, TB_CLASS_OCEAN);

@@ -6,6 +6,9 @@
  *   by uplift class:
  *   plain 0.00..0.10 mm/yr 42% of land slope 0.8 deg median, 2.8 P90 relief 9 m/504 m at talus 1%
  *   ...
+ *   by painted class:
+ *   range 4% of land slope 24.0 deg median, 33.1 P90, 22% under 15 relief 160 m/504 m at talus 6%
+ *   ...
  *   elevation: -912 .. 486 m, clip 0.000% of cells outside elevation_m [-1024, 1024]
  *
  * Both are built from tb_stats_summarise, so the text and meta.json can never disagree. A partial
@@ -101,6 +104,32 @@ static void s_class_line(s_text_t *t, const tb_stats_params_t *p, const tb_stats
            sum->relief_window_m, 100 * b->near_repose_share);
 }
 
+/* One painted class: the uplift line's numbers plus the share under 15 degrees, and the class's
+ * own slope-area fit when it has one (over the same area bins as the "slope-area" line). */
+static void s_painted_line(s_text_t *t, const char *name, const tb_stats_bucket_summary_t *b,
+                           double window_m)
+{
+    char fit[96] = "";
+    if (b->fit.bins >= 2 && b->fit.exponent == b->fit.exponent)
+        snprintf(fit, sizeof fit, " slope-area %.3f R2 %.3f over %d bins", b->fit.exponent,
+                 b->fit.r2, (int)b->fit.bins);
+    s_line(t, "%s %.0f%% of land slope %.1f deg median, %.1f P90, %.0f%% under 15 relief %.0f m/%.0f m "
+              "at talus %.0f%%%s",
+           name, 100 * b->land_share, b->slope_median_deg, b->slope_p90_deg,
+           100 * b->slope_under15, b->relief_median_m, window_m, 100 * b->near_repose_share, fit);
+}
+
+static void s_fit_line(s_text_t *t, const char *what, const tb_stats_fit_t *f)
+{
+    if (f->bins < 2 || !(f->exponent == f->exponent))
+        s_line(t, "%s: %d bins of channel cells qualify, too few for a fit (expect %.3f)", what,
+               (int)f->bins, f->expect);
+    else
+        s_line(t, "%s: exponent %.3f (expect %.3f), R2 %.3f over %d bins%s", what, f->exponent,
+               f->expect, f->r2, (int)f->bins,
+               f->bins < S_MIN_JUDGED_BINS ? " (too few to judge a change)" : "");
+}
+
 char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *extent,
                            const char *partial)
 {
@@ -121,17 +150,15 @@ char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *exte
         s_line(&t, "slopes: %.0f%% under 15 deg, %.0f%% under 30, %.1f%% over 50, median %.1f deg",
                100 * all->slope_under15, 100 * all->slope_under30, 100 * all->slope_over50,
                all->slope_median_deg);
-        const tb_stats_fit_t *f = &all->fit;
-        if (sum->area_cells == 0)
+        if (sum->area_cells == 0) {
             s_line(&t, "slope-area: no drainage area given");
-        else if (f->bins < 2 || !(f->exponent == f->exponent))
-            s_line(&t, "slope-area: %d bins of channel cells qualify, too few for a fit (expect "
-                       "%.3f)",
-                   (int)f->bins, f->expect);
-        else
-            s_line(&t, "slope-area: exponent %.3f (expect %.3f), R2 %.3f over %d bins%s",
-                   f->exponent, f->expect, f->r2, (int)f->bins,
-                   f->bins < S_MIN_JUDGED_BINS ? " (too few to judge a change)" : "");
+        } else {
+            s_fit_line(&t, "slope-area", &all->fit);
+            char what[96];
+            snprintf(what, sizeof what, "slope-area, channel cells (A >= %g m2)",
+                     p->channel_fit_min_area_m2);
+            s_fit_line(&t, what, &all->channel_fit);
+        }
         char density[64];
         if (sum->area_cells == 0)
             snprintf(density, sizeof density, "n/a (no drainage area)");
@@ -147,6 +174,18 @@ char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *exte
         if (sum->bucket[TB_STATS_UNCLASSIFIED].land_cells > 0)
             s_class_line(&t, p, sum, TB_STATS_UNCLASSIFIED);
         s_class_line(&t, p, sum, TB_STATS_ALL);
+        int nc = tb_stats_class_count(self);
+        if (nc > 0) {
+            s_line(&t, "by painted class:");
+            tb_stats_bucket_summary_t *cb = malloc(sizeof *cb);
+            if (!cb)
+                t.failed = true;
+            for (int c = 0; cb && c < nc; c++) {
+                tb_stats_summarise_class(self, c, cb);
+                s_painted_line(&t, tb_stats_class_name(self, c), cb, sum->relief_window_m);
+            }
+            free(cb);
+        }
     }
     if (sum->edge_cells > 0)
         s_line(&t, "WARNING %lld land cells lie within %.0f m of an inner box edge: their relief "
@@ -193,6 +232,8 @@ static cJSON *s_fit_json(const tb_stats_fit_t *f)
     return o;
 }
 
+static void s_summary_json(cJSON *o, const tb_stats_bucket_summary_t *b);
+
 static cJSON *s_bucket_json(const tb_stats_params_t *p, const tb_stats_summary_t *sum, int c)
 {
     const tb_stats_bucket_summary_t *b = &sum->bucket[c];
@@ -202,6 +243,12 @@ static cJSON *s_bucket_json(const tb_stats_params_t *p, const tb_stats_summary_t
         s_num(o, "uplift_min_mm_yr", c == 0 ? -INFINITY : p->uplift_edges_mm_yr[c - 1]);
         s_num(o, "uplift_max_mm_yr", c == 2 ? INFINITY : p->uplift_edges_mm_yr[c]);
     }
+    s_summary_json(o, b);
+    return o;
+}
+
+static void s_summary_json(cJSON *o, const tb_stats_bucket_summary_t *b)
+{
     cJSON_AddNumberToObject(o, "land_cells", (double)b->land_cells);
     s_num(o, "land_share", b->land_share);
     s_num(o, "slope_under_15_share", b->slope_under15);
@@ -219,7 +266,7 @@ static cJSON *s_bucket_json(const tb_stats_params_t *p, const tb_stats_summary_t
     s_num(o, "hypsometric_integral", b->hypsometric_integral);
     s_num(o, "drainage_density_per_km", b->drainage_density_per_km);
     cJSON_AddItemToObject(o, "slope_area", s_fit_json(&b->fit));
-    return o;
+    cJSON_AddItemToObject(o, "slope_area_channels", s_fit_json(&b->channel_fit));
 }
 
 cJSON *tb_stats_report_json(const tb_stats_t *self, const tb_stats_extent_t *extent,
@@ -251,6 +298,7 @@ cJSON *tb_stats_report_json(const tb_stats_t *self, const tb_stats_extent_t *ext
         s_num(slopes, "p90_deg", all->slope_p90_deg);
     }
     cJSON_AddItemToObject(o, "slope_area", s_fit_json(&all->fit));
+    cJSON_AddItemToObject(o, "slope_area_channels", s_fit_json(&all->channel_fit));
     s_num(o, "hypsometric_integral", all->hypsometric_integral);
     cJSON_AddStringToObject(o, "hypsometric_reading",
                             s_hypsometric_reading(all->hypsometric_integral));
@@ -263,6 +311,7 @@ cJSON *tb_stats_report_json(const tb_stats_t *self, const tb_stats_extent_t *ext
         s_num(params, "relief_window_m", sum->relief_window_m);
         s_num(params, "channel_area_m2", p->channel_area_m2);
         s_num(params, "fit_min_area_m2", p->fit_min_area_m2);
+        s_num(params, "channel_fit_min_area_m2", p->channel_fit_min_area_m2);
         cJSON_AddNumberToObject(params, "fit_min_bin_cells", p->fit_min_bin_cells);
         s_num(params, "slope_bin_deg", p->slope_bin_deg);
         s_num(params, "relief_bin_m", p->relief_bin_m);
@@ -273,6 +322,23 @@ cJSON *tb_stats_report_json(const tb_stats_t *self, const tb_stats_extent_t *ext
         if (c != TB_STATS_UNCLASSIFIED || sum->bucket[c].land_cells > 0)
             cJSON_AddItemToArray(classes, s_bucket_json(p, sum, c));
     cJSON_AddItemToObject(o, "all_land", s_bucket_json(p, sum, TB_STATS_ALL));
+    cJSON *painted = cJSON_AddArrayToObject(o, "painted_classes");
+    tb_stats_bucket_summary_t *cb = malloc(sizeof *cb);
+    for (int c = 0; painted && cb && c < tb_stats_class_count(self); c++) {
+        tb_stats_summarise_class(self, c, cb);
+        cJSON *co = cJSON_CreateObject();
+        cJSON_AddStringToObject(co, "name", tb_stats_class_name(self, c));
+        s_summary_json(co, cb);
+        /* the share of the class's land in each whole degree of slope, 0-1 .. 89-90: the shape
+         * near the repose angle (a spike or a shoulder, docs/solve.md) is read off this */
+        const tb_hist_t *sh = tb_stats_class_slope_hist(self, c);
+        cJSON *deg = cJSON_AddArrayToObject(co, "slope_share_by_deg");
+        for (int d = 0; deg && d < 90; d++)
+            cJSON_AddItemToArray(deg, cJSON_CreateNumber(tb_hist_fraction_below(sh, d + 1) -
+                                                         tb_hist_fraction_below(sh, d)));
+        cJSON_AddItemToArray(painted, co);
+    }
+    free(cb);
     if (extent) {
         cJSON *e = cJSON_AddObjectToObject(o, "elevation");
         if (e) {

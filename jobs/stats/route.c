@@ -2,6 +2,7 @@
 #include "jobs/stats/route.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,44 @@ static void s_ws_free(s_ws_t *w)
     free(w->stack.scratch);
     tb_sinks_destroy(&w->sinks);
     tb_accum_destroy(&w->accum);
+}
+
+int tb_stats_route_area_border(const tb_frame_t *box, const float *height_m, double mfd_exponent,
+                               tb_route_border_t border, float *area_m2, tb_route_info_t *info,
+                               tb_err_t *err)
+{
+    if (border != TB_ROUTE_BORDER_OPEN)
+        return tb_stats_route_area(box, height_m, mfd_exponent, area_m2, info, err);
+    if (!tb_frame_valid(box) || !height_m || !area_m2)
+        return tb_err_set(err, TB_E_INVALID, "route: needs a valid box, heights and an area grid");
+    /* The open border: the map is routed inside a box one cell larger on every side that has a
+     * ring (all four for a map that does not wrap, the two Y sides for one that does), so the
+     * map's own edge cells are routed land standing at their own heights, and only the added ring
+     * is held at 0 m. The geology's kernels need their fixed cells at 0 m (the MFD release count
+     * treats a fixed neighbour as lower), which is why the edge is not simply held at its height. */
+    bool wraps = tb_frame_wraps(box);
+    int64_t pw = wraps ? box->w : box->w + 2, ph = box->h + 2, dx = wraps ? 0 : 1;
+    tb_frame_t pad;
+    if (tb_frame_make(&pad, wraps ? pw : pw + 1, ph, box->cell_m, 0, 0, pw, ph, err) != 0)
+        return tb_err_prefix(err, "route (open border)");
+    size_t pn = (size_t)pw * (size_t)ph;
+    float *ph_m = tb_calloc(pn, sizeof(float), "route padded heights", err);
+    float *pa = ph_m ? tb_malloc(pn * sizeof(float), "route padded area", err) : NULL;
+    if (!pa) {
+        free(ph_m);
+        return -1;
+    }
+    for (int64_t j = 0; j < box->h; j++)
+        memcpy(ph_m + (size_t)(j + 1) * (size_t)pw + (size_t)dx,
+               height_m + (size_t)j * (size_t)box->w, (size_t)box->w * sizeof(float));
+    int rc = tb_stats_route_area(&pad, ph_m, mfd_exponent, pa, info, err);
+    if (rc == 0)
+        for (int64_t j = 0; j < box->h; j++)
+            memcpy(area_m2 + (size_t)j * (size_t)box->w,
+                   pa + (size_t)(j + 1) * (size_t)pw + (size_t)dx, (size_t)box->w * sizeof(float));
+    free(ph_m);
+    free(pa);
+    return rc;
 }
 
 int tb_stats_route_area(const tb_frame_t *box, const float *height_m, double mfd_exponent,

@@ -4,7 +4,8 @@
  * The geology solve's own kernels, called once on a fixed surface (jobs/geology): land (height
  * above 0 m, the caller's sea level subtracted) is "solved", everything else - the sea and the
  * ring of the box (the whole outer ring of a box that does not wrap, rows 0 and h-1 of one that
- * does) - is held at 0 m and drains nothing. Then:
+ * does) - is held at 0 m and drains nothing (or, with an open border, the ring stands at its own
+ * height: tb_stats_route_area_border). Then:
  *   1. D8 receivers (O'Callaghan & Mark 1984) with no tie-break jitter (ties go to the first
  *      neighbour in tb_nb order), receivers.h;
  *   2. sink resolution by priority-flood + epsilon (Barnes, Lehman & Mulla 2014) on a copy of the
@@ -43,5 +44,22 @@ typedef struct {
  * finite, an exponent out of range, no memory). */
 int tb_stats_route_area(const tb_frame_t *box, const float *height_m, double mfd_exponent,
                         float *area_m2, tb_route_info_t *info, tb_err_t *err);
+
+/* How the ring of the box is treated. */
+typedef enum {
+    TB_ROUTE_BORDER_SEA = 0, /* held at 0 m, as the solve holds it: a cliff at a DEM's edge */
+    TB_ROUTE_BORDER_OPEN = 1 /* an outlet at its own height: flow leaves through the edge as if
+                                the ground went on, no cliff (a DEM cut out of a larger world) */
+} tb_route_border_t;
+
+/* tb_stats_route_area with the ring's treatment chosen (tb_stats_route_area is SEA). With OPEN,
+ * the map is routed inside a box one cell larger on every side that has a ring, held at 0 m: the
+ * map's own edge cells are routed land at their own heights, so the land inside drains into them
+ * only where the ground falls towards the edge, and the routing inside a crop of a larger map
+ * equals the larger map's wherever no flow enters the crop through its edge
+ * (tests/test_analyze.c). The edge cells themselves then drain over the added ring's cliff. */
+int tb_stats_route_area_border(const tb_frame_t *box, const float *height_m, double mfd_exponent,
+                               tb_route_border_t border, float *area_m2, tb_route_info_t *info,
+                               tb_err_t *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include "jobs/stats/stats.h"
 
 #include <float.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 #include "jobs/stats/relief.h"
 
 #define S_MAGIC 0x54534254u /* "TBST" little-endian */
-#define S_VERSION 1
+#define S_VERSION 2
 #define S_HEIGHT_LIMIT_M 1e6f        /* |height| above this is refused: not a planet, and the
                                         gradient of such cells could overflow a float */
 #define S_ELEV_QUANTUM (1.0 / 1024)  /* the elevation sum's quantum, metres; a power of two */
@@ -77,6 +78,9 @@ struct tb_stats_t {
     bool slope_one_step;            /* no slot spans more than one edge: guess + 1 step is exact */
     tb_hist_log2_lut_t area_lut, grad_lut;
     s_bucket_t b[TB_STATS_NBUCKETS];
+    int32_t n_classes;              /* painted classes seen, sorted by name */
+    char class_name[TB_STATS_MAX_CLASSES][TB_STATS_CLASS_NAME_MAX];
+    s_bucket_t cls[TB_STATS_MAX_CLASSES];
     /* workspace, reused across calls */
     tb_relief_t *relief;
     float *rows;                    /* 3 padded rows of w + 2 */
@@ -85,6 +89,7 @@ struct tb_stats_t {
     int32_t *row_q, *row_ka, *row_kg;    /* w: its quantised height, area bin and g2 bin */
     int32_t *row_land_idx;               /* w: the columns of the row's counted land */
     int32_t *row_ks;                     /* w: the slope bin of each of them */
+    int32_t *row_bk;                     /* w: the bucket of each of them (-1: none) */
     int64_t row_tag[3];
     uint8_t *ones, *row_land;
     size_t rows_cap, ones_cap, land_cap;
@@ -103,6 +108,7 @@ void tb_stats_params_default(tb_stats_params_t *p, double cell_m)
     p->relief_window_m = 500;
     p->channel_area_m2 = 1e6;
     p->fit_min_area_m2 = 1e4;
+    p->channel_fit_min_area_m2 = 1e5;
     p->fit_min_bin_cells = 16;
     p->slope_bin_deg = 0.1;
     p->relief_bin_m = 0.25;
@@ -154,6 +160,9 @@ static int s_check_params(const tb_stats_params_t *p, int32_t nb[3], tb_err_t *e
         !isfinite(p->fit_min_area_m2))
         return S_BAD("channel_area_m2 %g, fit_min_area_m2 %g: expected positive areas",
                      p->channel_area_m2, p->fit_min_area_m2);
+    if (!(p->channel_fit_min_area_m2 > 0) || !isfinite(p->channel_fit_min_area_m2))
+        return S_BAD("channel_fit_min_area_m2 %g: expected a positive area",
+                     p->channel_fit_min_area_m2);
     if (p->fit_min_bin_cells < 1)
         return S_BAD("fit_min_bin_cells %d, expected at least 1", (int)p->fit_min_bin_cells);
     if (!s_whole(90 / p->slope_bin_deg, 1, 90000, &nb[0]))
@@ -310,6 +319,8 @@ void tb_stats_destroy(tb_stats_t **self_p)
     tb_stats_t *s = *self_p;
     for (int c = 0; c < TB_STATS_NBUCKETS; c++)
         s_bucket_free(&s->b[c]);
+    for (int c = 0; c < s->n_classes; c++)
+        s_bucket_free(&s->cls[c]);
     free(s->g2_edge);
     free(s->slope_guess);
     tb_relief_destroy(&s->relief);
@@ -364,7 +375,7 @@ static const float *s_padded_row(tb_stats_t *s, const tb_frame_t *box, const flo
 
 static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
 {
-    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 9, w = (size_t)box->w,
+    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 10, w = (size_t)box->w,
            h = (size_t)box->h;
     if (!s->relief && !(s->relief = tb_relief_new(err)))
         return -1;
@@ -385,6 +396,7 @@ static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
     s->row_kg = s->row_ka + w;
     s->row_land_idx = s->row_kg + w;
     s->row_ks = s->row_land_idx + w;
+    s->row_bk = s->row_ks + w;
     if (w > s->ones_cap) {
         free(s->ones);
         if (!(s->ones = tb_malloc(w, "stats mask row", err))) {
@@ -497,7 +509,7 @@ static const float s_inv_dist[8] = {0.70710678f, 1.0f, 0.70710678f, 1.0f,
                                     1.0f,        0.70710678f, 1.0f, 0.70710678f};
 
 /* The steepest-descent step of a channel cell: 1 cardinal, 2 diagonal, 0 no lower neighbour. */
-static inline int s_descent(const float *rows[3], int64_t i, float z)
+static inline int s_descent(const float *const rows[3], int64_t i, float z)
 {
     float best = 0;
     int kind = 0;
@@ -511,23 +523,103 @@ static inline int s_descent(const float *rows[3], int64_t i, float z)
     return kind;
 }
 
+/* What pass 2 of a row reads: the per-cell arrays pass 1 filled. */
+typedef struct {
+    const float *rows[3];
+    const float *relief, *area;
+    int64_t n;              /* counted land cells of the row */
+    const int32_t *land;    /* their columns */
+} s_rowdata_t;
+
+/* Pass 2 of a row: the increments of the land cells into the buckets bk[k] names (-1: none). The
+ * exact extremes are scalars held while a run of cells stays in one bucket. */
+static void s_bin(const tb_stats_t *s, const s_rowdata_t *d, const int32_t *restrict bk,
+                  const s_raw_t *raw, s_ext_t *ext, s_chan_t *chan)
+{
+    const float *cr = d->rows[1], *restrict relief = d->relief, *restrict area = d->area;
+    const int32_t *restrict land = d->land, *restrict ks = s->row_ks;
+    const float *restrict tr = s->row_t;
+    const int32_t *restrict kr = s->row_kr, *restrict ke = s->row_ke, *restrict q = s->row_q;
+    const int32_t *restrict ka = s->row_ka, *restrict kg = s->row_kg;
+    const float channel_area = s->channel_area;
+    int cur = -1;
+    float g2min = 0, g2max = 0, rmin = 0, rmax = 0, hmin = 0, hmax = 0, amin = 0, amax = 0;
+    uint64_t hsum = 0;
+    const s_raw_t *r = raw;
+    for (int64_t k = 0; k < d->n; k++) {
+        const int64_t i = land[k];
+        int c = bk[k];
+        if (c < 0)
+            continue;
+        float z = cr[i + 1];
+        if (c != cur) {
+            if (cur >= 0)
+                ext[cur] = (s_ext_t){g2min, g2max, rmin, rmax, hmin, hmax, amin, amax, hsum};
+            cur = c;
+            g2min = ext[c].g2min, g2max = ext[c].g2max, rmin = ext[c].rmin, rmax = ext[c].rmax;
+            hmin = ext[c].hmin, hmax = ext[c].hmax, amin = ext[c].amin, amax = ext[c].amax;
+            hsum = ext[c].hsum;
+            r = &raw[c];
+        }
+        float g2 = tr[i];
+        r->slope[1 + ks[k]]++;
+        g2min = g2 < g2min ? g2 : g2min;
+        g2max = g2 > g2max ? g2 : g2max;
+        float rel = relief[i];
+        r->relief[1 + kr[i]]++;
+        rmin = rel < rmin ? rel : rmin;
+        rmax = rel > rmax ? rel : rmax;
+        r->elev[1 + ke[i]]++;
+        hmin = z < hmin ? z : hmin;
+        hmax = z > hmax ? z : hmax;
+        hsum += (uint64_t)(int64_t)q[i];
+        if (!area)
+            continue;
+        float ar = area[i];
+        int32_t kai = ka[i];
+        r->area[1 + kai]++;
+        amin = ar < amin ? ar : amin;
+        amax = ar > amax ? ar : amax;
+        if ((uint32_t)kai < S_AREA_NBINS)
+            r->sa[kai][1 + kg[i]]++;
+        if (ar >= channel_area) {
+            int kind = s_descent(d->rows, i, z);
+            chan[c].channel++;
+            chan[c].cardinal += kind == 1;
+            chan[c].diagonal += kind == 2;
+            chan[c].no_descent += kind == 0;
+        }
+    }
+    if (cur >= 0)
+        ext[cur] = (s_ext_t){g2min, g2max, rmin, rmax, hmin, hmax, amin, amax, hsum};
+}
+
+/* The painted-class side of a row: raw, ext and chan per class, and the map from a raster value to
+ * a class (-1: none). NULL when the call has no class raster. */
+typedef struct {
+    const uint8_t *classes; /* this row's raster */
+    const int32_t *map;     /* 256 entries */
+    s_raw_t *raw;
+    s_ext_t *ext;
+    s_chan_t *chan;
+} s_classrow_t;
+
 /* Bins the counted land of row j. rows[0] is row j-1, rows[1] row j, rows[2] row j+1, padded.
  *
  * The row's counted land is listed first (a branch-free compaction), so pass 1 - everything that
  * vectorises: gradient, slope slot, relief, elevation, area and g2 bins, the quantised height -
- * runs over the span from its first to its last land cell only, and pass 2 - the increments, which
- * do not vectorise - visits land cells only. The exact extremes are scalars held while a run of
- * cells stays in one bucket. */
+ * runs over the span from its first to its last land cell only, and pass 2 (s_bin) - the
+ * increments, which do not vectorise - visits land cells only, once for the uplift buckets and
+ * once more for the painted classes when there are any. */
 static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
                   const float *restrict relief, const float *restrict area,
                   const float *restrict uplift, const uint8_t *restrict mask, const s_raw_t *raw,
-                  s_ext_t *ext, s_chan_t *chan)
+                  s_ext_t *ext, s_chan_t *chan, const s_classrow_t *cls)
 {
     const float *sr = rows[0], *cr = rows[1], *nr = rows[2];
     const float inv_8dx = s->inv_8dx, inv_rbin = s->inv_relief_bin, inv_ebin = s->inv_elev_bin;
     const float rnb = (float)s->relief_nbins, enb = (float)s->elev_nbins;
     const float e0 = s->uplift_edge_m_yr[0], e1 = s->uplift_edge_m_yr[1];
-    const float channel_area = s->channel_area;
     int32_t *restrict land = s->row_land_idx;
     int64_t n = 0;
     for (int64_t i = 0; i < w; i++) {
@@ -565,53 +657,18 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
     int32_t *restrict ks = s->row_ks;
     for (int64_t k = 0; k < n; k++)
         ks[k] = s_slope_bin_slot(s, tr[land[k]], slot[land[k]]);
-    int cur = -1;
-    float g2min = 0, g2max = 0, rmin = 0, rmax = 0, hmin = 0, hmax = 0, amin = 0, amax = 0;
-    uint64_t hsum = 0;
-    const s_raw_t *r = raw;
+    int32_t *restrict bk = s->row_bk;
     for (int64_t k = 0; k < n; k++) {
         const int64_t i = land[k];
-        float z = cr[i + 1];
-        int c = uplift ? (uplift[i] >= e0) + (uplift[i] >= e1) : TB_STATS_UNCLASSIFIED;
-        if (c != cur) {
-            if (cur >= 0)
-                ext[cur] = (s_ext_t){g2min, g2max, rmin, rmax, hmin, hmax, amin, amax, hsum};
-            cur = c;
-            g2min = ext[c].g2min, g2max = ext[c].g2max, rmin = ext[c].rmin, rmax = ext[c].rmax;
-            hmin = ext[c].hmin, hmax = ext[c].hmax, amin = ext[c].amin, amax = ext[c].amax;
-            hsum = ext[c].hsum;
-            r = &raw[c];
-        }
-        float g2 = tr[i];
-        r->slope[1 + ks[k]]++;
-        g2min = g2 < g2min ? g2 : g2min;
-        g2max = g2 > g2max ? g2 : g2max;
-        float rel = relief[i];
-        r->relief[1 + kr[i]]++;
-        rmin = rel < rmin ? rel : rmin;
-        rmax = rel > rmax ? rel : rmax;
-        r->elev[1 + ke[i]]++;
-        hmin = z < hmin ? z : hmin;
-        hmax = z > hmax ? z : hmax;
-        hsum += (uint64_t)(int64_t)q[i];
-        if (!area)
-            continue;
-        float ar = area[i];
-        int32_t kai = ka[i];
-        r->area[1 + kai]++;
-        amin = ar < amin ? ar : amin;
-        amax = ar > amax ? ar : amax;
-        if ((uint32_t)kai < S_AREA_NBINS)
-            r->sa[kai][1 + kg[i]]++;
-        if (ar >= channel_area) {
-            int kind = s_descent(rows, i, z);
-            chan[c].channel++;
-            chan[c].cardinal += kind == 1;
-            chan[c].diagonal += kind == 2;
-            chan[c].no_descent += kind == 0;
-        }
+        bk[k] = uplift ? (uplift[i] >= e0) + (uplift[i] >= e1) : TB_STATS_UNCLASSIFIED;
     }
-    ext[cur] = (s_ext_t){g2min, g2max, rmin, rmax, hmin, hmax, amin, amax, hsum};
+    s_rowdata_t d = {{rows[0], rows[1], rows[2]}, relief, area, n, land};
+    s_bin(s, &d, bk, raw, ext, chan);
+    if (!cls)
+        return;
+    for (int64_t k = 0; k < n; k++)
+        bk[k] = cls->map[cls->classes[land[k]]];
+    s_bin(s, &d, bk, cls->raw, cls->ext, cls->chan);
 }
 
 /* The gradient histograms of the slope-area table keep bin-edge extremes rather than exact ones:
@@ -636,9 +693,145 @@ static void s_sa_extremes(tb_hist_t *h)
 
 static double s_deg(float t) { return atan((double)t) * S_DEG_PER_RAD; }
 
+/* Index of the class named `name`, or -(insertion point) - 1 when there is none. */
+static int s_class_search(const tb_stats_t *s, const char *name)
+{
+    int lo = 0, hi = s->n_classes;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(s->class_name[mid], name);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -lo - 1;
+}
+
+int tb_stats_class_find(const tb_stats_t *self, const char *name)
+{
+    int at = name ? s_class_search(self, name) : -1;
+    return at >= 0 ? at : -1;
+}
+
+/* Inserts an empty class at its sorted place; -1 with *err set when memory runs out or the table
+ * is full. */
+static int s_class_insert(tb_stats_t *s, const char *name, tb_err_t *err)
+{
+    int at = s_class_search(s, name);
+    if (at >= 0)
+        return 0;
+    at = -at - 1;
+    if (s->n_classes >= TB_STATS_MAX_CLASSES)
+        return tb_err_set(err, TB_E_INVALID, "stats: more than %d painted classes",
+                          TB_STATS_MAX_CLASSES);
+    s_bucket_t b;
+    if (s_bucket_init(s, &b, err) != 0)
+        return -1;
+    memmove(&s->cls[at + 1], &s->cls[at], (size_t)(s->n_classes - at) * sizeof s->cls[0]);
+    memmove(&s->class_name[at + 1], &s->class_name[at],
+            (size_t)(s->n_classes - at) * sizeof s->class_name[0]);
+    s->cls[at] = b;
+    snprintf(s->class_name[at], sizeof s->class_name[at], "%s", name);
+    s->n_classes++;
+    return 0;
+}
+
+/* Removes the classes named in `names` that hold no land (undoing inserts after a failure). */
+static void s_class_drop_empty(tb_stats_t *s)
+{
+    int keep = 0;
+    for (int c = 0; c < s->n_classes; c++) {
+        if (tb_hist_count(s->cls[c].slope) == 0) {
+            s_bucket_free(&s->cls[c]);
+            continue;
+        }
+        if (keep != c) {
+            s->cls[keep] = s->cls[c];
+            memcpy(s->class_name[keep], s->class_name[c], sizeof s->class_name[c]);
+        }
+        keep++;
+    }
+    s->n_classes = keep;
+}
+
+/* Makes sure every class some counted land of `classes` names exists, and fills map (256 entries:
+ * raster value to class index, -1 for none). Unchanged on failure. */
+static int s_class_prepare(tb_stats_t *s, const tb_frame_t *box, const float *height,
+                           const uint8_t *mask, const uint8_t *classes, int n_names,
+                           const char *const *names, int32_t map[256], tb_err_t *err)
+{
+    uint8_t used[256] = {0};
+    size_t cells = (size_t)box->w * (size_t)box->h;
+    for (size_t i = 0; i < cells; i++)
+        if ((!mask || mask[i]) && height[i] > 0.0f)
+            used[classes[i]] = 1;
+    for (int v = 0; v < 256; v++) {
+        map[v] = -1;
+        if (!used[v] || v >= n_names || !names || !names[v] || !names[v][0])
+            continue;
+        if (strlen(names[v]) >= TB_STATS_CLASS_NAME_MAX)
+            return tb_err_set(err, TB_E_INVALID,
+                              "stats: class name \"%.32s...\" is longer than %d bytes", names[v],
+                              TB_STATS_CLASS_NAME_MAX - 1);
+    }
+    for (int v = 0; v < 256; v++) {
+        if (!used[v] || v >= n_names || !names || !names[v] || !names[v][0])
+            continue;
+        if (s_class_insert(s, names[v], err) != 0) {
+            s_class_drop_empty(s);
+            return -1;
+        }
+    }
+    for (int v = 0; v < 256; v++)
+        if (used[v] && v < n_names && names && names[v] && names[v][0])
+            map[v] = s_class_search(s, names[v]);
+    return 0;
+}
+
+/* Folds one call's exact extremes and channel counters into a bucket. */
+static void s_bucket_finish(s_bucket_t *b, const s_ext_t *e, const s_chan_t *chan)
+{
+    if (!(e->g2min <= e->g2max))
+        return; /* no land in this bucket */
+    b->ch.channel += chan->channel;
+    b->ch.cardinal += chan->cardinal;
+    b->ch.diagonal += chan->diagonal;
+    b->ch.no_descent += chan->no_descent;
+    tb_hist_add_raw_extras(b->slope, 0, 0, s_deg(sqrtf(e->g2min)), s_deg(sqrtf(e->g2max)));
+    tb_hist_add_raw_extras(b->relief, 0, 0, e->rmin, e->rmax);
+    tb_hist_add_raw_extras(b->elev, e->hsum, 0, e->hmin, e->hmax);
+    tb_hist_add_raw_extras(b->area, 0, 0, e->amin, e->amax);
+    for (int ka = 0; ka < S_AREA_NBINS; ka++)
+        s_sa_extremes(b->sa[ka]);
+}
+
+static void s_raw_init(s_bucket_t *b, s_raw_t *raw, s_ext_t *ext, s_chan_t *chan)
+{
+    raw->slope = tb_hist_counts_raw(b->slope);
+    raw->relief = tb_hist_counts_raw(b->relief);
+    raw->elev = tb_hist_counts_raw(b->elev);
+    raw->area = tb_hist_counts_raw(b->area);
+    for (int k = 0; k < S_AREA_NBINS; k++)
+        raw->sa[k] = tb_hist_counts_raw(b->sa[k]);
+    *ext = (s_ext_t){INFINITY, -INFINITY, INFINITY, -INFINITY,
+                     INFINITY, -INFINITY, INFINITY, -INFINITY, 0};
+    memset(chan, 0, sizeof *chan);
+}
+
 int tb_stats_accumulate(tb_stats_t *self, const tb_frame_t *box, const float *height_m,
                         const float *area_m2, const float *uplift_m_yr, const uint8_t *count_mask,
                         tb_err_t *err)
+{
+    return tb_stats_accumulate_classes(self, box, height_m, area_m2, uplift_m_yr, count_mask, NULL,
+                                       0, NULL, err);
+}
+
+int tb_stats_accumulate_classes(tb_stats_t *self, const tb_frame_t *box, const float *height_m,
+                                const float *area_m2, const float *uplift_m_yr,
+                                const uint8_t *count_mask, const uint8_t *classes, int n_names,
+                                const char *const *class_names, tb_err_t *err)
 {
     if (!tb_frame_valid(box))
         return tb_err_set(err, TB_E_INVALID, "stats: the box is not a valid frame (no origin?)");
@@ -650,25 +843,43 @@ int tb_stats_accumulate(tb_stats_t *self, const tb_frame_t *box, const float *he
                           box->cell_m, self->p.cell_m);
     int64_t edge_cells = 0;
     if (s_workspace(self, box, err) != 0 ||
-        s_validate(self, box, height_m, area_m2, uplift_m_yr, count_mask, &edge_cells, err) != 0 ||
-        tb_relief_begin(self->relief, box, height_m, self->radius, err) != 0)
+        s_validate(self, box, height_m, area_m2, uplift_m_yr, count_mask, &edge_cells, err) != 0)
         return -1;
+    /* The class side's workspace before any class is made, so a failure changes nothing. */
+    int32_t map[256];
+    s_raw_t *craw = NULL;
+    s_ext_t *cext = NULL;
+    s_chan_t *cchan = NULL;
+    if (classes) {
+        craw = tb_malloc(TB_STATS_MAX_CLASSES * sizeof *craw, "stats class counters", err);
+        cext = craw ? tb_malloc(TB_STATS_MAX_CLASSES * sizeof *cext, "stats class extremes", err)
+                    : NULL;
+        cchan = cext ? tb_malloc(TB_STATS_MAX_CLASSES * sizeof *cchan, "stats class channels", err)
+                     : NULL;
+        if (!cchan || s_class_prepare(self, box, height_m, count_mask, classes, n_names,
+                                      class_names, map, err) != 0) {
+            free(craw);
+            free(cext);
+            free(cchan);
+            return -1;
+        }
+        for (int c = 0; c < self->n_classes; c++)
+            s_raw_init(&self->cls[c], &craw[c], &cext[c], &cchan[c]);
+    }
+    if (tb_relief_begin(self->relief, box, height_m, self->radius, err) != 0) {
+        if (classes)
+            s_class_drop_empty(self);
+        free(craw);
+        free(cext);
+        free(cchan);
+        return -1;
+    }
 
     s_raw_t raw[TB_STATS_NBUCKETS];
     s_ext_t ext[TB_STATS_NBUCKETS];
     s_chan_t chan[TB_STATS_NBUCKETS];
-    for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
-        s_bucket_t *b = &self->b[c];
-        raw[c].slope = tb_hist_counts_raw(b->slope);
-        raw[c].relief = tb_hist_counts_raw(b->relief);
-        raw[c].elev = tb_hist_counts_raw(b->elev);
-        raw[c].area = tb_hist_counts_raw(b->area);
-        for (int k = 0; k < S_AREA_NBINS; k++)
-            raw[c].sa[k] = tb_hist_counts_raw(b->sa[k]);
-        ext[c] = (s_ext_t){INFINITY, -INFINITY, INFINITY, -INFINITY,
-                           INFINITY, -INFINITY, INFINITY, -INFINITY, 0};
-        memset(&chan[c], 0, sizeof chan[c]);
-    }
+    for (int c = 0; c < TB_STATS_NBUCKETS; c++)
+        s_raw_init(&self->b[c], &raw[c], &ext[c], &chan[c]);
 
     const int64_t w = box->w, h = box->h, k = 2 * self->radius + 1;
     for (int64_t b = 0; b * k < h; b++) {
@@ -687,28 +898,21 @@ int tb_stats_accumulate(tb_stats_t *self, const tb_frame_t *box, const float *he
                                     s_padded_row(self, box, height_m, j),
                                     s_padded_row(self, box, height_m, j + 1)};
             size_t at = (size_t)j * (size_t)w;
+            s_classrow_t cr = {classes ? classes + at : NULL, map, craw, cext, cchan};
             s_row(self, w, rows, rel, area_m2 ? area_m2 + at : NULL,
                   uplift_m_yr ? uplift_m_yr + at : NULL, count_mask ? count_mask + at : self->ones,
-                  raw, ext, chan);
+                  raw, ext, chan, classes ? &cr : NULL);
         }
     }
 
-    for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
-        s_bucket_t *b = &self->b[c];
-        s_ext_t *e = &ext[c];
-        if (!(e->g2min <= e->g2max))
-            continue; /* no land in this bucket */
-        b->ch.channel += chan[c].channel;
-        b->ch.cardinal += chan[c].cardinal;
-        b->ch.diagonal += chan[c].diagonal;
-        b->ch.no_descent += chan[c].no_descent;
-        tb_hist_add_raw_extras(b->slope, 0, 0, s_deg(sqrtf(e->g2min)), s_deg(sqrtf(e->g2max)));
-        tb_hist_add_raw_extras(b->relief, 0, 0, e->rmin, e->rmax);
-        tb_hist_add_raw_extras(b->elev, e->hsum, 0, e->hmin, e->hmax);
-        tb_hist_add_raw_extras(b->area, 0, 0, e->amin, e->amax);
-        for (int ka = 0; ka < S_AREA_NBINS; ka++)
-            s_sa_extremes(b->sa[ka]);
-    }
+    for (int c = 0; c < TB_STATS_NBUCKETS; c++)
+        s_bucket_finish(&self->b[c], &ext[c], &chan[c]);
+    if (classes)
+        for (int c = 0; c < self->n_classes; c++)
+            s_bucket_finish(&self->cls[c], &cext[c], &cchan[c]);
+    free(craw);
+    free(cext);
+    free(cchan);
     self->edge_cells += edge_cells;
     return 0;
 }
@@ -723,6 +927,7 @@ static bool s_params_equal(const tb_stats_params_t *a, const tb_stats_params_t *
            a->uplift_edges_mm_yr[1] == b->uplift_edges_mm_yr[1] &&
            a->relief_window_m == b->relief_window_m && a->channel_area_m2 == b->channel_area_m2 &&
            a->fit_min_area_m2 == b->fit_min_area_m2 &&
+           a->channel_fit_min_area_m2 == b->channel_fit_min_area_m2 &&
            a->fit_min_bin_cells == b->fit_min_bin_cells && a->slope_bin_deg == b->slope_bin_deg &&
            a->relief_bin_m == b->relief_bin_m && a->relief_max_m == b->relief_max_m &&
            a->elev_bin_m == b->elev_bin_m && a->elev_max_m == b->elev_max_m;
@@ -748,6 +953,17 @@ static tb_hist_t *s_hist(const s_bucket_t *b, int i)
     }
 }
 
+static int s_bucket_merge(s_bucket_t *dst, const s_bucket_t *src, tb_err_t *err)
+{
+    s_chan_t s = src->ch;
+    for (int i = 0; i < S_NCOUNTS; i++)
+        *s_counter(&dst->ch, i) += *s_counter(&s, i);
+    for (int i = 0; i < S_NHISTS; i++)
+        if (tb_hist_merge(s_hist(dst, i), s_hist(src, i), err) != 0)
+            return tb_err_prefix(err, "stats merge (an invariant broke)");
+    return 0;
+}
+
 int tb_stats_merge(tb_stats_t *dst, const tb_stats_t *src, tb_err_t *err)
 {
     if (!s_params_equal(&dst->p, &src->p))
@@ -768,39 +984,88 @@ int tb_stats_merge(tb_stats_t *dst, const tb_stats_t *src, tb_err_t *err)
             if (__builtin_add_overflow(*s_counter(&d, i), *s_counter(&s, i), &sum))
                 return tb_err_set(err, TB_E_INVALID, "stats merge: bucket %d overflows int64", c);
     }
-    dst->edge_cells = edge;
-    for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
-        s_chan_t s = src->b[c].ch;
-        for (int i = 0; i < S_NCOUNTS; i++)
-            *s_counter(&dst->b[c].ch, i) += *s_counter(&s, i);
-        for (int i = 0; i < S_NHISTS; i++)
-            if (tb_hist_merge(s_hist(&dst->b[c], i), s_hist(&src->b[c], i), err) != 0)
-                return tb_err_prefix(err, "stats merge (an invariant broke)");
+    int missing = 0;
+    for (int c = 0; c < src->n_classes; c++) {
+        int at = s_class_search(dst, src->class_name[c]);
+        missing += at < 0;
+        if (at < 0)
+            continue;
+        int64_t sum;
+        if (__builtin_add_overflow(tb_hist_count(dst->cls[at].slope),
+                                   tb_hist_count(src->cls[c].slope), &sum))
+            return tb_err_set(err, TB_E_INVALID, "stats merge: class %s overflows int64",
+                              src->class_name[c]);
     }
+    if (dst->n_classes + missing > TB_STATS_MAX_CLASSES)
+        return tb_err_set(err, TB_E_INVALID, "stats merge: more than %d painted classes",
+                          TB_STATS_MAX_CLASSES);
+    for (int c = 0; c < src->n_classes; c++)
+        if (s_class_insert(dst, src->class_name[c], err) != 0) {
+            s_class_drop_empty(dst);
+            return -1;
+        }
+    dst->edge_cells = edge;
+    for (int c = 0; c < TB_STATS_NBUCKETS; c++)
+        if (s_bucket_merge(&dst->b[c], &src->b[c], err) != 0)
+            return -1;
+    for (int c = 0; c < src->n_classes; c++)
+        if (s_bucket_merge(&dst->cls[s_class_search(dst, src->class_name[c])], &src->cls[c],
+                           err) != 0)
+            return -1;
     return 0;
+}
+
+static bool s_bucket_equal(const s_bucket_t *a, const s_bucket_t *b)
+{
+    if (memcmp(&a->ch, &b->ch, sizeof a->ch) != 0)
+        return false;
+    for (int i = 0; i < S_NHISTS; i++)
+        if (!tb_hist_equal(s_hist(a, i), s_hist(b, i)))
+            return false;
+    return true;
 }
 
 bool tb_stats_equal(const tb_stats_t *a, const tb_stats_t *b)
 {
     if (!s_params_equal(&a->p, &b->p) || a->edge_cells != b->edge_cells)
         return false;
-    for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
-        if (memcmp(&a->b[c].ch, &b->b[c].ch, sizeof a->b[c].ch) != 0)
+    for (int c = 0; c < TB_STATS_NBUCKETS; c++)
+        if (!s_bucket_equal(&a->b[c], &b->b[c]))
             return false;
-        for (int i = 0; i < S_NHISTS; i++)
-            if (!tb_hist_equal(s_hist(&a->b[c], i), s_hist(&b->b[c], i)))
-                return false;
-    }
+    if (a->n_classes != b->n_classes)
+        return false;
+    for (int c = 0; c < a->n_classes; c++)
+        if (strcmp(a->class_name[c], b->class_name[c]) != 0 ||
+            !s_bucket_equal(&a->cls[c], &b->cls[c]))
+            return false;
     return true;
 }
 
-/* Layout, version 1, little-endian:
+/* Layout, version 2, little-endian:
  *   u32 magic "TBST", u16 version, u16 buckets (4),
- *   the parameters: 15 f64 in struct order with fit_min_bin_cells as u32 after fit_min_area_m2,
+ *   the parameters: 16 f64 in struct order with fit_min_bin_cells as u32 after
+ *   channel_fit_min_area_m2,
  *   the fixed table shape: u32 area_lo_exp2, area_per_octave, area_nbins, grad_lo_exp2,
  *   grad_per_octave, grad_nbins, i64 edge cells,
  *   per bucket: 4 i64 channel counters (cells, cardinal, diagonal, no descent), then its histograms (tb_hist_encode) slope, relief, elevation,
- *   area, and per area bin a u8 (0 empty, 1 present) followed by the gradient histogram if present. */
+ *   area, and per area bin a u8 (0 empty, 1 present) followed by the gradient histogram if present;
+ *   then u16 painted classes, each a u8 name length, the name's bytes and a bucket as above, in
+ *   ascending name order. */
+static void s_bucket_put(const s_bucket_t *b, tb_bytes_t *out)
+{
+    s_chan_t ch = b->ch;
+    for (int i = 0; i < S_NCOUNTS; i++)
+        tb_bytes_put_i64(out, *s_counter(&ch, i));
+    for (int i = 0; i < 4; i++)
+        tb_hist_encode(s_hist(b, i), out);
+    for (int k = 0; k < S_AREA_NBINS; k++) {
+        bool present = tb_hist_count(b->sa[k]) > 0;
+        tb_bytes_put_u8(out, present);
+        if (present)
+            tb_hist_encode(b->sa[k], out);
+    }
+}
+
 uint8_t *tb_stats_encode(const tb_stats_t *self, size_t *len, tb_err_t *err)
 {
     const tb_stats_params_t *p = &self->p;
@@ -811,7 +1076,7 @@ uint8_t *tb_stats_encode(const tb_stats_t *self, size_t *len, tb_err_t *err)
     tb_bytes_put_u16(&out, TB_STATS_NBUCKETS);
     const double f[] = {p->cell_m, p->talus_deg, p->repose_band_deg, p->m, p->n,
                         p->uplift_edges_mm_yr[0], p->uplift_edges_mm_yr[1], p->relief_window_m,
-                        p->channel_area_m2, p->fit_min_area_m2};
+                        p->channel_area_m2, p->fit_min_area_m2, p->channel_fit_min_area_m2};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         tb_bytes_put_f64(&out, f[i]);
     tb_bytes_put_u32(&out, (uint32_t)p->fit_min_bin_cells);
@@ -824,19 +1089,14 @@ uint8_t *tb_stats_encode(const tb_stats_t *self, size_t *len, tb_err_t *err)
     for (size_t i = 0; i < 6; i++)
         tb_bytes_put_u32(&out, (uint32_t)shape[i]);
     tb_bytes_put_i64(&out, self->edge_cells);
-    for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
-        const s_bucket_t *b = &self->b[c];
-        s_chan_t ch = b->ch;
-        for (int i = 0; i < S_NCOUNTS; i++)
-            tb_bytes_put_i64(&out, *s_counter(&ch, i));
-        for (int i = 0; i < 4; i++)
-            tb_hist_encode(s_hist(b, i), &out);
-        for (int k = 0; k < S_AREA_NBINS; k++) {
-            bool present = tb_hist_count(b->sa[k]) > 0;
-            tb_bytes_put_u8(&out, present);
-            if (present)
-                tb_hist_encode(b->sa[k], &out);
-        }
+    for (int c = 0; c < TB_STATS_NBUCKETS; c++)
+        s_bucket_put(&self->b[c], &out);
+    tb_bytes_put_u16(&out, (uint16_t)self->n_classes);
+    for (int c = 0; c < self->n_classes; c++) {
+        size_t nlen = strlen(self->class_name[c]);
+        tb_bytes_put_u8(&out, (uint8_t)nlen);
+        tb_bytes_put(&out, self->class_name[c], nlen);
+        s_bucket_put(&self->cls[c], &out);
     }
     uint8_t *bytes = tb_bytes_take(&out, len);
     if (!bytes)
@@ -866,6 +1126,43 @@ static bool s_bucket_consistent(const s_bucket_t *b)
     return true;
 }
 
+/* Decodes one bucket's counters and histograms into b (initialised, empty). 0, -2 when the bytes
+ * are malformed, -1 with *err set for another failure. */
+static int s_bucket_get(tb_reader_t *r, s_bucket_t *b, int c, tb_err_t *err)
+{
+    for (int i = 0; i < S_NCOUNTS; i++)
+        *s_counter(&b->ch, i) = tb_reader_i64(r);
+    for (int i = 0; i < S_NHISTS; i++) {
+        tb_hist_t **slot = i == 0   ? &b->slope
+                           : i == 1 ? &b->relief
+                           : i == 2 ? &b->elev
+                           : i == 3 ? &b->area
+                                    : &b->sa[i - 4];
+        if (i >= 4) {
+            uint8_t present = tb_reader_u8(r);
+            if (r->failed || present > 1)
+                return -2;
+            if (!present)
+                continue;
+        }
+        tb_err_t herr;
+        tb_hist_t *h = tb_hist_decode(r, &herr);
+        if (!h) {
+            tb_err_set(err, herr.code, "stats: bucket %d: %s", c, herr.msg);
+            return -1;
+        }
+        if (!tb_hist_spec_equal(tb_hist_spec(h), tb_hist_spec(*slot))) {
+            tb_hist_destroy(&h);
+            return -2;
+        }
+        tb_hist_destroy(slot);
+        *slot = h;
+    }
+    if (r->failed || !s_bucket_consistent(b))
+        return -2;
+    return 0;
+}
+
 tb_stats_t *tb_stats_decode(const void *data, size_t len, tb_err_t *err)
 {
     tb_reader_t r;
@@ -884,7 +1181,7 @@ tb_stats_t *tb_stats_decode(const void *data, size_t len, tb_err_t *err)
     memset(&p, 0, sizeof p);
     double *f[] = {&p.cell_m, &p.talus_deg, &p.repose_band_deg, &p.m, &p.n,
                    &p.uplift_edges_mm_yr[0], &p.uplift_edges_mm_yr[1], &p.relief_window_m,
-                   &p.channel_area_m2, &p.fit_min_area_m2};
+                   &p.channel_area_m2, &p.fit_min_area_m2, &p.channel_fit_min_area_m2};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         *f[i] = tb_reader_f64(&r);
     p.fit_min_bin_cells = (int32_t)tb_reader_u32(&r);
@@ -918,38 +1215,38 @@ tb_stats_t *tb_stats_decode(const void *data, size_t len, tb_err_t *err)
         return NULL;
     }
     for (int c = 0; c < TB_STATS_NBUCKETS; c++) {
-        s_bucket_t *b = &s->b[c];
-        for (int i = 0; i < S_NCOUNTS; i++)
-            *s_counter(&b->ch, i) = tb_reader_i64(&r);
-        for (int i = 0; i < S_NHISTS; i++) {
-            tb_hist_t **slot = i == 0 ? &b->slope
-                               : i == 1 ? &b->relief
-                               : i == 2 ? &b->elev
-                               : i == 3 ? &b->area
-                                        : &b->sa[i - 4];
-            if (i >= 4) {
-                uint8_t present = tb_reader_u8(&r);
-                if (r.failed || present > 1)
-                    goto malformed;
-                if (!present)
-                    continue;
-            }
-            tb_err_t herr;
-            tb_hist_t *h = tb_hist_decode(&r, &herr);
-            if (!h) {
-                tb_err_set(err, herr.code, "stats: bucket %d: %s", c, herr.msg);
-                tb_stats_destroy(&s);
-                return NULL;
-            }
-            if (!tb_hist_spec_equal(tb_hist_spec(h), tb_hist_spec(*slot))) {
-                tb_hist_destroy(&h);
-                goto malformed;
-            }
-            tb_hist_destroy(slot);
-            *slot = h;
-        }
-        if (r.failed || !s_bucket_consistent(b))
+        int rc = s_bucket_get(&r, &s->b[c], c, err);
+        if (rc == -2)
             goto malformed;
+        if (rc != 0) {
+            tb_stats_destroy(&s);
+            return NULL;
+        }
+    }
+    uint16_t nclasses = tb_reader_u16(&r);
+    if (r.failed || nclasses > TB_STATS_MAX_CLASSES)
+        goto malformed;
+    for (int c = 0; c < nclasses; c++) {
+        char name[TB_STATS_CLASS_NAME_MAX];
+        uint8_t nlen = tb_reader_u8(&r);
+        if (r.failed || nlen == 0 || nlen >= TB_STATS_CLASS_NAME_MAX)
+            goto malformed;
+        tb_reader_get(&r, name, nlen);
+        name[nlen] = 0;
+        if (r.failed || strlen(name) != nlen ||
+            (c > 0 && strcmp(s->class_name[c - 1], name) >= 0))
+            goto malformed; /* a NUL inside, or not in ascending order */
+        if (s_class_insert(s, name, err) != 0) {
+            tb_stats_destroy(&s);
+            return NULL;
+        }
+        int rc = s_bucket_get(&r, &s->cls[c], TB_STATS_NBUCKETS + c, err);
+        if (rc == -2 || (rc == 0 && tb_hist_count(s->cls[c].slope) == 0))
+            goto malformed; /* a class exists only with land */
+        if (rc != 0) {
+            tb_stats_destroy(&s);
+            return NULL;
+        }
     }
     if (r.failed || tb_reader_left(&r) != 0)
         goto malformed;
@@ -1067,7 +1364,8 @@ static bool s_bucket_sum(const tb_stats_t *self, int bucket, s_bucket_t *out)
     return true;
 }
 
-static void s_fit(const tb_stats_t *self, const s_bucket_t *b, tb_stats_fit_t *out)
+static void s_fit(const tb_stats_t *self, const s_bucket_t *b, double min_area_m2,
+                  tb_stats_fit_t *out)
 {
     memset(out, 0, sizeof *out);
     out->exponent = out->intercept = out->r2 = NAN;
@@ -1077,7 +1375,7 @@ static void s_fit(const tb_stats_t *self, const s_bucket_t *b, tb_stats_fit_t *o
     for (int32_t k = 0; k < S_AREA_NBINS && n < TB_STATS_MAX_FIT_BINS; k++) {
         double lo = tb_hist_edge(b->area, k), hi = tb_hist_edge(b->area, k + 1);
         int64_t cells = tb_hist_count(b->sa[k]);
-        if (lo < self->p.fit_min_area_m2 || cells < self->p.fit_min_bin_cells)
+        if (lo < min_area_m2 || cells < self->p.fit_min_bin_cells)
             continue;
         double med = sqrt(tb_hist_quantile(b->sa[k], 0.5)); /* the table holds S^2 */
         if (!(med > 0) || !isfinite(med))
@@ -1117,7 +1415,8 @@ static void s_fit(const tb_stats_t *self, const s_bucket_t *b, tb_stats_fit_t *o
     out->r2 = syy > 0 ? 1 - ssres / syy : (ssres == 0 ? 1 : NAN);
 }
 
-void tb_stats_fit_slope_area(const tb_stats_t *self, int bucket, tb_stats_fit_t *out)
+static void s_fit_bucket(const tb_stats_t *self, int bucket, double min_area_m2,
+                         tb_stats_fit_t *out)
 {
     s_bucket_t sum;
     if (!s_bucket_sum(self, bucket, &sum)) {
@@ -1126,8 +1425,18 @@ void tb_stats_fit_slope_area(const tb_stats_t *self, int bucket, tb_stats_fit_t 
         out->expect = -self->p.m / self->p.n;
         return;
     }
-    s_fit(self, &sum, out);
+    s_fit(self, &sum, min_area_m2, out);
     s_bucket_free(&sum);
+}
+
+void tb_stats_fit_slope_area(const tb_stats_t *self, int bucket, tb_stats_fit_t *out)
+{
+    s_fit_bucket(self, bucket, self->p.fit_min_area_m2, out);
+}
+
+void tb_stats_fit_slope_area_channels(const tb_stats_t *self, int bucket, tb_stats_fit_t *out)
+{
+    s_fit_bucket(self, bucket, self->p.channel_fit_min_area_m2, out);
 }
 
 static void s_summarise_bucket(const tb_stats_t *self, const s_bucket_t *b, int64_t all_land,
@@ -1162,7 +1471,8 @@ static void s_summarise_bucket(const tb_stats_t *self, const s_bucket_t *b, int6
     } else {
         o->drainage_density_per_km = NAN;
     }
-    s_fit(self, b, &o->fit);
+    s_fit(self, b, self->p.fit_min_area_m2, &o->fit);
+    s_fit(self, b, self->p.channel_fit_min_area_m2, &o->channel_fit);
 }
 
 void tb_stats_summarise(const tb_stats_t *self, tb_stats_summary_t *out)
@@ -1240,4 +1550,31 @@ int tb_stats_slope_grid(const tb_frame_t *box, const float *height_m, float *slo
     }
     tb_stats_destroy(&s);
     return 0;
+}
+
+int tb_stats_class_count(const tb_stats_t *self) { return self->n_classes; }
+
+const char *tb_stats_class_name(const tb_stats_t *self, int i)
+{
+    return i >= 0 && i < self->n_classes ? self->class_name[i] : NULL;
+}
+
+void tb_stats_summarise_class(const tb_stats_t *self, int i, tb_stats_bucket_summary_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i < 0 || i >= self->n_classes)
+        return;
+    tb_stats_counts_t all;
+    tb_stats_counts(self, TB_STATS_ALL, &all);
+    s_summarise_bucket(self, &self->cls[i], all.land_cells, out);
+}
+
+const tb_hist_t *tb_stats_class_slope_hist(const tb_stats_t *self, int i)
+{
+    return i >= 0 && i < self->n_classes ? self->cls[i].slope : NULL;
+}
+
+const tb_hist_t *tb_stats_class_relief_hist(const tb_stats_t *self, int i)
+{
+    return i >= 0 && i < self->n_classes ? self->cls[i].relief : NULL;
 }

@@ -56,6 +56,7 @@ typedef struct {
     double relief_window_m;      /* width of the relief window; 500 (nearest odd cell count) */
     double channel_area_m2;      /* channel threshold for the drainage density; 1e6 */
     double fit_min_area_m2;      /* the slope-area fit uses area bins whose lower edge is >= this */
+    double channel_fit_min_area_m2; /* the channel-cell fit: area bins whose lower edge is >= this */
     int32_t fit_min_bin_cells;   /* ... and that hold at least this many cells; 16 */
     double slope_bin_deg;        /* slope bin width; 90 / it a whole number; 0.1 */
     double relief_bin_m;         /* relief bin width, a power of two; 0.25 */
@@ -160,6 +161,9 @@ typedef struct {
 } tb_stats_fit_t;
 
 void tb_stats_fit_slope_area(const tb_stats_t *self, int bucket, tb_stats_fit_t *out);
+/* The same fit over the channel cells only: area bins whose lower edge is at or above
+ * channel_fit_min_area_m2. */
+void tb_stats_fit_slope_area_channels(const tb_stats_t *self, int bucket, tb_stats_fit_t *out);
 
 /* The statistics a report prints, for one bucket. NaN where there is nothing to measure. */
 typedef struct {
@@ -172,7 +176,8 @@ typedef struct {
     double elev_min_m, elev_max_m, elev_mean_m, elev_median_m;
     double hypsometric_integral; /* (mean - min) / (max - min) of land elevation */
     double drainage_density_per_km; /* channel length / land area, 1/km; NaN without area */
-    tb_stats_fit_t fit;
+    tb_stats_fit_t fit;         /* over area bins from fit_min_area_m2 */
+    tb_stats_fit_t channel_fit; /* over area bins from channel_fit_min_area_m2 (channel cells) */
 } tb_stats_bucket_summary_t;
 
 typedef struct {
@@ -184,6 +189,35 @@ typedef struct {
 } tb_stats_summary_t;
 
 void tb_stats_summarise(const tb_stats_t *self, tb_stats_summary_t *out);
+
+/* --- painted classes -------------------------------------------------------------------------
+ * Beside the uplift buckets, the land can be split by the painted legend class of each cell: one
+ * full bucket (every histogram above) per class, keyed by the class's NAME, so regions whose jobs
+ * hold different (reduced) legends pool exactly. Classes are kept sorted by name (byte order) and
+ * a class exists only once some counted land of it was seen, so the class list, like everything
+ * else, is the same whole or pooled, in any merge order. At most TB_STATS_MAX_CLASSES classes. */
+#define TB_STATS_MAX_CLASSES 64
+#define TB_STATS_CLASS_NAME_MAX 64 /* bytes including the terminating NUL */
+
+/* tb_stats_accumulate, plus a class raster: classes[i] (box-sized, row-major) is an index into
+ * class_names[0 .. n_names); a counted land cell whose index is >= n_names, or whose name is NULL
+ * or empty, goes to no class bucket (it still counts in the uplift buckets). classes NULL: no class
+ * buckets are touched (exactly tb_stats_accumulate). Returns 0, or -1 with *err naming the bad
+ * argument (a name too long, more than TB_STATS_MAX_CLASSES classes); unchanged on failure. */
+int tb_stats_accumulate_classes(tb_stats_t *self, const tb_frame_t *box, const float *height_m,
+                                const float *area_m2, const float *uplift_m_yr,
+                                const uint8_t *count_mask, const uint8_t *classes, int n_names,
+                                const char *const *class_names, tb_err_t *err);
+/* The painted classes seen so far, sorted by name, and their summaries (land_share is of all
+ * counted land). */
+int tb_stats_class_count(const tb_stats_t *self);
+const char *tb_stats_class_name(const tb_stats_t *self, int i);
+/* -1 when no class of that name was seen. */
+int tb_stats_class_find(const tb_stats_t *self, const char *name);
+void tb_stats_summarise_class(const tb_stats_t *self, int i, tb_stats_bucket_summary_t *out);
+/* The histograms of class i (like the bucket ones), owned by self. */
+const tb_hist_t *tb_stats_class_slope_hist(const tb_stats_t *self, int i);
+const tb_hist_t *tb_stats_class_relief_hist(const tb_stats_t *self, int i);
 
 /* The elevation extent of a composited planet, measured once (regions overlap in their margins). */
 typedef struct {

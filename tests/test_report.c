@@ -1,0 +1,272 @@
+/* The report's pieces (docs/report.md): the histograms meta.json gains count every land cell once
+ * per class and once in "all land"; numbers print tagged with their path, null as n/a; the page
+ * escapes what it quotes and has one bar per bin; the maps carry their legend strip and keep the
+ * sea dark; the reduced heightmap is the block mean; the erodibility field is built on each
+ * region's own land and its uplift check counts a cell that differs (a negative control). */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grid.h"
+#include "coordinator/bake/planet_input.h"
+#include "coordinator/report/html.h"
+#include "coordinator/report/maps.h"
+#include "coordinator/report/page.h"
+#include "coordinator/report/report.h"
+#include "jobs/plan/plan.h"
+#include "jobs/stats/stats.h"
+#include "jobs/uplift/uplift.h"
+#include "support/tb_test.h"
+
+/* A cone of land (up to 60 m) in a 96 x 64 box with an uplift field of three rates. */
+static tb_stats_t *s_cone_stats(void)
+{
+    const int64_t w = 96, h = 64;
+    tb_err_t err;
+    tb_frame_t f;
+    ck_assert_int_eq(tb_frame_make(&f, w, h, 8, 0, 0, w, h, &err), 0);
+    float *z = calloc((size_t)(w * h), sizeof(float)), *a = calloc((size_t)(w * h), sizeof(float));
+    float *u = calloc((size_t)(w * h), sizeof(float));
+    for (int64_t j = 0; j < h; j++)
+        for (int64_t i = 0; i < w; i++) {
+            double r = hypot((double)i - 48, (double)j - 32);
+            size_t k = tb_idx(w, i, j);
+            z[k] = r < 28 ? (float)(60 * (1 - r / 28)) + 0.5f : 0;
+            a[k] = (float)(64 * (1 + (i * 7 + j * 3) % 50));
+            u[k] = (float)((i < 40 ? 0.05 : i < 60 ? 0.3 : 0.8) * 1e-3);
+        }
+    tb_stats_params_t p;
+    tb_stats_params_default(&p, 8);
+    p.relief_window_m = 40;
+    tb_stats_t *s = tb_stats_new(&p, &err);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(tb_stats_accumulate(s, &f, z, a, u, NULL, &err), 0);
+    free(z);
+    free(a);
+    free(u);
+    return s;
+}
+
+START_TEST(test_histograms_count_every_land_cell)
+{
+    tb_stats_t *s = s_cone_stats();
+    cJSON *h = tb_report_histograms_json(s);
+    ck_assert_ptr_nonnull(h);
+    static const char *fam[] = {"slope_deg", "relief_m", "elevation_m"};
+    for (int f = 0; f < 3; f++) {
+        const cJSON *fj = cJSON_GetObjectItem(h, fam[f]);
+        const cJSON *classes = cJSON_GetObjectItem(fj, "classes");
+        int bars = (int)tb_json_num(fj, "bars");
+        if (f == 0)
+            ck_assert_int_eq(bars, 90);
+        else
+            ck_assert_int_le(bars, 49);
+        double sum_classes = 0, all = -1;
+        int c = 0;
+        const cJSON *cl;
+        cJSON_ArrayForEach(cl, classes)
+        {
+            ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cl, "counts")), bars);
+            double n = tb_json_num(cl, "beyond");
+            const cJSON *v;
+            cJSON_ArrayForEach(v, cJSON_GetObjectItem(cl, "counts")) n += v->valuedouble;
+            tb_stats_counts_t cnt;
+            bool is_all = strcmp(tb_json_str(cl, "name", ""), "all land") == 0;
+            tb_stats_counts(s, is_all ? TB_STATS_ALL : c, &cnt);
+            ck_assert_msg(n == (double)cnt.land_cells, "%s %s: %g of %lld cells", fam[f],
+                          tb_json_str(cl, "name", ""), n, (long long)cnt.land_cells);
+            if (is_all)
+                all = n;
+            else
+                sum_classes += n;
+            c++;
+        }
+        ck_assert_double_eq(all, sum_classes);
+        ck_assert_int_eq(c, 4); /* plain, rolling, mountain, all land: no unclassified land */
+        if (f > 0)              /* round widths: 1, 2 or 5 x 10^k */
+        {
+            double wd = tb_json_num(fj, "width"), m = wd / pow(10, floor(log10(wd)));
+            ck_assert_msg(fabs(m - 1) < 1e-9 || fabs(m - 2) < 1e-9 || fabs(m - 5) < 1e-9, "%g", wd);
+        }
+    }
+    cJSON_Delete(h);
+    tb_stats_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_numbers_are_tagged_and_null_is_na)
+{
+    cJSON *doc = cJSON_Parse("{\"a\": {\"b\": [1.23456, null, {\"c\": 0.5}]}}");
+    tb_html_t h = {0};
+    tb_html_meta_num(&h, doc, "a.b.0", 1, 2, "m");
+    tb_html_meta_num(&h, doc, "a.b.1", 1, 2, NULL);
+    tb_html_meta_num(&h, doc, "a.b.2.c", 100, 1, "%");
+    tb_html_meta_num(&h, doc, "a.x", 1, 0, NULL);
+    tb_html_text(&h, "<script>&\"'");
+    char *t = tb_html_take(&h, NULL);
+    ck_assert_ptr_nonnull(strstr(t, "data-meta=\"a.b.0\">1.23</span>&nbsp;m"));
+    ck_assert_ptr_nonnull(strstr(t, "data-meta=\"a.b.1\">n/a</span>"));
+    ck_assert_ptr_nonnull(strstr(t, "data-meta=\"a.b.2.c\" data-scale=\"100\">50.0</span>%"));
+    ck_assert_ptr_nonnull(strstr(t, "data-meta=\"a.x\">n/a</span>"));
+    ck_assert_ptr_nonnull(strstr(t, "&lt;script&gt;&amp;&quot;&#39;"));
+    ck_assert_ptr_null(strstr(t, "<script>"));
+    free(t);
+    cJSON_Delete(doc);
+}
+END_TEST
+
+static int s_count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+START_TEST(test_page_has_a_bar_per_bin_and_escapes_errors)
+{
+    tb_stats_t *s = s_cone_stats();
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *bake = cJSON_AddObjectToObject(doc, "bake");
+    cJSON_AddNumberToObject(bake, "steps", 10);
+    cJSON_AddItemToObject(doc, "statistics", tb_stats_report_json(s, NULL, NULL));
+    cJSON *hist = tb_report_histograms_json(s);
+    int bars = 0;
+    static const char *fam[] = {"slope_deg", "relief_m", "elevation_m"};
+    for (int f = 0; f < 3; f++)
+        bars += (int)tb_json_num(cJSON_GetObjectItem(hist, fam[f]), "bars") * (f == 0 ? 4 : 1);
+    cJSON_AddItemToObject(doc, "histograms", hist);
+    tb_report_page_t pg = {.state = "failed",
+                           .error = "region 2 failed 3 times: <b>bad</b>",
+                           .written_unix = 1e9,
+                           .interval_s = 2};
+    char *page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(page);
+    ck_assert_int_eq(s_count(page, "<rect class=\"bar\""), bars);
+    ck_assert_ptr_nonnull(strstr(page, "region 2 failed 3 times: &lt;b&gt;bad&lt;/b&gt;"));
+    ck_assert_ptr_nonnull(strstr(page, "data-state=\"failed\""));
+    ck_assert_ptr_null(strstr(page, "http-equiv=\"refresh\"")); /* a failed page does not reload */
+    free(page);
+    pg.state = "running";
+    pg.error = NULL;
+    page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(strstr(page, "http-equiv=\"refresh\" content=\"2\""));
+    free(page);
+    cJSON_Delete(doc);
+    tb_stats_destroy(&s);
+}
+END_TEST
+
+START_TEST(test_maps_have_a_legend_and_a_dark_sea)
+{
+    const int64_t w = 40, h = 20;
+    float v[40 * 20];
+    uint8_t land[40 * 20];
+    for (int64_t i = 0; i < w * h; i++) {
+        v[i] = (float)(i % w);
+        land[i] = i % w >= 20;
+    }
+    tb_image_t img;
+    tb_err_t err;
+    ck_assert_int_eq(tb_map_slope(v, land, w, h, 4096, &img, &err), 0);
+    ck_assert_int_eq(img.w, 40);
+    ck_assert_int_eq(img.h, 20 + TB_REPORT_LEGEND_ROWS);
+    const uint8_t *px = img.pixels;
+    ck_assert(px[0] == 8 && px[1] == 12 && px[2] == 24);   /* sea */
+    ck_assert(!(px[3 * 30] == 8 && px[3 * 30 + 1] == 12)); /* land */
+    size_t bar = 3 * tb_idx(40, 20, 20 + 18);              /* inside the legend bar */
+    ck_assert(!(px[bar] == 8 && px[bar + 1] == 12 && px[bar + 2] == 24));
+    tb_image_free(&img);
+    /* reduced by 2: the block's largest value */
+    ck_assert_int_eq(tb_map_relief(v, land, w, h, 504, 20, &img, &err), 0);
+    ck_assert_int_eq(img.w, 20);
+    ck_assert_int_eq(img.h, 10 + TB_REPORT_LEGEND_ROWS);
+    tb_image_free(&img);
+    ck_assert_int_eq(tb_map_erodibility(v, land, w, h, 0.5, 4096, &img, &err), 0);
+    tb_image_free(&img);
+    /* the reduced heightmap is the block mean */
+    ck_assert_int_eq(tb_map_height16_low(v, w, h, 0, 65.535, 20, &img, &err), 0);
+    ck_assert_int_eq(img.w, 20);
+    ck_assert_int_eq(img.format, TB_PNG_GRAY16);
+    const uint16_t *g = img.pixels;
+    ck_assert_int_eq(g[3], 6500); /* columns 6 and 7: a mean of 6.5 m, in steps of 1 mm */
+    tb_image_free(&img);
+}
+END_TEST
+
+START_TEST(test_erodibility_on_own_land_and_uplift_check)
+{
+    tb_planet_input_t in = {0};
+    tb_input_options_t opt = {.has_circumference = true, .circumference_km = 10};
+    tb_err_t err;
+    ck_assert_int_eq(tb_planet_input_load(NULL, &opt, &in, &err), 0);
+    tb_plan_t *plan = tb_plan_new(&in.manifest, &in.painting, 2, &err);
+    ck_assert_ptr_nonnull(plan);
+    const tb_manifest_t *m = tb_plan_manifest(plan);
+    tb_uplift_probes_t probes;
+    ck_assert_int_eq(tb_uplift_probes_compute(m, &probes, &err), 0);
+    size_t cells = (size_t)in.planet_w * (size_t)in.planet_h;
+    float *k = malloc(cells * sizeof(float)), *u = calloc(cells, sizeof(float));
+    int64_t mism = -1;
+    ck_assert_int_eq(tb_report_erodibility_field(plan, &probes, NULL, k, NULL, &mism, &err), 0);
+    /* K on land only, between the class multipliers and rock range times solve.k */
+    const uint8_t *cls = tb_grid_cu8(tb_plan_classes(plan));
+    size_t land = 0;
+    for (size_t i = 0; i < cells; i++) {
+        bool is_land = m->legend.classes[cls[i]].kind == TB_CLASS_LAND;
+        if (!is_land) {
+            ck_assert(k[i] == 0);
+            continue;
+        }
+        land += k[i] > 0;
+        ck_assert(k[i] < m->solve.k * 10 && k[i] > m->solve.k * 0.05);
+    }
+    ck_assert_uint_eq(land, (size_t)tb_plan_summary(plan)->land_cells);
+    /* the uplift check: the field the regions would return gives 0, one changed land cell 1 */
+    for (int ri = 0; ri < tb_plan_region_count(plan); ri++) {
+        const tb_plan_region_t *reg = tb_plan_region(plan, ri);
+        tb_grid_t *c = NULL, *mask = NULL;
+        ck_assert_int_eq(tb_plan_region_grids(plan, ri, &c, &mask, &err), 0);
+        size_t bc = (size_t)reg->box.w * (size_t)reg->box.h;
+        float *bu = malloc(bc * sizeof(float)), *bk = malloc(bc * sizeof(float));
+        ck_assert_int_eq(tb_uplift_build(m, &probes, &reg->box, tb_grid_cu8(c), bu, bk, &err), 0);
+        for (int64_t j = 0; j < reg->box.h; j++)
+            for (int64_t i = 0; i < reg->box.w; i++)
+                if (tb_grid_cu8(mask)[tb_idx(reg->box.w, i, j)])
+                    u[tb_idx(in.planet_w, tb_frame_lattice_x(&reg->box, i), reg->box.y0 + j)] =
+                        bu[tb_idx(reg->box.w, i, j)];
+        free(bu);
+        free(bk);
+        tb_grid_destroy(&c);
+        tb_grid_destroy(&mask);
+    }
+    ck_assert_int_eq(tb_report_erodibility_field(plan, &probes, NULL, k, u, &mism, &err), 0);
+    ck_assert_int_eq(mism, 0);
+    for (size_t i = 0; i < cells; i++)
+        if (k[i] > 0) {
+            u[i] += 1e-6f;
+            break;
+        }
+    ck_assert_int_eq(tb_report_erodibility_field(plan, &probes, NULL, k, u, &mism, &err), 0);
+    ck_assert_int_eq(mism, 1);
+    free(k);
+    free(u);
+    tb_plan_destroy(&plan);
+    tb_planet_input_free(&in);
+}
+END_TEST
+
+Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *t = tcase_create("report");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_histograms_count_every_land_cell);
+    tcase_add_test(t, test_numbers_are_tagged_and_null_is_na);
+    tcase_add_test(t, test_page_has_a_bar_per_bin_and_escapes_errors);
+    tcase_add_test(t, test_maps_have_a_legend_and_a_dark_sea);
+    tcase_add_test(t, test_erodibility_on_own_land_and_uplift_check);
+    suite_add_tcase(s, t);
+    return s;
+}
