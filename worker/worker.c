@@ -68,6 +68,7 @@ typedef struct {
     double last_recv_s;
     double last_send_s;
     double lost_since_s; /* when the coordinator was last heard from, across reconnects */
+    bool heard;          /* a message came on this connection */
     int backoff_ms;
     bool connected_once;
     /* the spec being received */
@@ -322,6 +323,7 @@ static int s_connect(s_worker_t *w, tb_err_t *err)
     ready.memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
     s_send(w, &ready);
     w->last_recv_s = tb_now_s(); /* liveness starts now */
+    w->heard = false;
     return 0;
 }
 
@@ -429,6 +431,7 @@ static int s_receive(s_worker_t *w)
         if (tb_proto_recv(w->raw, &rx, ZMQ_DONTWAIT) != 0)
             return -1;
         w->last_recv_s = w->lost_since_s = tb_now_s();
+        w->heard = true;
         w->backoff_ms = w->opts.backoff_init_ms;
         tb_msg_t m;
         tb_err_t err;
@@ -639,8 +642,18 @@ int tb_worker_run(const tb_worker_opts_t *opts_in, tb_err_t *err)
                 status = s_leave(&w, 4);
                 goto done;
             }
-            tb_log_warn("no word from the coordinator for %.1f s; reconnecting in %.1f s",
-                        now - w.last_recv_s, w.backoff_ms / 1000.0);
+            /* Not a word on this connection: a CURVE handshake the coordinator refused looks
+             * exactly like this from here (docs/distribution.md, "Security"). */
+            const char *hint =
+                w.heard ? ""
+                : w.server_key[0]
+                    ? " (no answer at all: CURVE refused this worker - check --server-key and "
+                      "that its certificate is in the coordinator's --curve-clients, which logs "
+                      "the refusal - or another live worker holds this --name)"
+                    : " (no answer at all: a coordinator with CURVE keys refuses a worker without "
+                      "--server-key, and one whose --name another live worker holds)";
+            tb_log_warn("no word from the coordinator for %.1f s; reconnecting in %.1f s%s",
+                        now - w.last_recv_s, w.backoff_ms / 1000.0, hint);
             s_drop_job(&w);
             s_close(&w, 0);
             if (s_sleep(&w, w.backoff_ms))
