@@ -67,7 +67,7 @@ row 0 '' "$TERRAIN" plan base/planet.json --out OUT
 rm -rf o/1
 
 # -- special files and missing files
-mkfifo fifo.json fifo.png
+mkfifo fifo.json fifo.png fifo.cert
 row 2 'fifo.json: not a regular file \(a FIFO\)' "$TERRAIN" plan fifo.json --out OUT
 row 2 'base: not a regular file \(a directory\)' "$TERRAIN" plan base --out OUT
 row 2 '/dev/null: not a regular file \(a character device\)' "$TERRAIN" bake /dev/null --out OUT
@@ -158,6 +158,7 @@ row 2 '--circumference-km applies to the demo planet only' "$TERRAIN" plan base/
 # -- farm refusals: exit 2 and no empty result store
 row 2 'reachable from other hosts: give CURVE keys' "$TERRAIN" bake base/planet.json --steps 2 --bind 'tcp://0.0.0.0:*' --out OUT
 row 2 'nokey.cert: not a ZeroMQ certificate' "$TERRAIN" farm-check --bind 'tcp://127.0.0.1:*' --curve-cert nokey.cert --out OUT
+row 2 'fifo.cert: not a regular file \(a FIFO\)' "$TERRAIN" bake base/planet.json --bind 'tcp://127.0.0.1:*' --curve-cert fifo.cert --out OUT
 row 2 'cannot bind tcp://256\.1\.1\.1' "$TERRAIN" farm-check --bind 'tcp://256.1.1.1:5555' --insecure --out OUT
 
 # -- analyze

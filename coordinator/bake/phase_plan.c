@@ -14,7 +14,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         return -1;
     int threads = o->dispatch.threads > 0 ? o->dispatch.threads : tb_pool_default_threads();
     ctx->plan = tb_plan_new(&ctx->input.manifest, &ctx->input.painting, threads, err);
-    if (!ctx->plan)
+    if (!ctx->plan || tb_plan_check_land_and_sea(ctx->plan, err) != 0)
         return -1;
     const tb_manifest_t *m = ctx->manifest = tb_plan_manifest(ctx->plan);
     ctx->steps = o->steps > 0 ? o->steps : m->solve.steps;

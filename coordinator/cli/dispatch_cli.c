@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "coordinator/farm/broker.h"
 #include "coordinator/farm/proto.h"
 
 void tb_dispatch_cli_init(tb_dispatch_cli_t *c)
@@ -78,6 +79,10 @@ int tb_dispatch_cli_apply(const tb_dispatch_cli_t *c, tb_dispatch_opts_t *o, tb_
                           "belong to farm mode (--bind)");
     if (c->curve_clients && !c->curve_cert)
         return tb_err_set(err, TB_E_INVALID, "--curve-clients needs --curve-cert");
+    /* The bind and the keys are judged now, before a verb reads or writes anything: a refusal is
+     * bad usage (exit 2) and leaves no output directory behind. */
+    if (c->bind && tb_broker_check(c->bind, c->insecure, c->curve_cert, c->curve_clients, err) != 0)
+        return -1;
     o->workers = (int)c->workers;
     o->workers_given = c->workers_given;
     o->threads = (int)c->threads;

@@ -1,9 +1,12 @@
 /* The coordinator's ROUTER; see broker.h. */
 #include "coordinator/farm/broker.h"
 
+#include "common/fs.h"
+
 #include <czmq.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/log.h"
 #include "coordinator/farm/proto.h"
@@ -68,6 +71,43 @@ static int s_setup_curve(tb_broker_t *self, const tb_broker_opts_t *o, tb_err_t 
     zcert_apply(self->cert, self->sock);
     zsock_set_curve_server(self->sock, 1);
     zsock_set_zap_domain(self->sock, "terrain");
+    return 0;
+}
+
+int tb_broker_check(const char *bind, bool insecure, const char *curve_cert,
+                    const char *curve_clients, tb_err_t *err)
+{
+    if (bind && !tb_endpoint_is_local(bind) && !curve_cert && !insecure)
+        return tb_err_set(err, TB_E_INVALID,
+                          "--bind %s is reachable from other hosts: give CURVE keys (--curve-cert, "
+                          "see `terrain farm-keys`) or say --insecure explicitly",
+                          bind);
+    if (curve_cert) {
+        /* zcert_load opens the file and FILE_secret blindly: a FIFO would block it */
+        char secret[1100];
+        snprintf(secret, sizeof secret, "%s_secret", curve_cert);
+        const char *files[] = {curve_cert, secret};
+        for (int i = 0; i < 2; i++) {
+            struct stat st;
+            if (stat(files[i], &st) == 0 && !S_ISREG(st.st_mode))
+                return tb_err_set(err, TB_E_INVALID, "%s: not a regular file (%s)", files[i],
+                                  tb_fs_kind_name(st.st_mode));
+        }
+        zcert_t *cert = zcert_load(curve_cert);
+        if (!cert)
+            return tb_err_set(err, TB_E_INVALID, "%s: not a ZeroMQ certificate", curve_cert);
+        static const char zero_key[] = "0000000000000000000000000000000000000000";
+        bool no_secret = strcmp(zcert_secret_txt(cert), zero_key) == 0;
+        zcert_destroy(&cert);
+        if (no_secret)
+            return tb_err_set(err, TB_E_INVALID,
+                              "%s: no secret key (expected %s_secret beside it; see terrain "
+                              "farm-keys)",
+                              curve_cert, curve_cert);
+    }
+    if (curve_clients && !zsys_file_exists(curve_clients))
+        return tb_err_set(err, TB_E_INVALID, "%s: no such directory of worker certificates",
+                          curve_clients);
     return 0;
 }
 

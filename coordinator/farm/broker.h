@@ -44,6 +44,12 @@ const char *tb_broker_endpoint(const tb_broker_t *self);
 /* Whether the broker uses CURVE on its farm endpoint, and the coordinator's public key (Z85). */
 bool tb_broker_secure(const tb_broker_t *self);
 
+/* Judges a farm bind before anything is set up: a non-loopback endpoint without CURVE keys and
+ * without insecure, a certificate that does not load or has no secret, a missing client directory.
+ * Returns 0, or -1 with TB_E_INVALID. tb_broker_new checks the same. */
+int tb_broker_check(const char *bind, bool insecure, const char *curve_cert,
+                    const char *curve_clients, tb_err_t *err);
+
 /* Logs (rate-limited) the connections CURVE refused since the last call; call once a loop turn. */
 void tb_broker_poll_events(tb_broker_t *self);
 const char *tb_broker_public_key(const tb_broker_t *self);

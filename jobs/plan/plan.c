@@ -126,9 +126,12 @@ static void s_class_table(tb_plan_t *p)
 
 /* A planet needs both: its regions are landmasses with an ocean margin, and the solve's base level
  * is the sea (docs/manifest.md, "legend"). Refused at plan time, before anything runs. */
-static int s_check_land_and_sea(const tb_manifest_t *m, const char *name, const uint8_t *classes,
-                                int64_t cells, tb_err_t *err)
+int tb_plan_check_land_and_sea(const tb_plan_t *p, tb_err_t *err)
 {
+    const tb_manifest_t *m = &p->manifest;
+    const char *name = m->is_demo ? "the demo painting" : m->painting_path;
+    const uint8_t *classes = tb_grid_cu8(p->classes);
+    int64_t cells = p->summary.planet_w * p->summary.planet_h;
     int64_t land = 0, ocean = 0;
     for (int64_t i = 0; i < cells; i++) {
         int c = classes[i];
@@ -190,8 +193,6 @@ tb_plan_t *tb_plan_new(const tb_manifest_t *manifest, const tb_image_t *painting
         goto fail;
     s_seam(p);
     uint8_t *classes = tb_grid_u8(p->classes);
-    if (s_check_land_and_sea(manifest, name, classes, s->planet_w * s->planet_h, err) != 0)
-        goto fail;
     if (tb_landmasses_find(classes, s->planet_w, s->planet_h, &manifest->legend, manifest->cell_m,
                            manifest->regions.min_landmass_km2, &p->landmasses, err) != 0)
         goto fail;

@@ -110,6 +110,10 @@ const tb_plan_class_row_t *tb_plan_class_row(const tb_plan_t *self, int index);
  */
 void tb_plan_class_angles(const tb_manifest_t *manifest, int class_index, tb_plan_class_row_t *row);
 
+/* Refuses (TB_E_INVALID) a plan whose painting has no ocean or no land: a bake needs both (its
+ * regions are land with an ocean margin). The planner itself accepts either, for tests. */
+int tb_plan_check_land_and_sea(const tb_plan_t *self, tb_err_t *err);
+
 /* The bake-time floor in seconds on `cores` cores: region box cells x solve.steps x
  * TB_PLAN_NS_PER_CELL_STEP / cores. A floor because steep classes pay more hillslope sub-steps. */
 double tb_plan_estimate_floor_s(const tb_plan_t *self, int cores);
