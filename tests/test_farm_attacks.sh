@@ -20,15 +20,21 @@ common=(--jobs 8 --work 8000)
 start_coord() {
   local name=$1
   shift
-  "$TERRAIN" farm-check "${common[@]}" "${FAST[@]}" --bind 'tcp://127.0.0.1:*' --threads 1 \
+  /usr/bin/time -f '%M' -o "$T/$name.rss" "$TERRAIN" farm-check "${common[@]}" "${FAST[@]}" --bind 'tcp://127.0.0.1:*' --threads 1 \
     --verbose --out "$T/$name" "$@" >"$T/$name.out" 2>"$T/$name.err" &
   coord=$!
   track $coord
   wait_for "$T/$name.out" 'listening on tcp://' 10
   ep=$(grep -oE 'tcp://[0-9.]+:[0-9]+' "$T/$name.out" | head -1)
 }
+# same_output NAME: the run's results are the reference's, and its coordinator's peak RSS stayed under
+# 100 MiB (a clean run peaks near 20 MiB here).
 same_output() {
   cmp -s "$T/ref/farm-check.out" "$T/$1/farm-check.out" || fail "$1: output differs from the reference"
+  local rss_kib
+  rss_kib=$(cat "$T/$1.rss")
+  echo "$1: coordinator peak RSS $((rss_kib / 1024)) MiB"
+  [ "$rss_kib" -lt $((100 * 1024)) ] || fail "$1: coordinator peak RSS $((rss_kib / 1024)) MiB, over 100 MiB"
 }
 
 # 1. Name hijack.
@@ -56,7 +62,7 @@ wait $coord || fail "poison: the run did not complete with the real worker"
 rc=0
 wait $wpid || rc=$?
 [ $rc = 0 ] || fail "poison: the real worker 'good' exited $rc (3 = refused)"
-grep -qE 'worker good \(conn:[0-9a-f]+\) blocklisted after 3 failed attempts' "$T/po.err" || fail "poison: no blocklisting logged"
+grep -qE 'worker good blocklisted after 3 failed attempts \(its connection conn:[0-9a-f]+\)' "$T/po.err" || fail "poison: no blocklisting logged"
 [ "$(json_get "$T/po/farm-check.json" 'sum(w["jobs_done"] for w in d["workers"] if w["name"]=="good")')" = 8 ] ||
   fail "poison: the real worker did not do the jobs"
 same_output po

@@ -151,8 +151,8 @@ void tb_dsp_blocklist(tb_dispatch_t *self, s_worker_t *w)
 {
     /* The connection (and with CURVE its key) is blocklisted, never the declared name: another
      * peer's bad messages under a name cannot shut out the worker that owns it. */
-    tb_log_warn("worker %s (%s) blocklisted after %d failed attempts", w->name, w->conn,
-                w->failures);
+    tb_log_warn("worker %s blocklisted after %d failed attempts (its connection %s)", w->name,
+                w->failures, w->conn);
     char(*grown)[S_NAME_MAX] = realloc(self->blocklist, (self->n_blocklist + 1) * S_NAME_MAX);
     if (grown) {
         self->blocklist = grown;
