@@ -25,6 +25,10 @@
 /* The largest statistics a result may carry (the encoder fails a job that would make more, so
  * tb_region_result_bound is a true bound). */
 #define S_MAX_STATS_BYTES ((uint64_t)16 << 20)
+/* The per-cell bytes tb_region_result_bound allows for: the encoder writes four 4-byte planes (16),
+ * and the bound leaves room for up to four more (a river-supply plane, say); a result with more
+ * must raise it, or every result is refused as larger than its job can produce. */
+#define S_RESULT_MAX_BYTES_PER_CELL 32
 /* The largest result header tb_region_result_bound allows for (the encoder's is a few hundred). */
 #define S_MAX_RESULT_HEADER (64u << 10)
 /* The largest box a spec or result may describe: 2^32 cells (a result is 16 bytes a cell, and the
@@ -528,9 +532,10 @@ size_t tb_region_result_bound(const void *spec, size_t n)
     uint64_t cells = (uint64_t)(tb_reader_left(&r) - hlen) / 2;
     if (cells > (uint64_t)S_MAX_BOX_CELLS)
         return 0;
-    /* What tb_region_result_encode writes: magic, version, header length, the header, 16 bytes a
-     * cell, the statistics' length and the statistics. Keep in step with it. */
-    return (size_t)(12 + S_MAX_RESULT_HEADER + 16 * cells + 8 + S_MAX_STATS_BYTES);
+    /* What tb_region_result_encode writes: magic, version, header length, the header, its
+     * per-cell planes, the statistics' length and the statistics. Keep in step with it. */
+    return (size_t)(12 + S_MAX_RESULT_HEADER + S_RESULT_MAX_BYTES_PER_CELL * cells + 8 +
+                    S_MAX_STATS_BYTES);
 }
 
 /* A result answers a spec when it decodes and echoes the spec's hash (which covers the steps, the

@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "jobs/checksum_grind.h"
 #include "jobs/job.h"
+#include "jobs/region.h"
 
 static tb_grind_spec_t s_spec(uint64_t seed, uint64_t work, uint64_t out_bytes)
 {
@@ -66,6 +69,58 @@ START_TEST(test_same_bytes_on_any_thread_count)
     tb_job_output_free(&a);
     tb_job_output_free(&b);
     tb_job_output_free(&c);
+}
+END_TEST
+
+/* A result is accepted only for the spec it answers, and never above its spec's bound
+ * (docs/distribution.md, "Verifying results"). */
+START_TEST(test_results_are_checked_against_their_spec)
+{
+    const tb_job_kind_t *grind = tb_job_find(TB_GRIND_KIND);
+    tb_grind_spec_t spec = s_spec(21, 2000, 1000), other = s_spec(22, 2000, 1000);
+    unsigned char buf[TB_GRIND_SPEC_BYTES], obuf[TB_GRIND_SPEC_BYTES];
+    tb_grind_spec_encode(&spec, buf);
+    tb_grind_spec_encode(&other, obuf);
+    tb_job_output_t a;
+    tb_err_t err;
+    ck_assert_int_eq(s_run(&spec, 1, NULL, &a, &err), 0);
+    ck_assert_uint_eq(tb_job_result_bound(grind, buf, sizeof buf), a.bytes);
+    ck_assert_int_eq(tb_job_check_result(grind, buf, sizeof buf, a.data, a.bytes, &err), 0);
+    /* another job's result, and one byte too many */
+    ck_assert_int_eq(tb_job_check_result(grind, obuf, sizeof obuf, a.data, a.bytes, &err), -1);
+    unsigned char *longer = calloc(1, a.bytes + 1);
+    memcpy(longer, a.data, a.bytes);
+    ck_assert_int_eq(tb_job_check_result(grind, buf, sizeof buf, longer, a.bytes + 1, &err), -1);
+    ck_assert(strstr(err.msg, "more than the") != NULL);
+    free(longer);
+    tb_job_output_free(&a);
+
+    /* A region result echoes the XXH3 of its spec. Spec bytes laid out as a region spec: magic,
+     * version, header length, a header, then 2 bytes a cell (4 cells). */
+    const tb_job_kind_t *region = tb_job_find("region");
+    unsigned char rspec[12 + 2 + 8] = {'T', 'B', 'R', 'S', 1, 0, 0, 0, 2, 0, 0, 0, '{', '}'};
+    ck_assert_uint_ge(tb_job_result_bound(region, rspec, sizeof rspec), 4 * 16);
+    ck_assert_uint_lt(tb_job_result_bound(region, rspec, sizeof rspec), 17u << 20);
+    tb_region_result_t r = {0};
+    ck_assert_int_eq(tb_frame_make(&r.box, 10, 10, 8, 0, 0, 2, 2, &err), 0);
+    r.steps = 5;
+    float zeros[4] = {0};
+    int32_t basin[4] = {-1, -1, -1, -1};
+    r.height_m = r.area_m2 = r.uplift_m_yr = zeros;
+    r.basin = basin;
+    r.stats = (void *)"s";
+    r.stats_bytes = 1;
+    void *bytes;
+    size_t n;
+    r.spec_xxh3 = XXH3_64bits(rspec, sizeof rspec);
+    ck_assert_int_eq(tb_region_result_encode(&r, &bytes, &n, &err), 0);
+    ck_assert_int_eq(tb_job_check_result(region, rspec, sizeof rspec, bytes, n, &err), 0);
+    free(bytes);
+    r.spec_xxh3 ^= 1; /* a result made for another spec */
+    ck_assert_int_eq(tb_region_result_encode(&r, &bytes, &n, &err), 0);
+    ck_assert_int_eq(tb_job_check_result(region, rspec, sizeof rspec, bytes, n, &err), -1);
+    ck_assert(strstr(err.msg, "(5 steps), not this job's") != NULL);
+    free(bytes);
 }
 END_TEST
 
@@ -168,6 +223,7 @@ Suite *job_suite(void)
     tcase_add_test(tc, test_registry);
     tcase_add_test(tc, test_same_bytes_on_any_thread_count);
     tcase_add_test(tc, test_trapdoor_matches_the_squarings_and_catches_errors);
+    tcase_add_test(tc, test_results_are_checked_against_their_spec);
     tcase_add_test(tc, test_spec_decoding_refuses_bad_specs);
     tcase_add_test(tc, test_progress_and_cancel);
     suite_add_tcase(s, tc);
