@@ -7,7 +7,8 @@
 #     real worker of that name, which joins afterwards and does the work;
 #  3. cycle: peers that fail every job they get and come back under new names (on one connection,
 #     and on a new connection each time) cannot fail the run while a healthy worker is there;
-#  4. hoard: a peer that takes a job and only heartbeats loses it at the job's deadline.
+#  4. hoard: a peer that takes a job and only heartbeats loses it at the job's deadline;
+#  5. flood: 300 malformed messages from an unregistered peer give at most 5 warnings and a count.
 # Negative controls: each attack is checked to have happened (the client's own lines, the failed
 # attempts in the record), so a test where the attacker did nothing fails.
 set -euo pipefail
@@ -28,7 +29,7 @@ start_coord() {
   ep=$(grep -oE 'tcp://[0-9.]+:[0-9]+' "$T/$name.out" | head -1)
 }
 # same_output NAME: the run's results are the reference's, and its coordinator's peak RSS stayed under
-# 100 MiB (a clean run peaks near 20 MiB here).
+# 100 MiB (a clean run peaks near 10 MiB here).
 same_output() {
   cmp -s "$T/ref/farm-check.out" "$T/$1/farm-check.out" || fail "$1: output differs from the reference"
   local rss_kib
@@ -98,4 +99,15 @@ grep -q 'got job' "$T/ho-client.out" || fail "hoard: the hoarder never got a job
 grep -qE 'job [0-9]+ attempt [0-9]+ on attacker: timed out after 3\.0 s' "$T/ho.err" || fail "hoard: no timeout logged"
 same_output ho
 echo "ok: a hoarded job was taken back at its deadline"
+# 5. A flood of malformed messages.
+start_coord fl --workers 1
+"$MISBEHAVE" --connect "$ep" --attack flood --timeout 3 >"$T/fl-client.out" 2>"$T/fl-client.err"
+wait $coord || fail "flood: the run did not complete"
+grep -q 'flood: 0 jobs received, 300 answers sent' "$T/fl-client.out" || fail "flood: the flood was not sent (no attack)"
+shown=$(grep -c 'rejected a message from unknown peer' "$T/fl.err" || true)
+[ "$shown" -ge 1 ] && [ "$shown" -le 10 ] || fail "flood: $shown warnings shown for 300 bad messages, expected 1..10"
+grep -qE 'more than 5 warnings about one peer within 10 s' "$T/fl.err" || fail "flood: the rate limit was not announced"
+grep -qE '[0-9]+ warnings about unregistered peers not shown' "$T/fl.err" || fail "flood: the count of hidden warnings was not logged"
+same_output fl
+echo "ok: 300 malformed messages, $shown warnings shown and the rest counted"
 assert_clean "after the attacks"

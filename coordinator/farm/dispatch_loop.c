@@ -162,6 +162,13 @@ static void s_check_no_workers(tb_dispatch_t *self)
 static void s_teardown(tb_dispatch_t *self, bool failed)
 {
     int told_local = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (self->workers[i].warn.suppressed)
+            tb_log_warn("%ld warnings about %s not shown", self->workers[i].warn.suppressed,
+                        self->workers[i].name);
+    if (self->warn_unknown.suppressed)
+        tb_log_warn("%ld warnings about unregistered peers not shown",
+                    self->warn_unknown.suppressed);
     if (self->sock && (!self->opts.keep_workers || self->local)) {
         for (size_t i = 0; i < self->n_workers; i++) {
             s_worker_t *w = &self->workers[i];

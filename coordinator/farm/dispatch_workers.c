@@ -53,7 +53,9 @@ bool tb_dsp_warn_ok(tb_dsp_warn_limit_t *l, long *suppressed)
         l->suppressed = 0;
         return true;
     }
-    l->suppressed++;
+    if (l->suppressed++ == 0)
+        tb_log_warn("more than 5 warnings about one peer within 10 s: the rest are counted, not "
+                    "shown");
     return false;
 }
 

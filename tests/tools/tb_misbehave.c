@@ -25,6 +25,7 @@
  *                 again (--new-socket: a new connection each time)
  *   hoard         READY, take a JOB, then only heartbeat
  *   oversize      READY, take a JOB, announce a RESULT of 2 GiB and stream --stream-mib of it
+ *   flood         300 malformed messages without READY (the warnings about it are rate-limited)
  *
  * It prints what it did ("sent", "refused", "got job") one line each, for the test to check.
  *
@@ -270,6 +271,15 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
             printf("got job %llu attempt %u (holding it)\n", (unsigned long long)job.job_id,
                    job.attempt);
         }
+    } else if (strcmp(attack, "flood") == 0) {
+        /* 300 malformed messages from a peer that never says READY */
+        for (int i = 0; i < 300; i++) {
+            unsigned char junk[] = {'x', (unsigned char)i, 1, 2, 3};
+            zmq_send(zsock_resolve(p.sock), junk, sizeof junk, 0);
+            sent++;
+        }
+        zclock_sleep(500);
+        cmd = -1;
     } else if (strcmp(attack, "poison") == 0) {
         s_say_ready(&p, name);
         zclock_sleep(200);
