@@ -64,6 +64,8 @@ for k in $(grep -oE 'picked [0-9a-f]+' "$T/rp-client.out" | cut -d' ' -f2); do
 done
 n=$(grep -cE 'rejected the result of region [0-9]+ attempt [0-9]+ from replay: region result answers spec [0-9a-f]+ \(50 steps\), not this job' "$T/rp.err" || true)
 [ "$n" = "$sent" ] || fail "replay: $sent replayed results sent, $n rejected"
+deadlines=$(json_get "$T/rp/meta.json" 'sorted({j["deadline_s"] >= 600 for j in d["dispatch"]["jobs"]})')
+[ "$deadlines" = "[True]" ] || fail "replay: the region jobs have no default deadline of at least 600 s"
 store_is_good rp "replay"
 echo "ok: $sent replayed 50-step results rejected; same heightmap, clean store"
 

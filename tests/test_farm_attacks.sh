@@ -98,6 +98,10 @@ kill $c1 2>/dev/null || true
 grep -q 'got job' "$T/ho-client.out" || fail "hoard: the hoarder never got a job (no attack)"
 grep -qE 'job [0-9]+ attempt [0-9]+ on attacker: timed out after 3\.0 s' "$T/ho.err" || fail "hoard: no timeout logged"
 same_output ho
+[ "$(json_get "$T/hj/farm-check.json" 'sorted({j["deadline_s"] >= 60 for j in d["jobs"]})')" = "[True]" ] ||
+  fail "farm-check jobs have no default deadline"
+[ "$(json_get "$T/ho/farm-check.json" 'sorted({j["deadline_s"] for j in d["jobs"]})')" = "[3]" ] ||
+  fail "--job-timeout 3 did not replace every job's deadline"
 echo "ok: a hoarded job was taken back at its deadline"
 # 5. A flood of malformed messages.
 start_coord fl --workers 1

@@ -58,5 +58,7 @@ wait $stranger
 rc_stranger=$?
 set -e
 [ $rc_plain = 4 ] && [ $rc_stranger = 4 ] || fail "workers without a trusted key exited $rc_plain/$rc_stranger, expected 4 (gave up)"
+grep -q 'no answer at all: CURVE refused this worker' "$T/stranger.err" ||
+  fail "the refused worker was not told what to check: $(cat "$T/stranger.err")"
 assert_clean "secure runs"
 echo "ok: open bind refused, --insecure works, CURVE admits only the trusted worker"

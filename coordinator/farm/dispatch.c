@@ -244,6 +244,7 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
         cJSON_AddStringToObject(o, "worker", r.worker);
         cJSON_AddNumberToObject(o, "seconds", r.seconds);
         cJSON_AddNumberToObject(o, "result_bytes", (double)r.result_bytes);
+        cJSON_AddNumberToObject(o, "deadline_s", self->jobs[i].deadline_s);
         cJSON_AddStringToObject(o, "result_xxh3", r.done ? xxh : "");
         cJSON *attempts = cJSON_AddArrayToObject(o, "attempts");
         for (size_t k = 0; k < r.n_attempts; k++) {
