@@ -78,6 +78,11 @@ typedef struct {
 extern const tb_phase_t *const tb_bake_phases[];
 extern const int tb_bake_n_phases;
 
+/* Runs phases[0..n) on ctx as tb_bake_run does (the driver's checks, allocation, timing, records in
+ * ctx->records); 0, or -1 with *err set (by the phase, or by the driver naming the phase).
+ * tb_bake_run calls it with tb_bake_phases; the tests call it with their own tables. */
+int tb_bake_run_phases(tb_bake_ctx_t *ctx, const tb_phase_t *const *phases, int n, tb_err_t *err);
+
 /* TB_E_INTERRUPTED when the program's SIGINT/SIGTERM flag is up: a phase checks it between its
  * steps, so an interrupted bake stops before meta.json. */
 int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err);
