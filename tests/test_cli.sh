@@ -55,6 +55,7 @@ bad=(
   "farm-keys|--out"
   "schema --bogus|--bogus"
   "version extra|extra"
+  "frobnicate|frobnicate"
 )
 for case in "${bad[@]}"; do
   args=${case%%|*}
