@@ -197,6 +197,22 @@ START_TEST(test_planet_arrays)
 }
 END_TEST
 
+START_TEST(test_a_phase_adds_its_own_meta_section)
+{
+    tb_bake_ctx_t ctx = s_ctx();
+    tb_err_t err;
+    ck_assert_int_eq(tb_bake_meta_add(&ctx, "coast", cJSON_CreateNumber(3), &err), 0);
+    /* the bake's own sections and a second "coast" are refused */
+    ck_assert_int_eq(tb_bake_meta_add(&ctx, "outputs", cJSON_CreateNumber(1), &err), -1);
+    ck_assert_int_eq(err.code, TB_E_INTERNAL);
+    ck_assert_int_eq(tb_bake_meta_add(&ctx, "coast", cJSON_CreateNumber(4), &err), -1);
+    ck_assert_int_eq(cJSON_GetArraySize(ctx.meta_sections), 1);
+    ck_assert(cJSON_GetObjectItem(ctx.meta_sections, "coast")->valuedouble == 3);
+    cJSON_Delete(ctx.meta_sections);
+    tb_planet_destroy(&ctx.planet);
+}
+END_TEST
+
 Suite *phases_suite(void)
 {
     Suite *s = suite_create("phases");
@@ -206,6 +222,7 @@ Suite *phases_suite(void)
     tcase_add_test(tc, test_an_error_stops_the_table);
     tcase_add_test(tc, test_the_bake_table_reads_only_what_was_written);
     tcase_add_test(tc, test_planet_arrays);
+    tcase_add_test(tc, test_a_phase_adds_its_own_meta_section);
     suite_add_tcase(s, tc);
     return s;
 }

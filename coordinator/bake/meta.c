@@ -35,6 +35,28 @@ static cJSON *s_phases_json(const tb_bake_ctx_t *ctx)
     return phases;
 }
 
+/* The sections meta.json always has; a phase's own section may not take one of these names. */
+static const char *const s_reserved[] = {"tool",     "manifest",   "plan",   "bake",   "extent",
+                                         "dispatch", "statistics", "phases", "outputs"};
+
+int tb_bake_meta_add(tb_bake_ctx_t *ctx, const char *key, cJSON *item, tb_err_t *err)
+{
+    for (size_t i = 0; i < sizeof s_reserved / sizeof s_reserved[0]; i++)
+        if (strcmp(key, s_reserved[i]) == 0) {
+            cJSON_Delete(item);
+            return tb_err_set(err, TB_E_INTERNAL, "meta.json: \"%s\" is the bake's own section",
+                              key);
+        }
+    if (!ctx->meta_sections)
+        ctx->meta_sections = cJSON_CreateObject();
+    if (!ctx->meta_sections || !item || cJSON_GetObjectItemCaseSensitive(ctx->meta_sections, key)) {
+        cJSON_Delete(item);
+        return tb_err_set(err, TB_E_INTERNAL, "meta.json: cannot add the section \"%s\"", key);
+    }
+    cJSON_AddItemToObject(ctx->meta_sections, key, item);
+    return 0;
+}
+
 int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;
@@ -69,6 +91,8 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddItemToObject(meta, "dispatch", tb_dispatch_record_json(ctx->dispatch));
     cJSON *stats = tb_stats_report_json(ctx->stats, &out->extent, ctx->partial);
     cJSON_AddItemToObject(meta, "statistics", stats ? stats : cJSON_CreateNull());
+    for (cJSON *sec = ctx->meta_sections ? ctx->meta_sections->child : NULL; sec; sec = sec->next)
+        cJSON_AddItemToObject(meta, sec->string, cJSON_Duplicate(sec, true));
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
     char *text = cJSON_Print(meta);

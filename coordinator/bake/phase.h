@@ -55,8 +55,9 @@ typedef struct {
     const char *partial; /* "regions 2,3 of 4" for a partial bake, else NULL */
     char partial_text[256];
     /* outputs */
-    int64_t clipped; /* heightmap cells outside elevation_m */
-    cJSON *hashes;   /* output file name -> XXH3 (hex), in writing order */
+    int64_t clipped;      /* heightmap cells outside elevation_m */
+    cJSON *hashes;        /* output file name -> XXH3 (hex), in writing order */
+    cJSON *meta_sections; /* tb_bake_meta_add: the phases' own sections of meta.json */
     /* the driver */
     tb_phase_record_t records[TB_BAKE_MAX_PHASES];
     int n_records;
@@ -94,8 +95,14 @@ int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, t
 /* Records the XXH3 of out_dir/NAME, a file another module wrote. */
 int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err);
 
+/* Adds `item` (taken over) to meta.json as the top-level section `key` (e.g. "coast": the coast
+ * phase's statistics and its dispatch record); a key the bake already writes is refused
+ * (TB_E_INTERNAL). 0 or -1. */
+int tb_bake_meta_add(tb_bake_ctx_t *ctx, const char *key, cJSON *item, tb_err_t *err);
+
 /* Writes out_dir/meta.json (coordinator/bake/meta.c): the tool, manifest, plan, bake, extent,
- * dispatch, statistics, phases and outputs. Its presence says the directory holds a complete bake.
+ * dispatch (the solve's), statistics, the phases' own sections, phases and outputs. Its presence
+ * says the directory holds a complete bake.
  */
 int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err);
 
