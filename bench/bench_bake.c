@@ -128,14 +128,14 @@ int main(int argc, char **argv)
     };
     tb_err_t err;
     int n_pos;
-    if (tb_args_parse(argc - 1, argv + 1, opts, 5, NULL, 0, &n_pos, &err) != 0 || help ||
-        steps < 1 || rounds < 1 || threads < 0) {
+    if (tb_args_parse(argc - 1, argv + 1, opts, TB_ARGS_N(opts), NULL, 0, &n_pos, &err) != 0 ||
+        help || steps < 1 || rounds < 1 || threads < 0) {
         if (!help)
             fprintf(stderr, "bench bake: %s\n", err.msg);
         tb_args_usage(help ? stdout : stderr,
                       "scripts/bench bake [--steps N] "
                       "[--circumference-km K] [--threads N] [--rounds R]",
-                      opts, 5);
+                      opts, TB_ARGS_N(opts));
         return help ? 0 : 2;
     }
     zsys_handler_set(NULL);

@@ -2,14 +2,15 @@
  *
  * A manifest names the planet (seed, circumference, cell size), its painted template (an image and a
  * legend saying what each colour means) and every physical constant of the solve. Every key is
- * declared once in a schema table in manifest.c with its type, range, default and one line of
- * documentation; loading checks each key for type and range and reports any key nothing reads by its
- * dotted path, so a typo never silently falls back to a default (reference section 7, "A manifest key
- * with a default is not a feature"). docs/manifest.md is the same table in prose; a test keeps them
- * in step.
+ * declared once, in its section's table (common/manifest/NAME.c, listed in sections.c), with its
+ * type, range, default and one line of documentation; loading checks each key for type and range
+ * and reports any key nothing reads by its dotted path, so a typo never silently falls back to a
+ * default (docs/traps.md, "A manifest key with a default is not a feature"). docs/manifest.md is the
+ * same table in prose; a test keeps them in step.
  *
  * Derived values (planet_w, the snapped massif wavelength) are filled by tb_manifest_finish, which
- * also refuses a circumference that is not a whole number of cells or of tiles, with the numbers.
+ * runs each section's check: it refuses a circumference that is not a whole number of cells or of
+ * tiles, with the numbers.
  */
 #ifndef TB_MANIFEST_H
 #define TB_MANIFEST_H

@@ -23,25 +23,26 @@
 #define TB_BAKE_MAX_CLIP_FRACTION 0.001
 
 typedef struct {
-    const char *manifest_path;   /* NULL: the demo planet */
-    tb_input_options_t input;    /* --seed, --circumference-km */
-    const char *out_dir;         /* required */
-    const int64_t *only;         /* region ids to solve; NULL = all */
+    const char *manifest_path; /* NULL: the demo planet */
+    tb_input_options_t input;  /* --seed, --circumference-km */
+    const char *out_dir;       /* required */
+    const int64_t *only;       /* region ids to solve; NULL = all */
     int n_only;
-    int steps;                   /* > 0 overrides solve.steps */
-    tb_dispatch_opts_t dispatch; /* workers, threads, bind ...; store_dir and callbacks are set here */
-    bool quiet;                  /* no tables on stdout (the gate prints its own) */
-    bool no_incision;            /* test-only: stream-power incision off (a negative control) */
+    int steps; /* > 0 overrides solve.steps */
+    tb_dispatch_opts_t
+        dispatch;     /* workers, threads, bind ...; store_dir and callbacks are set here */
+    bool quiet;       /* no tables on stdout (the gate prints its own) */
+    bool no_incision; /* test-only: stream-power incision off (a negative control) */
 } tb_bake_opts_t;
 
 typedef struct {
-    bool bad_input;              /* failed before anything ran: the manifest, painting or options */
-    bool partial;                /* --only */
+    bool bad_input; /* failed before anything ran: the manifest, painting or options */
+    bool partial;   /* --only */
     int regions_solved, regions_total;
     int64_t land_cells_solved;
     tb_stats_extent_t extent;
     double clip_fraction;
-    tb_stats_t *stats;           /* merged in region order; owned by the caller (tb_stats_destroy) */
+    tb_stats_t *stats; /* merged in region order; owned by the caller (tb_stats_destroy) */
     double seconds;
     tb_dispatch_stats_t dispatch; /* jobs, from_store, ran, attempts ... (filled once dispatched) */
     char summary_path[4200];

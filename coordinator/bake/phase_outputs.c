@@ -1,7 +1,9 @@
-/* The outputs phase: the pictures and texts of a bake in out_dir, each written to a temporary name
- * and renamed, its XXH3 recorded for meta.json (docs/bake.md lists them): planet_height.png,
- * map_flow.png, map_basins.png, preview.png, map_class.png, map_regions.png, map_uplift.png,
- * plan.json and summary.txt (also printed unless quiet). Reads: every planet array. */
+/* The outputs phase: the extent of the final heightmap against the manifest's elevation_m (the clip
+ * fraction the bake is judged on), then the pictures and texts of a bake in out_dir, each written
+ * to a temporary name and renamed, its XXH3 recorded for meta.json (docs/bake.md lists them):
+ * planet_height.png, map_flow.png, map_basins.png, preview.png, map_class.png, map_regions.png,
+ * map_uplift.png, plan.json and summary.txt (also printed unless quiet). Reads: every planet array.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,12 +114,25 @@ static int s_summary(tb_bake_ctx_t *ctx, tb_err_t *err)
     return rc;
 }
 
+/* The extent of height_m against elevation_m, and the share of cells the 16-bit encoding clips. */
+static int s_extent(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_manifest_t *m = ctx->manifest;
+    size_t cells = tb_planet_cells(ctx->planet);
+    tb_bake_outcome_t *out = ctx->out;
+    if (tb_stats_extent_measure(tb_planet_cheight_m(ctx->planet), cells, m->elevation_min_m,
+                                m->elevation_max_m, &out->extent, err) != 0)
+        return -1;
+    out->clip_fraction = (double)out->extent.clipped / (double)cells;
+    return 0;
+}
+
 static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     tb_image_t img = {0};
     int rc = -1;
-    if (s_planet_maps(ctx, &img, err) != 0 || s_plan_maps(ctx, &img, err) != 0 ||
-        tb_bake_check_interrupted(ctx, err) != 0)
+    if (s_extent(ctx, err) != 0 || s_planet_maps(ctx, &img, err) != 0 ||
+        s_plan_maps(ctx, &img, err) != 0 || tb_bake_check_interrupted(ctx, err) != 0)
         goto done;
     char *text = tb_plan_to_json(ctx->plan);
     int trc = text ? tb_bake_write_text(ctx, "plan.json", text, err)

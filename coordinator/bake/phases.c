@@ -6,8 +6,8 @@
 #define S_PHASES(X)                                                                                \
     X(plan)      /* the input, the plan, the region selection: classes */                          \
     X(solve)     /* region jobs through the farm, composited: land_m, area, basins, uplift */      \
-    X(composite) /* ocean depths and solved land: the heightmap and its extent */                  \
-    X(outputs)   /* the heightmap, the maps, plan.json and summary.txt */                          \
+    X(composite) /* ocean depths and solved land: the heightmap */                                 \
+    X(outputs)   /* the extent; the heightmap, the maps, plan.json and summary.txt */              \
     X(maps)      /* map_slope, map_relief, map_erodibility, planet_height_low (docs/report.md) */
 
 #define S_DECLARE(name) extern const tb_phase_t tb_phase_##name;

@@ -84,7 +84,8 @@ int main(int argc, char **argv)
     };
     tb_err_t err;
     int n_pos;
-    if (tb_args_parse(argc - 1, argv + 1, opts, 2, NULL, 0, &n_pos, &err) != 0 || !endpoint) {
+    if (tb_args_parse(argc - 1, argv + 1, opts, TB_ARGS_N(opts), NULL, 0, &n_pos, &err) != 0 ||
+        !endpoint) {
         fprintf(stderr, "usage: tb_misbehave --connect ENDPOINT [--timeout S]\n");
         return 2;
     }
