@@ -1,0 +1,145 @@
+/* scripts/bench coast: the coastal pass per cell (DESIGN 9: target 20 ns a cell, the predecessor
+ * 26) and its peak memory (target 80 bytes a cell, the predecessor 8.3 GB at 76 M cells, 109).
+ *
+ * A generated planet at 8 m, by default the predecessor's 12500 x 6076 (100 km round): land where a
+ * wrapping fBm stands above a cut (about 35 % land, coastlines at every scale, bays), heights
+ * rising inland to a few hundred metres, the sea painted 60 m where a second noise says shelf and
+ * 900 m elsewhere, and a river mouth every 32 rows where a row first meets the sea. The pass runs
+ * once on one thread (tb_coast_run, as the coast job runs it); the figures are its thread CPU time
+ * and wall time per cell, and the process's peak resident memory (getrusage maxrss: the planet's
+ * heights and classes, the pass's maps and its workspace) per cell. One run; never a timed test.
+ *
+ * Usage: bench_coast [--size WxH] [--seed N]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/noise.h"
+#include "jobs/coast/coast.h"
+
+#define S_CELL_M 8.0
+#define S_TARGET_NS 20.0
+#define S_TARGET_BYTES 80.0
+
+static double s_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double s_maxrss_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss * 1024.0;
+}
+
+int main(int argc, char **argv)
+{
+    long long w = 12500, h = 6076, seed = 7;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
+            sscanf(argv[i + 1], "%lldx%lld", &w, &h) == 2 && w >= 64 && h >= 16 &&
+            w * h <= TB_COAST_MAX_CELLS) {
+            i++;
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            seed = atoll(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: bench_coast [--size WxH (at least 64x16)] [--seed N]\n");
+            return 2;
+        }
+    }
+    size_t cells = (size_t)w * (size_t)h;
+    double circ = (double)w * S_CELL_M;
+    tb_err_t err;
+    tb_noise_t land, shelf;
+    if (tb_noise_init(&land, (uint64_t)seed, TB_SALT_TEST, circ, circ / 12, &err) != 0 ||
+        tb_noise_init(&shelf, (uint64_t)seed, TB_SALT_TEST_NOISE, circ, circ / 40, &err) != 0) {
+        fprintf(stderr, "bench_coast: %s\n", err.msg);
+        return 1;
+    }
+    float *height = malloc(cells * sizeof *height);
+    uint8_t *cls = malloc(cells);
+    if (!height || !cls) {
+        fprintf(stderr, "bench_coast: out of memory for %zu cells\n", cells);
+        return 1;
+    }
+    double t0 = tb_now_s();
+    int64_t land_cells = 0;
+    for (long long y = 0; y < h; y++)
+        for (long long x = 0; x < w; x++) {
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            double xm = ((double)x + 0.5) * S_CELL_M, ym = ((double)y + 0.5) * S_CELL_M;
+            /* the poles are sea: the fBm is pulled down within 5 % of the Y edges */
+            double edge = fmin((double)y, (double)(h - 1 - y)) / (0.05 * (double)h);
+            double v = tb_noise_fbm(&land, xm, ym, 6, 0.5) - 0.12 - 0.4 * fmax(0, 1 - edge);
+            if (v > 0) {
+                cls[i] = 0;
+                height[i] = (float)(2 + 900 * v * v + 40 * v);
+                land_cells++;
+            } else {
+                bool sh = tb_noise_value(&shelf, xm, ym, 0) > 0 || v > -0.05;
+                cls[i] = sh ? 1 : 2;
+                height[i] = sh ? -60.0f : -900.0f;
+            }
+        }
+    /* river mouths: every 32nd row, the first sea cell after land */
+    size_t n_mouths = 0, cap = (size_t)(h / 32 + 1) * 64;
+    tb_coast_mouth_t *mouths = malloc(cap * sizeof *mouths);
+    for (long long y = 16; y < h && mouths; y += 32)
+        for (long long x = 1; x < w && n_mouths < cap; x++) {
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            if (cls[i] != 0 && cls[i - 1] == 0 && n_mouths < cap)
+                mouths[n_mouths++] = (tb_coast_mouth_t){x, y, 2e6 + 1e5 * (double)(x % 97)};
+        }
+    double gen_s = tb_now_s() - t0;
+    tb_coast_classes_t legend = {.n = 3};
+    legend.ocean[1] = legend.ocean[2] = true;
+    legend.depth_m[1] = 60;
+    legend.depth_m[2] = 900;
+    tb_coast_params_t p;
+    tb_coast_params_defaults(&p);
+    float *moved = malloc(cells * sizeof *moved);
+    uint16_t *exposure = malloc(cells * sizeof *exposure);
+    if (!moved || !exposure || !mouths) {
+        fprintf(stderr, "bench_coast: out of memory for the maps\n");
+        return 1;
+    }
+    tb_coast_planet_t planet = {w, h, S_CELL_M, height, cls, &legend, mouths, n_mouths};
+    tb_coast_maps_t maps = {moved, exposure, {0}};
+    double rss_before = s_maxrss_bytes();
+    double c0 = s_cpu_s(), w0 = tb_now_s();
+    if (tb_coast_run(&p, &planet, &maps, 1, NULL, NULL, NULL, &err) != 0) {
+        fprintf(stderr, "bench_coast: %s\n", err.msg);
+        return 1;
+    }
+    double cpu = s_cpu_s() - c0, wall = tb_now_s() - w0;
+    double rss = s_maxrss_bytes();
+    char block[1024];
+    tb_coast_stats_format(&maps.stats, block, sizeof block);
+    printf("bench coast: planet %lld x %lld at %g m (%.1f M cells, %.0f%% land, %zu mouths), "
+           "generated in %.1f s\n",
+           w, h, S_CELL_M, (double)cells / 1e6, 100.0 * (double)land_cells / (double)cells,
+           n_mouths, gen_s);
+    printf("%s", block);
+    printf("budget relative error %.2e\n", tb_coast_budget_error(&maps.stats));
+    printf("pass: %.2f s CPU, %.2f s wall, one thread\n", cpu, wall);
+    printf("per cell: %.1f ns CPU (target %.0f, predecessor 26), %.1f ns wall\n",
+           1e9 * cpu / (double)cells, S_TARGET_NS, 1e9 * wall / (double)cells);
+    printf("peak memory: %.0f MB, %.1f bytes a cell (target %.0f, predecessor 109); "
+           "before the pass %.1f bytes a cell (the planet's heights and classes)\n",
+           rss / 1e6, rss / (double)cells, S_TARGET_BYTES, rss_before / (double)cells);
+    free(height);
+    free(cls);
+    free(moved);
+    free(exposure);
+    free(mouths);
+    return 0;
+}

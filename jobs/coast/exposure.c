@@ -1,0 +1,170 @@
+/* Exposure: fetch over open water along a fixed set of wave directions (docs/coast.md,
+ * "Exposure"). Typical sizes: the whole planet, 3 M to 76 M cells, eight sweeps of it.
+ *
+ * Two traps of the predecessor are designed out (docs/coast.md): the fetch is cast only along the
+ * wave directions that reach the shore point from the sea (a direction whose first cell is land is
+ * not one the waves come from, so the land behind a straight coast never counts as shelter), and
+ * the normalisation is a fixed physical length (ref_fetch_km), never a percentile of the coast. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "jobs/coast/methods.h"
+
+/* Where the waves come from, as the step from a cell towards them (dy +1 is north, common/grid.h).
+ */
+static const int s_dx[TB_COAST_DIRECTIONS] = {0, 1, 1, 1, 0, -1, -1, -1};
+static const int s_dy[TB_COAST_DIRECTIONS] = {1, 1, 0, -1, -1, -1, 0, 1};
+
+const char *const tb_coast_direction_names[TB_COAST_DIRECTIONS] = {"N", "NE", "E", "SE",
+                                                                   "S", "SW", "W", "NW"};
+
+bool tb_coast_is_waterline(const uint8_t *kind, int64_t w, int64_t h, int64_t x, int64_t y)
+{
+    if (kind[(size_t)y * (size_t)w + (size_t)x] == TB_COAST_LAND)
+        return false;
+    for (int dy = -1; dy <= 1; dy++) {
+        int64_t yy = y + dy;
+        if (yy < 0 || yy >= h)
+            continue;
+        for (int dx = -1; dx <= 1; dx++) {
+            int64_t xx = tb_wrap(x + dx, w);
+            if (kind[(size_t)yy * (size_t)w + (size_t)xx] == TB_COAST_LAND)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The fetch recurrence of one cell, in steps along the direction, saturating at cap. `fo` is the
+ * run of open water ending at the cell, `g` the fetch a shore point sees from it: the shallow strip
+ * in front of a shore is crossed (g chains through shallow cells), then the open water beyond it
+ * counts until land or an offshore shallow (fo resets on a shallow cell) blocks it. */
+static inline void s_step(uint8_t kind, uint32_t fo_up, uint32_t g_up, uint32_t cap, uint32_t *fo,
+                          uint32_t *g)
+{
+    if (kind == TB_COAST_LAND) {
+        *fo = 0;
+        *g = 0;
+    } else if (kind == TB_COAST_SHALLOW) {
+        *fo = 0;
+        *g = g_up < cap ? g_up + 1 : cap;
+    } else {
+        *fo = fo_up < cap ? fo_up + 1 : cap;
+        *g = *fo;
+    }
+}
+
+typedef struct {
+    const uint8_t *kind;
+    int64_t w, h;
+    int dir;
+    uint32_t cap;  /* steps that make the reference fetch */
+    double step_m; /* metres of one step */
+    double ref_m;
+    int64_t *acc;
+} s_sweep_t;
+
+/* Adds the direction's exposure, in thousandths, to a waterline cell the waves can reach from the
+ * sea along it (its upwind neighbour is not land; beyond the Y edge counts as sea). */
+static inline void s_record(const s_sweep_t *s, int64_t x, int64_t y, uint32_t g)
+{
+    size_t i = (size_t)y * (size_t)s->w + (size_t)x;
+    if (!s->acc[i])
+        return; /* not a waterline cell */
+    int64_t ux = tb_wrap(x + s_dx[s->dir], s->w), uy = y + s_dy[s->dir];
+    if (uy >= 0 && uy < s->h && s->kind[(size_t)uy * (size_t)s->w + (size_t)ux] == TB_COAST_LAND)
+        return;
+    double e = (double)g * s->step_m / s->ref_m;
+    int64_t q = e >= 1 ? TB_COAST_EXPOSURE_ONE : (int64_t)(e * TB_COAST_EXPOSURE_ONE);
+    s->acc[i] += (q << 8) | 1;
+}
+
+/* East or west: each row is a ring; two laps from a saturated start make every value exact
+ * whatever the start (after the first lap every cell behind a land or shallow cell is exact, and a
+ * row with none is saturated everywhere), so the seam is nowhere special. */
+static void s_sweep_row_ring(const s_sweep_t *s)
+{
+    int64_t w = s->w, dx = s_dx[s->dir];
+    for (int64_t y = 0; y < s->h; y++) {
+        const uint8_t *k = s->kind + (size_t)y * (size_t)w;
+        uint32_t fo = s->cap, g = s->cap;
+        for (int64_t t = 0; t < 2 * w; t++) {
+            /* waves from the east (dx +1): a cell needs its east neighbour first, so go west */
+            int64_t x = dx > 0 ? (w - 1) - (t % w) : t % w;
+            uint32_t nfo, ng;
+            s_step(k[x], fo, g, s->cap, &nfo, &ng);
+            fo = nfo;
+            g = ng;
+            if (t >= w)
+                s_record(s, x, y, g);
+        }
+    }
+}
+
+/* North, south and the diagonals: row by row from the Y edge the waves come from (beyond which is
+ * taken as open sea), each cell reading its upwind neighbour in the previous row, X wrapping. */
+static int s_sweep_rows(const s_sweep_t *s, tb_err_t *err)
+{
+    int64_t w = s->w, dx = s_dx[s->dir], dy = s_dy[s->dir];
+    uint32_t *buf = tb_malloc((size_t)w * 4 * sizeof *buf, "coast fetch rows", err);
+    if (!buf)
+        return -1;
+    uint32_t *pfo = buf, *pg = buf + w, *cfo = buf + 2 * w, *cg = buf + 3 * w;
+    for (int64_t x = 0; x < w; x++)
+        pfo[x] = pg[x] = s->cap;
+    for (int64_t t = 0; t < s->h; t++) {
+        int64_t y = dy > 0 ? s->h - 1 - t : t;
+        const uint8_t *k = s->kind + (size_t)y * (size_t)w;
+        for (int64_t x = 0; x < w; x++) {
+            int64_t ux = x + dx;
+            ux = ux < 0 ? ux + w : ux >= w ? ux - w : ux;
+            s_step(k[x], pfo[ux], pg[ux], s->cap, &cfo[x], &cg[x]);
+            s_record(s, x, y, cg[x]);
+        }
+        uint32_t *tf = pfo, *tg = pg;
+        pfo = cfo;
+        pg = cg;
+        cfo = tf;
+        cg = tg;
+    }
+    free(buf);
+    return 0;
+}
+
+/* Fetch exposure by directional sweeps (after the predecessor's wrap-aware fetch, docs/coast.md):
+ * for each wave direction in p->wave_from, the fetch of a waterline cell is the open water upwind
+ * of it (steps of 1 or sqrt 2 cells) until land or an offshore shallow, capped at ref_fetch_km; its
+ * exposure along the direction is fetch / ref_fetch_km, and its exposure is the mean over the
+ * directions the waves reach it from (0 when none does). Every value is an exact integer of the
+ * cell's upwind line, so the X seam is crossed like any column and a rolled planet gives rolled
+ * exposures. Output in thousandths, packed for the carry kernel as (exposure << 24) | 1. */
+int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
+                                   const uint8_t *kind, int64_t *acc, tb_err_t *err)
+{
+    size_t cells = (size_t)w * (size_t)h;
+    /* mark waterline cells; the sweeps add (q << 8) | 1 per direction, so the low byte counts */
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++)
+            acc[(size_t)y * (size_t)w + (size_t)x] =
+                tb_coast_is_waterline(kind, w, h, x, y) ? 1 : 0;
+    double ref_m = p->ref_fetch_km * 1000.0;
+    for (int d = 0; d < TB_COAST_DIRECTIONS; d++) {
+        if (!(p->wave_from & (1u << d)))
+            continue;
+        double step_m = cell_m * ((s_dx[d] && s_dy[d]) ? sqrt(2.0) : 1.0);
+        double cap = ceil(ref_m / step_m);
+        s_sweep_t s = {kind, w, h, d, cap > 4e9 ? 4000000000u : (uint32_t)cap, step_m, ref_m, acc};
+        if (s_dy[d] == 0)
+            s_sweep_row_ring(&s);
+        else if (s_sweep_rows(&s, err) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < cells; i++) {
+        if (!acc[i])
+            continue;
+        int64_t n = (acc[i] & 0xFF) - 1, sum = acc[i] >> 8;
+        int64_t e = n > 0 ? (2 * sum + n) / (2 * n) : 0;
+        acc[i] = (e << 24) | 1;
+    }
+    return 0;
+}

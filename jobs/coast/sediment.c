@@ -1,0 +1,172 @@
+/* Sediment: the surf's cut and the rivers' supply, drifted along the shore and laid in sheltered
+ * shallows as beaches and deltas (docs/coast.md, "Sediment"). Typical sizes: sources on a few per
+ * cent of a planet's cells, four box sums of the whole planet. The invariant is the budget:
+ * laid + unplaced = cut + river supply, every unit accounted for, whatever the planet. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "jobs/coast/methods.h"
+
+/* Fixed-point bits of the redistribution shares, at most. */
+#define S_SHARE_BITS 24
+/* The second drift, of what the first could not lay, reaches this many times further. */
+#define S_SECOND_REACH 3
+
+typedef struct {
+    const tb_coast_params_t *p;
+    double cell_m;
+    const uint8_t *kind;
+    const uint32_t *d2;
+    const uint16_t *exposure;
+    const float *height_m;
+    const float *moved_m;
+} s_site_t;
+
+/* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
+ * metres. A shallow within deposit_reach_m of the waterline may fill from its floor towards the
+ * beach profile berm_m - beach_slope * dist by its shelter weight, max(shelter_floor,
+ * 1 - exposure): a sheltered one up to the profile, an exposed one a shelter_floor share of the
+ * way, since the waves winnow an open beach (real exposed coasts have beaches, with less sand than
+ * the bay next door). The weight is the same shelter, so sediment goes to bays first. */
+static int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
+{
+    *room_m = 0;
+    if (s->kind[i] == TB_COAST_LAND)
+        return 0;
+    double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
+    if (dist > s->p->deposit_reach_m)
+        return 0;
+    double e =
+        s->exposure[i] == TB_COAST_NO_EXPOSURE ? 0 : s->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
+    double shelter = 1 - e;
+    if (shelter < s->p->shelter_floor)
+        shelter = s->p->shelter_floor;
+    double profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0);
+    double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
+    double room = floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
+    if (!(room > 0))
+        return 0;
+    *room_m = room;
+    int64_t wq = (int64_t)floor(shelter * 1000 + 0.5);
+    return wq > 0 ? wq : 1;
+}
+
+typedef struct {
+    double laid, full, remainder; /* units */
+    int64_t no_room;              /* units */
+} s_tally_t;
+
+/* One drift of the units in src over a box of radius r, laying what fits. On return src holds the
+ * whole units that did not fit (to drift again), their fractions counted in t->remainder. */
+static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_t *src,
+                   int64_t *work, float *height_m, float *moved_m, bool *leak, bool last,
+                   s_tally_t *t, tb_err_t *err)
+{
+    size_t cells = (size_t)w * (size_t)h;
+    int64_t total = 0;
+    for (size_t i = 0; i < cells; i++)
+        total += src[i];
+    if (total == 0)
+        return 0;
+    /* total << bits stays under 2^61, so no box sum of shares can overflow */
+    int len = 64 - __builtin_clzll((unsigned long long)total);
+    int bits = 61 - len < S_SHARE_BITS ? 61 - len : S_SHARE_BITS;
+    if (bits < 0)
+        bits = 0;
+    double room;
+    for (size_t i = 0; i < cells; i++)
+        work[i] = s_weight(site, i, &room);
+    if (tb_coast_boxsum_i64(work, w, h, r, err) != 0)
+        return -1;
+    /* shares: src becomes q = floor(src 2^bits / Wt) */
+    for (size_t i = 0; i < cells; i++) {
+        if (!src[i])
+            continue;
+        if (work[i] <= 0) {
+            t->no_room += src[i];
+            src[i] = 0;
+            continue;
+        }
+        int64_t num = src[i] << bits;
+        int64_t q = num / work[i];
+        t->remainder += (double)(num - q * work[i]) / (double)((int64_t)1 << bits);
+        src[i] = q;
+    }
+    if (tb_coast_boxsum_i64(src, w, h, r, err) != 0)
+        return -1;
+    double scale = 1.0 / (double)((int64_t)1 << bits);
+    for (size_t i = 0; i < cells; i++) {
+        int64_t wq = src[i] ? s_weight(site, i, &room) : 0;
+        double dep = (double)wq * (double)src[i] * scale;
+        src[i] = 0;
+        if (!wq || !(dep > 0))
+            continue;
+        double fit = room / TB_COAST_UNIT_M;
+        double lay = dep < fit ? dep : fit;
+        if (*leak && lay >= 1) {
+            *leak = false; /* the negative control: this cell's deposit (a unit or more) vanishes */
+            continue;
+        }
+        t->laid += lay;
+        double dh = lay * TB_COAST_UNIT_M;
+        height_m[i] = (float)((double)height_m[i] + dh);
+        moved_m[i] = (float)((double)moved_m[i] + dh);
+        double over = dep - lay;
+        if (last) {
+            t->full += over;
+            continue;
+        }
+        int64_t whole = (int64_t)floor(over);
+        src[i] = whole;
+        t->remainder += over - (double)whole;
+    }
+    return 0;
+}
+
+/* Drift by symmetric redistribution, then deposition in the sheltered shallows (after the
+ * predecessor's drift kernel, docs/coast.md). With K the box of radius drift_km (X wraps, Y
+ * zero-padded) and w the deposition weights, each source s shares its units over the cells c of its
+ * box in proportion to w(c): c receives w(c) src(s) / Wt(s), Wt = K * w. Summed over sources that
+ * is deposit = w . K * (src / Wt), and because K is symmetric the shares of every source add up to
+ * its units exactly; a source with no weighted cell in its box is unplaced. The shares src / Wt are
+ * fixed point with exact integer box sums (so a rolled planet gives rolled deposits to the bit),
+ * and their remainder is counted as unplaced too. A cell lays what fits its room (s_weight); what
+ * does not fit drifts once more over a box three times wider, to the shallows that still have room,
+ * and what fits nowhere then is unplaced (the shallows were full). Units: TB_COAST_UNIT_M over one
+ * cell; the statistics in m3, summed as doubles in row-major order. */
+int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
+                                    const uint8_t *kind, const uint32_t *d2,
+                                    const uint16_t *exposure, int64_t *src, int64_t *work,
+                                    float *height_m, float *moved_m, tb_coast_stats_t *s,
+                                    const tb_coast_debug_t *debug, tb_err_t *err)
+{
+    size_t cells = (size_t)w * (size_t)h;
+    double unit_m3 = TB_COAST_UNIT_M * cell_m * cell_m;
+    int64_t total = 0;
+    for (size_t i = 0; i < cells; i++) {
+        if (src[i] < 0 || src[i] > ((int64_t)1 << 61) - total)
+            return tb_err_set(err, TB_E_INVALID,
+                              "coast: the sediment sources (%lld units at cell "
+                              "%zu) exceed 2^61 units of %g m3",
+                              (long long)src[i], i, unit_m3);
+        total += src[i];
+    }
+    int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
+    s_site_t site = {p, cell_m, kind, d2, exposure, height_m, moved_m};
+    s_tally_t t = {0, 0, 0, 0};
+    bool leak = debug && debug->leak_one_deposit;
+    if (s_drift(&site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err) != 0 ||
+        s_drift(&site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak, true, &t,
+                err) != 0)
+        return -1;
+    int64_t beach = 0;
+    for (size_t i = 0; i < cells; i++)
+        beach += kind[i] != TB_COAST_LAND && moved_m[i] > 0 && height_m[i] > 0;
+    s->laid_m3 = t.laid * unit_m3;
+    s->unplaced_no_shallows_m3 = (double)t.no_room * unit_m3;
+    s->unplaced_full_m3 = t.full * unit_m3;
+    s->unplaced_rounding_m3 = t.remainder * unit_m3;
+    s->unplaced_m3 = s->unplaced_no_shallows_m3 + s->unplaced_full_m3 + s->unplaced_rounding_m3;
+    s->beach_m2 = (double)beach * cell_m * cell_m;
+    return 0;
+}
