@@ -43,14 +43,19 @@ void tb_coast_bathymetry_shelf_slope(const tb_coast_params_t *p, double cell_m, 
                                      const uint8_t *classes, const tb_coast_classes_t *legend,
                                      float *height_m, uint8_t *kind)
 {
+    /* past shelf and slope every sea is at its painted depth: no square root out there */
+    double far_cells = (p->shelf_km + p->slope_km) * 1000.0 / cell_m + 1.5;
+    uint32_t far_d2 = (uint32_t)fmin(4e9, ceil(far_cells * far_cells));
     for (size_t i = 0; i < cells; i++) {
         if (land[i]) {
             kind[i] = TB_COAST_LAND;
             continue;
         }
         double painted = legend->depth_m[classes[i]];
-        double dist = d2[i] == UINT32_MAX ? INFINITY : tb_coast_waterline_m(d2[i], cell_m);
-        double depth = isinf(dist) ? painted : tb_coast_shelf_slope_depth_m(p, dist, painted);
+        double depth =
+            d2[i] > far_d2
+                ? painted
+                : tb_coast_shelf_slope_depth_m(p, tb_coast_waterline_m(d2[i], cell_m), painted);
         height_m[i] = (float)-depth;
         kind[i] = depth < p->shoal_depth_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
     }

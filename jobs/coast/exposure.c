@@ -42,20 +42,15 @@ bool tb_coast_is_waterline(const uint8_t *kind, int64_t w, int64_t h, int64_t x,
 static inline void s_step(uint8_t kind, uint32_t fo_up, uint32_t g_up, uint32_t cap, uint32_t *fo,
                           uint32_t *g)
 {
-    if (kind == TB_COAST_LAND) {
-        *fo = 0;
-        *g = 0;
-    } else if (kind == TB_COAST_SHALLOW) {
-        *fo = 0;
-        *g = g_up < cap ? g_up + 1 : cap;
-    } else {
-        *fo = fo_up < cap ? fo_up + 1 : cap;
-        *g = *fo;
-    }
+    uint32_t fo_next = fo_up < cap ? fo_up + 1 : cap, g_next = g_up < cap ? g_up + 1 : cap;
+    uint32_t f = kind == TB_COAST_OPEN ? fo_next : 0;
+    *fo = f;
+    *g = kind == TB_COAST_OPEN ? f : kind == TB_COAST_SHALLOW ? g_next : 0;
 }
 
 typedef struct {
     const uint8_t *kind;
+    const uint8_t *waterline; /* 1 on waterline cells */
     int64_t w, h;
     int dir;
     uint32_t cap;  /* steps that make the reference fetch */
@@ -69,8 +64,6 @@ typedef struct {
 static inline void s_record(const s_sweep_t *s, int64_t x, int64_t y, uint32_t g)
 {
     size_t i = (size_t)y * (size_t)s->w + (size_t)x;
-    if (!s->acc[i])
-        return; /* not a waterline cell */
     int64_t ux = tb_wrap(x + s_dx[s->dir], s->w), uy = y + s_dy[s->dir];
     if (uy >= 0 && uy < s->h && s->kind[(size_t)uy * (size_t)s->w + (size_t)ux] == TB_COAST_LAND)
         return;
@@ -79,23 +72,38 @@ static inline void s_record(const s_sweep_t *s, int64_t x, int64_t y, uint32_t g
     s->acc[i] += (q << 8) | 1;
 }
 
-/* East or west: each row is a ring; two laps from a saturated start make every value exact
- * whatever the start (after the first lap every cell behind a land or shallow cell is exact, and a
- * row with none is saturated everywhere), so the seam is nowhere special. */
+/* East or west: each row is a ring. A lap from a land cell (whose state is known: nothing) is
+ * exact; a row without land takes two laps from a saturated start, after which every value is exact
+ * whatever the start (every cell behind a shallow cell is exact after the first lap, and a row with
+ * none is saturated everywhere). So the seam is nowhere special. Rows without a waterline cell are
+ * skipped: their fetches along the row are never read. */
 static void s_sweep_row_ring(const s_sweep_t *s)
 {
     int64_t w = s->w, dx = s_dx[s->dir];
     for (int64_t y = 0; y < s->h; y++) {
         const uint8_t *k = s->kind + (size_t)y * (size_t)w;
+        const uint8_t *wl = s->waterline + (size_t)y * (size_t)w;
+        int64_t any = 0, start = -1;
+        for (int64_t x = 0; x < w; x++)
+            any |= wl[x];
+        if (!any)
+            continue;
+        for (int64_t x = 0; x < w && start < 0; x++)
+            if (k[x] == TB_COAST_LAND)
+                start = x;
+        int64_t laps = start < 0 ? 2 : 1;
+        if (start < 0)
+            start = dx > 0 ? w - 1 : 0;
         uint32_t fo = s->cap, g = s->cap;
-        for (int64_t t = 0; t < 2 * w; t++) {
+        for (int64_t t = 0; t < laps * w; t++) {
             /* waves from the east (dx +1): a cell needs its east neighbour first, so go west */
-            int64_t x = dx > 0 ? (w - 1) - (t % w) : t % w;
+            int64_t x = dx > 0 ? start - (t % w) : start + (t % w);
+            x = x < 0 ? x + w : x >= w ? x - w : x;
             uint32_t nfo, ng;
             s_step(k[x], fo, g, s->cap, &nfo, &ng);
             fo = nfo;
             g = ng;
-            if (t >= w)
+            if (t >= (laps - 1) * w && wl[x])
                 s_record(s, x, y, g);
         }
     }
@@ -115,12 +123,18 @@ static int s_sweep_rows(const s_sweep_t *s, tb_err_t *err)
     for (int64_t t = 0; t < s->h; t++) {
         int64_t y = dy > 0 ? s->h - 1 - t : t;
         const uint8_t *k = s->kind + (size_t)y * (size_t)w;
-        for (int64_t x = 0; x < w; x++) {
-            int64_t ux = x + dx;
-            ux = ux < 0 ? ux + w : ux >= w ? ux - w : ux;
+        const uint8_t *wl = s->waterline + (size_t)y * (size_t)w;
+        /* the interior columns without the wrap test, then the one that wraps */
+        int64_t lo = dx < 0 ? 1 : 0, hi = dx > 0 ? w - 1 : w;
+        for (int64_t x = lo; x < hi; x++)
+            s_step(k[x], pfo[x + dx], pg[x + dx], s->cap, &cfo[x], &cg[x]);
+        if (dx != 0) {
+            int64_t x = dx > 0 ? w - 1 : 0, ux = dx > 0 ? 0 : w - 1;
             s_step(k[x], pfo[ux], pg[ux], s->cap, &cfo[x], &cg[x]);
-            s_record(s, x, y, cg[x]);
         }
+        for (int64_t x = 0; x < w; x++)
+            if (wl[x])
+                s_record(s, x, y, cg[x]);
         uint32_t *tf = pfo, *tg = pg;
         pfo = cfo;
         pg = cg;
@@ -142,23 +156,50 @@ int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, in
                                    const uint8_t *kind, int64_t *acc, tb_err_t *err)
 {
     size_t cells = (size_t)w * (size_t)h;
-    /* mark waterline cells; the sweeps add (q << 8) | 1 per direction, so the low byte counts */
-    for (int64_t y = 0; y < h; y++)
-        for (int64_t x = 0; x < w; x++)
-            acc[(size_t)y * (size_t)w + (size_t)x] =
-                tb_coast_is_waterline(kind, w, h, x, y) ? 1 : 0;
+    uint8_t *wl = tb_malloc(cells, "coast waterline", err);
+    uint8_t *near = tb_malloc((size_t)w, "coast waterline row", err);
+    if (!wl || !near) {
+        free(wl);
+        free(near);
+        return -1;
+    }
+    /* waterline cells: sea with land among the 3 x 3 round it (a column OR, then a row OR) */
+    for (int64_t y = 0; y < h; y++) {
+        const uint8_t *k = kind + (size_t)y * (size_t)w;
+        for (int64_t x = 0; x < w; x++) {
+            uint8_t a = k[x] == TB_COAST_LAND;
+            if (y > 0)
+                a |= k[x - w] == TB_COAST_LAND;
+            if (y + 1 < h)
+                a |= k[x + w] == TB_COAST_LAND;
+            near[x] = a;
+        }
+        uint8_t *out = wl + (size_t)y * (size_t)w;
+        for (int64_t x = 0; x < w; x++) {
+            int64_t l = x == 0 ? w - 1 : x - 1, r = x == w - 1 ? 0 : x + 1;
+            out[x] = k[x] != TB_COAST_LAND && (near[l] | near[x] | near[r]);
+        }
+    }
+    free(near);
+    /* the sweeps add (q << 8) | 1 per direction to a waterline cell, so the low byte counts */
+    for (size_t i = 0; i < cells; i++)
+        acc[i] = wl[i];
     double ref_m = p->ref_fetch_km * 1000.0;
     for (int d = 0; d < TB_COAST_DIRECTIONS; d++) {
         if (!(p->wave_from & (1u << d)))
             continue;
         double step_m = cell_m * ((s_dx[d] && s_dy[d]) ? sqrt(2.0) : 1.0);
         double cap = ceil(ref_m / step_m);
-        s_sweep_t s = {kind, w, h, d, cap > 4e9 ? 4000000000u : (uint32_t)cap, step_m, ref_m, acc};
+        s_sweep_t s = {kind,   wl,    w,  h, d, cap > 4e9 ? 4000000000u : (uint32_t)cap,
+                       step_m, ref_m, acc};
         if (s_dy[d] == 0)
             s_sweep_row_ring(&s);
-        else if (s_sweep_rows(&s, err) != 0)
+        else if (s_sweep_rows(&s, err) != 0) {
+            free(wl);
             return -1;
+        }
     }
+    free(wl);
     for (size_t i = 0; i < cells; i++) {
         if (!acc[i])
             continue;

@@ -20,6 +20,7 @@ typedef struct {
     const uint16_t *exposure;
     const float *height_m;
     const float *moved_m;
+    uint32_t reach_d2; /* no cell past this squared distance is within deposit_reach_m */
 } s_site_t;
 
 /* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
@@ -31,7 +32,7 @@ typedef struct {
 static int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
 {
     *room_m = 0;
-    if (s->kind[i] == TB_COAST_LAND)
+    if (s->kind[i] == TB_COAST_LAND || s->d2[i] > s->reach_d2)
         return 0;
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
     if (dist > s->p->deposit_reach_m)
@@ -152,7 +153,10 @@ int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, i
         total += src[i];
     }
     int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
-    s_site_t site = {p, cell_m, kind, d2, exposure, height_m, moved_m};
+    double reach_cells = p->deposit_reach_m / cell_m + 1.5;
+    s_site_t site = {
+        p,        cell_m,   kind,    d2,
+        exposure, height_m, moved_m, (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells))};
     s_tally_t t = {0, 0, 0, 0};
     bool leak = debug && debug->leak_one_deposit;
     if (s_drift(&site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err) != 0 ||

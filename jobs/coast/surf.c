@@ -19,9 +19,11 @@ void tb_coast_surf_platform_cut(const tb_coast_params_t *p, double cell_m, size_
                                 float *height_m, float *moved_m, int64_t *src, tb_coast_stats_t *s)
 {
     double reach_max = p->surf_reach_m;
+    double reach_cells = reach_max / cell_m + 1.5;
+    uint32_t reach_d2 = (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells));
     int64_t planed = 0, units_cut = 0;
     for (size_t i = 0; i < cells; i++) {
-        if (kind[i] != TB_COAST_LAND || exposure[i] == TB_COAST_NO_EXPOSURE)
+        if (kind[i] != TB_COAST_LAND || d2[i] > reach_d2 || exposure[i] == TB_COAST_NO_EXPOSURE)
             continue;
         double dist = tb_coast_waterline_m(d2[i], cell_m);
         if (dist >= reach_max)
