@@ -132,7 +132,8 @@ int main(int argc, char **argv)
     tb_coast_maps_t maps = {moved, exposure, {0}};
     double rss_before = s_maxrss_bytes();
     double c0 = s_cpu_s(), w0 = tb_now_s();
-    if (tb_coast_run(&p, &planet, &maps, 1, NULL, NULL, NULL, &err) != 0) {
+    tb_coast_debug_t phases = {0};
+    if (tb_coast_run(&p, &planet, &maps, 1, &phases, NULL, NULL, &err) != 0) {
         fprintf(stderr, "bench_coast: %s\n", err.msg);
         return 1;
     }
@@ -149,6 +150,10 @@ int main(int argc, char **argv)
     printf("pass: %.2f s CPU, %.2f s wall, one thread\n", cpu, wall);
     printf("per cell: %.1f ns CPU (target %.0f, predecessor 26), %.1f ns wall\n",
            1e9 * cpu / (double)cells, S_TARGET_NS, 1e9 * wall / (double)cells);
+    printf("phases, ns a cell of CPU:");
+    for (int k = 0; k < TB_COAST_PHASES; k++)
+        printf(" %s %.1f", tb_coast_phase_names[k], 1e9 * phases.phase_cpu_s[k] / (double)cells);
+    printf("\n");
     printf("peak memory: %.0f MB, %.1f bytes a cell (target %.0f, predecessor 109); "
            "before the pass %.1f bytes a cell (the planet's heights and classes)\n",
            rss / 1e6, rss / (double)cells, S_TARGET_BYTES, rss_before / (double)cells);

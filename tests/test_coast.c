@@ -114,8 +114,7 @@ typedef struct {
     tb_coast_stats_t stats;
 } s_out_t;
 
-static void s_run(s_planet_t *pl, const tb_coast_params_t *p, const tb_coast_debug_t *debug,
-                  s_out_t *o)
+static void s_run(s_planet_t *pl, const tb_coast_params_t *p, tb_coast_debug_t *debug, s_out_t *o)
 {
     size_t cells = (size_t)(pl->w * pl->h);
     o->moved = malloc(cells * sizeof(float));

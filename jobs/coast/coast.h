@@ -168,16 +168,30 @@ typedef struct {
     tb_coast_stats_t stats;
 } tb_coast_maps_t;
 
-/* Test-only switches (negative controls). */
+/* The phases of the pass, for the benchmark's breakdown. */
+enum {
+    TB_COAST_PHASE_DISTANCES = 0,
+    TB_COAST_PHASE_BATHYMETRY,
+    TB_COAST_PHASE_EXPOSURE,
+    TB_COAST_PHASE_CARRY,
+    TB_COAST_PHASE_SURF,
+    TB_COAST_PHASE_SEDIMENT,
+    TB_COAST_PHASE_STATS,
+    TB_COAST_PHASES
+};
+extern const char *const tb_coast_phase_names[TB_COAST_PHASES];
+
+/* Test and benchmark switches; nothing here changes a result except the negative control. */
 typedef struct {
     bool leak_one_deposit; /* drop the first cell's deposit without counting it anywhere */
+    double phase_cpu_s[TB_COAST_PHASES]; /* filled by the pass: this thread's CPU seconds */
 } tb_coast_debug_t;
 
 /* The whole pass (pass.c): heights rewritten in place, maps and statistics filled. threads >= 1
  * (the distance transforms split; same bits). debug may be NULL. progress may be NULL; returning
  * true cancels (TB_E_INTERRUPTED). Returns 0 or -1 with *err set (a bad input names the cell). */
 int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *planet, tb_coast_maps_t *maps,
-                 int threads, const tb_coast_debug_t *debug,
+                 int threads, tb_coast_debug_t *debug,
                  bool (*progress)(void *user, double fraction, const char *note), void *user,
                  tb_err_t *err);
 

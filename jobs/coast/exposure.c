@@ -95,17 +95,33 @@ static void s_sweep_row_ring(const s_sweep_t *s)
         if (start < 0)
             start = dx > 0 ? w - 1 : 0;
         uint32_t fo = s->cap, g = s->cap;
+        int64_t x = start;
         for (int64_t t = 0; t < laps * w; t++) {
             /* waves from the east (dx +1): a cell needs its east neighbour first, so go west */
-            int64_t x = dx > 0 ? start - (t % w) : start + (t % w);
-            x = x < 0 ? x + w : x >= w ? x - w : x;
             uint32_t nfo, ng;
             s_step(k[x], fo, g, s->cap, &nfo, &ng);
             fo = nfo;
             g = ng;
-            if (t >= (laps - 1) * w && wl[x])
+            if (wl[x] && t >= (laps - 1) * w)
                 s_record(s, x, y, g);
+            x -= dx;
+            x = x < 0 ? w - 1 : x >= w ? 0 : x;
         }
+    }
+}
+
+/* s_step over n cells of a row whose upwind neighbours are up_fo[x], up_g[x]: written apart with
+ * restrict so that the compiler can vectorise it. */
+static void s_row_step(const uint8_t *restrict k, const uint32_t *restrict up_fo,
+                       const uint32_t *restrict up_g, uint32_t *restrict fo, uint32_t *restrict g,
+                       int64_t n, uint32_t cap)
+{
+    for (int64_t x = 0; x < n; x++) {
+        uint32_t a = up_fo[x], b = up_g[x];
+        uint32_t fo_next = a < cap ? a + 1 : cap, g_next = b < cap ? b + 1 : cap;
+        uint32_t f = k[x] == TB_COAST_OPEN ? fo_next : 0;
+        fo[x] = f;
+        g[x] = k[x] == TB_COAST_OPEN ? f : k[x] == TB_COAST_SHALLOW ? g_next : 0;
     }
 }
 
@@ -126,8 +142,7 @@ static int s_sweep_rows(const s_sweep_t *s, tb_err_t *err)
         const uint8_t *wl = s->waterline + (size_t)y * (size_t)w;
         /* the interior columns without the wrap test, then the one that wraps */
         int64_t lo = dx < 0 ? 1 : 0, hi = dx > 0 ? w - 1 : w;
-        for (int64_t x = lo; x < hi; x++)
-            s_step(k[x], pfo[x + dx], pg[x + dx], s->cap, &cfo[x], &cg[x]);
+        s_row_step(k + lo, pfo + lo + dx, pg + lo + dx, cfo + lo, cg + lo, hi - lo, s->cap);
         if (dx != 0) {
             int64_t x = dx > 0 ? w - 1 : 0, ux = dx > 0 ? 0 : w - 1;
             s_step(k[x], pfo[ux], pg[ux], s->cap, &cfo[x], &cg[x]);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/edt.h"
 #include "jobs/coast/methods.h"
@@ -13,10 +14,29 @@
 #define S_BACKSHORE_BIN_M 0.1
 #define S_BACKSHORE_BINS 100001 /* 0 .. 10 km in decimetres; higher land counts in the last bin */
 
+const char *const tb_coast_phase_names[TB_COAST_PHASES] = {
+    "distances", "bathymetry", "exposure", "carry", "surf", "sediment", "statistics"};
+
 typedef struct {
     bool (*fn)(void *user, double fraction, const char *note);
     void *user;
 } s_progress_t;
+
+static double s_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Charges the CPU time since *t0 to a phase of debug (when there is one). */
+static void s_phase(tb_coast_debug_t *debug, int phase, double *t0)
+{
+    double t = s_cpu_s();
+    if (debug)
+        debug->phase_cpu_s[phase] += t - *t0;
+    *t0 = t;
+}
 
 static int s_progress(const s_progress_t *p, double f, const char *note, tb_err_t *err)
 {
@@ -189,7 +209,7 @@ static int s_ground_stats(const tb_coast_params_t *p, const tb_coast_planet_t *p
 }
 
 int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_maps_t *maps,
-                 int threads, const tb_coast_debug_t *debug,
+                 int threads, tb_coast_debug_t *debug,
                  bool (*progress)(void *user, double fraction, const char *note), void *user,
                  tb_err_t *err)
 {
@@ -197,6 +217,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     if (s_check_input(p, pl, err) != 0)
         return -1;
     s_progress_t prog = {progress, user};
+    double t0 = s_cpu_s();
     int64_t w = pl->w, h = pl->h;
     size_t cells = (size_t)w * (size_t)h;
     tb_coast_stats_t *s = &maps->stats;
@@ -211,13 +232,18 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     if (s_progress(&prog, 0.0, "distances", err) != 0 ||
         s_distances(kind, w, h, threads, d2, err) != 0)
         goto done;
+    s_phase(debug, TB_COAST_PHASE_DISTANCES, &t0);
     tb_coast_bathymetry_shelf_slope(p, pl->cell_m, cells, kind, d2, pl->classes, pl->legend,
                                     pl->height_m, kind);
+    s_phase(debug, TB_COAST_PHASE_BATHYMETRY, &t0);
     acc = tb_malloc(cells * sizeof *acc, "coast exposure", err);
     if (!acc || s_progress(&prog, 0.3, "exposure", err) != 0 ||
-        tb_coast_exposure_fetch_sweeps(p, pl->cell_m, w, h, kind, acc, err) != 0 ||
-        s_carry(p, pl->cell_m, w, h, acc, maps->exposure, s, err) != 0)
+        tb_coast_exposure_fetch_sweeps(p, pl->cell_m, w, h, kind, acc, err) != 0)
         goto done;
+    s_phase(debug, TB_COAST_PHASE_EXPOSURE, &t0);
+    if (s_carry(p, pl->cell_m, w, h, acc, maps->exposure, s, err) != 0)
+        goto done;
+    s_phase(debug, TB_COAST_PHASE_CARRY, &t0);
     src = tb_calloc(cells, sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
         goto done;
@@ -225,6 +251,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     tb_coast_surf_platform_cut(p, pl->cell_m, cells, kind, d2, maps->exposure, pl->height_m,
                                maps->moved_m, src, s);
     s_rivers(p, pl, src, s);
+    s_phase(debug, TB_COAST_PHASE_SURF, &t0);
     if (s_progress(&prog, 0.7, "sediment", err) != 0 ||
         tb_coast_sediment_drift_deposit(p, pl->cell_m, w, h, kind, d2, maps->exposure, src, acc,
                                         pl->height_m, maps->moved_m, s, debug, err) != 0)
@@ -232,8 +259,10 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     free(acc);
     free(src);
     acc = src = NULL;
+    s_phase(debug, TB_COAST_PHASE_SEDIMENT, &t0);
     if (s_ground_stats(p, pl, kind, d2, maps->moved_m, s, err) != 0)
         goto done;
+    s_phase(debug, TB_COAST_PHASE_STATS, &t0);
     rc = s_progress(&prog, 1.0, "done", err);
 done:
     free(kind);
