@@ -10,7 +10,7 @@
  * maxrss: the planet's heights and classes, the pass's maps and its workspace) per cell. One run;
  * never a timed test.
  *
- * Usage: bench_coast [--size WxH] [--seed N]
+ * Usage: bench_coast [--size WxH] [--seed N] [--maps DIR]   (DIR: map_coast.png, map_exposure.png)
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/noise.h"
+#include "coordinator/coast_maps.h"
 #include "jobs/coast/coast.h"
 
 #define S_CELL_M 8.0
@@ -45,15 +46,19 @@ static double s_maxrss_bytes(void)
 int main(int argc, char **argv)
 {
     long long w = 12500, h = 6076, seed = 7;
+    const char *maps_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
             sscanf(argv[i + 1], "%lldx%lld", &w, &h) == 2 && w >= 64 && h >= 16 &&
             w * h <= TB_COAST_MAX_CELLS) {
             i++;
+        } else if (strcmp(argv[i], "--maps") == 0 && i + 1 < argc) {
+            maps_dir = argv[++i];
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             seed = atoll(argv[++i]);
         } else {
-            fprintf(stderr, "usage: bench_coast [--size WxH (at least 64x16)] [--seed N]\n");
+            fprintf(stderr, "usage: bench_coast [--size WxH (at least 64x16)] [--seed N] "
+                            "[--maps DIR]\n");
             return 2;
         }
     }
@@ -157,6 +162,26 @@ int main(int argc, char **argv)
     printf("peak memory: %.0f MB, %.1f bytes a cell (target %.0f, predecessor 109); "
            "before the pass %.1f bytes a cell (the planet's heights and classes)\n",
            rss / 1e6, rss / (double)cells, S_TARGET_BYTES, rss_before / (double)cells);
+    if (maps_dir) {
+        uint8_t *land_mask = malloc(cells);
+        for (size_t i = 0; land_mask && i < cells; i++)
+            land_mask[i] = cls[i] == 0;
+        tb_image_t img = {0};
+        char path[4096];
+        snprintf(path, sizeof path, "%s/map_coast.png", maps_dir);
+        if (!land_mask ||
+            tb_map_coast(moved, height, land_mask, w, h, p.break_depth_m, 4096, &img, NULL, &err) !=
+                0 ||
+            tb_png_write(path, &img, 6, &err) != 0)
+            fprintf(stderr, "bench_coast: %s: %s\n", path, err.msg);
+        tb_image_free(&img);
+        snprintf(path, sizeof path, "%s/map_exposure.png", maps_dir);
+        if (!land_mask || tb_map_exposure(exposure, land_mask, w, h, 4096, &img, &err) != 0 ||
+            tb_png_write(path, &img, 6, &err) != 0)
+            fprintf(stderr, "bench_coast: %s: %s\n", path, err.msg);
+        tb_image_free(&img);
+        free(land_mask);
+    }
     free(height);
     free(cls);
     free(moved);

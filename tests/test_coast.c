@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/edt.h"
+#include "coordinator/coast_maps.h"
 #include "coordinator/planet_input.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
@@ -785,6 +786,57 @@ START_TEST(test_block_prints)
 }
 END_TEST
 
+/* map_coast: cool where the surf cut, warm where sediment lay, plain ground elsewhere (deep sea the
+ * darkest); map_exposure: a colour only where an exposure was carried. */
+START_TEST(test_maps_colour_what_moved)
+{
+    s_planet_t pl;
+    s_island_planet(&pl);
+    tb_coast_params_t p;
+    s_params(&p);
+    s_out_t o;
+    s_run(&pl, &p, NULL, &o);
+    uint8_t *land = malloc((size_t)(pl.w * pl.h));
+    for (int64_t i = 0; i < pl.w * pl.h; i++)
+        land[i] = pl.cls[i] == LAND;
+    tb_image_t img;
+    tb_err_t err;
+    double top;
+    ck_assert(tb_map_coast(o.moved, pl.height, land, pl.w, pl.h, p.break_depth_m, 4096, &img, &top,
+                           &err) == 0);
+    ck_assert(img.w == pl.w && img.h == pl.h && top >= 1);
+    int cut = 0, laid = 0, plain = 0;
+    for (int64_t i = 0; i < pl.w * pl.h; i++) {
+        const uint8_t *px = (const uint8_t *)img.pixels + 3 * i;
+        if (o.moved[i] <= -0.01) {
+            ck_assert(px[2] > px[0]);
+            cut++;
+        } else if (o.moved[i] >= 0.01) {
+            ck_assert(px[0] > px[2]);
+            laid++;
+        } else if (fabs(o.moved[i]) < 0.01) {
+            ck_assert(px[0] == px[1] || abs(px[0] - px[1]) < 10);
+            plain++;
+        }
+    }
+    ck_assert(cut > 0 && laid > 0 && plain > 0);
+    tb_image_free(&img);
+    ck_assert(tb_map_exposure(o.exposure, land, pl.w, pl.h, 4096, &img, &err) == 0);
+    const uint8_t *corner = img.pixels; /* far out at sea: no exposure carried there */
+    ck_assert(o.exposure[0] == TB_COAST_NO_EXPOSURE && corner[0] == 60 && corner[1] == 62 &&
+              corner[2] == 70);
+    tb_image_free(&img);
+    /* reduced by a whole factor, the largest move of a block survives */
+    ck_assert(tb_map_coast(o.moved, pl.height, land, pl.w, pl.h, p.break_depth_m, 100, &img, &top,
+                           &err) == 0);
+    ck_assert(img.w == (uint32_t)((pl.w + 3) / 4));
+    tb_image_free(&img);
+    free(land);
+    s_out_free(&o);
+    s_free(&pl);
+}
+END_TEST
+
 Suite *coast_suite(void)
 {
     Suite *s = suite_create("coast");
@@ -803,6 +855,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_region_reports_river_supply);
     tcase_add_test(tc, test_params_are_checked);
     tcase_add_test(tc, test_block_prints);
+    tcase_add_test(tc, test_maps_colour_what_moved);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -28,7 +28,9 @@ typedef struct {
  * beach profile berm_m - beach_slope * dist by its shelter weight, max(shelter_floor,
  * 1 - exposure): a sheltered one up to the profile, an exposed one a shelter_floor share of the
  * way, since the waves winnow an open beach (real exposed coasts have beaches, with less sand than
- * the bay next door). The weight is the same shelter, so sediment goes to bays first. */
+ * the bay next door). The weight is the same shelter times a nearness that falls from 1 at the
+ * waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and lies against the shore,
+ * thinning seaward like a shoreface. */
 static int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
 {
     *room_m = 0;
@@ -48,7 +50,9 @@ static int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
     if (!(room > 0))
         return 0;
     *room_m = room;
-    int64_t wq = (int64_t)floor(shelter * 1000 + 0.5);
+    /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach */
+    double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / s->p->deposit_reach_m;
+    int64_t wq = (int64_t)floor(shelter * nearness * 1000 + 0.5);
     return wq > 0 ? wq : 1;
 }
 
