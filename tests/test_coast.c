@@ -362,7 +362,8 @@ START_TEST(test_straight_open_coast_is_not_sheltered)
     ck_assert_msg(open.exposure > 0.9, "straight open coast exposure %.3f", open.exposure);
     ck_assert(open.exposure > bay.exposure);
     /* waves only from the south (over the land) leave the north-facing coast fully sheltered */
-    p.wave_from = 1u << TB_COAST_S;
+    p.wave_from_deg = 170;
+    p.wave_to_deg = 190;
     s_planet_t pl2;
     s_bay_planet(&pl2, 180, 25);
     s_out_t o2;
@@ -728,14 +729,19 @@ static int s_parse(const char *json, tb_coast_params_t *p, tb_err_t *err)
 
 START_TEST(test_params_are_checked)
 {
-    tb_coast_params_t p, def;
+    tb_coast_params_t p, def, q0;
     tb_coast_params_defaults(&def);
     tb_err_t err;
     ck_assert(s_parse("{}", &p, &err) == 0 && memcmp(&p, &def, sizeof p) == 0);
     ck_assert_double_eq(def.break_depth_m, 130);
     ck_assert_double_eq(def.surf_reach_m, 110);
-    ck_assert(s_parse("{\"shelf_km\": 2, \"wave_from\": [\"W\", \"SW\"]}", &p, &err) == 0);
-    ck_assert(p.shelf_km == 2 && p.wave_from == ((1u << TB_COAST_W) | (1u << TB_COAST_SW)));
+    ck_assert(s_parse("{\"shelf_km\": 2, \"wave_from_deg\": [200, 280]}", &p, &err) == 0);
+    ck_assert(p.shelf_km == 2 &&
+              tb_coast_wave_mask(&p) == ((1u << TB_COAST_W) | (1u << TB_COAST_SW)));
+    ck_assert(s_parse("{\"wave_from_deg\": [-45, 45]}", &q0, &err) == 0);
+    ck_assert_uint_eq(tb_coast_wave_mask(&q0),
+                      (1u << TB_COAST_NW) | (1u << TB_COAST_N) | (1u << TB_COAST_NE));
+    ck_assert_uint_eq(tb_coast_wave_mask(&def), 0xFF);
     /* the canonical JSON parses back to the same parameters */
     cJSON *j = tb_coast_params_to_json(&p);
     tb_coast_params_t q;
@@ -746,10 +752,12 @@ START_TEST(test_params_are_checked)
     ck_assert(s_parse("{\"break_depth_m\": -4}", &p, &err) == -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "coast.break_depth_m: expected a number in 1..11000"));
     ck_assert(s_parse("{\"cut_fraction\": \"lots\"}", &p, &err) == -1);
-    ck_assert(s_parse("{\"wave_from\": []}", &p, &err) == -1);
-    ck_assert(s_parse("{\"wave_from\": [\"N\", \"N\"]}", &p, &err) == -1);
-    ck_assert(s_parse("{\"wave_from\": [\"NNE\"]}", &p, &err) == -1);
-    ck_assert_ptr_nonnull(strstr(err.msg, "coast.wave_from"));
+    ck_assert(s_parse("{\"wave_from_deg\": []}", &p, &err) == -1);
+    ck_assert(s_parse("{\"wave_from_deg\": [90, 10]}", &p, &err) == -1);
+    ck_assert(s_parse("{\"wave_from_deg\": [\"N\", 10]}", &p, &err) == -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "coast.wave_from_deg"));
+    ck_assert(s_parse("{\"wave_from_deg\": [10, 40]}", &p, &err) == -1); /* no compass point */
+    ck_assert_ptr_nonnull(strstr(err.msg, "coast.wave_from_deg"));
     ck_assert(s_parse("{\"carry_m\": 50}", &p, &err) == -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "coast.carry_m"));
     ck_assert(s_parse("[1]", &p, &err) == -1);

@@ -29,12 +29,13 @@
 
 #include <cJSON.h>
 
+#include "common/coast_params.h"
 #include "common/error.h"
 #include "common/manifest.h"
 #include "jobs/job.h"
 
-/* The wave directions a fetch is measured along, by the compass point the waves come from. Bit k of
- * tb_coast_params_t.wave_from is direction k. */
+/* The compass points of the wave directions (common/coast_params.h): bit k of
+ * tb_coast_wave_mask() is direction k. */
 enum {
     TB_COAST_N = 0,
     TB_COAST_NE,
@@ -43,65 +44,13 @@ enum {
     TB_COAST_S,
     TB_COAST_SW,
     TB_COAST_W,
-    TB_COAST_NW,
-    TB_COAST_DIRECTIONS
+    TB_COAST_NW
 };
-extern const char *const tb_coast_direction_names[TB_COAST_DIRECTIONS];
 
 /* The exposure map's value for a cell too far from the waterline to carry one. */
 #define TB_COAST_NO_EXPOSURE 0xFFFFu
 /* Exposure is stored in thousandths: 0 sheltered .. 1000 open. */
 #define TB_COAST_EXPOSURE_ONE 1000
-
-/* The `coast` manifest section. Lengths carry their units in their names. */
-typedef struct {
-    double shelf_km;       /* width of the shelf, from the waterline to the break */
-    double slope_km;       /* width of the continental slope, from the break to the painted depth */
-    double break_depth_m;  /* depth of the shelf break */
-    double surf_reach_m;   /* how far inland the surf works at full exposure */
-    double cut_fraction;   /* share of the land above the platform the surf removes, 0..1 */
-    double platform_m;     /* height of the planed platform at the waterline */
-    double platform_slope; /* rise of the platform inland, m per m */
-    double ref_fetch_km;   /* fetch that reads as fully exposed */
-    double shoal_depth_m;  /* offshore water shallower than this blocks the fetch */
-    unsigned wave_from;    /* bit mask over TB_COAST_N .. TB_COAST_NW; never 0 */
-    double carry_m;        /* radius over which a waterline exposure is carried to nearby cells */
-    double drift_km;       /* radius of the alongshore drift kernel */
-    double deposit_reach_m; /* how far out from the waterline sediment may be laid */
-    double berm_m;          /* height of the beach profile at the waterline */
-    double beach_slope;     /* fall of the beach profile seaward, m per m */
-    double shelter_floor;   /* least deposition weight of an exposed cell, 0..1 */
-    double river_share;     /* share of a basin's eroded volume its mouth delivers to the coast */
-} tb_coast_params_t;
-
-/* The defaults of docs/coast.md. */
-void tb_coast_params_defaults(tb_coast_params_t *p);
-
-/* Fills *p from the `coast` object of a manifest (NULL: all defaults), refusing an unknown key, a
- * wrong type or a value out of range with its dotted path ("coast.shelf_km") and what was expected,
- * then checks the keys against each other (tb_coast_params_check). `name` (the file) starts every
- * message. Returns 0, or -1 with *err set (TB_E_INVALID, TB_E_UNKNOWN_KEY). Self-contained: the
- * manifest calls it once for its `coast` section. */
-int tb_coast_params_from_json(const cJSON *obj, const char *name, tb_coast_params_t *p,
-                              tb_err_t *err);
-
-/* The checks across keys and against the planet's cell (cell_m > 0): kernel radii of at least one
- * cell, the carry radius covering the surf and deposit reaches, the drift kernel narrower than half
- * the circumference (w cells). Returns 0 or -1 with *err naming the keys and numbers. */
-int tb_coast_params_check(const tb_coast_params_t *p, double cell_m, int64_t w, tb_err_t *err);
-
-/* The section as a JSON object in a fixed key order (the caller owns it); parses back to *p. */
-cJSON *tb_coast_params_to_json(const tb_coast_params_t *p);
-
-/* One key of the section, for the manifest's schema table and docs/manifest.md. */
-typedef struct {
-    const char *key; /* "shelf_km" */
-    const char *type;
-    double lo, hi, def;
-    const char *doc;
-} tb_coast_key_t;
-size_t tb_coast_key_count(void);
-const tb_coast_key_t *tb_coast_key_at(size_t i);
 
 /* Per legend class: whether it is sea, and its painted depth (metres, positive) when it is. */
 typedef struct {

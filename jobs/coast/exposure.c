@@ -15,9 +15,6 @@
 static const int s_dx[TB_COAST_DIRECTIONS] = {0, 1, 1, 1, 0, -1, -1, -1};
 static const int s_dy[TB_COAST_DIRECTIONS] = {1, 1, 0, -1, -1, -1, 0, 1};
 
-const char *const tb_coast_direction_names[TB_COAST_DIRECTIONS] = {"N", "NE", "E", "SE",
-                                                                   "S", "SW", "W", "NW"};
-
 bool tb_coast_is_waterline(const uint8_t *kind, int64_t w, int64_t h, int64_t x, int64_t y)
 {
     if (kind[(size_t)y * (size_t)w + (size_t)x] == TB_COAST_LAND)
@@ -161,12 +158,13 @@ static int s_sweep_rows(const s_sweep_t *s, tb_err_t *err)
 }
 
 /* Fetch exposure by directional sweeps (after the predecessor's wrap-aware fetch, docs/coast.md):
- * for each wave direction in p->wave_from, the fetch of a waterline cell is the open water upwind
- * of it (steps of 1 or sqrt 2 cells) until land or an offshore shallow, capped at ref_fetch_km; its
- * exposure along the direction is fetch / ref_fetch_km, and its exposure is the mean over the
- * directions the waves reach it from (0 when none does). Every value is an exact integer of the
- * cell's upwind line, so the X seam is crossed like any column and a rolled planet gives rolled
- * exposures. Output in thousandths, packed for the carry kernel as (exposure << 24) | 1. */
+ * for each wave direction in the wave sector, the fetch of a waterline cell is the open water
+ * upwind of it (steps of 1 or sqrt 2 cells) until land or an offshore shallow, capped at
+ * ref_fetch_km; its exposure along the direction is fetch / ref_fetch_km, and its exposure is the
+ * mean over the directions the waves reach it from (0 when none does). Every value is an exact
+ * integer of the cell's upwind line, so the X seam is crossed like any column and a rolled planet
+ * gives rolled exposures. Output in thousandths, packed for the carry kernel as (exposure << 24)
+ * | 1. */
 int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
                                    const uint8_t *kind, int64_t *acc, tb_err_t *err)
 {
@@ -200,8 +198,9 @@ int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, in
     for (size_t i = 0; i < cells; i++)
         acc[i] = wl[i];
     double ref_m = p->ref_fetch_km * 1000.0;
+    unsigned wave_mask = tb_coast_wave_mask(p);
     for (int d = 0; d < TB_COAST_DIRECTIONS; d++) {
-        if (!(p->wave_from & (1u << d)))
+        if (!(wave_mask & (1u << d)))
             continue;
         double step_m = cell_m * ((s_dx[d] && s_dy[d]) ? sqrt(2.0) : 1.0);
         double cap = ceil(ref_m / step_m);
