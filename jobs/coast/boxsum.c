@@ -15,16 +15,18 @@ int64_t tb_coast_radius_cells(double metres, double cell_m)
     return r < 1 ? 1 : r;
 }
 
-/* Sum of row `src` over the window [x - r, x + r] of every column x, X wrapping, into dst. */
+/* Sum of row `src` over the window [x - r, x + r] of every column x, X wrapping, into dst. The
+ * arithmetic is unsigned (wrapping, so well defined): a caller whose true sums fit in int64 reads
+ * them exactly, whatever the intermediate values did. */
 static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t *dst)
 {
-    int64_t s = 0;
+    uint64_t s = 0;
     for (int64_t k = -r; k <= r; k++)
-        s += src[k < 0 ? k + w : k % w];
+        s += (uint64_t)src[k < 0 ? k + w : k % w];
     for (int64_t x = 0; x < w; x++) {
-        dst[x] = s;
+        dst[x] = (int64_t)s;
         int64_t in = x + r + 1, out = x - r;
-        s += src[in >= w ? in - w : in] - src[out < 0 ? out + w : out];
+        s += (uint64_t)src[in >= w ? in - w : in] - (uint64_t)src[out < 0 ? out + w : out];
     }
 }
 
@@ -53,7 +55,7 @@ int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *e
         int64_t *rs = ring + (size_t)(k % ring_n) * (size_t)w;
         s_row_sums(v + (size_t)k * (size_t)w, w, r, rs);
         for (int64_t x = 0; x < w; x++)
-            col[x] += rs[x];
+            col[x] = (int64_t)((uint64_t)col[x] + (uint64_t)rs[x]);
     }
     for (int64_t j = 0; j < h; j++) {
         int64_t *out = v + (size_t)j * (size_t)w;
@@ -63,15 +65,26 @@ int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *e
             int64_t *rs = ring + (size_t)(in % ring_n) * (size_t)w;
             s_row_sums(v + (size_t)in * (size_t)w, w, r, rs);
             for (int64_t x = 0; x < w; x++)
-                col[x] += rs[x];
+                col[x] = (int64_t)((uint64_t)col[x] + (uint64_t)rs[x]);
         }
         if (gone >= 0) {
             const int64_t *rs = ring + (size_t)(gone % ring_n) * (size_t)w;
             for (int64_t x = 0; x < w; x++)
-                col[x] -= rs[x];
+                col[x] = (int64_t)((uint64_t)col[x] - (uint64_t)rs[x]);
         }
     }
     free(ring);
     free(col);
     return 0;
+}
+
+/* The tent of radius r: the box of radius ceil(r / 2) applied twice, a symmetric kernel whose
+ * weights fall linearly from the centre, so a strong source does not print the square outline of a
+ * box into what it spreads. Exact, in place, like the box. */
+int tb_coast_tentsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err)
+{
+    int64_t half = (r + 1) / 2;
+    if (tb_coast_boxsum_i64(v, w, h, half, err) != 0)
+        return -1;
+    return tb_coast_boxsum_i64(v, w, h, half, err);
 }

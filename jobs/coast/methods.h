@@ -46,9 +46,13 @@ int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, in
                                    const uint8_t *kind, int64_t *acc, tb_err_t *err);
 
 /* boxsum.c: v[i] = sum of v over the (2r+1) x (2r+1) box round cell i, X wrapping, rows beyond the
- * Y edges counting zero, in place, exactly (int64; the caller keeps the sums in range). Requires
+ * Y edges counting zero, in place, exactly (wrapping unsigned arithmetic: a sum that fits in int64
+ * is exact whatever the intermediate values did). Requires
  * 2r + 1 <= w. Returns 0 or -1 with *err (out of memory). */
 int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err);
+
+/* boxsum.c: the tent of radius r (the box of radius ceil(r/2) twice), the same way. */
+int tb_coast_tentsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err);
 
 /* The carry radius, drift radius, surf reach, deposit reach in cells, as the pass uses them. */
 int64_t tb_coast_radius_cells(double metres, double cell_m);

@@ -7,8 +7,6 @@
 
 #include "jobs/coast/methods.h"
 
-/* Fixed-point bits of the redistribution shares, at most. */
-#define S_SHARE_BITS 24
 /* The second drift, of what the first could not lay, reaches this many times further. */
 #define S_SECOND_REACH 3
 
@@ -73,15 +71,20 @@ static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_
         total += src[i];
     if (total == 0)
         return 0;
-    /* total << bits stays under 2^61, so no box sum of shares can overflow */
+    /* Shares in fixed point with as many bits as total << bits < 2^61 allows. On a cell that can
+     * take sediment (w >= 1) the summed shares are at most total << bits, because
+     * Wt(s) >= K(c - s) w(c) >= K(c - s) for every source s; elsewhere the sums may wrap, which the
+     * unsigned box arithmetic allows and nothing reads. The remainder of a share is at most
+     * Wt / 2^bits units, a small part of the budget, and counted. */
     int len = 64 - __builtin_clzll((unsigned long long)total);
-    int bits = 61 - len < S_SHARE_BITS ? 61 - len : S_SHARE_BITS;
+    int bits = 61 - len;
     if (bits < 0)
-        bits = 0;
+        return tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
+                          (long long)total);
     double room;
     for (size_t i = 0; i < cells; i++)
         work[i] = s_weight(site, i, &room);
-    if (tb_coast_boxsum_i64(work, w, h, r, err) != 0)
+    if (tb_coast_tentsum_i64(work, w, h, r, err) != 0)
         return -1;
     /* shares: src becomes q = floor(src 2^bits / Wt) */
     for (size_t i = 0; i < cells; i++) {
@@ -97,7 +100,7 @@ static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_
         t->remainder += (double)(num - q * work[i]) / (double)((int64_t)1 << bits);
         src[i] = q;
     }
-    if (tb_coast_boxsum_i64(src, w, h, r, err) != 0)
+    if (tb_coast_tentsum_i64(src, w, h, r, err) != 0)
         return -1;
     double scale = 1.0 / (double)((int64_t)1 << bits);
     for (size_t i = 0; i < cells; i++) {
@@ -129,7 +132,7 @@ static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_
 }
 
 /* Drift by symmetric redistribution, then deposition in the sheltered shallows (after the
- * predecessor's drift kernel, docs/coast.md). With K the box of radius drift_km (X wraps, Y
+ * predecessor's drift kernel, docs/coast.md). With K the tent of radius drift_km (X wraps, Y
  * zero-padded) and w the deposition weights, each source s shares its units over the cells c of its
  * box in proportion to w(c): c receives w(c) src(s) / Wt(s), Wt = K * w. Summed over sources that
  * is deposit = w . K * (src / Wt), and because K is symmetric the shares of every source add up to
