@@ -243,6 +243,12 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     s_phase(debug, TB_COAST_PHASE_EXPOSURE, &t0);
     if (s_carry(p, pl->cell_m, w, h, acc, maps->exposure, s, err) != 0)
         goto done;
+    /* the box carried the exposure to its square; keep it within carry_m of the waterline, a round
+     * band (the surf and the deposition read it only nearer than that) */
+    for (size_t i = 0; i < cells; i++)
+        if (maps->exposure[i] != TB_COAST_NO_EXPOSURE &&
+            tb_coast_waterline_m(d2[i], pl->cell_m) > p->carry_m)
+            maps->exposure[i] = TB_COAST_NO_EXPOSURE;
     s_phase(debug, TB_COAST_PHASE_CARRY, &t0);
     src = tb_calloc(cells, sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
