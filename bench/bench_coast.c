@@ -22,7 +22,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/noise.h"
-#include "coordinator/coast_maps.h"
+#include "coordinator/maps/coast_maps.h"
 #include "jobs/coast/coast.h"
 
 #define S_CELL_M 8.0

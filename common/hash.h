@@ -37,7 +37,7 @@ enum {
     TB_SALT_DEMO_BAYS = 53,    /* where bays cut into the coasts */
 
     TB_SALT_CHECKSUM_GRIND = 60, /* jobs/checksum_grind.c: the distribution layer's test job */
-    TB_SALT_MAP_BASINS = 70,     /* coordinator/bake_maps.c: a basin's colour from its outlet */
+    TB_SALT_MAP_BASINS = 70,     /* coordinator/maps/bake_maps.c: a basin's colour from its outlet */
     TB_SALT_TEST = 1000,
     TB_SALT_TEST_NOISE = 1001
 };

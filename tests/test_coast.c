@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "common/edt.h"
-#include "coordinator/coast_maps.h"
-#include "coordinator/planet_input.h"
+#include "coordinator/maps/coast_maps.h"
+#include "coordinator/bake/planet_input.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
 #include "jobs/coast/coast.h"
