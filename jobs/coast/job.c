@@ -53,7 +53,7 @@ int tb_coast_spec_encode(const tb_coast_spec_t *spec, void **out, size_t *bytes,
                           "classes is outside what a coast job takes",
                           (long long)spec->w, (long long)spec->h, spec->n_mouths, spec->legend.n);
     size_t cells = (size_t)spec->w * (size_t)spec->h;
-    /* canonical mouths: sorted, one per cell (volumes of a shared cell added in sorted order) */
+    /* canonical mouths: sorted, one per cell */
     tb_coast_mouth_t *m =
         tb_malloc((spec->n_mouths ? spec->n_mouths : 1) * sizeof *m, "coast spec mouths", err);
     if (!m)
@@ -61,10 +61,14 @@ int tb_coast_spec_encode(const tb_coast_spec_t *spec, void **out, size_t *bytes,
     if (spec->n_mouths)
         memcpy(m, spec->mouths, spec->n_mouths * sizeof *m);
     qsort(m, spec->n_mouths, sizeof *m, s_mouth_cmp);
+    /* a cell two regions drain into is one mouth: its volumes add in whole litres (as a region
+     * reports them), so the sum does not depend on how the planet was cut into regions */
     size_t n = 0;
     for (size_t k = 0; k < spec->n_mouths; k++) {
         if (n > 0 && m[n - 1].x == m[k].x && m[n - 1].y == m[k].y)
-            m[n - 1].eroded_m3 += m[k].eroded_m3;
+            m[n - 1].eroded_m3 =
+                (double)(llround(m[n - 1].eroded_m3 * 1000.0) + llround(m[k].eroded_m3 * 1000.0)) /
+                1000.0;
         else
             m[n++] = m[k];
     }
@@ -293,8 +297,9 @@ int tb_coast_solve(const tb_coast_spec_t *spec, int threads,
     X(laid_m3)                                                                                     \
     X(unplaced_m3)                                                                                 \
     X(unplaced_no_shallows_m3)                                                                     \
-    X(unplaced_full_m3) X(unplaced_rounding_m3) X(beach_m2) X(backshore_median_m)                  \
-        X(backshore_p90_m) X(drowned_m2) X(exposure_p10) X(exposure_p50) X(exposure_p90)
+    X(unplaced_full_m3)                                                                            \
+    X(unplaced_rounding_m3) X(beach_m2) X(backshore_median_m) X(backshore_p90_m) X(drowned_m2)     \
+        X(exposure_p10) X(exposure_p50) X(exposure_p90)
 
 int tb_coast_result_encode(const tb_coast_result_t *r, void **out, size_t *bytes, tb_err_t *err)
 {
