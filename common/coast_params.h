@@ -48,7 +48,10 @@
     X(shelter_floor, 0, 1, 0.15,                                                                   \
       "Least deposition weight of an exposed shallow (a sheltered one weighs 1 - exposure).")      \
     X(river_share, 0, 1, 0.002,                                                                    \
-      "Share of the volume a basin's solve eroded that its river mouth delivers to the coast.")
+      "Share of the volume a basin's solve eroded that its river mouth delivers to the coast.")    \
+    X(delta_ref_m3, 1, 1e12, 2e4,                                                                  \
+      "River sediment within the drift radius that doubles how far out a shallow takes sediment "  \
+      "(its beach profile stretched with it): a delta's fan; at most four times.")
 
 /* The wave sector key: [from, to] compass bearings in degrees (0 north, 90 east), -360..720. */
 #define TB_COAST_SECTOR_KEY "wave_from_deg"

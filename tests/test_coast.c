@@ -468,6 +468,59 @@ START_TEST(test_floor_descends_to_the_painted_depth)
 }
 END_TEST
 
+/* How many cells seaward of the waterline sediment lies in column x (the last row with a deposit).
+ */
+static int64_t s_deposit_reach_cells(const s_planet_t *pl, const s_out_t *o, int64_t x)
+{
+    int64_t y = 0, last = 0;
+    while (pl->cls[y * pl->w + x] == LAND)
+        y++;
+    for (int64_t k = 0; y + k < pl->h; k++)
+        if (o->moved[(y + k) * pl->w + x] > 0)
+            last = k + 1;
+    return last;
+}
+
+/* A delta: a large river mouth pushes its sediment out beyond deposit_reach_m, where the coast away
+ * from it stops at the reach; the same coast without the river does not (the negative control). */
+START_TEST(test_river_mouth_builds_a_delta)
+{
+    tb_coast_params_t p;
+    s_params(&p);
+    p.drift_km = 0.2;       /* the lobe can reach as far as the drift's tent, 25 cells */
+    p.deposit_reach_m = 60; /* the ordinary shoreface, 8 cells */
+    /* the reach in cells, plus the 4 rows the coastline wanders (s_shelf_planet) */
+    int64_t reach = (int64_t)(p.deposit_reach_m / CELL_M) + 1 + 4;
+    for (int with_river = 0; with_river < 2; with_river++) {
+        s_planet_t pl;
+        s_shelf_planet(&pl, 30);
+        int64_t y = 0;
+        while (pl.cls[y * pl.w + 50] == LAND)
+            y++;
+        if (with_river) {
+            pl.mouths[0] = (tb_coast_mouth_t){50, y, 5e8};
+            pl.n_mouths = 1;
+        }
+        s_out_t o;
+        s_run(&pl, &p, NULL, &o);
+        ck_assert(tb_coast_budget_error(&o.stats) < 1e-9);
+        int64_t at_mouth = s_deposit_reach_cells(&pl, &o, 50);
+        int64_t away = s_deposit_reach_cells(&pl, &o, 150);
+        ck_assert_msg(away <= reach,
+                      "the coast away from the mouth reaches %lld cells, more than %lld",
+                      (long long)away, (long long)reach);
+        if (with_river)
+            ck_assert_msg(at_mouth > reach + 8, "the delta reaches only %lld cells (reach %lld)",
+                          (long long)at_mouth, (long long)reach);
+        else
+            ck_assert_msg(at_mouth <= reach, "without a river column 50 reaches %lld cells",
+                          (long long)at_mouth);
+        s_out_free(&o);
+        s_free(&pl);
+    }
+}
+END_TEST
+
 /* Mean |step| across the seam (columns w-1 and 0) and across an interior column pair, over the
  * sea cells of both. */
 static void s_steps(const s_planet_t *pl, double *seam, double *interior)
@@ -858,6 +911,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_bay_across_the_seam_is_sheltered_like_mid_map);
     tcase_add_test(tc, test_floor_descends_to_the_painted_depth);
     tcase_add_test(tc, test_seam_step_like_an_interior_column);
+    tcase_add_test(tc, test_river_mouth_builds_a_delta);
     tcase_add_test(tc, test_spec_round_trips_and_runs_as_a_job);
     tcase_add_test(tc, test_bad_spec_is_refused);
     tcase_add_test(tc, test_region_reports_river_supply);

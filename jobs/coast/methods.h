@@ -51,8 +51,13 @@ int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, in
  * 2r + 1 <= w. Returns 0 or -1 with *err (out of memory). */
 int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err);
 
-/* boxsum.c: the tent of radius r (the box of radius ceil(r/2) twice), the same way. */
+/* boxsum.c: the tent of radius r (the box of radius ceil(r/2) twice), the same way, and its weight
+ * at the centre. */
 int tb_coast_tentsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err);
+int64_t tb_coast_tent_peak(int64_t r);
+
+/* The most a river's supply stretches the deposit reach (sediment.c). */
+#define TB_COAST_MAX_STRETCH 4.0
 
 /* The carry radius, drift radius, surf reach, deposit reach in cells, as the pass uses them. */
 int64_t tb_coast_radius_cells(double metres, double cell_m);
@@ -64,13 +69,20 @@ void tb_coast_surf_platform_cut(const tb_coast_params_t *p, double cell_m, size_
                                 const uint8_t *kind, const uint32_t *d2, const uint16_t *exposure,
                                 float *height_m, float *moved_m, int64_t *src, tb_coast_stats_t *s);
 
+/* sediment.c: the delta stretch of every cell, 1 .. TB_COAST_MAX_STRETCH: 1 + the river units
+ * (river, w x h; destroyed) within the drift tent, in m3, over delta_ref_m3. */
+int tb_coast_delta_stretch(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
+                           int64_t *river, float *stretch, tb_err_t *err);
+
 /* sediment.c: redistributes the units in src over the sheltered shallows with the drift kernel,
  * lays what fits, and fills the budget of *s (river_m3 must already hold the river units' volume).
- * src and work are w x h scratch (src destroyed). Returns 0 or -1 with *err. */
+ * stretch (may be NULL: 1 everywhere) widens the deposit reach near river mouths. src and work are
+ * w x h scratch (src destroyed). Returns 0 or -1 with *err. */
 int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
                                     const uint8_t *kind, const uint32_t *d2,
-                                    const uint16_t *exposure, int64_t *src, int64_t *work,
-                                    float *height_m, float *moved_m, tb_coast_stats_t *s,
-                                    const tb_coast_debug_t *debug, tb_err_t *err);
+                                    const uint16_t *exposure, const float *stretch, int64_t *src,
+                                    int64_t *work, float *height_m, float *moved_m,
+                                    tb_coast_stats_t *s, const tb_coast_debug_t *debug,
+                                    tb_err_t *err);
 
 #endif

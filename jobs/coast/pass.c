@@ -138,6 +138,25 @@ static int s_carry(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t
     return 0;
 }
 
+/* A mouth's share of its eroded volume, river_share, in whole units. */
+static int64_t s_mouth_units(const tb_coast_params_t *p, const tb_coast_planet_t *pl,
+                             const tb_coast_mouth_t *m)
+{
+    double unit_m3 = TB_COAST_UNIT_M * pl->cell_m * pl->cell_m;
+    return (int64_t)floor(m->eroded_m3 * p->river_share / unit_m3 + 0.5);
+}
+
+/* Adds every mouth's units to units[] at its cell. */
+static void s_river_units(const tb_coast_params_t *p, const tb_coast_planet_t *pl, int64_t *units)
+{
+    for (size_t k = 0; k < pl->n_mouths; k++) {
+        const tb_coast_mouth_t *m = &pl->mouths[k];
+        int64_t u = s_mouth_units(p, pl, m);
+        if (u > 0)
+            units[(size_t)m->y * (size_t)pl->w + (size_t)m->x] += u;
+    }
+}
+
 /* River supply: river_share of each mouth's eroded volume, in whole units, at the mouth's cell. */
 static void s_rivers(const tb_coast_params_t *p, const tb_coast_planet_t *pl, int64_t *src,
                      tb_coast_stats_t *s)
@@ -145,14 +164,13 @@ static void s_rivers(const tb_coast_params_t *p, const tb_coast_planet_t *pl, in
     double unit_m3 = TB_COAST_UNIT_M * pl->cell_m * pl->cell_m;
     int64_t units = 0;
     for (size_t k = 0; k < pl->n_mouths; k++) {
-        const tb_coast_mouth_t *m = &pl->mouths[k];
-        int64_t u = (int64_t)floor(m->eroded_m3 * p->river_share / unit_m3 + 0.5);
+        int64_t u = s_mouth_units(p, pl, &pl->mouths[k]);
         if (u <= 0)
             continue;
-        src[(size_t)m->y * (size_t)pl->w + (size_t)m->x] += u;
         units += u;
         s->mouths++;
     }
+    s_river_units(p, pl, src);
     s->river_m3 = (double)units * unit_m3;
 }
 
@@ -224,6 +242,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     uint8_t *kind = tb_malloc(cells, "coast cell kinds", err);
     uint32_t *d2 = kind ? tb_malloc(cells * sizeof *d2, "coast distances", err) : NULL;
     int64_t *acc = NULL, *src = NULL;
+    float *stretch = NULL;
     int rc = -1;
     if (!d2)
         goto done;
@@ -257,14 +276,24 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     tb_coast_surf_platform_cut(p, pl->cell_m, cells, kind, d2, maps->exposure, pl->height_m,
                                maps->moved_m, src, s);
     s_rivers(p, pl, src, s);
+    /* the delta stretch from the rivers alone, acc as scratch */
+    stretch = tb_malloc(cells * sizeof *stretch, "coast delta stretch", err);
+    if (!stretch)
+        goto done;
+    memset(acc, 0, cells * sizeof *acc);
+    s_river_units(p, pl, acc);
+    if (tb_coast_delta_stretch(p, pl->cell_m, w, h, acc, stretch, err) != 0)
+        goto done;
     s_phase(debug, TB_COAST_PHASE_SURF, &t0);
     if (s_progress(&prog, 0.7, "sediment", err) != 0 ||
-        tb_coast_sediment_drift_deposit(p, pl->cell_m, w, h, kind, d2, maps->exposure, src, acc,
-                                        pl->height_m, maps->moved_m, s, debug, err) != 0)
+        tb_coast_sediment_drift_deposit(p, pl->cell_m, w, h, kind, d2, maps->exposure, stretch, src,
+                                        acc, pl->height_m, maps->moved_m, s, debug, err) != 0)
         goto done;
     free(acc);
     free(src);
+    free(stretch);
     acc = src = NULL;
+    stretch = NULL;
     s_phase(debug, TB_COAST_PHASE_SEDIMENT, &t0);
     if (s_ground_stats(p, pl, kind, d2, maps->moved_m, s, err) != 0)
         goto done;
@@ -275,5 +304,6 @@ done:
     free(d2);
     free(acc);
     free(src);
+    free(stretch);
     return rc;
 }

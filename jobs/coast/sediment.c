@@ -18,7 +18,8 @@ typedef struct {
     const uint16_t *exposure;
     const float *height_m;
     const float *moved_m;
-    uint32_t reach_d2; /* no cell past this squared distance is within deposit_reach_m */
+    const float *stretch; /* the delta stretch of the deposit reach; NULL: 1 */
+    uint32_t reach_d2;    /* no cell past this squared distance is within the stretched reach */
 } s_site_t;
 
 /* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
@@ -26,30 +27,33 @@ typedef struct {
  * beach profile berm_m - beach_slope * dist by its shelter weight, max(shelter_floor,
  * 1 - exposure): a sheltered one up to the profile, an exposed one a shelter_floor share of the
  * way, since the waves winnow an open beach (real exposed coasts have beaches, with less sand than
- * the bay next door). The weight is the same shelter times a nearness that falls from 1 at the
- * waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and lies against the shore,
- * thinning seaward like a shoreface. */
+ * the bay next door). Near a river mouth the reach and the profile stretch seaward with the river's
+ * supply (tb_coast_delta_stretch): the delta's fan. The weight is the same shelter times a nearness
+ * that falls from 1 at the waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and
+ * lies against the shore, thinning seaward like a shoreface. */
 static int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
 {
     *room_m = 0;
     if (s->kind[i] == TB_COAST_LAND || s->d2[i] > s->reach_d2)
         return 0;
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
-    if (dist > s->p->deposit_reach_m)
+    double stretch = s->stretch ? (double)s->stretch[i] : 1.0;
+    double reach = s->p->deposit_reach_m * stretch;
+    if (dist > reach)
         return 0;
     double e =
         s->exposure[i] == TB_COAST_NO_EXPOSURE ? 0 : s->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
     double shelter = 1 - e;
     if (shelter < s->p->shelter_floor)
         shelter = s->p->shelter_floor;
-    double profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0);
+    double profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
     double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
     double room = floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
     if (!(room > 0))
         return 0;
     *room_m = room;
     /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach */
-    double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / s->p->deposit_reach_m;
+    double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / reach;
     int64_t wq = (int64_t)floor(shelter * nearness * 1000 + 0.5);
     return wq > 0 ? wq : 1;
 }
@@ -131,6 +135,25 @@ static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_
     return 0;
 }
 
+/* Delta stretch: a mouth's supply pushes its shoreface out. The river units are summed over the
+ * drift's tent (exact integers, so a rolled planet gives a rolled field) and read in m3 as the tent
+ * weighs them (a mouth at the cell counts whole, one at the tent's edge not at all); the stretch is
+ * 1 + that volume / delta_ref_m3, at most TB_COAST_MAX_STRETCH. Pointwise after the sum;
+ * deterministic. */
+int tb_coast_delta_stretch(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
+                           int64_t *river, float *stretch, tb_err_t *err)
+{
+    int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
+    if (tb_coast_tentsum_i64(river, w, h, r, err) != 0)
+        return -1;
+    double to_m3 = TB_COAST_UNIT_M * cell_m * cell_m / (double)tb_coast_tent_peak(r);
+    for (size_t i = 0; i < (size_t)w * (size_t)h; i++) {
+        double s = 1 + (double)river[i] * to_m3 / p->delta_ref_m3;
+        stretch[i] = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
+    }
+    return 0;
+}
+
 /* Drift by symmetric redistribution, then deposition in the sheltered shallows (after the
  * predecessor's drift kernel, docs/coast.md). With K the tent of radius drift_km (X wraps, Y
  * zero-padded) and w the deposition weights, each source s shares its units over the cells c of its
@@ -144,9 +167,10 @@ static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_
  * cell; the statistics in m3, summed as doubles in row-major order. */
 int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
                                     const uint8_t *kind, const uint32_t *d2,
-                                    const uint16_t *exposure, int64_t *src, int64_t *work,
-                                    float *height_m, float *moved_m, tb_coast_stats_t *s,
-                                    const tb_coast_debug_t *debug, tb_err_t *err)
+                                    const uint16_t *exposure, const float *stretch, int64_t *src,
+                                    int64_t *work, float *height_m, float *moved_m,
+                                    tb_coast_stats_t *s, const tb_coast_debug_t *debug,
+                                    tb_err_t *err)
 {
     size_t cells = (size_t)w * (size_t)h;
     double unit_m3 = TB_COAST_UNIT_M * cell_m * cell_m;
@@ -160,10 +184,10 @@ int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, i
         total += src[i];
     }
     int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
-    double reach_cells = p->deposit_reach_m / cell_m + 1.5;
-    s_site_t site = {
-        p,        cell_m,   kind,    d2,
-        exposure, height_m, moved_m, (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells))};
+    double reach_cells = p->deposit_reach_m * (stretch ? TB_COAST_MAX_STRETCH : 1) / cell_m + 1.5;
+    s_site_t site = {p,       cell_m,   kind,
+                     d2,      exposure, height_m,
+                     moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells))};
     s_tally_t t = {0, 0, 0, 0};
     bool leak = debug && debug->leak_one_deposit;
     if (s_drift(&site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err) != 0 ||
