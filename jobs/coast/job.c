@@ -300,8 +300,8 @@ int tb_coast_solve(const tb_coast_spec_t *spec, int threads,
     X(unplaced_full_m3)                                                                            \
     X(unplaced_rounding_m3)                                                                        \
     X(beach_m2)                                                                                    \
-    X(backshore_median_m) X(backshore_p90_m) X(drowned_m2) X(exposure_p10) X(exposure_p50)         \
-        X(exposure_p90)
+    X(backshore_median_m)                                                                          \
+    X(backshore_p90_m) X(drowned_m2) X(exposure_p10) X(exposure_p50) X(exposure_p90)
 
 int tb_coast_result_encode(const tb_coast_result_t *r, void **out, size_t *bytes, tb_err_t *err)
 {
