@@ -135,18 +135,51 @@ static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_
     return 0;
 }
 
-/* Delta stretch: a mouth's supply pushes its shoreface out. The river units are summed over the
- * drift's tent (exact integers, so a rolled planet gives a rolled field) and read in m3 as the tent
- * weighs them (a mouth at the cell counts whole, one at the tent's edge not at all); the stretch is
- * 1 + that volume / delta_ref_m3, at most TB_COAST_MAX_STRETCH. Pointwise after the sum;
- * deterministic. */
+/* The weight at the centre of `passes` 1-D boxes of half-width `half` convolved: the number of ways
+ * `passes` offsets in [-half, half] add up to 0. */
+static int64_t s_centre_weight_1d(int64_t half, int passes)
+{
+    int64_t n = 2 * half * passes + 1, *a = calloc((size_t)n, sizeof *a),
+            *b = calloc((size_t)n, sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 1;
+    }
+    a[half * passes] = 1;
+    for (int k = 0; k < passes; k++) {
+        for (int64_t i = 0; i < n; i++) {
+            b[i] = 0;
+            for (int64_t d = -half; d <= half; d++)
+                if (i + d >= 0 && i + d < n)
+                    b[i] += a[i + d];
+        }
+        int64_t *t = a;
+        a = b;
+        b = t;
+    }
+    int64_t c = a[half * passes];
+    free(a);
+    free(b);
+    return c;
+}
+
+/* Delta stretch: a mouth's supply pushes its shoreface out. The river units are summed over two
+ * tents of half the drift's radius (four boxes: a bell whose level sets are nearly round, so a lobe
+ * does not come out square), exactly in integers (a rolled planet gives a rolled field), and read
+ * in m3 as that bell weighs them (a mouth at the cell counts whole, one past the drift radius not
+ * at all); the stretch is 1 + that volume / delta_ref_m3, at most TB_COAST_MAX_STRETCH. Pointwise
+ * after the sums; deterministic. */
 int tb_coast_delta_stretch(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
                            int64_t *river, float *stretch, tb_err_t *err)
 {
     int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
-    if (tb_coast_tentsum_i64(river, w, h, r, err) != 0)
+    int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
+    if (tb_coast_tentsum_i64(river, w, h, half_r, err) != 0 ||
+        tb_coast_tentsum_i64(river, w, h, half_r, err) != 0)
         return -1;
-    double to_m3 = TB_COAST_UNIT_M * cell_m * cell_m / (double)tb_coast_tent_peak(r);
+    int64_t c1 = s_centre_weight_1d(box, 4);
+    double to_m3 = TB_COAST_UNIT_M * cell_m * cell_m / ((double)c1 * (double)c1);
     for (size_t i = 0; i < (size_t)w * (size_t)h; i++) {
         double s = 1 + (double)river[i] * to_m3 / p->delta_ref_m3;
         stretch[i] = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
