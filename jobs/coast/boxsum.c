@@ -88,9 +88,3 @@ int tb_coast_tentsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *
         return -1;
     return tb_coast_boxsum_i64(v, w, h, half, err);
 }
-
-int64_t tb_coast_tent_peak(int64_t r)
-{
-    int64_t side = 2 * ((r + 1) / 2) + 1;
-    return side * side;
-}

@@ -51,10 +51,8 @@ int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, in
  * 2r + 1 <= w. Returns 0 or -1 with *err (out of memory). */
 int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err);
 
-/* boxsum.c: the tent of radius r (the box of radius ceil(r/2) twice), the same way, and its weight
- * at the centre. */
+/* boxsum.c: the tent of radius r (the box of radius ceil(r/2) twice), the same way. */
 int tb_coast_tentsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err);
-int64_t tb_coast_tent_peak(int64_t r);
 
 /* The most a river's supply stretches the deposit reach (sediment.c). */
 #define TB_COAST_MAX_STRETCH 4.0
