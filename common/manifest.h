@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/coast_params.h"
 #include "common/error.h"
 
 #define TB_MAX_CLASSES 64
@@ -105,6 +106,7 @@ typedef struct {
     tb_rock_params_t rock;
     tb_fault_params_t faults;
     tb_tile_params_t tiles;
+    tb_coast_params_t coast; /* the coastal pass (common/coast_params.h, docs/coast.md) */
     tb_legend_t legend;
     /* derived by tb_manifest_finish */
     int64_t planet_w;            /* cells around the circumference */

@@ -48,6 +48,14 @@ typedef struct {
     uint8_t *solve_mask;
 } tb_region_spec_owned_t;
 
+/* A river mouth of the region: the lattice cell (held at sea level) a set of basins drains into, and
+ * the volume the solve eroded from them: uplift volume minus the height gained, summed over the
+ * basins' cells (docs/coast.md, "River supply"). */
+typedef struct {
+    int64_t x, y;     /* lattice cell */
+    double eroded_m3; /* >= 0; exact sums of whole litres, so any decomposition gives the same */
+} tb_region_mouth_t;
+
 /* Everything a region job returns. Arrays are box-sized and owned. */
 typedef struct {
     int region_id;
@@ -60,6 +68,8 @@ typedef struct {
     float *uplift_m_yr;   /* the uplift field the solve used */
     void *stats;          /* encoded jobs/stats histograms of the region's own land */
     size_t stats_bytes;
+    tb_region_mouth_t *mouths; /* sorted by lattice y then x; NULL when there are none */
+    size_t n_mouths;
     double solve_s;       /* seconds in the solve, for meta.json (not part of any hash) */
 } tb_region_result_t;
 

@@ -45,14 +45,14 @@ for run in w1 w4 farm; do
   same_height "$T/inproc" "$T/$run" "in-process against $run"
   cmp -s "$T/inproc/summary.txt" "$T/$run/summary.txt" || fail "summary.txt of in-process and $run differ"
   for f in map_flow.png map_basins.png preview.png map_uplift.png map_slope.png map_relief.png \
-    map_erodibility.png planet_height_low.png; do
+    map_erodibility.png planet_height_low.png map_coast.png map_exposure.png; do
     cmp -s "$T/inproc/$f" "$T/$run/$f" || fail "$f of in-process and $run differ"
   done
   [ "$(dispatch_stat "$T/$run" ran)" = 4 ] || fail "$run solved $(dispatch_stat "$T/$run" ran) of 4 regions"
 done
 # meta.json records the XXH3 of every output; check one against the file itself.
 [ "$(json_get "$T/w1/meta.json" 'sorted(d["outputs"])')" = \
-  "['map_basins.png', 'map_class.png', 'map_erodibility.png', 'map_flow.png', 'map_regions.png', 'map_relief.png', 'map_slope.png', 'map_uplift.png', 'plan.json', 'planet_height.png', 'planet_height_low.png', 'preview.png', 'summary.txt']" ] ||
+  "['map_basins.png', 'map_class.png', 'map_coast.png', 'map_erodibility.png', 'map_exposure.png', 'map_flow.png', 'map_regions.png', 'map_relief.png', 'map_slope.png', 'map_uplift.png', 'plan.json', 'planet_height.png', 'planet_height_low.png', 'preview.png', 'summary.txt']" ] ||
   fail "meta.json does not hash every output: $(json_get "$T/w1/meta.json" 'sorted(d["outputs"])')"
 echo "ok: in-process on 1 thread, 1 worker x 2 threads, 4 workers x 1 thread and 2 farm workers ($farm_workers) agree byte for byte"
 

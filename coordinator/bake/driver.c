@@ -147,6 +147,8 @@ done:
     tb_planet_destroy(&ctx.planet);
     free(ctx.selected);
     tb_dispatch_destroy(&ctx.dispatch);
+    tb_dispatch_destroy(&ctx.coast_dispatch);
+    free(ctx.mouths);
     tb_plan_destroy(&ctx.plan);
     tb_planet_input_free(&ctx.input);
     return rc;

@@ -95,6 +95,14 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddItemToObject(meta, "inputs", tb_report_inputs_json(ctx->manifest, ctx->plan));
     for (cJSON *sec = ctx->meta_sections ? ctx->meta_sections->child : NULL; sec; sec = sec->next)
         cJSON_AddItemToObject(meta, sec->string, cJSON_Duplicate(sec, true));
+    if (ctx->coast_ran) {
+        cJSON *coast = tb_coast_stats_to_json(&ctx->coast_stats);
+        cJSON_AddNumberToObject(coast, "seconds", ctx->coast_s);
+        cJSON_AddItemToObject(coast, "dispatch", tb_dispatch_record_json(ctx->coast_dispatch));
+        cJSON_AddItemToObject(meta, "coast", coast);
+    } else {
+        cJSON_AddItemToObject(meta, "coast", cJSON_CreateNull());
+    }
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
     char *text = cJSON_Print(meta);

@@ -21,7 +21,9 @@
 #include "coordinator/bake/planet_input.h"
 #include "coordinator/farm/dispatch.h"
 #include "coordinator/report/report.h"
+#include "jobs/coast/coast.h"
 #include "jobs/plan/plan.h"
+#include "jobs/region.h"
 #include "jobs/stats/stats.h"
 #include "jobs/uplift/uplift.h"
 
@@ -55,6 +57,14 @@ typedef struct {
     tb_stats_t *stats;   /* merged in region order; moved to out->stats at the end */
     const char *partial; /* "regions 2,3 of 4" for a partial bake, else NULL */
     char partial_text[256];
+    char farm_endpoint[512]; /* a farm bake's bound endpoint: the coast's dispatch binds it again */
+    tb_region_mouth_t *mouths; /* the regions' river mouths, in region order */
+    size_t n_mouths, cap_mouths;
+    /* coast */
+    bool coast_ran;
+    tb_coast_stats_t coast_stats;
+    double coast_s;               /* the coast phase's seconds */
+    tb_dispatch_t *coast_dispatch; /* the coast job's record, for meta.json */
     /* outputs */
     int64_t clipped;      /* heightmap cells outside elevation_m */
     cJSON *hashes;        /* output file name -> XXH3 (hex), in writing order */

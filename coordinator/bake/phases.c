@@ -7,6 +7,7 @@
     X(plan)      /* the input, the plan, the region selection: classes */                          \
     X(solve)     /* region jobs through the farm, composited: land_m, area, basins, uplift */      \
     X(composite) /* ocean depths and solved land: the heightmap */                                 \
+    X(coast)     /* one coast job over the whole cylinder: shelf, surf, sediment; its maps */      \
     X(outputs)   /* the extent; the heightmap, the maps, plan.json and summary.txt */              \
     X(maps)      /* map_slope, map_relief, map_erodibility, planet_height_low (docs/report.md) */
 
