@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "jobs/checksum_grind.h"
+#include "jobs/detail/tile.h"
 #include "jobs/region.h"
 
 /* Every kind the programs know. A new kind is one line here. */
 static const tb_job_kind_t *const s_kinds[] = {
     &tb_job_kind_checksum_grind,
     &tb_job_kind_region,
+    &tb_job_kind_tile,
 };
 
 #define S_N_KINDS (sizeof s_kinds / sizeof s_kinds[0])
