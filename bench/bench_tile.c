@@ -189,7 +189,7 @@ int main(int argc, char **argv)
                "thermal + 2); reference at %lld\n",
                (long long)bound, q.droplet_rounds, q.droplet_lifetime, q.droplet_brush_radius,
                q.thermal_iterations, (long long)(2 * bound));
-        int64_t measured = 0;
+        int64_t measured = 0, measured_f = 0;
         for (int s = 0; s < 3; s++) {
             char name[TB_TILE_ID_MAX];
             tb_tile_id_format(ids[s], name);
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
             }
             printf("sample %s%s (%g km tile):\n  margin  max |dh| m  16-bit cells differing\n",
                    name, s == 0 ? " (steepest)" : "", sample_km);
-            int64_t first_clean = -1;
+            int64_t first_clean = -1, first_exact = -1;
             for (int k = 0; k < n; k++) {
                 printf("  %6lld  %10.6f  %8lld  %8.4f %%\n", (long long)rows[k].margin,
                        rows[k].max_abs_diff_m, (long long)rows[k].cells_differ,
@@ -210,10 +210,17 @@ int main(int argc, char **argv)
                     first_clean = -1;
                 else if (first_clean < 0)
                     first_clean = rows[k].margin;
+                if (rows[k].max_abs_diff_m != 0)
+                    first_exact = -1;
+                else if (first_exact < 0)
+                    first_exact = rows[k].margin;
             }
             if (first_clean < 0)
                 first_clean = bound;
+            if (first_exact < 0)
+                first_exact = bound;
             measured = first_clean > measured ? first_clean : measured;
+            measured_f = first_exact > measured_f ? first_exact : measured_f;
         }
         printf("measured margin: %lld cells (identical 16-bit interiors on every sample from there "
                "on); provable bound %lld; default tiles.margin_cells %d\n",

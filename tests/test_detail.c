@@ -378,6 +378,47 @@ START_TEST(test_droplets_on_a_ramp_cut_rills_and_conserve)
 }
 END_TEST
 
+START_TEST(test_droplets_conserve_where_they_deposit)
+{
+    /* A ramp running into a closed basin (the ground rises again south of row 80), where droplets
+     * slow, go uphill and drop their load: eroded = deposited + carried off, exactly in quanta and
+     * to 1e-6 relative in the heights, with deposition a real share of it. */
+    tb_detail_params_t p;
+    tb_detail_params_defaults(&p);
+    tb_frame_t win;
+    tb_err_t err;
+    const int64_t W = 120, H = 200;
+    ck_assert_int_eq(tb_frame_make(&win, 2000, 1000, 2, 10, 10, W, H, &err), 0);
+    size_t n = (size_t)(W * H);
+    double *h0 = malloc(n * sizeof *h0), *h1 = malloc(n * sizeof *h1);
+    int64_t *ero = malloc(n * 8), *dep = malloc(n * 8), *wat = malloc(n * 8);
+    for (int64_t j = 0; j < H; j++)
+        for (int64_t i = 0; i < W; i++)
+            h0[j * W + i] = 50 + (j >= 80 ? 0.5 * (double)(j - 80) : 0.1 * (double)(80 - j)) +
+                            0.002 * (double)((i - 60) * (i - 60));
+    tb_droplet_budget_t b;
+    ck_assert_int_eq(tb_erosion_droplets_beyer(&p, 9, &win, h0, h1, ero, dep, wat, &b, NULL, &err),
+                     0);
+    ck_assert_int_eq(b.eroded_q, b.deposited_q + b.carried_edge_q + b.carried_end_q);
+    double dv = 0;
+    for (size_t i = 0; i < n; i++)
+        dv += h1[i] - h0[i];
+    double eroded_m = (double)b.eroded_q * TB_DROPLET_QUANTUM_M;
+    double carried_m = (double)(b.carried_edge_q + b.carried_end_q) * TB_DROPLET_QUANTUM_M;
+    fprintf(stderr,
+            "basin: eroded %.4g, deposited %.4g, carried off %.4g (cell-metres); net "
+            "height change %.9g\n",
+            eroded_m, (double)b.deposited_q * TB_DROPLET_QUANTUM_M, carried_m, dv);
+    ck_assert(b.deposited_q > b.eroded_q / 20);
+    ck_assert_msg(fabs(dv + carried_m) <= 1e-6 * eroded_m, "net %.9g, carried %.9g", dv, carried_m);
+    free(h0);
+    free(h1);
+    free(ero);
+    free(dep);
+    free(wat);
+}
+END_TEST
+
 /* ---- thermal ---- */
 
 START_TEST(test_thermal_leaves_no_slope_above_talus)
@@ -661,6 +702,7 @@ Suite *detail_suite(void)
     tcase_add_test(tc, test_resample_reproduces_a_bilinear_ramp_exactly);
     tcase_add_test(tc, test_resample_cone_within_stated_error);
     tcase_add_test(tc, test_droplets_on_a_ramp_cut_rills_and_conserve);
+    tcase_add_test(tc, test_droplets_conserve_where_they_deposit);
     tcase_add_test(tc, test_thermal_leaves_no_slope_above_talus);
     tcase_add_test(tc, test_tile_spec_round_trips_and_runs_as_a_job);
     tcase_add_test(tc, test_tile_bad_specs_are_refused);
