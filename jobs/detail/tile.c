@@ -403,48 +403,89 @@ static uint8_t s_sqrt_byte(double v_m)
     return (uint8_t)(255.0 * sqrt(t) + 0.5);
 }
 
-/* The interior's maps and statistics from the window's final heights and droplet records. */
-static void s_outputs(const tb_tile_spec_t *s, const s_frames_t *f, const double *h,
-                      const int64_t *ero, const int64_t *dep, const int64_t *water,
-                      const uint8_t *cls, tb_tile_result_t *r)
+/* The interior's maps and statistics from the window's final heights and droplet records, one
+ * task a row; each thread fills its own statistics, added afterwards (integers: any order). */
+typedef struct {
+    const tb_tile_spec_t *s;
+    const s_frames_t *f;
+    const double *h;
+    const int64_t *ero, *dep, *water;
+    const uint8_t *cls;
+    tb_tile_result_t *r;
+    tb_tile_stats_t *per_thread;
+} s_out_t;
+
+static void s_output_row(void *ctx, size_t task, int thread)
 {
-    const tb_frame_t *win = &f->win, *in = &f->interior;
+    const s_out_t *a = ctx;
+    const tb_tile_spec_t *s = a->s;
+    const tb_frame_t *win = &a->f->win, *in = &a->f->interior;
+    tb_tile_result_t *r = a->r;
+    tb_tile_stats_t *st = &a->per_thread[thread];
     int64_t ox = tb_wrap(in->x0 - win->x0, win->lattice_w), oy = in->y0 - win->y0;
     double lo = s->elevation_min_m, scale = 65535.0 / (s->elevation_max_m - s->elevation_min_m);
+    double flow_full = s->params.splat_flow_full * TB_DROPLET_WATER_UNIT;
+    int64_t j = (int64_t)task;
+    for (int64_t i = 0; i < in->w; i++) {
+        size_t at = tb_idx(win->w, i + ox, j + oy), o = tb_idx(in->w, i, j);
+        double hv = a->h[at];
+        r->height_m[o] = (float)hv;
+        double v = ((double)r->height_m[o] - lo) * scale;
+        r->height_u16[o] = !(v >= 0) ? 0 : (v > 65535 ? 65535 : (uint16_t)(v + 0.5));
+        int64_t wq = a->water[at], eq = a->ero[at], dq = a->dep[at];
+        double wat = (double)wq / TB_DROPLET_WATER_UNIT;
+        if (wq > 0) {
+            double fl = 32.0 * log2(1.0 + wat);
+            r->flow[o] = fl >= 255 ? 255 : (uint8_t)(fl + 0.5);
+        } else {
+            r->flow[o] = 0;
+        }
+        double dep_m = (double)dq * TB_DROPLET_QUANTUM_M;
+        r->wear[o] = eq > 0 ? s_sqrt_byte((double)eq * TB_DROPLET_QUANTUM_M) : 0;
+        r->deposit[o] = dq > 0 ? s_sqrt_byte(dep_m) : 0;
+        double slope = tb_detail_slope(a->h, win->w, win->h, win->cell_m, i + ox, j + oy);
+        double deg = atan(slope) * (180.0 / M_PI);
+        uint8_t c = a->cls[at];
+        bool ocean = s->classes[c].ocean != 0;
+        tb_splat_weights(&s->params, deg, wat, dep_m, hv, ocean, &r->splat[4 * o]);
+        int bin = (int)deg;
+        bin = bin < 0 ? 0 : (bin >= TB_TILE_SLOPE_BINS ? TB_TILE_SLOPE_BINS - 1 : bin);
+        st->slope_hist[c][bin]++;
+        st->cells++;
+        if (!ocean) {
+            st->land_cells++;
+            st->channel_cells += (double)wq >= flow_full;
+        }
+        st->eroded_q += eq;
+        st->deposited_q += dq;
+    }
+}
+
+static int s_outputs(const tb_tile_spec_t *s, const s_frames_t *f, const double *h,
+                     const int64_t *ero, const int64_t *dep, const int64_t *water,
+                     const uint8_t *cls, tb_tile_result_t *r, tb_pool_t *pool, tb_err_t *err)
+{
+    int threads = tb_pool_threads(pool);
+    tb_tile_stats_t *per = calloc((size_t)threads, sizeof *per);
+    if (!per)
+        return tb_err_set(err, TB_E_NOMEM, "tile: out of memory for statistics");
+    s_out_t a = {s, f, h, ero, dep, water, cls, r, per};
+    tb_pool_run(pool, (size_t)f->interior.h, s_output_row, &a);
     tb_tile_stats_t *st = &r->stats;
     memset(st, 0, sizeof *st);
     st->n_classes = s->n_classes;
-    double flow_full = s->params.splat_flow_full * TB_DROPLET_WATER_UNIT;
-    for (int64_t j = 0; j < in->h; j++)
-        for (int64_t i = 0; i < in->w; i++) {
-            size_t at = tb_idx(win->w, i + ox, j + oy), o = tb_idx(in->w, i, j);
-            double hv = h[at];
-            r->height_m[o] = (float)hv;
-            double v = ((double)r->height_m[o] - lo) * scale;
-            r->height_u16[o] = !(v >= 0) ? 0 : (v > 65535 ? 65535 : (uint16_t)(v + 0.5));
-            double wat = (double)water[at] / TB_DROPLET_WATER_UNIT;
-            double fl = 32.0 * log2(1.0 + wat);
-            r->flow[o] = fl >= 255 ? 255 : (uint8_t)(fl + 0.5);
-            double ero_m = (double)ero[at] * TB_DROPLET_QUANTUM_M;
-            double dep_m = (double)dep[at] * TB_DROPLET_QUANTUM_M;
-            r->wear[o] = s_sqrt_byte(ero_m);
-            r->deposit[o] = s_sqrt_byte(dep_m);
-            double slope = tb_detail_slope(h, win->w, win->h, win->cell_m, i + ox, j + oy);
-            double deg = atan(slope) * 180.0 / M_PI;
-            uint8_t c = cls[at];
-            bool ocean = s->classes[c].ocean != 0;
-            tb_splat_weights(&s->params, deg, wat, dep_m, hv, ocean, &r->splat[4 * o]);
-            int bin = (int)deg;
-            bin = bin < 0 ? 0 : (bin >= TB_TILE_SLOPE_BINS ? TB_TILE_SLOPE_BINS - 1 : bin);
-            st->slope_hist[c][bin]++;
-            st->cells++;
-            if (!ocean) {
-                st->land_cells++;
-                st->channel_cells += (double)water[at] >= flow_full;
-            }
-            st->eroded_q += ero[at];
-            st->deposited_q += dep[at];
-        }
+    for (int t = 0; t < threads; t++) {
+        for (int c = 0; c < s->n_classes; c++)
+            for (int k = 0; k < TB_TILE_SLOPE_BINS; k++)
+                st->slope_hist[c][k] += per[t].slope_hist[c][k];
+        st->cells += per[t].cells;
+        st->land_cells += per[t].land_cells;
+        st->channel_cells += per[t].channel_cells;
+        st->eroded_q += per[t].eroded_q;
+        st->deposited_q += per[t].deposited_q;
+    }
+    free(per);
+    return 0;
 }
 
 int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_t *out,
@@ -507,7 +548,8 @@ int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_
         goto done;
     t[4] = tb_now_s();
     cpu[4] = s_cpu_s();
-    s_outputs(spec, &f, h1, ero, dep, water, cls, out);
+    if (s_outputs(spec, &f, h1, ero, dep, water, cls, out, pool, err) != 0)
+        goto done;
     t[5] = tb_now_s();
     cpu[5] = s_cpu_s();
     for (int k = 0; k < 5; k++) {
