@@ -29,6 +29,7 @@
 
 #include <cJSON.h>
 
+#include "common/blob.h"
 #include "common/log.h"
 #include "common/png_io.h"
 #include "jobs/detail/margin.h"
@@ -187,6 +188,18 @@ int main(int argc, char **argv)
         tb_tile_id_format(id, name);
         tb_frame_t win;
         tb_tile_window(&L, id, p.margin_cells, &win, NULL);
+        void *sb = NULL, *blob = NULL;
+        size_t sn = 0, bn = 0;
+        if (tb_tile_spec_encode(&spec.spec, &sb, &sn, &err) != 0 ||
+            tb_blob_encode(sb, sn, 0, &blob, &bn, &err) != 0) {
+            fprintf(stderr, "bench tile: %s\n", err.msg);
+            return 1;
+        }
+        printf("spec: %lld x %lld geology cells, %.2f MB raw, %.2f MB as a blob (zstd %d)\n",
+               (long long)spec.spec.geo.w, (long long)spec.spec.geo.h, sn / 1048576.0,
+               bn / 1048576.0, TB_BLOB_DEFAULT_LEVEL);
+        free(sb);
+        free(blob);
         double rss0 = s_maxrss_mb();
         tb_tile_result_t r;
         double t1 = tb_now_s();
@@ -232,6 +245,13 @@ int main(int argc, char **argv)
             s_maxrss_mb(), rss0);
         if (png)
             s_pictures(png, &r, 800, 800, 768, p.cell_m);
+        void *rb = NULL;
+        size_t rn = 0;
+        if (tb_tile_result_encode(&r, &rb, &rn, &err) == 0 &&
+            tb_blob_encode(rb, rn, 0, &blob, &bn, &err) == 0)
+            printf("result: %.1f MB raw, %.1f MB as a blob\n", rn / 1048576.0, bn / 1048576.0);
+        free(rb);
+        free(blob);
         tb_tile_result_free(&r);
         tb_tile_spec_free(&spec);
     }
