@@ -1,9 +1,11 @@
 /* A synthetic planet for the detail tests and bench: fBm mountains in world metres, D8 drainage
  * area and a land/ocean class raster on a geology lattice, with no solve behind it. Not used by a
  * bake. Heights: base_m + relief_m x fbm (first wavelength wavelength_m, 6 octaves, gain 0.5), with
- * the sea where that is below 0. Area: D8 accumulation of cell areas down the steepest descent,
- * processed from the highest cell down (ties by index), X wrapping. Class 0 is land, 1 ocean.
- * Typical size: a few million cells, a second or two. */
+ * the sea where that is below 0 and the land's pits filled by a priority-flood from the sea and the
+ * planet's edge rows (Barnes et al. 2014, float epsilon), as a solve leaves them. Area: D8
+ * accumulation of cell areas down the steepest descent, processed from the highest cell down (ties
+ * by index), X wrapping. Class 0 is land, 1 ocean. Typical size: a few million cells, a second or
+ * two. */
 #ifndef TB_DETAIL_SYNTHETIC_H
 #define TB_DETAIL_SYNTHETIC_H
 
