@@ -47,9 +47,10 @@
 #include "common/pool.h"
 #include "jobs/detail/params.h"
 
-#define TB_DROPLET_QUANTUM_M (1.0 / 16777216.0) /* 2^-24 m: one unit of eroded_q and deposited_q   \
-                                                 */
-#define TB_DROPLET_WATER_UNIT 256.0             /* water_q units per unit of droplet water */
+#define TB_DROPLET_QUANTUM_M                                                                       \
+    (1.0 / 16777216.0)              /* 2^-24 m: one unit of eroded_q and deposited_q               \
+                                     */
+#define TB_DROPLET_WATER_UNIT 256.0 /* water_q units per unit of droplet water */
 
 /* Totals over the window, in TB_DROPLET_QUANTUM_M units (times cell area for a volume). */
 typedef struct {
