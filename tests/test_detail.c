@@ -16,6 +16,7 @@
 #include "jobs/detail/lattice.h"
 #include "jobs/detail/margin.h"
 #include "jobs/detail/params.h"
+#include "jobs/detail/planet_inputs.h"
 #include "jobs/detail/resample_catmull_rom.h"
 #include "jobs/detail/synthetic.h"
 #include "jobs/detail/thermal_talus_jacobi.h"
@@ -691,6 +692,41 @@ START_TEST(test_default_margin_is_seamless_with_default_passes)
 }
 END_TEST
 
+START_TEST(test_planet_inputs_classes_and_rock)
+{
+    static const char *legend =
+        "{\"classes\": ["
+        "{\"name\": \"lowland\", \"colour\": \"#6f9a4a\", \"kind\": \"land\", \"uplift_mm_yr\": "
+        "0.06},"
+        "{\"name\": \"shelf\", \"colour\": \"#7fb2d9\", \"kind\": \"ocean\", \"depth_m\": 60}]}";
+    tb_manifest_t m;
+    tb_err_t err;
+    tb_manifest_defaults(&m);
+    ck_assert_msg(tb_legend_parse(legend, "test legend", &m.legend, &err) == 0, "%s", err.msg);
+    ck_assert_msg(tb_manifest_finish(&m, &err) == 0, "%s", err.msg);
+    tb_tile_class_t cls[TB_TILE_MAX_CLASSES];
+    ck_assert_int_eq(tb_tile_classes_from_legend(&m.legend, cls), 2);
+    ck_assert(cls[0].ocean == 0 && cls[1].ocean == 1 && cls[0].relief_mult == 1);
+    tb_uplift_probes_t probes;
+    ck_assert_msg(tb_uplift_probes_compute(&m, &probes, &err) == 0, "%s", err.msg);
+    tb_frame_t f;
+    ck_assert_int_eq(
+        tb_frame_make(&f, m.planet_w, 1000, m.cell_m, m.planet_w - 60, 100, 120, 120, &err), 0);
+    float *k = malloc(120 * 120 * sizeof *k);
+    ck_assert_msg(tb_tile_rock_k(&m, &probes, &f, k, &err) == 0, "%s", err.msg);
+    float lo = k[0], hi = k[0];
+    for (int i = 0; i < 120 * 120; i++) {
+        ck_assert(k[i] >= m.rock.k_min_mult - 1e-6 && k[i] <= m.rock.k_max_mult + 1e-6);
+        lo = k[i] < lo ? k[i] : lo;
+        hi = k[i] > hi ? k[i] : hi;
+    }
+    ck_assert(hi > lo); /* the field varies over a km */
+    probes.seed++;
+    ck_assert_int_eq(tb_tile_rock_k(&m, &probes, &f, k, &err), -1);
+    free(k);
+}
+END_TEST
+
 Suite *detail_suite(void)
 {
     Suite *s = suite_create("detail");
@@ -709,6 +745,7 @@ Suite *detail_suite(void)
     tcase_add_test(tc, test_tile_same_bits_at_one_and_two_threads);
     tcase_add_test(tc, test_tiles_are_seamless_by_construction);
     tcase_add_test(tc, test_default_margin_is_seamless_with_default_passes);
+    tcase_add_test(tc, test_planet_inputs_classes_and_rock);
     suite_add_tcase(s, tc);
     return s;
 }
