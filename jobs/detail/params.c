@@ -66,7 +66,7 @@ static const s_key_t s_keys[] = {
      "Share of the water lost a step."},
     {"droplets", "gravity", K_DOUBLE, OFF(droplet_gravity), 0, 1000, 4,
      "Acceleration of a droplet per metre of drop."},
-    {"thermal", "iterations", K_INT, OFF(thermal_iterations), 0, 1000, 8,
+    {"thermal", "iterations", K_INT, OFF(thermal_iterations), 0, 1000, 6,
      "Jacobi iterations of thermal weathering."},
     {"thermal", "talus_deg", K_DOUBLE, OFF(thermal_talus_deg), 1, 89, 38,
      "Angle of repose at the detail cell."},

@@ -25,7 +25,9 @@
 #define S_RESULT_MAGIC 0x52544254u /* "TBTR" */
 #define S_VERSION 1u
 #define S_MAX_HEADER (1u << 20)
-#define S_MAX_CELLS ((int64_t)1 << 30) /* a window or interior larger than this is refused */
+#define S_MAX_CELLS                                                                                \
+    ((int64_t)1 << 26) /* a window or interior over 67 M cells (8192^2) is refused:                \
+                        * a default tile is 7 M, and a tile costs ~70 bytes a cell */
 
 /* ---- the frames a spec implies ---- */
 
