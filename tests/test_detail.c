@@ -198,6 +198,12 @@ START_TEST(test_params_defaults_parse_and_refuse)
         ck_assert_ptr_nonnull(strstr(err.msg, "planet.json"));
         cJSON_Delete(b);
     }
+    /* the plan's estimate: about the bench's 3.3 s at the defaults, and it follows the work */
+    tb_detail_params_defaults(&d);
+    double t = tb_detail_tile_seconds(&d);
+    ck_assert(t > 3.0 && t < 3.8);
+    d.droplet_rounds = 8;
+    ck_assert(tb_detail_tile_seconds(&d) > t + 1.0);
     /* the messages name the dotted key */
     cJSON *b = cJSON_Parse("{\"droplets\": {\"rounds\": 100}}");
     ck_assert_int_eq(tb_detail_params_parse(b, "planet.json", &p, &err), -1);

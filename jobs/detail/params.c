@@ -234,6 +234,19 @@ int64_t tb_detail_margin_bound(const tb_detail_params_t *p)
     return (int64_t)p->droplet_rounds * per_round + p->thermal_iterations + 2;
 }
 
+double tb_detail_tile_seconds(const tb_detail_params_t *p)
+{
+    /* ns a window cell per pass at the defaults (bench_tile, load 5): resample 23, relief 59 at 4
+     * octaves, droplets 250 at 4 rounds x 20 steps / 25 cells, thermal 85 at 6 iterations,
+     * outputs 72 (over the interior, counted per window cell here) */
+    double steps = (double)p->droplet_rounds * p->droplet_lifetime /
+                   ((double)p->droplet_spawn_block * p->droplet_spawn_block);
+    double ns = 23.0 + 59.0 * p->relief_octaves / 4.0 + 250.0 * steps / (4.0 * 20.0 / 25.0) +
+                85.0 * p->thermal_iterations / 6.0 + 72.0;
+    double side = p->size_km * 1000.0 / p->cell_m + 2.0 * p->margin_cells;
+    return ns * 1e-9 * side * side;
+}
+
 int tb_detail_params_key_count(void)
 {
     return S_NKEYS;

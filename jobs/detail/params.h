@@ -76,6 +76,12 @@ cJSON *tb_detail_params_to_json(const tb_detail_params_t *p);
  * the interior (docs/tiles.md, "The margin"). */
 int64_t tb_detail_margin_bound(const tb_detail_params_t *p);
 
+/* Estimated CPU seconds of one full tile (interior plus margin) on one core, from a per-pass cost
+ * calibrated by bench/bench_tile.c at the defaults (docs/tiles.md, Performance: 490 ns a window
+ * cell) and scaled by each pass's work: octaves, droplet steps per cell, thermal iterations. A
+ * plan's estimate, not a measurement. */
+double tb_detail_tile_seconds(const tb_detail_params_t *p);
+
 /* Number of keys, and the i-th key's group (NULL for a key of the section itself, else "relief",
  * "droplets", "thermal" or "splat"), name, default and one-line meaning, for schema listings. */
 int tb_detail_params_key_count(void);
