@@ -679,6 +679,37 @@ START_TEST(test_tiles_are_seamless_by_construction)
 }
 END_TEST
 
+START_TEST(test_the_partial_last_row_is_seamless_too)
+{
+    /* The test planet is 1000 samples high: 0.8 km tiles leave a last row of 200 samples (row 2),
+     * which two 0.4 km tiles of row 4 cover exactly. Computed apart and whole, clipped at the
+     * planet's north edge, they agree to the bit. */
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t ps, pb;
+    s_small_params(&ps);
+    pb = ps;
+    pb.size_km = 0.8;
+    tb_tile_result_t whole;
+    s_compute(&syn, &pb, (tb_tile_id_t){2, 2}, NULL, &whole);
+    ck_assert_int_eq(whole.interior.h, 200);
+    ck_assert_int_eq(whole.interior.w, 400);
+    ck_assert_int_gt(whole.budget.droplets, 1000); /* land: the droplets ran */
+    for (int q = 0; q < 2; q++) {
+        tb_tile_result_t t;
+        s_compute(&syn, &ps, (tb_tile_id_t){4 + q, 4}, NULL, &t);
+        ck_assert_int_eq(t.interior.h, 200);
+        for (int64_t j = 0; j < 200; j++)
+            ck_assert_mem_eq(&t.height_m[j * 200], &whole.height_m[j * 400 + q * 200],
+                             200 * sizeof(float));
+        ck_assert_mem_eq(&t.splat[0], &whole.splat[4 * q * 200], 4 * 200);
+        tb_tile_result_free(&t);
+    }
+    tb_tile_result_free(&whole);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
 START_TEST(test_default_margin_is_seamless_with_default_passes)
 {
     /* the default passes at the default (measured) margin, on 0.4 km tiles */
@@ -750,6 +781,7 @@ Suite *detail_suite(void)
     tcase_add_test(tc, test_tile_bad_specs_are_refused);
     tcase_add_test(tc, test_tile_same_bits_at_one_and_two_threads);
     tcase_add_test(tc, test_tiles_are_seamless_by_construction);
+    tcase_add_test(tc, test_the_partial_last_row_is_seamless_too);
     tcase_add_test(tc, test_default_margin_is_seamless_with_default_passes);
     tcase_add_test(tc, test_planet_inputs_classes_and_rock);
     suite_add_tcase(s, tc);
