@@ -19,7 +19,7 @@
  *   (bx, by) spawns one droplet whose cell offset, sub-cell position and water are
  *   tb_hash(seed, TB_SALT_TILE_SPAWN, bx, by, r); a window runs the droplets spawned inside it;
  * - a droplet with no gradient and no momentum takes a direction from
- *   tb_hash(seed, TB_SALT_TILE_JITTER, spawn x, spawn y, r * 4096 + step);
+ *   tb_hash_cell(tb_hash_key(seed, TB_SALT_TILE_JITTER, r) XOR step, spawn x, spawn y);
  * - rounds: every droplet of round r reads the heights H_r left by rounds < r and none other, so
  * the droplets of one round are independent of each other and of their order;
  * - sums: each droplet's erosion and deposit are quantised to 2^-24 m and added as integers into
