@@ -20,8 +20,9 @@
  *   tb_hash(seed, TB_SALT_TILE_SPAWN, bx, by, r); a window runs the droplets spawned inside it;
  * - a droplet with no gradient and no momentum takes a direction from
  *   tb_hash_cell(tb_hash_key(seed, TB_SALT_TILE_JITTER, r) XOR step, spawn x, spawn y);
- * - rounds: every droplet of round r reads the heights H_r left by rounds < r and none other, so
- * the droplets of one round are independent of each other and of their order;
+ * - rounds: every droplet of round r reads the heights H_r left by rounds < r (from a float copy:
+ *   a deterministic rounding of a deterministic value) and none other, so the droplets of one
+ *   round are independent of each other and of their order;
  * - sums: each droplet's erosion and deposit are quantised to 2^-24 m and added as integers into
  *   per-cell totals, so the sum is exact and the same in any order, thread or tile; then
  *   H_{r+1} = H_0 + (deposited - eroded) 2^-24 for every cell;
