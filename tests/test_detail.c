@@ -20,6 +20,7 @@
 #include "jobs/detail/resample_catmull_rom.h"
 #include "jobs/detail/synthetic.h"
 #include "jobs/detail/thermal_talus_jacobi.h"
+#include "jobs/detail/tile_files.h"
 #include "jobs/detail/tile.h"
 #include "jobs/job.h"
 
@@ -729,6 +730,50 @@ START_TEST(test_default_margin_is_seamless_with_default_passes)
 }
 END_TEST
 
+START_TEST(test_tile_files_are_north_up)
+{
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t p;
+    s_small_params(&p);
+    tb_tile_result_t r;
+    s_compute(&syn, &p, (tb_tile_id_t){3, 1}, NULL, &r);
+    tb_err_t err;
+    const int64_t W = r.interior.w, H = r.interior.h;
+    for (int k = 0; k < TB_TILE_FILE_IMAGES; k++) {
+        tb_image_t img, back;
+        ck_assert_int_eq(tb_tile_image(&r, (tb_tile_file_t)k, &img, &err), 0);
+        ck_assert_ptr_nonnull(tb_tile_file_suffix((tb_tile_file_t)k));
+        unsigned char *png;
+        size_t n;
+        ck_assert_int_eq(tb_png_encode(&img, 1, &png, &n, &err), 0);
+        ck_assert_int_eq(tb_png_read_mem(png, n, "tile", img.format, 1 << 20, &back, &err), 0);
+        ck_assert_mem_eq(back.pixels, img.pixels,
+                         (size_t)(W * H) * tb_png_format_bytes(img.format));
+        /* the top row of the picture is the tile's north row */
+        if (k == TB_TILE_FILE_HEIGHT)
+            ck_assert_mem_eq(img.pixels, &r.height_u16[(H - 1) * W], (size_t)W * 2);
+        if (k == TB_TILE_FILE_SPLAT)
+            ck_assert_mem_eq(img.pixels, &r.splat[4 * (H - 1) * W], (size_t)W * 4);
+        free(png);
+        tb_image_free(&img);
+        tb_image_free(&back);
+    }
+    void *raw;
+    size_t n;
+    ck_assert_int_eq(tb_tile_r16(&r, &raw, &n, &err), 0);
+    ck_assert_uint_eq(n, (size_t)(2 * W * H));
+    const uint8_t *b = raw;
+    uint16_t nw = (uint16_t)(b[0] | b[1] << 8),
+             sw = (uint16_t)(b[2 * (H - 1) * W] | b[2 * (H - 1) * W + 1] << 8);
+    ck_assert_uint_eq(nw, r.height_u16[(H - 1) * W]); /* north-west corner first */
+    ck_assert_uint_eq(sw, r.height_u16[0]);
+    free(raw);
+    tb_tile_result_free(&r);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
 START_TEST(test_planet_inputs_classes_and_rock)
 {
     static const char *legend =
@@ -784,6 +829,7 @@ Suite *detail_suite(void)
     tcase_add_test(tc, test_the_partial_last_row_is_seamless_too);
     tcase_add_test(tc, test_default_margin_is_seamless_with_default_passes);
     tcase_add_test(tc, test_planet_inputs_classes_and_rock);
+    tcase_add_test(tc, test_tile_files_are_north_up);
     suite_add_tcase(s, tc);
     return s;
 }
