@@ -25,7 +25,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/pool.h"
-#include "coordinator/bake.h"
+#include "coordinator/bake/bake.h"
 
 typedef struct {
     const char *name;

@@ -11,7 +11,7 @@
 
 #include "common/log.h"
 #include "common/pool.h"
-#include "coordinator/dispatch.h"
+#include "coordinator/farm/dispatch.h"
 #include "jobs/checksum_grind.h"
 
 static double s_run(int workers, int threads, int jobs, long work_k, long result_kib, bool show)

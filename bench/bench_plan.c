@@ -20,7 +20,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/png_io.h"
-#include "coordinator/planet_input.h"
+#include "coordinator/bake/planet_input.h"
 #include "jobs/plan/classify.h"
 #include "jobs/plan/demo.h"
 #include "jobs/plan/landmasses.h"

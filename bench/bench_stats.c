@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "coordinator/planet_input.h"
+#include "coordinator/bake/planet_input.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
 #include "jobs/stats/stats.h"

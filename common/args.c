@@ -19,6 +19,13 @@ static int s_set(const tb_opt_t *o, const char *value, tb_err_t *err)
         if (errno || end == value || *end)
             return tb_err_set(err, TB_E_INVALID, "--%s: expected an integer, got \"%s\"", o->name,
                               value);
+        if (o->ranged && (v < o->imin || v > o->imax)) {
+            if (o->range_text)
+                return tb_err_set(err, TB_E_INVALID, "--%s %lld: expected an integer in %s",
+                                  o->name, v, o->range_text);
+            return tb_err_set(err, TB_E_INVALID, "--%s %lld: expected an integer in %lld..%lld",
+                              o->name, v, (long long)o->imin, (long long)o->imax);
+        }
         *(int64_t *)o->out = v;
         break;
     }
@@ -27,6 +34,13 @@ static int s_set(const tb_opt_t *o, const char *value, tb_err_t *err)
         if (errno || end == value || *end || !isfinite(v))
             return tb_err_set(err, TB_E_INVALID, "--%s: expected a number, got \"%s\"", o->name,
                               value);
+        if (o->ranged && !(v >= o->dmin && v <= o->dmax)) {
+            if (o->range_text)
+                return tb_err_set(err, TB_E_INVALID, "--%s %g: expected a number in %s", o->name,
+                                  v, o->range_text);
+            return tb_err_set(err, TB_E_INVALID, "--%s %g: expected a number in %g..%g", o->name,
+                              v, o->dmin, o->dmax);
+        }
         *(double *)o->out = v;
         break;
     }

@@ -1,7 +1,8 @@
 /* Command-line options for the programs: a table of options per command, parsed strictly.
  *
  * Accepts "--name value" and "--name=value"; flags take no value. An unknown option, a missing
- * value or a value of the wrong type is an error naming the option and what was expected. Positional
+ * value, a value of the wrong type or out of the option's declared range is an error naming the
+ * option and what was expected. Positional
  * arguments are collected in order. The same table prints the usage text.
  */
 #ifndef TB_ARGS_H
@@ -27,7 +28,19 @@ typedef struct {
     bool *given;       /* optional: set true when the option appears */
     const char *meta;  /* value placeholder for usage ("N", "DIR") */
     const char *help;
+    /* Optional range of a TB_OPT_INT or TB_OPT_DOUBLE value, checked by tb_args_parse with a message
+     * naming the option: set with TB_OPT_IRANGE / TB_OPT_DRANGE after the six fields above. */
+    bool ranged;
+    int64_t imin, imax;
+    double dmin, dmax;
+    const char *range_text; /* how the range reads in messages ("0..2^53"); NULL: the numbers */
 } tb_opt_t;
+
+#define TB_OPT_IRANGE(lo, hi) .ranged = true, .imin = (lo), .imax = (hi)
+#define TB_OPT_DRANGE(lo, hi) .ranged = true, .dmin = (lo), .dmax = (hi)
+
+/* The number of entries of an option table, counted by the compiler. */
+#define TB_ARGS_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
 
 /* Parses argv[0..argc) (argv[0] is the first argument after the command name). Positionals go to
  * positional[0..max_positional), their count to *n_positional; more than max_positional is an error. */

@@ -37,7 +37,7 @@ enum {
     TB_SALT_DEMO_BAYS = 53,    /* where bays cut into the coasts */
 
     TB_SALT_CHECKSUM_GRIND = 60, /* jobs/checksum_grind.c: the distribution layer's test job */
-    TB_SALT_MAP_BASINS = 70,     /* coordinator/bake_maps.c: a basin's colour from its outlet */
+    TB_SALT_MAP_BASINS = 70,     /* coordinator/maps/bake_maps.c: a basin's colour from its outlet */
 
     /* the detail tiles (jobs/detail, docs/tiles.md) */
     TB_SALT_TILE_SPAWN = 80,  /* a droplet's spawn cell, sub-cell offset and water */

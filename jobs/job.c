@@ -4,16 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs/checksum_grind.h"
-#include "jobs/detail/tile.h"
-#include "jobs/region.h"
+/* Every kind the programs know, by the name of its tb_job_kind_t (tb_job_kind_NAME, defined in the
+ * kind's own folder, jobs/NAME/). A new kind is one line here (docs/architecture.md). */
+#define S_KINDS(X)                                                                                 \
+    X(checksum_grind)                                                                              \
+    X(region)                                                                                      \
+    X(tile)
 
-/* Every kind the programs know. A new kind is one line here. */
-static const tb_job_kind_t *const s_kinds[] = {
-    &tb_job_kind_checksum_grind,
-    &tb_job_kind_region,
-    &tb_job_kind_tile,
-};
+#define S_DECLARE(name) extern const tb_job_kind_t tb_job_kind_##name;
+S_KINDS(S_DECLARE)
+#undef S_DECLARE
+
+#define S_ENTRY(name) &tb_job_kind_##name,
+static const tb_job_kind_t *const s_kinds[] = {S_KINDS(S_ENTRY)};
+#undef S_ENTRY
 
 #define S_N_KINDS (sizeof s_kinds / sizeof s_kinds[0])
 

@@ -1,4 +1,4 @@
-/* `terrain analyze` (coordinator/analyze.h) and its routing (jobs/stats/route.h) on maps whose
+/* `terrain analyze` (coordinator/gate/analyze.h) and its routing (jobs/stats/route.h) on maps whose
  * answer is known: a plane's slope, relief and (D8) drainage area exactly, through raw float32 and
  * through a 16-bit PNG; a cone's slope distribution against a brute-force Horn reference; the
  * uncounted border; the refusals (a PNG without its elevation range, a raw file of the wrong size,
@@ -12,7 +12,7 @@
 
 #include "common/fs.h"
 #include "common/png_io.h"
-#include "coordinator/analyze.h"
+#include "coordinator/gate/analyze.h"
 #include "jobs/stats/route.h"
 #include "jobs/stats/stats.h"
 #include "support/tb_test.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/fs.h"
-#include "coordinator/cache.h"
+#include "coordinator/farm/cache.h"
 #include "support/tb_test.h"
 
 static tb_cache_key_t s_key(const char *build, const char *kind, const char *spec,

@@ -11,8 +11,8 @@
 
 #include "common/fs.h"
 #include "common/hash.h"
-#include "coordinator/cache.h"
-#include "coordinator/dispatch.h"
+#include "coordinator/farm/cache.h"
+#include "coordinator/farm/dispatch.h"
 #include "jobs/checksum_grind.h"
 #include "support/tb_test.h"
 

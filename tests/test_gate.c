@@ -1,4 +1,4 @@
-/* The gates of `terrain gate` (coordinator/gate.h): the built-in defaults parse; a gates file's
+/* The gates of `terrain gate` (coordinator/gate/gate.h): the built-in defaults parse; a gates file's
  * errors are named by the key's path; statistics are read from the statistics JSON as the block
  * prints them; the check passes, fails and fails on a missing value; XML escaping. The bakes
  * themselves are tests/test_gate.sh. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/gate.h"
+#include "coordinator/gate/gate.h"
 #include "jobs/stats/stats.h"
 #include "jobs/stats/synthetic.h"
 

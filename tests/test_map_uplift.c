@@ -8,7 +8,7 @@
 #include "common/fs.h"
 #include "common/manifest.h"
 #include "common/png_io.h"
-#include "coordinator/map_uplift.h"
+#include "coordinator/maps/map_uplift.h"
 #include "jobs/uplift/uplift.h"
 #include "support/tb_test.h"
 

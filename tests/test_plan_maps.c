@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "common/grid.h"
-#include "coordinator/font.h"
-#include "coordinator/plan_maps.h"
+#include "coordinator/maps/font.h"
+#include "coordinator/maps/plan_maps.h"
 #include "support/plan_fixtures.h"
 
 static double s_dist(const uint8_t a[3], const uint8_t b[3])

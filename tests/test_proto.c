@@ -7,7 +7,7 @@
 #include <zmq.h>
 
 #include "common/hash.h"
-#include "common/proto.h"
+#include "coordinator/farm/proto.h"
 
 static const unsigned char s_payload[] = "0123456789abcdef";
 

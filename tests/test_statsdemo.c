@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "common/pool.h"
-#include "coordinator/analyze.h"
-#include "coordinator/bake.h"
-#include "coordinator/bake_maps.h"
-#include "coordinator/planet_input.h"
+#include "coordinator/gate/analyze.h"
+#include "coordinator/bake/bake.h"
+#include "coordinator/maps/bake_maps.h"
+#include "coordinator/bake/planet_input.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
 #include "jobs/stats/stats.h"

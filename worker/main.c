@@ -11,7 +11,7 @@
 
 #include "common/args.h"
 #include "common/log.h"
-#include "common/proto.h"
+#include "coordinator/farm/proto.h"
 #include "common/version.h"
 #include "jobs/job.h"
 #include "worker/worker.h"
@@ -45,18 +45,24 @@ int main(int argc, char **argv)
     tb_opt_t opts[] = {
         {"connect", TB_OPT_STRING, &connect, NULL, "ENDPOINT",
          "the coordinator, e.g. tcp://host:5555 (required)"},
-        {"threads", TB_OPT_INT, &threads, NULL, "N", "threads for each job (default: all cores)"},
+        {"threads", TB_OPT_INT, &threads, NULL, "N", "threads for each job (default: all cores)",
+         TB_OPT_IRANGE(0, 4096)},
         {"name", TB_OPT_STRING, &name, NULL, "NAME",
          "name in the coordinator's records (host-pid)"},
-        {"heartbeat-ms", TB_OPT_INT, &heartbeat_ms, NULL, "MS", "heartbeat interval (1000)"},
+        {"heartbeat-ms", TB_OPT_INT, &heartbeat_ms, NULL, "MS", "heartbeat interval (1000)",
+         TB_OPT_IRANGE(10, 600000)},
         {"liveness", TB_OPT_INT, &liveness, NULL, "N",
-         "missed heartbeats before the coordinator counts as lost (3)"},
-        {"backoff-ms", TB_OPT_INT, &backoff_ms, NULL, "MS", "first reconnect delay (1000)"},
-        {"backoff-max-ms", TB_OPT_INT, &backoff_max_ms, NULL, "MS", "reconnect delay cap (32000)"},
+         "missed heartbeats before the coordinator counts as lost (3)", TB_OPT_IRANGE(1, 1000)},
+        {"backoff-ms", TB_OPT_INT, &backoff_ms, NULL, "MS", "first reconnect delay (1000)",
+         TB_OPT_IRANGE(1, INT32_MAX)},
+        {"backoff-max-ms", TB_OPT_INT, &backoff_max_ms, NULL, "MS", "reconnect delay cap (32000)",
+         TB_OPT_IRANGE(1, INT32_MAX)},
         {"give-up-s", TB_OPT_DOUBLE, &give_up_s, NULL, "S",
-         "exit 4 after this long without a coordinator (default: never)"},
-        {"chunk-kib", TB_OPT_INT, &chunk_kib, NULL, "KIB", "result chunk size (1024)"},
-        {"zstd-level", TB_OPT_INT, &level, NULL, "N", "result compression level (3)"},
+         "exit 4 after this long without a coordinator (default: never)", TB_OPT_DRANGE(0, 1e9)},
+        {"chunk-kib", TB_OPT_INT, &chunk_kib, NULL, "KIB", "result chunk size (1024)",
+         TB_OPT_IRANGE(1, TB_PROTO_CHUNK_MAX / 1024)},
+        {"zstd-level", TB_OPT_INT, &level, NULL, "N", "result compression level (3)",
+         TB_OPT_IRANGE(0, 19)},
         {"server-key", TB_OPT_STRING, &server_key, NULL, "KEY|FILE",
          "CURVE: the coordinator's public key or certificate"},
         {"cert", TB_OPT_STRING, &cert, NULL, "FILE", "CURVE: this worker's certificate"},
@@ -65,7 +71,7 @@ int main(int argc, char **argv)
         {"version", TB_OPT_FLAG, &version, NULL, NULL, "print the version and build id"},
         {"help", TB_OPT_FLAG, &help, NULL, NULL, "show this help"},
     };
-    const int n_opts = sizeof opts / sizeof opts[0];
+    const int n_opts = TB_ARGS_N(opts);
     const char *usage = "terrain-worker --connect ENDPOINT [--threads N] [--name NAME]";
     tb_err_t err;
     int n_pos = 0;
@@ -85,17 +91,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!connect) {
-        fprintf(stderr, "terrain-worker: --connect ENDPOINT is required\n");
-        tb_args_usage(stderr, usage, opts, n_opts);
-        return 2;
-    }
-    if (threads < 0 || threads > 4096 || heartbeat_ms < 10 || liveness < 1 || backoff_ms < 1 ||
-        backoff_max_ms < 1 || chunk_kib < 1 || chunk_kib > (int64_t)TB_PROTO_CHUNK_MAX / 1024 ||
-        level < 0 || level > 19 || give_up_s < 0) {
-        fprintf(stderr,
-                "terrain-worker: an option is out of range (threads 0..4096, heartbeat-ms "
-                ">= 10, liveness >= 1, chunk-kib 1..%u, zstd-level 0..19)\n",
-                TB_PROTO_CHUNK_MAX / 1024);
+        fprintf(stderr, "terrain-worker: --connect ENDPOINT is required (usage: %s)\n", usage);
         return 2;
     }
     if (quiet)

@@ -18,7 +18,7 @@
 #include "common/blob.h"
 #include "common/log.h"
 #include "common/pool.h"
-#include "common/proto.h"
+#include "coordinator/farm/proto.h"
 #include "common/version.h"
 #include "jobs/job.h"
 

@@ -22,7 +22,7 @@
 
 #include "common/error.h"
 #include "common/manifest.h"
-#include "common/png_io.h"
+#include "common/image.h"
 
 #define TB_CLASSIFY_TOP_COLOURS 5
 

@@ -21,7 +21,7 @@
 
 #include "common/error.h"
 #include "common/manifest.h"
-#include "common/png_io.h"
+#include "common/image.h"
 
 #define TB_DEMO_SEED 7
 #define TB_DEMO_CIRCUMFERENCE_KM 25.0

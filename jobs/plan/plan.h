@@ -21,7 +21,7 @@
 #include "common/error.h"
 #include "common/grid.h"
 #include "common/manifest.h"
-#include "common/png_io.h"
+#include "common/image.h"
 #include "jobs/plan/classify.h"
 #include "jobs/plan/landmasses.h"
 #include "jobs/plan/regions.h"

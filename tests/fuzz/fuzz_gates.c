@@ -1,4 +1,4 @@
-/* libFuzzer target: the gates file parser (coordinator/gate.h) and the statistics lookup on
+/* libFuzzer target: the gates file parser (coordinator/gate/gate.h) and the statistics lookup on
  * arbitrary text (STYLE "Fuzz every decoder"). Build with -DTB_FUZZ=ON (clang); run
  * build/fuzz_gates [corpus]. A file that parses must hold 1..TB_GATE_MAX gates of known
  * statistics, each with a bound, min <= max, and its values must read from the same text taken as
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coordinator/gate.h"
+#include "coordinator/gate/gate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/proto.h"
+#include "coordinator/farm/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

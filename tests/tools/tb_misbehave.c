@@ -24,7 +24,7 @@
 #include "common/blob.h"
 #include "common/hash.h"
 #include "common/log.h"
-#include "common/proto.h"
+#include "coordinator/farm/proto.h"
 #include "common/version.h"
 
 static zsock_t *s_dealer(const char *endpoint)

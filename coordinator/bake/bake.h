@@ -1,0 +1,59 @@
+/* `terrain bake` as a function: plan the planet, solve its regions as jobs through the dispatch
+ * engine, composite them in region order, and write the outputs (docs/bake.md). The bake is a
+ * pipeline of phases (coordinator/bake/phase.h, docs/architecture.md).
+ *
+ * The gate (`terrain gate`) and the tests call tb_bake_run directly; the verb only parses options
+ * and prints. Outputs go to opts->out_dir, each written to a temporary name and renamed, meta.json
+ * last, so a directory with a meta.json holds a complete bake. Results are kept in out_dir/.cache,
+ * so a rerun reuses every region already solved.
+ */
+#ifndef TB_BAKE_H
+#define TB_BAKE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "coordinator/farm/dispatch.h"
+#include "coordinator/bake/planet_input.h"
+#include "jobs/stats/stats.h"
+
+#define TB_BAKE_MAX_ONLY 4096
+/* A bake whose heightmap clips more than this share of cells fails (docs/traps.md). */
+#define TB_BAKE_MAX_CLIP_FRACTION 0.001
+
+typedef struct {
+    const char *manifest_path;   /* NULL: the demo planet */
+    tb_input_options_t input;    /* --seed, --circumference-km */
+    const char *out_dir;         /* required */
+    const int64_t *only;         /* region ids to solve; NULL = all */
+    int n_only;
+    int steps;                   /* > 0 overrides solve.steps */
+    tb_dispatch_opts_t dispatch; /* workers, threads, bind ...; store_dir and callbacks are set here */
+    bool quiet;                  /* no tables on stdout (the gate prints its own) */
+    bool no_incision;            /* test-only: stream-power incision off (a negative control) */
+} tb_bake_opts_t;
+
+typedef struct {
+    bool bad_input;              /* failed before anything ran: the manifest, painting or options */
+    bool partial;                /* --only */
+    int regions_solved, regions_total;
+    int64_t land_cells_solved;
+    tb_stats_extent_t extent;
+    double clip_fraction;
+    tb_stats_t *stats;           /* merged in region order; owned by the caller (tb_stats_destroy) */
+    double seconds;
+    tb_dispatch_stats_t dispatch; /* jobs, from_store, ran, attempts ... (filled once dispatched) */
+    char summary_path[4200];
+    char meta_path[4200];
+} tb_bake_outcome_t;
+
+/* Runs a bake. Returns 0 when every job ran and the outputs are written; -1 with *err set
+ * otherwise. A bake whose clip fraction exceeds TB_BAKE_MAX_CLIP_FRACTION writes its outputs, then
+ * returns -1 (TB_E_INVALID) naming the fraction. *out is filled as far as the bake got; free its
+ * stats with tb_bake_outcome_free. */
+int tb_bake_run(const tb_bake_opts_t *opts, tb_bake_outcome_t *out, tb_err_t *err);
+
+void tb_bake_outcome_free(tb_bake_outcome_t *out);
+
+#endif

@@ -1,0 +1,87 @@
+/* meta.json, the record of a bake, written last; see phase.h and docs/bake.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/version.h"
+#include "coordinator/bake/phase.h"
+
+static cJSON *s_array_names(uint32_t mask)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < TB_PLANET_N_ARRAYS; i++)
+        if (mask & (1u << i))
+            cJSON_AddItemToArray(a, cJSON_CreateString(tb_planet_array_name((tb_planet_array_t)i)));
+    return a;
+}
+
+static cJSON *s_phases_json(const tb_bake_ctx_t *ctx)
+{
+    cJSON *phases = cJSON_CreateArray();
+    for (int i = 0; i < ctx->n_records; i++) {
+        const tb_phase_record_t *r = &ctx->records[i];
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "name", r->name);
+        cJSON_AddNumberToObject(p, "seconds", r->seconds);
+        cJSON_AddItemToObject(p, "reads", s_array_names(r->reads));
+        cJSON_AddItemToObject(p, "writes", s_array_names(r->writes));
+        cJSON_AddBoolToObject(p, "skipped", r->skipped != NULL);
+        if (r->skipped)
+            cJSON_AddStringToObject(p, "skip_reason", r->skipped);
+        cJSON_AddItemToArray(phases, p);
+    }
+    return phases;
+}
+
+int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_bake_opts_t *o = ctx->opts;
+    const tb_bake_outcome_t *out = ctx->out;
+    cJSON *meta = cJSON_CreateObject();
+    cJSON *tool = cJSON_AddObjectToObject(meta, "tool");
+    cJSON_AddStringToObject(tool, "version", tb_version());
+    cJSON_AddStringToObject(tool, "build_id", tb_build_id());
+    char *mj = tb_manifest_to_json(ctx->manifest);
+    cJSON_AddItemToObject(meta, "manifest", mj ? cJSON_Parse(mj) : cJSON_CreateNull());
+    free(mj);
+    char *pj = tb_plan_to_json(ctx->plan);
+    cJSON_AddItemToObject(meta, "plan", pj ? cJSON_Parse(pj) : cJSON_CreateNull());
+    free(pj);
+    cJSON *bake = cJSON_AddObjectToObject(meta, "bake");
+    cJSON_AddNumberToObject(bake, "steps", ctx->steps);
+    cJSON_AddBoolToObject(bake, "partial", ctx->partial != NULL);
+    cJSON *only = cJSON_AddArrayToObject(bake, "only");
+    for (int ri = 0; o->n_only > 0 && ri < out->regions_total; ri++)
+        if (ctx->selected[ri])
+            cJSON_AddItemToArray(only, cJSON_CreateNumber(ri + 1));
+    cJSON_AddNumberToObject(bake, "regions_solved", out->regions_solved);
+    cJSON_AddNumberToObject(bake, "regions_total", out->regions_total);
+    cJSON_AddNumberToObject(bake, "seconds", tb_now_s() - ctx->started_s);
+    if (o->no_incision)
+        cJSON_AddBoolToObject(bake, "test_no_incision", true);
+    cJSON *extent = cJSON_AddObjectToObject(meta, "extent");
+    cJSON_AddNumberToObject(extent, "min_m", out->extent.min_m);
+    cJSON_AddNumberToObject(extent, "max_m", out->extent.max_m);
+    cJSON_AddNumberToObject(extent, "clipped_cells", (double)ctx->clipped);
+    cJSON_AddNumberToObject(extent, "clip_fraction", out->clip_fraction);
+    cJSON_AddItemToObject(meta, "dispatch", tb_dispatch_record_json(ctx->dispatch));
+    cJSON *stats = tb_stats_report_json(ctx->stats, &out->extent, ctx->partial);
+    cJSON_AddItemToObject(meta, "statistics", stats ? stats : cJSON_CreateNull());
+    cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
+    cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
+    char *text = cJSON_Print(meta);
+    cJSON_Delete(meta);
+    char path[4200];
+    int rc = -1;
+    if (!text)
+        tb_err_set(err, TB_E_NOMEM, "out of memory writing meta.json");
+    else if (tb_fs_join(path, sizeof path, o->out_dir, "meta.json", err) == 0 &&
+             tb_fs_write_atomic(path, text, strlen(text), err) == 0) {
+        snprintf(ctx->out->meta_path, sizeof ctx->out->meta_path, "%s", path);
+        rc = 0;
+    }
+    free(text);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* The output writers every phase that writes into out_dir uses; see phase.h. Each file is written
+ * to a temporary name and renamed (common/fs.h), and its XXH3 goes into meta.json's "outputs". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fs.h"
+#include "common/hash.h"
+#include "common/png_io.h"
+#include "coordinator/bake/phase.h"
+
+static void s_record(tb_bake_ctx_t *ctx, const char *name, const void *bytes, size_t n)
+{
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)tb_xxh3(bytes, n));
+    cJSON_AddStringToObject(ctx->hashes, name, hex);
+}
+
+int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *img, tb_err_t *err)
+{
+    char path[4200];
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0)
+        return -1;
+    unsigned char *bytes;
+    size_t n;
+    if (tb_png_encode(img, 6, &bytes, &n, err) != 0)
+        return tb_err_prefix(err, "%s", path);
+    int rc = tb_fs_write_atomic(path, bytes, n, err);
+    if (rc == 0)
+        s_record(ctx, name, bytes, n);
+    free(bytes);
+    return rc;
+}
+
+int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, tb_err_t *err)
+{
+    char path[4200];
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0)
+        return -1;
+    size_t n = strlen(text);
+    if (tb_fs_write_atomic(path, text, n, err) != 0)
+        return -1;
+    s_record(ctx, name, text, n);
+    return 0;
+}
+
+int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err)
+{
+    char path[4200];
+    char *bytes;
+    size_t n;
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0 ||
+        tb_fs_read_all(path, (size_t)1 << 34, &bytes, &n, err) != 0)
+        return -1;
+    s_record(ctx, name, bytes, n);
+    free(bytes);
+    return 0;
+}

@@ -1,0 +1,97 @@
+/* The bake as a pipeline of phases (docs/architecture.md, the pipeline): what a phase is, and the
+ * context every phase of one bake shares. Internal to coordinator/bake/.
+ *
+ * A phase is one file coordinator/bake/phase_NAME.c exporting one const tb_phase_t, listed once in
+ * the table of coordinator/bake/phases.c. It declares the planet arrays it reads and writes
+ * (TB_PLANET_BIT masks, coordinator/bake/planet.h); the driver (driver.c) runs the phases in table
+ * order, provides the arrays each writes, refuses a phase that reads an array no earlier phase
+ * wrote, times each, and records each in meta.json ("phases": name, seconds, reads, writes,
+ * skipped).
+ */
+#ifndef TB_BAKE_PHASE_H
+#define TB_BAKE_PHASE_H
+
+#include <cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "coordinator/bake/bake.h"
+#include "coordinator/bake/planet.h"
+#include "coordinator/bake/planet_input.h"
+#include "coordinator/farm/dispatch.h"
+#include "jobs/plan/plan.h"
+#include "jobs/stats/stats.h"
+#include "jobs/uplift/uplift.h"
+
+#define TB_BAKE_MAX_PHASES 16
+
+/* What one phase did, for meta.json. */
+typedef struct {
+    const char *name;
+    double seconds;
+    uint32_t reads, writes;
+    bool ran;
+    const char *skipped; /* the reason, when skipped */
+} tb_phase_record_t;
+
+/* Everything one bake's phases share. Each field says which phase fills it. */
+typedef struct {
+    const tb_bake_opts_t *opts;
+    tb_bake_outcome_t *out;
+    double started_s;
+    /* plan */
+    tb_planet_input_t input;
+    tb_plan_t *plan;
+    const tb_manifest_t *manifest; /* the plan's */
+    int steps;                     /* solve steps: --steps, or the manifest's */
+    tb_uplift_probes_t probes;
+    bool *selected;       /* [region index]: solved in this bake (--only) */
+    char store_dir[4200]; /* out_dir/.cache */
+    tb_planet_t *planet;
+    /* solve */
+    tb_dispatch_t *dispatch;
+    tb_stats_t *stats;   /* merged in region order; moved to out->stats at the end */
+    const char *partial; /* "regions 2,3 of 4" for a partial bake, else NULL */
+    char partial_text[256];
+    /* outputs */
+    int64_t clipped; /* heightmap cells outside elevation_m */
+    cJSON *hashes;   /* output file name -> XXH3 (hex), in writing order */
+    /* the driver */
+    tb_phase_record_t records[TB_BAKE_MAX_PHASES];
+    int n_records;
+} tb_bake_ctx_t;
+
+typedef struct {
+    const char *name;
+    uint32_t reads; /* TB_PLANET_BIT masks */
+    uint32_t writes;
+    bool writes_files; /* writes into out_dir: the previous meta.json goes before it runs */
+    /* Optional: a reason to skip this phase in this bake (e.g. a partial bake), or NULL to run. */
+    const char *(*skip)(const tb_bake_ctx_t *ctx);
+    /* Runs the phase: 0, or -1 with *err set. */
+    int (*run)(tb_bake_ctx_t *ctx, tb_err_t *err);
+} tb_phase_t;
+
+/* The phases, in the order they run (coordinator/bake/phases.c). A phase file defines its
+ * `const tb_phase_t tb_phase_NAME`; phases.c declares it. */
+extern const tb_phase_t *const tb_bake_phases[];
+extern const int tb_bake_n_phases;
+
+/* TB_E_INTERRUPTED when the program's SIGINT/SIGTERM flag is up: a phase checks it between its
+ * steps, so an interrupted bake stops before meta.json. */
+int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err);
+
+/* The output writers (coordinator/bake/outputs.c): each writes out_dir/NAME atomically and records
+ * its XXH3 in ctx->hashes under NAME. */
+int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *img, tb_err_t *err);
+int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, tb_err_t *err);
+/* Records the XXH3 of out_dir/NAME, a file another module wrote. */
+int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err);
+
+/* Writes out_dir/meta.json (coordinator/bake/meta.c): the tool, manifest, plan, bake, extent,
+ * dispatch, statistics, phases and outputs. Its presence says the directory holds a complete bake.
+ */
+int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err);
+
+#endif

@@ -1,0 +1,31 @@
+/* The composite phase: the planet heightmap, ocean at its painted class depth and land as solved
+ * (sea level where no region was solved), and its extent against the manifest's elevation_m.
+ * Reads: classes, land_m. Writes: height_m. */
+#include "coordinator/bake/phase.h"
+
+static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_manifest_t *m = ctx->manifest;
+    tb_planet_t *p = ctx->planet;
+    size_t cells = tb_planet_cells(p);
+    const uint8_t *cls = tb_planet_cclasses(p);
+    const float *land = tb_planet_cland_m(p);
+    float *height = tb_planet_height_m(p);
+    for (size_t i = 0; i < cells; i++) {
+        const tb_class_t *k = &m->legend.classes[cls[i]];
+        height[i] = k->kind == TB_CLASS_OCEAN ? (float)-k->depth_m : land[i];
+    }
+    tb_bake_outcome_t *out = ctx->out;
+    if (tb_stats_extent_measure(height, cells, m->elevation_min_m, m->elevation_max_m, &out->extent,
+                                err) != 0)
+        return -1;
+    out->clip_fraction = (double)out->extent.clipped / (double)cells;
+    return 0;
+}
+
+const tb_phase_t tb_phase_composite = {
+    .name = "composite",
+    .reads = TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(LAND_M),
+    .writes = TB_PLANET_BIT(HEIGHT_M),
+    .run = s_run,
+};

@@ -1,0 +1,56 @@
+/* Loading the planet a command works on; see planet_input.h. */
+#include "coordinator/bake/planet_input.h"
+
+#include <string.h>
+
+#include "jobs/plan/demo.h"
+
+int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *opt,
+                         tb_planet_input_t *out, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_input_options_t none = {0};
+    if (!opt)
+        opt = &none;
+    tb_manifest_t *m = &out->manifest;
+    if (!manifest_path) {
+        uint64_t seed = opt->has_seed ? opt->seed : TB_DEMO_SEED;
+        double km = opt->has_circumference ? opt->circumference_km : TB_DEMO_CIRCUMFERENCE_KM;
+        if (tb_demo_planet(seed, km, m, &out->painting, err) != 0)
+            return -1; /* the message names "(demo planet, seed N)" and the numbers */
+    } else {
+        if (opt->has_circumference)
+            return tb_err_set(err, TB_E_INVALID,
+                              "%s: --circumference-km applies to the demo planet only; a "
+                              "manifest sets circumference_km itself",
+                              manifest_path);
+        if (tb_manifest_load(manifest_path, m, err) != 0)
+            return -1;
+        if (opt->has_seed)
+            m->seed = opt->seed;
+        if (tb_png_read(m->painting_path, TB_PNG_RGB8, TB_INPUT_MAX_PIXELS, &out->painting, err) !=
+            0)
+            return tb_err_prefix(err, "%s: template.painting", manifest_path);
+    }
+    out->planet_w = m->planet_w;
+    if (out->painting.w == 0 || m->planet_w % (int64_t)out->painting.w != 0) {
+        tb_err_set(err, TB_E_INVALID,
+                   "%s: %u pixels wide, which does not divide the planet's %lld cells "
+                   "(circumference_km %g / cell_m %g); paint it %lld pixels wide, or a divisor of "
+                   "that",
+                   m->painting_path, out->painting.w, (long long)m->planet_w, m->circumference_km,
+                   m->cell_m, (long long)m->planet_w);
+        tb_planet_input_free(out);
+        return -1;
+    }
+    out->planet_h = (int64_t)out->painting.h * (m->planet_w / (int64_t)out->painting.w);
+    return 0;
+}
+
+void tb_planet_input_free(tb_planet_input_t *in)
+{
+    if (!in)
+        return;
+    tb_image_free(&in->painting);
+    memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,86 @@
+/* `terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] [--workers N] [--threads N]
+ * [--bind ENDPOINT] ...`: plans the planet, solves its regions on workers, composites them and
+ * writes the heightmap, the maps, summary.txt and meta.json (coordinator/bake/bake.h). Exit status 0 on
+ * success, 1 when the bake failed (a job failed on 3 workers, the heightmap clips), 2 for bad usage
+ * or input, 128 + signal when interrupted. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/args.h"
+#include "common/log.h"
+#include "coordinator/bake/bake.h"
+#include "coordinator/cli/commands.h"
+#include "coordinator/cli/dispatch_cli.h"
+#include "coordinator/cli/verb.h"
+#include "coordinator/farm/signals.h"
+
+static void s_on_listening(void *user, const char *endpoint)
+{
+    (void)user;
+    printf("bake: listening for workers on %s\n", endpoint);
+    fflush(stdout);
+}
+
+int tb_cmd_bake(int argc, char **argv)
+{
+    const char *out_dir = "out/bake", *only_text = NULL;
+    int64_t steps = 0, seed = 0;
+    double circumference_km = 0;
+    bool seed_given = false, circ_given = false, no_incision = false;
+    tb_dispatch_cli_t cli;
+    tb_dispatch_cli_init(&cli);
+    const tb_opt_t opts[] = {
+        {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "output directory (out/bake)"},
+        {"only", TB_OPT_STRING, &only_text, NULL, "IDS",
+         "solve only these regions (e.g. 2,3; ids from `terrain plan`): a PARTIAL bake"},
+        TB_VERB_OPT_STEPS(&steps),
+        TB_VERB_OPT_SEED(&seed, &seed_given, "seed (default: the manifest's, or 7)"),
+        TB_VERB_OPT_CIRCUMFERENCE(&circumference_km, &circ_given,
+                                  "demo planet only: its circumference (25)"),
+        {"test-no-incision", TB_OPT_FLAG, &no_incision, NULL, NULL,
+         "TEST ONLY: turn stream-power incision off (a negative control for the gates)"},
+    };
+    tb_verb_t v = {.name = "bake",
+                   .usage = "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
+                            "[--workers N] [--threads N] [--bind ENDPOINT] [--fresh]",
+                   TB_VERB_SHARED(opts, cli.opts),
+                   .max_positional = 1};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
+    tb_err_t err;
+    tb_bake_opts_t o = {0};
+    if (tb_dispatch_cli_apply(&cli, &o.dispatch, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    int64_t only[TB_BAKE_MAX_ONLY];
+    if (only_text) {
+        o.n_only = tb_args_int_list(only_text, "only", only, TB_BAKE_MAX_ONLY, &err);
+        if (o.n_only < 0)
+            return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+        o.only = only;
+    }
+    if (cli.verbose)
+        tb_log_set_level(TB_LOG_DEBUG);
+    o.manifest_path = v.n_positional ? v.positional[0] : NULL;
+    o.input.has_seed = seed_given;
+    o.input.seed = (uint64_t)seed;
+    o.input.has_circumference = circ_given;
+    o.input.circumference_km = circumference_km;
+    o.out_dir = out_dir;
+    o.steps = (int)steps;
+    o.no_incision = no_incision;
+    o.dispatch.on_listening = s_on_listening;
+    o.dispatch.interrupted = tb_signals_catch();
+    tb_bake_outcome_t outcome;
+    if (tb_bake_run(&o, &outcome, &err) != 0) {
+        bool bad_input = outcome.bad_input;
+        tb_bake_outcome_free(&outcome);
+        return tb_verb_error(&v, bad_input ? TB_EXIT_USAGE : TB_EXIT_FAILED, &err);
+    }
+    printf("bake: %d of %d regions (%zu solved, %zu from the store) in %.1f s; outputs in %s "
+           "(summary.txt, meta.json, planet_height.png, maps)\n",
+           outcome.regions_solved, outcome.regions_total, outcome.dispatch.ran,
+           outcome.dispatch.from_store, outcome.seconds, out_dir);
+    tb_bake_outcome_free(&outcome);
+    return TB_EXIT_OK;
+}

@@ -1,0 +1,270 @@
+/* `terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]`: reads the painting, cuts
+ * the planet into regions, solves nothing. Prints the region and class tables, what was dropped and
+ * the bake-time floor; writes plan.json, map_class.png and map_regions.png to DIR. The three files
+ * are made in memory and written to temporary names first, so a failed plan leaves nothing under a
+ * final name (docs/bake.md). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or
+ * input. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/args.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/png_io.h"
+#include "coordinator/cli/commands.h"
+#include "coordinator/cli/verb.h"
+#include "coordinator/maps/plan_maps.h"
+#include "coordinator/bake/planet_input.h"
+#include "jobs/plan/plan.h"
+
+#define S_USAGE "terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]"
+
+static int s_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+static void s_print_regions(FILE *out, const tb_plan_t *p)
+{
+    const tb_plan_summary_t *s = tb_plan_summary(p);
+    const tb_manifest_t *m = tb_plan_manifest(p);
+    fprintf(out,
+            "regions: %d (ocean margin %g km = %lld cells; land dilated by %.1f cells to group)\n",
+            tb_plan_region_count(p), m->regions.ocean_margin_km, (long long)s->margin_cells,
+            s->margin_cells / 2.0);
+    fprintf(out, "  %4s  %-16s %12s  %-24s %12s  %s\n", "id", "landmasses", "land cells",
+            "box x0,y0 w x h", "box cells", "seam");
+    for (int r = 0; r < tb_plan_region_count(p); r++) {
+        const tb_plan_region_t *reg = tb_plan_region(p, r);
+        char lms[64] = "", box[64];
+        size_t len = 0;
+        for (int k = 0; k < reg->n_landmasses && len < sizeof lms - 8; k++)
+            len += (size_t)snprintf(lms + len, sizeof lms - len, "%s%d", k ? "," : "",
+                                    reg->landmass_ids[k]);
+        if (len >= sizeof lms - 8)
+            snprintf(lms + sizeof lms - 8, 8, ",...");
+        snprintf(box, sizeof box, "%lld,%lld %lldx%lld%s", (long long)reg->box.x0,
+                 (long long)reg->box.y0, (long long)reg->box.w, (long long)reg->box.h,
+                 tb_frame_wraps(&reg->box) ? " ring" : "");
+        const char *seam = reg->straddles_seam ? "land" : reg->box_wraps ? "box" : "-";
+        fprintf(out, "  %4d  %-16s %12lld  %-24s %12lld  %s\n", reg->id, lms,
+                (long long)reg->land_cells, box, (long long)reg->box_cells, seam);
+    }
+    fprintf(out,
+            "  land %lld cells (%.1f %% of the planet) in %lld region cells; largest region "
+            "%lld cells\n",
+            (long long)s->land_cells,
+            100.0 * (double)s->land_cells / (double)(s->planet_w * s->planet_h),
+            (long long)s->region_cells, (long long)s->largest_region_cells);
+}
+
+static void s_print_classes(FILE *out, const tb_plan_t *p)
+{
+    const tb_manifest_t *m = tb_plan_manifest(p);
+    fprintf(out,
+            "classes (K %g, m %g, n %g, talus %g deg, cell %g m; angles at one cell, "
+            "massif/floor rate):\n",
+            m->solve.k, m->solve.m, m->solve.n, m->solve.talus_deg, m->cell_m);
+    fprintf(out, "  %-14s %11s  %-13s %6s  %-13s  %-13s  %8s  %s\n", "class", "cells",
+            "uplift mm/yr", "k_mult", "divide deg", "typical deg", "U_max", "clamped");
+    int clamped = 0;
+    for (int k = 0; k < tb_plan_class_count(p); k++) {
+        const tb_plan_class_row_t *r = tb_plan_class_row(p, k);
+        char up[32], div[32], typ[32];
+        snprintf(up, sizeof up, "%.3g/%.3g", r->massif_mm_yr, r->floor_mm_yr);
+        snprintf(div, sizeof div, "%.1f/%.1f", r->divide_deg, r->floor_divide_deg);
+        snprintf(typ, sizeof typ, "%.1f/%.1f", r->typical_deg, r->floor_typical_deg);
+        const char *cl = r->floor_clamped ? "yes" : r->clamped ? "massifs only" : "-";
+        clamped += r->clamped;
+        fprintf(out, "  %-14s %11lld  %-13s %6.2f  %-13s  %-13s  %8.3f  %s\n",
+                m->legend.classes[r->class_index].name, (long long)r->cells, up, r->k_mult, div,
+                typ, r->u_max_mm_yr, cl);
+    }
+    fprintf(out,
+            "  read `typical` (the median slope), not `divide` (the steepest a rate can make)");
+    if (clamped)
+        fprintf(out, ";\n  a clamped class is shaped by the repose clamp, not by erosion: above "
+                     "U_max more uplift makes\n  no steeper ground, only more relief and a longer "
+                     "bake");
+    fprintf(out, "\n");
+}
+
+static void s_print(FILE *out, const tb_plan_t *p, int cores)
+{
+    const tb_plan_summary_t *s = tb_plan_summary(p);
+    const tb_manifest_t *m = tb_plan_manifest(p);
+    char seed[48] = "";
+    if (!m->is_demo)
+        snprintf(seed, sizeof seed, " (seed %llu)", (unsigned long long)m->seed);
+    fprintf(out,
+            "plan: %s%s: %lld x %lld cells of %g m (%g km round), painting %lld x %lld (%lld "
+            "cell%s a pixel)\n",
+            m->source, seed, (long long)s->planet_w, (long long)s->planet_h, m->cell_m,
+            m->circumference_km, (long long)s->painting_w, (long long)s->painting_h,
+            (long long)s->cells_per_pixel, s->cells_per_pixel == 1 ? "" : "s");
+    const tb_classify_report_t *c = &s->classify;
+    fprintf(out, "unmatched pixels: %lld (%.4f %%, legend allows %g %%)",
+            (long long)c->unmatched_pixels, 100.0 * c->unmatched_fraction,
+            100.0 * m->legend.max_unmatched_fraction);
+    if (c->unmatched_pixels) {
+        char colours[700];
+        tb_classify_describe_unmatched(c, colours, sizeof colours);
+        fprintf(out, "; dropped and filled from their neighbours in %d round%s: %s", c->fill_rounds,
+                c->fill_rounds == 1 ? "" : "s", colours);
+    }
+    fprintf(out, "\nspeckle: %lld isolated pixel%s took their neighbours' class\n",
+            (long long)c->speckle_pixels, c->speckle_pixels == 1 ? "" : "s");
+    fprintf(out,
+            "seam disagreement: %lld of %lld rows (%.2f %%) differ about land between x = 0 "
+            "and x = %lld%s\n",
+            (long long)s->seam_rows, (long long)s->planet_h, s->seam_percent,
+            (long long)s->planet_w - 1,
+            s->seam_percent > 1 ? "; paint round the edge: the two columns are neighbours" : "");
+    fprintf(out,
+            "landmasses: %lld found, %lld kept, %lld dropped under %g km2 (%lld cells, %.4f "
+            "km2 in all)\n",
+            (long long)s->landmasses_found, (long long)s->landmasses_kept, (long long)s->dropped,
+            m->regions.min_landmass_km2, (long long)s->dropped_cells, s->dropped_area_km2);
+    s_print_regions(out, p);
+    s_print_classes(out, p);
+    fprintf(out,
+            "snapped wavelengths: massif %g km (asked %g), rock %g km (asked %g), fault grain "
+            "%g km (asked %g)\n",
+            m->massif.wavelength_snapped_km, m->massif.wavelength_km, m->rock.wavelength_snapped_km,
+            m->rock.wavelength_km, m->faults.grain_wavelength_snapped_km,
+            m->faults.grain_wavelength_km);
+    double floor_s = tb_plan_estimate_floor_s(p, cores);
+    double largest_s = (double)s->largest_region_cells * m->solve.steps *
+                       TB_PLAN_NS_PER_CELL_STEP * 1e-9 / (double)(cores < 1 ? 1 : cores);
+    fprintf(out,
+            "estimate: at least %.0f s on %d core%s (%lld region cells x %d steps x %g ns per "
+            "cell-step on one thread, measured by scripts/bench solve, spread perfectly over "
+            "the cores); the largest region alone is at least %.0f s on all of them.\n  A FLOOR: "
+            "threads do not scale perfectly, and steep classes pay up to %d hillslope sub-steps "
+            "a step.\n",
+            floor_s, cores, cores == 1 ? "" : "s", (long long)s->region_cells, m->solve.steps,
+            TB_PLAN_NS_PER_CELL_STEP, largest_s, m->solve.max_hillslope_substeps);
+}
+
+typedef struct {
+    const char *name;
+    void *data;
+    size_t bytes;
+} s_output_t;
+
+/* Writes every output to a temporary name, then renames them all; on a failure before the renames
+ * nothing has a final name. */
+static int s_write_all(const char *dir, s_output_t *outs, int n, tb_err_t *err)
+{
+    tb_fs_tmp_t tmp[8];
+    int opened = 0, rc = 0;
+    if (tb_fs_mkdir_p(dir, err) != 0)
+        return -1;
+    for (int k = 0; k < n && rc == 0; k++) {
+        char path[TB_PATH_MAX];
+        if (tb_fs_join(path, sizeof path, dir, outs[k].name, err) != 0 ||
+            tb_fs_tmp_open(&tmp[k], path, err) != 0) {
+            rc = -1;
+            break;
+        }
+        opened++;
+        if (fwrite(outs[k].data, 1, outs[k].bytes, tmp[k].fp) != outs[k].bytes ||
+            fflush(tmp[k].fp) != 0)
+            rc = tb_err_set(err, TB_E_IO, "%s: write failed", tmp[k].tmp_path);
+    }
+    if (rc != 0) {
+        for (int k = 0; k < opened; k++)
+            tb_fs_tmp_abort(&tmp[k]);
+        return -1;
+    }
+    for (int k = 0; k < n; k++)
+        if (tb_fs_tmp_commit(&tmp[k], err) != 0) {
+            for (int q = k + 1; q < n; q++)
+                tb_fs_tmp_abort(&tmp[q]);
+            return -1;
+        }
+    return 0;
+}
+
+/* Renders the three outputs of a plan into memory. */
+static int s_render(const tb_plan_t *p, s_output_t outs[3], tb_err_t *err)
+{
+    memset(outs, 0, sizeof *outs * 3);
+    outs[0].name = "plan.json";
+    outs[1].name = "map_class.png";
+    outs[2].name = "map_regions.png";
+    char *json = tb_plan_to_json(p);
+    if (!json)
+        return tb_err_set(err, TB_E_NOMEM, "plan: out of memory writing plan.json");
+    outs[0].data = json;
+    outs[0].bytes = strlen(json);
+    for (int k = 1; k < 3; k++) {
+        tb_image_t img;
+        int rc = k == 1 ? tb_plan_map_class(p, TB_PLAN_MAP_MAX_WIDTH, &img, err)
+                        : tb_plan_map_regions(p, TB_PLAN_MAP_MAX_WIDTH, &img, err);
+        if (rc != 0)
+            return -1;
+        unsigned char *png;
+        rc = tb_png_encode(&img, 1, &png, &outs[k].bytes, err);
+        tb_image_free(&img);
+        if (rc != 0)
+            return -1;
+        outs[k].data = png;
+    }
+    return 0;
+}
+
+int tb_cmd_plan(int argc, char **argv)
+{
+    const char *out_dir = "out/plan";
+    int64_t seed = 0;
+    double km = 0;
+    bool seed_given = false, km_given = false;
+    const tb_opt_t opts[] = {
+        {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "where the plan goes (default out/plan)"},
+        TB_VERB_OPT_SEED(&seed, &seed_given,
+                         "seed of the demo planet (default 7), or overriding the manifest's"),
+        TB_VERB_OPT_CIRCUMFERENCE(&km, &km_given,
+                                  "circumference of the demo planet (default 25); a manifest sets "
+                                  "its own"),
+    };
+    tb_verb_t v = {.name = "plan", .usage = S_USAGE, TB_VERB_OPTS(opts), .max_positional = 1};
+    int status = tb_verb_parse(&v, argc, argv);
+    if (status != TB_VERB_RUN)
+        return status;
+    tb_err_t err;
+    tb_input_options_t opt = {seed_given, (uint64_t)seed, km_given, km};
+    tb_planet_input_t in;
+    double t0 = tb_now_s();
+    if (tb_planet_input_load(v.n_positional ? v.positional[0] : NULL, &opt, &in, &err) != 0)
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    int cores = s_cores();
+    double t1 = tb_now_s();
+    tb_plan_t *p = tb_plan_new(&in.manifest, &in.painting, cores < 2 ? cores : 2, &err);
+    tb_planet_input_free(&in);
+    if (!p) {
+        tb_err_prefix(&err, "nothing written to %s", out_dir);
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    }
+    double t2 = tb_now_s();
+    s_output_t outs[3];
+    int rc = s_render(p, outs, &err);
+    if (rc == 0)
+        rc = s_write_all(out_dir, outs, 3, &err);
+    for (int k = 0; k < 3; k++)
+        free(outs[k].data);
+    if (rc != 0) {
+        tb_plan_destroy(&p);
+        return tb_verb_error(&v, TB_EXIT_FAILED, &err);
+    }
+    s_print(stdout, p, cores);
+    printf("wrote %s/plan.json, map_class.png and map_regions.png\n", out_dir);
+    fflush(stdout);
+    tb_log_info("planned in %.2f s (input %.2f s, plan %.2f s, maps and writing %.2f s)",
+                tb_now_s() - t0, t1 - t0, t2 - t1, tb_now_s() - t2);
+    tb_plan_destroy(&p);
+    return 0;
+}

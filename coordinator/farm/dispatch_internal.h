@@ -1,0 +1,158 @@
+/* The dispatch engine's internals, shared by coordinator/farm/dispatch*.c (the engine is cut along
+ * its sections: setup and accessors in dispatch.c, attempts and results in dispatch_records.c,
+ * progress and in-process runs in dispatch_local.c, workers and leases in dispatch_workers.c, the
+ * messages of workers in dispatch_messages.c, and the event loop in dispatch_loop.c). Not for use
+ * outside coordinator/farm/.
+ */
+#ifndef TB_DISPATCH_INTERNAL_H
+#define TB_DISPATCH_INTERNAL_H
+
+#include <cJSON.h>
+#include <czmq.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <xxhash.h>
+
+#include "common/blob.h"
+#include "common/log.h"
+#include "common/pool.h"
+#include "coordinator/farm/proto.h"
+#include "common/version.h"
+#include "coordinator/farm/broker.h"
+#include "coordinator/farm/cache.h"
+#include "coordinator/farm/local_workers.h"
+#include "jobs/job.h"
+
+#include "coordinator/farm/dispatch.h"
+
+#define S_NAME_MAX 128
+#define S_MAX_FAILED_ON 16
+
+typedef enum { S_PENDING, S_LEASED, S_DONE, S_FAILED } s_state_t;
+
+typedef struct {
+    char *kind;
+    void *spec;
+    size_t spec_bytes;
+    double weight;
+    double cells;
+    char *label;
+    tb_cache_key_t key;
+    char key_hex[33];
+    size_t max_result_bytes;
+    s_state_t state;
+    void *spec_blob; /* encoded at the first dispatch, reused by every retry */
+    size_t spec_blob_bytes;
+    uint32_t last_attempt;
+    tb_attempt_t *attempts;
+    size_t n_attempts;
+    size_t cap_attempts;
+    char failed_on[S_MAX_FAILED_ON][S_NAME_MAX]; /* distinct workers it failed on */
+    int n_failed_on;
+    int failures;
+    int lost;
+    tb_err_t last_err;
+    int64_t worker; /* the lease holder while S_LEASED */
+    double progress;
+    void *result;
+    size_t result_bytes;
+    uint64_t result_xxh3;
+    bool from_store;
+    char worker_name[S_NAME_MAX];
+    double seconds;
+} s_job_t;
+
+typedef struct {
+    unsigned char id[256];
+    size_t id_bytes;
+    char name[S_NAME_MAX];
+    uint32_t threads;
+    uint64_t memory_bytes;
+    bool alive;
+    double last_seen_s;
+    double last_sent_s;
+    int64_t job; /* the leased job, or -1 */
+    uint32_t attempt;
+    double lease_started_s;
+    tb_transfer_t result_in;
+    bool draining; /* a cancelled lease whose terminal message is still to come */
+    uint64_t drain_job;
+    uint32_t drain_attempt;
+    int failures;
+    int jobs_done;
+    double busy_s;
+    bool local;
+} s_worker_t;
+
+struct tb_dispatch_t {
+    tb_dispatch_opts_t opts;
+    s_job_t *jobs;
+    size_t n_jobs;
+    size_t cap_jobs;
+    size_t *order; /* job indices, largest weight first */
+    s_worker_t *workers;
+    size_t n_workers;
+    size_t cap_workers;
+    char (*blocklist)[S_NAME_MAX];
+    size_t n_blocklist;
+    tb_broker_t *broker;
+    void *sock;
+    tb_local_workers_t *local;
+    int local_next_name;
+    int respawns;
+    tb_cache_t *cache;
+    tb_progress_t *bar;
+    size_t n_done;
+    size_t next_deliver;
+    double total_weight;
+    double done_weight;
+    double done_cells;
+    double started_s;
+    int64_t failed_job; /* the job that failed the run, or -1 */
+    tb_err_t fatal;     /* a run-ending error that is not a job's */
+    bool has_fatal;
+    double no_worker_since_s;
+    double last_wait_log_s;
+    bool warned_no_join;
+    tb_dispatch_stats_t stats;
+    bool ran;
+};
+
+/* dispatch_records.c */
+tb_attempt_t *tb_dsp_attempt_new(s_job_t *job, const char *worker);
+tb_attempt_t *tb_dsp_attempt_find(s_job_t *job, uint32_t attempt);
+void tb_dsp_failed_on_add(s_job_t *job, const char *name);
+bool tb_dsp_failed_on(const s_job_t *job, const char *name);
+void tb_dsp_job_done(tb_dispatch_t *self, size_t index, void *data, size_t bytes,
+                     const char *worker, double seconds, bool from_store);
+void tb_dsp_store(tb_dispatch_t *self, size_t index, const void *blob, size_t blob_bytes,
+                  const void *raw, size_t raw_bytes);
+int tb_dsp_load_store(tb_dispatch_t *self, tb_err_t *err);
+/* dispatch_local.c */
+size_t tb_dsp_alive(const tb_dispatch_t *self);
+void tb_dsp_progress(tb_dispatch_t *self);
+int tb_dsp_run_in_process(tb_dispatch_t *self, tb_err_t *err);
+/* dispatch_workers.c */
+void tb_dsp_id_hex(const s_worker_t *w, char *out, size_t n);
+void tb_dsp_peer_hex(const tb_proto_frame_t *id, char *out, size_t n);
+s_worker_t *tb_dsp_worker_by_id(tb_dispatch_t *self, const tb_proto_frame_t *id);
+s_worker_t *tb_dsp_worker_by_name(tb_dispatch_t *self, const char *name);
+int tb_dsp_send(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *msg);
+void tb_dsp_send_bye(tb_dispatch_t *self, const unsigned char *id, size_t id_bytes,
+                     tb_proto_bye_t code, const char *reason);
+void tb_dsp_worker_lost(tb_dispatch_t *self, s_worker_t *w, const char *why);
+void tb_dsp_blocklist(tb_dispatch_t *self, s_worker_t *w);
+bool tb_dsp_blocklisted(const tb_dispatch_t *self, const char *name);
+/* Ends w's lease. `failure` counts against the job and the worker; `lost` against the job only. */
+void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, bool failure,
+                      bool lost, const tb_err_t *job_err);
+s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id,
+                              const tb_msg_t *ready);
+void tb_dsp_dispatch_pending(tb_dispatch_t *self);
+/* dispatch_messages.c */
+void tb_dsp_receive(tb_dispatch_t *self);
+
+#endif

@@ -1,0 +1,179 @@
+/* The plan's maps; see plan_maps.h. */
+#include "coordinator/maps/plan_maps.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grid.h"
+#include "coordinator/maps/font.h"
+
+static const uint8_t s_deep_rgb[3] = {14, 20, 32}, s_shelf_rgb[3] = {26, 38, 56};
+static const uint8_t s_label_rgb[3] = {255, 255, 255}, s_outline_rgb[3] = {0, 0, 0};
+
+static void s_hsv(double h_deg, double s, double v, uint8_t rgb[3])
+{
+    double h = fmod(h_deg, 360.0) / 60.0, c = v * s, x = c * (1 - fabs(fmod(h, 2.0) - 1));
+    double r = 0, g = 0, b = 0;
+    switch ((int)h) {
+    case 0:
+        r = c, g = x;
+        break;
+    case 1:
+        r = x, g = c;
+        break;
+    case 2:
+        g = c, b = x;
+        break;
+    case 3:
+        g = x, b = c;
+        break;
+    case 4:
+        r = x, b = c;
+        break;
+    default:
+        r = c, b = x;
+        break;
+    }
+    double m = v - c;
+    rgb[0] = (uint8_t)lround((r + m) * 255);
+    rgb[1] = (uint8_t)lround((g + m) * 255);
+    rgb[2] = (uint8_t)lround((b + m) * 255);
+}
+
+void tb_region_colour(int id, uint8_t rgb[3])
+{
+    /* Levels and start hue chosen by search: the closest pair of the first 40 ids is 51 apart in
+     * RGB (the predecessor's walk: 37.7), of the first 20 also 51 (44.0). */
+    static const double sat[3] = {0.9, 0.65, 0.4}, val[2] = {1.0, 0.8};
+    int k = id > 0 ? id - 1 : 0;
+    s_hsv(40.0 + 137.50776405003785 * k, sat[k % 3], val[k % 2], rgb);
+}
+
+int64_t tb_plan_map_factor(int64_t planet_w, int64_t max_width)
+{
+    if (max_width < 1)
+        max_width = 1;
+    return (planet_w + max_width - 1) / max_width;
+}
+
+/* Allocates the map of a plan and returns the factor through *f. */
+static int s_alloc(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, int64_t *f,
+                   tb_err_t *err)
+{
+    const tb_plan_summary_t *s = tb_plan_summary(plan);
+    *f = tb_plan_map_factor(s->planet_w, max_width);
+    return tb_image_alloc(out, (uint32_t)((s->planet_w + *f - 1) / *f),
+                          (uint32_t)((s->planet_h + *f - 1) / *f), TB_PNG_RGB8, err);
+}
+
+/* The planet cell a map pixel samples: the middle of its f x f square, inside the planet. */
+static size_t s_sample(const tb_plan_summary_t *s, int64_t f, int64_t px, int64_t py)
+{
+    int64_t x = px * f + f / 2, y = py * f + f / 2;
+    x = x < s->planet_w ? x : s->planet_w - 1;
+    y = y < s->planet_h ? y : s->planet_h - 1;
+    return tb_idx(s->planet_w, x, y);
+}
+
+int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err)
+{
+    int64_t f;
+    if (s_alloc(plan, max_width, out, &f, err) != 0)
+        return -1;
+    const tb_plan_summary_t *s = tb_plan_summary(plan);
+    const tb_legend_t *legend = &tb_plan_manifest(plan)->legend;
+    const uint8_t *c = tb_grid_cu8(tb_plan_classes(plan));
+    uint8_t *px = out->pixels;
+    for (int64_t y = 0; y < out->h; y++)
+        for (int64_t x = 0; x < out->w; x++, px += 3) {
+            uint8_t v = c[s_sample(s, f, x, y)];
+            if (v < legend->n_classes)
+                memcpy(px, legend->classes[v].rgb, 3);
+        }
+    return 0;
+}
+
+static void s_put(tb_image_t *img, int64_t x, int64_t y, const uint8_t rgb[3])
+{
+    if (y < 0 || y >= (int64_t)img->h)
+        return;
+    x = tb_wrap(x, img->w);
+    memcpy((uint8_t *)img->pixels + 3 * ((size_t)y * img->w + (size_t)x), rgb, 3);
+}
+
+/* A region's box as a one-pixel outline in a dimmed region colour, across the seam if need be. */
+static void s_box(tb_image_t *img, const tb_frame_t *box, int64_t f, const uint8_t rgb[3])
+{
+    uint8_t dim[3] = {(uint8_t)(rgb[0] / 2), (uint8_t)(rgb[1] / 2), (uint8_t)(rgb[2] / 2)};
+    int64_t x0 = box->x0 / f, x1 = (box->x0 + box->w - 1) / f;
+    int64_t y0 = box->y0 / f, y1 = (box->y0 + box->h - 1) / f;
+    bool ring = tb_frame_wraps(box);
+    for (int64_t x = x0; x <= x1; x++) {
+        s_put(img, x, y0, dim);
+        s_put(img, x, y1, dim);
+    }
+    for (int64_t y = y0; y <= y1 && !ring; y++) {
+        s_put(img, x0, y, dim);
+        s_put(img, x1, y, dim);
+    }
+}
+
+int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err)
+{
+    int64_t f;
+    if (s_alloc(plan, max_width, out, &f, err) != 0)
+        return -1;
+    const tb_plan_summary_t *s = tb_plan_summary(plan);
+    const tb_legend_t *legend = &tb_plan_manifest(plan)->legend;
+    const uint8_t *c = tb_grid_cu8(tb_plan_classes(plan));
+    const int32_t *lab = tb_grid_ci32(tb_plan_landmass_labels(plan));
+    int n_regions = tb_plan_region_count(plan);
+    /* Ocean: deep, and the shallowest ocean class a shade lighter so coasts read. */
+    int shallow = -1;
+    for (int k = 0; k < legend->n_classes; k++)
+        if (legend->classes[k].kind == TB_CLASS_OCEAN &&
+            (shallow < 0 || legend->classes[k].depth_m < legend->classes[shallow].depth_m))
+            shallow = k;
+    uint8_t *px = out->pixels;
+    for (int64_t y = 0; y < out->h; y++)
+        for (int64_t x = 0; x < out->w; x++, px += 3) {
+            size_t k = s_sample(s, f, x, y);
+            memcpy(px, c[k] == shallow ? s_shelf_rgb : s_deep_rgb, 3);
+        }
+    for (int r = 0; r < n_regions; r++) {
+        uint8_t rgb[3];
+        tb_region_colour(r + 1, rgb);
+        s_box(out, &tb_plan_region(plan, r)->box, f, rgb);
+    }
+    /* Colour per landmass, looked up once. */
+    int n_lm = tb_plan_landmass_count(plan);
+    uint8_t *lm_rgb = tb_malloc(3 * (size_t)(n_lm + 1), "landmass colours", err);
+    if (!lm_rgb) {
+        tb_image_free(out);
+        return -1;
+    }
+    for (int id = 1; id <= n_lm; id++)
+        tb_region_colour(tb_plan_landmass_region(plan, id), lm_rgb + 3 * id);
+    px = out->pixels;
+    for (int64_t y = 0; y < out->h; y++)
+        for (int64_t x = 0; x < out->w; x++, px += 3) {
+            int32_t id = lab[s_sample(s, f, x, y)];
+            if (id > 0)
+                memcpy(px, lm_rgb + 3 * id, 3);
+        }
+    free(lm_rgb);
+    /* Ids about 1/20 of the map's height tall, at least twice the font's size. */
+    int scale = (int)(out->h / 140);
+    scale = scale < 2 ? 2 : scale;
+    for (int r = 0; r < n_regions; r++) {
+        const tb_plan_region_t *reg = tb_plan_region(plan, r);
+        char text[16];
+        snprintf(text, sizeof text, "%d", reg->id);
+        tb_font_draw_centred(out, text, (int64_t)floor(reg->centroid_x / (double)f),
+                             (int64_t)floor(reg->centroid_y / (double)f), scale, s_label_rgb,
+                             s_outline_rgb, true);
+    }
+    return 0;
+}
