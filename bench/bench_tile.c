@@ -64,13 +64,13 @@ static void s_pictures(const char *prefix, const tb_tile_result_t *r, int64_t x0
              */
             double nl = (gx - (-gy) * -1.0 + 1.41) / (sqrt(gx * gx + gy * gy + 1) * 2.0);
             nl = nl < 0 ? 0 : (nl > 1 ? 1 : nl);
-            px[(n - 1 - j) * n + i] = (uint8_t)(255 * nl);
+            px[j * n + i] = (uint8_t)(255 * nl);
         }
     snprintf(path, sizeof path, "%s_hillshade.png", prefix);
     tb_png_write(path, &img, 6, &err);
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < n; i++)
-            px[(n - 1 - j) * n + i] = r->wear[(y0 + j) * W + x0 + i];
+            px[j * n + i] = r->wear[(y0 + j) * W + x0 + i];
     snprintf(path, sizeof path, "%s_wear.png", prefix);
     tb_png_write(path, &img, 6, &err);
     tb_image_free(&img);
@@ -80,7 +80,7 @@ static void s_pictures(const char *prefix, const tb_tile_result_t *r, int64_t x0
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < n; i++) {
             const uint8_t *w = &r->splat[4 * ((y0 + j) * W + x0 + i)];
-            uint8_t *o = &px[4 * ((n - 1 - j) * n + i)];
+            uint8_t *o = &px[4 * (j * n + i)];
             /* rock grey, grass green, sediment tan, scree/snow white */
             double rr = w[0] * 0.5 + w[1] * 0.25 + w[2] * 0.8 + w[3] * 0.95;
             double gg = w[0] * 0.5 + w[1] * 0.55 + w[2] * 0.7 + w[3] * 0.95;

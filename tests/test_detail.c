@@ -103,7 +103,7 @@ START_TEST(test_lattice_ids_rows_and_windows)
     ck_assert_int_eq(tb_tile_interior(&L, (tb_tile_id_t){4, 2}, &in, &err), 0);
     ck_assert_int_eq(in.h, 500);
     ck_assert_int_eq(in.w, 2500);
-    /* the window wraps at the seam and is clipped at the north edge */
+    /* the window wraps at the seam and is clipped at the planet's last row */
     ck_assert_int_eq(tb_tile_window(&L, (tb_tile_id_t){0, 2}, 100, &win, &err), 0);
     ck_assert_int_eq(win.x0, 12400);
     ck_assert_int_eq(win.w, 2700);
@@ -388,7 +388,7 @@ END_TEST
 
 START_TEST(test_droplets_conserve_where_they_deposit)
 {
-    /* A ramp running into a closed basin (the ground rises again south of row 80), where droplets
+    /* A ramp running into a closed basin (the ground rises again below row 80), where droplets
      * slow, go uphill and drop their load: eroded = deposited + carried off, exactly in quanta and
      * to 1e-6 relative in the heights, with deposition a real share of it. */
     tb_detail_params_t p;
@@ -684,7 +684,7 @@ START_TEST(test_the_partial_last_row_is_seamless_too)
 {
     /* The test planet is 1000 samples high: 0.8 km tiles leave a last row of 200 samples (row 2),
      * which two 0.4 km tiles of row 4 cover exactly. Computed apart and whole, clipped at the
-     * planet's north edge, they agree to the bit. */
+     * planet's last row, they agree to the bit. */
     tb_detail_synthetic_t syn;
     s_planet(&syn);
     tb_detail_params_t ps, pb;
@@ -750,11 +750,12 @@ START_TEST(test_tile_files_are_north_up)
         ck_assert_int_eq(tb_png_read_mem(png, n, "tile", img.format, 1 << 20, &back, &err), 0);
         ck_assert_mem_eq(back.pixels, img.pixels,
                          (size_t)(W * H) * tb_png_format_bytes(img.format));
-        /* the top row of the picture is the tile's north row */
+        /* the top row of the picture is the tile's row 0: y grows southward, row 0 is the north */
         if (k == TB_TILE_FILE_HEIGHT)
-            ck_assert_mem_eq(img.pixels, &r.height_u16[(H - 1) * W], (size_t)W * 2);
+            ck_assert_mem_eq(img.pixels, &r.height_u16[0], (size_t)W * 2);
         if (k == TB_TILE_FILE_SPLAT)
-            ck_assert_mem_eq(img.pixels, &r.splat[4 * (H - 1) * W], (size_t)W * 4);
+            ck_assert_mem_eq((uint8_t *)img.pixels + 4 * (H - 1) * W, &r.splat[4 * (H - 1) * W],
+                             (size_t)W * 4);
         free(png);
         tb_image_free(&img);
         tb_image_free(&back);
@@ -766,8 +767,8 @@ START_TEST(test_tile_files_are_north_up)
     const uint8_t *b = raw;
     uint16_t nw = (uint16_t)(b[0] | b[1] << 8),
              sw = (uint16_t)(b[2 * (H - 1) * W] | b[2 * (H - 1) * W + 1] << 8);
-    ck_assert_uint_eq(nw, r.height_u16[(H - 1) * W]); /* north-west corner first */
-    ck_assert_uint_eq(sw, r.height_u16[0]);
+    ck_assert_uint_eq(nw, r.height_u16[0]); /* north-west corner first */
+    ck_assert_uint_eq(sw, r.height_u16[(H - 1) * W]);
     free(raw);
     tb_tile_result_free(&r);
     tb_detail_synthetic_free(&syn);

@@ -122,6 +122,7 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
 done:
     out->stats = ctx.stats;
     cJSON_Delete(ctx.hashes);
+    cJSON_Delete(ctx.tiles_meta);
     tb_planet_destroy(&ctx.planet);
     free(ctx.selected);
     tb_dispatch_destroy(&ctx.dispatch);

@@ -69,6 +69,8 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddItemToObject(meta, "dispatch", tb_dispatch_record_json(ctx->dispatch));
     cJSON *stats = tb_stats_report_json(ctx->stats, &out->extent, ctx->partial);
     cJSON_AddItemToObject(meta, "statistics", stats ? stats : cJSON_CreateNull());
+    if (ctx->tiles_meta)
+        cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles_meta, true));
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
     char *text = cJSON_Print(meta);

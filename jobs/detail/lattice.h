@@ -29,7 +29,7 @@ typedef struct {
     int64_t tile_cells;     /* detail cells along a tile edge */
     int64_t tile_geo_cells; /* geology cells along a tile edge */
     int64_t lattice_w;      /* detail cells around the circumference */
-    int64_t lattice_h;      /* detail cells from the south edge to the north edge */
+    int64_t lattice_h;      /* detail cells from the north edge (y = 0) to the south edge */
     int64_t cols, rows;     /* tiles around; tile rows (the last may be partial) */
 } tb_tile_lattice_t;
 
@@ -70,7 +70,8 @@ int tb_tile_interior(const tb_tile_lattice_t *L, tb_tile_id_t id, tb_frame_t *ou
 int tb_tile_window(const tb_tile_lattice_t *L, tb_tile_id_t id, int64_t margin, tb_frame_t *out,
                    tb_err_t *err);
 
-/* World metres of the tile's south-west corner (not a cell centre). */
+/* World metres of the tile's corner at its smallest x and y, the north-west one (not a cell
+ * centre). */
 void tb_tile_origin_m(const tb_tile_lattice_t *L, tb_tile_id_t id, double *x_m, double *y_m);
 
 /* The geology cells a detail window reads: every cell in the 4 x 4 stencil of the cubic resampler

@@ -51,7 +51,7 @@ static s_key_t s_pop(s_key_t *heap, size_t *n)
     return top;
 }
 
-/* Priority-flood from the sea and the planet's south and north rows (Barnes, Lehman and Mulla
+/* Priority-flood from the sea and the planet's first and last rows (Barnes, Lehman and Mulla
  * 2014, with an epsilon: a filled cell rises one float step above the cell that reached it), so
  * every land cell drains, as on a solved planet. */
 static int s_fill(float *h, int64_t w, int64_t hgt, tb_err_t *err)

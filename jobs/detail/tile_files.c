@@ -29,8 +29,8 @@ int tb_tile_image(const tb_tile_result_t *r, tb_tile_file_t which, tb_image_t *o
     if (tb_image_alloc(out, (uint32_t)w, (uint32_t)h, fmt, err) != 0)
         return -1;
     size_t row = (size_t)w * tb_png_format_bytes(fmt);
-    for (int64_t j = 0; j < h; j++) /* result rows run south to north; pictures north to south */
-        memcpy((uint8_t *)out->pixels + (size_t)(h - 1 - j) * row, src + (size_t)j * row, row);
+    for (int64_t j = 0; j < h; j++) /* both run north to south (y grows southward) */
+        memcpy((uint8_t *)out->pixels + (size_t)j * row, src + (size_t)j * row, row);
     return 0;
 }
 
@@ -44,7 +44,7 @@ int tb_tile_r16(const tb_tile_result_t *r, void **out, size_t *bytes, tb_err_t *
     for (int64_t j = 0; j < h; j++)
         for (int64_t i = 0; i < w; i++) {
             uint16_t v = r->height_u16[tb_idx(w, i, j)];
-            size_t o = 2 * tb_idx(w, i, h - 1 - j);
+            size_t o = 2 * tb_idx(w, i, j);
             b[o] = (uint8_t)(v & 0xff);
             b[o + 1] = (uint8_t)(v >> 8);
         }
