@@ -43,6 +43,9 @@ static const char *s_skip(const tb_bake_ctx_t *ctx)
         return "--no-tiles";
     if (ctx->out->partial)
         return "a partial bake (--only): tiles need the whole composite";
+    if (ctx->opts->dispatch.bind)
+        return "farm mode (--bind): the farm's workers are released after the solve, and tiles "
+               "over a farm are not wired yet";
     return NULL;
 }
 
