@@ -11,6 +11,7 @@
  * defaults with the manifest's size_km and cell_m; the rock multiplier is 1 (tb_tile_rock_k is not
  * wired yet). Skipped with --no-tiles (opts->tiles false) and in a partial bake. Reads height_m,
  * area_m2, classes. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,26 @@
 #include "jobs/detail/tile.h"
 #include "jobs/detail/tile_files.h"
 
-#define S_PNG_LEVEL 1 /* fast: the files are written on the dispatch loop (dispatch.h) */
+#define S_PNG_LEVEL 1 /* fast: one writer thread keeps up with the workers */
+
+#define S_QUEUE 3 /* results waiting for the writer; the dispatch loop waits when it is full */
+
+typedef struct {
+    size_t index;
+    void *data;
+    size_t bytes;
+} s_item_t;
 
 typedef struct {
     tb_bake_ctx_t *ctx;
     const tb_tile_lattice_t *L;
+    /* the writer thread: the dispatch loop hands each result over and goes back to its workers
+     * (it does not heartbeat while a callback runs, and a tile's files take seconds to encode) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    s_item_t queue[S_QUEUE];
+    int head, count;
+    bool closing;
     const tb_tile_id_t *job_tile; /* job index -> tile */
     cJSON *index_tiles;           /* the index's "tiles" array, in job (= tile) order */
     tb_tile_stats_t pooled;
@@ -117,9 +133,8 @@ done:
     return rc;
 }
 
-static void s_on_result(void *user, size_t index, const void *data, size_t bytes)
+static void s_consume(s_tiles_t *t, size_t index, const void *data, size_t bytes)
 {
-    s_tiles_t *t = user;
     if (t->failed)
         return;
     tb_tile_result_t r;
@@ -155,6 +170,65 @@ fail : {
     tb_err_prefix(&t->err, "tile %s", id);
     t->failed = true;
 }
+}
+
+/* The writer thread: takes results in the order the dispatch loop delivered them (job order). */
+static void *s_writer(void *user)
+{
+    s_tiles_t *t = user;
+    for (;;) {
+        pthread_mutex_lock(&t->mu);
+        while (t->count == 0 && !t->closing)
+            pthread_cond_wait(&t->cv, &t->mu);
+        if (t->count == 0) {
+            pthread_mutex_unlock(&t->mu);
+            return NULL;
+        }
+        s_item_t it = t->queue[t->head];
+        pthread_mutex_unlock(&t->mu);
+        s_consume(t, it.index, it.data, it.bytes);
+        free(it.data);
+        pthread_mutex_lock(&t->mu);
+        t->head = (t->head + 1) % S_QUEUE;
+        t->count--;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+/* On the dispatch loop: copy the result and queue it (a copy of tens of MB takes milliseconds). */
+static void s_on_result(void *user, size_t index, const void *data, size_t bytes)
+{
+    s_tiles_t *t = user;
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy) {
+        pthread_mutex_lock(&t->mu);
+        if (!t->failed) {
+            tb_err_set(&t->err, TB_E_NOMEM, "tiles: out of memory for a result of %zu bytes",
+                       bytes);
+            t->failed = true;
+        }
+        pthread_mutex_unlock(&t->mu);
+        return;
+    }
+    memcpy(copy, data, bytes);
+    pthread_mutex_lock(&t->mu);
+    while (t->count == S_QUEUE)
+        pthread_cond_wait(&t->cv, &t->mu);
+    t->queue[(t->head + t->count) % S_QUEUE] = (s_item_t){index, copy, bytes};
+    t->count++;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* Lets the writer finish what is queued and joins it. */
+static void s_writer_close(s_tiles_t *t, pthread_t th)
+{
+    pthread_mutex_lock(&t->mu);
+    t->closing = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(th, NULL);
 }
 
 /* The classes the tile specs carry: the legend's, plus one ocean class for cells that matched
@@ -223,7 +297,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     tb_tile_id_t *job_tile =
         tb_calloc((size_t)tb_tile_count(&L) + 1, sizeof *job_tile, "tile jobs", err);
     cJSON *index = cJSON_CreateObject();
-    s_tiles_t t = {.ctx = ctx, .L = &L, .job_tile = job_tile};
+    s_tiles_t t = {.ctx = ctx,
+                   .L = &L,
+                   .job_tile = job_tile,
+                   .mu = PTHREAD_MUTEX_INITIALIZER,
+                   .cv = PTHREAD_COND_INITIALIZER};
     tb_dispatch_t *dispatch = NULL;
     int rc = -1;
     if (!class_idx || !land || !job_tile || !index)
@@ -295,7 +373,13 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     n_jobs, n_land, n_coast, (long long)tb_tile_count(&L), (long long)L.tile_cells,
                     (long long)L.tile_cells, L.cell_m, p.margin_cells);
     if (n_jobs > 0) {
+        pthread_t writer;
+        if (pthread_create(&writer, NULL, s_writer, &t) != 0) {
+            tb_err_set(err, TB_E_INTERNAL, "tiles: cannot start the writer thread");
+            goto done;
+        }
         int drc = tb_dispatch_run(dispatch, err);
+        s_writer_close(&t, writer);
         if (drc != 0)
             goto done;
         if (t.failed) {
