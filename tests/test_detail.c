@@ -787,6 +787,19 @@ START_TEST(test_planet_inputs_classes_and_rock)
     tb_manifest_defaults(&m);
     ck_assert_msg(tb_legend_parse(legend, "test legend", &m.legend, &err) == 0, "%s", err.msg);
     ck_assert_msg(tb_manifest_finish(&m, &err) == 0, "%s", err.msg);
+    /* the manifest's margin: its default is the measured one the detail passes default to, and less
+     * is refused with the numbers unless forced */
+    tb_detail_params_t dp;
+    tb_detail_params_defaults(&dp);
+    ck_assert_int_eq(m.tiles.margin_cells, dp.margin_cells);
+    ck_assert_int_eq(TB_TILES_MEASURED_MARGIN_CELLS, dp.margin_cells);
+    tb_manifest_t low = m;
+    low.tiles.margin_cells = 40;
+    ck_assert_int_eq(tb_manifest_finish(&low, &err), -1);
+    ck_assert_ptr_nonnull(
+        strstr(err.msg, "tiles.margin_cells 40 is below the measured margin of 72"));
+    low.tiles.force_margin = 1;
+    ck_assert_msg(tb_manifest_finish(&low, &err) == 0, "%s", err.msg);
     tb_tile_class_t cls[TB_TILE_MAX_CLASSES];
     ck_assert_int_eq(tb_tile_classes_from_legend(&m.legend, cls), 2);
     ck_assert(cls[0].ocean == 0 && cls[1].ocean == 1 && cls[0].relief_mult == 1);

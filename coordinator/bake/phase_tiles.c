@@ -285,6 +285,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     tb_detail_params_defaults(&p);
     p.size_km = m->tiles.size_km;
     p.cell_m = m->tiles.cell_m;
+    p.margin_cells = m->tiles.margin_cells;
     tb_tile_lattice_t L;
     if (tb_detail_params_check(&p, m->source, err) != 0 ||
         tb_tile_lattice_make(&L, pw, ph, m->cell_m, p.size_km, p.cell_m, err) != 0)
@@ -430,6 +431,9 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddNumberToObject(ctx->tiles_meta, "coast", n_coast);
     cJSON_AddNumberToObject(ctx->tiles_meta, "lattice_tiles", (double)tb_tile_count(&L));
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_cells", p.margin_cells);
+    cJSON_AddNumberToObject(ctx->tiles_meta, "margin_measured_cells",
+                            TB_TILES_MEASURED_MARGIN_CELLS);
+    cJSON_AddNumberToObject(ctx->tiles_meta, "margin_forced", m->tiles.force_margin);
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_bound_cells",
                             (double)tb_detail_margin_bound(&p));
     cJSON_AddNumberToObject(ctx->tiles_meta, "from_store", (double)ds.from_store);

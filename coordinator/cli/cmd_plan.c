@@ -200,6 +200,7 @@ static int s_tiles(const tb_plan_t *p, tb_tile_lattice_t *L, tb_detail_params_t 
     tb_detail_params_defaults(dp);
     dp->size_km = m->tiles.size_km;
     dp->cell_m = m->tiles.cell_m;
+    dp->margin_cells = m->tiles.margin_cells;
     if (tb_tile_lattice_make(L, s->planet_w, s->planet_h, m->cell_m, dp->size_km, dp->cell_m,
                              err) != 0)
         return -1;
