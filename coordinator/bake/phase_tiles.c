@@ -1,16 +1,19 @@
 /* The tiles phase: one `tile` job (jobs/detail/tile.h) per land or coast tile of the detail
  * lattice, run through the dispatch engine like the regions (same leases, retries, result store,
  * build-id check), each result written to out_dir/tiles as it arrives and then freed, so the
- * coordinator never holds more than one tile (docs/tiles.md, "Wiring it into the bake").
+ * coordinator never holds more than a few tiles (docs/tiles.md, "The bake's tiles phase").
  *
  * Per tile: <id>.png (16-bit height in the planet's elevation encoding), <id>.r16 (the same
  * samples, little-endian), <id>_flow.png, <id>_wear.png, <id>_deposit.png (8-bit) and
  * <id>_splat.png (RGBA), all north-up; then tiles/index.json lists every tile with its origin,
- * size, samples, encoding and the XXH3 of its files, and meta.json gets a "tiles" object (lattice,
- * margins, counts, pooled detail statistics). The pass parameters are the `tiles` section's
- * defaults with the manifest's size_km and cell_m; the rock multiplier is 1 (tb_tile_rock_k is not
- * wired yet). Skipped with --no-tiles (opts->tiles false) and in a partial bake. Reads height_m,
- * area_m2, classes. */
+ * size, samples, encoding and the XXH3 of its files, and meta.json gets a "tiles" object (counts,
+ * margins, parameters, dispatch record, pooled detail statistics). The pass parameters are the
+ * `tiles` section's defaults with the manifest's size_km, cell_m and margin_cells; the rock
+ * multiplier is the uplift module's field (tb_tile_rock_k, about 0.4 s a default tile, before
+ * dispatch). A writer thread does the decoding, encoding and writing, because the dispatch loop
+ * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false), in
+ * a partial bake, and in farm mode (--bind: the solve's dispatch releases the farm's workers;
+ * keeping them for a second dispatch is not wired yet). Reads height_m, area_m2, classes. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,6 +349,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
             if (tb_tile_spec_cut(&src, id, m->seed, &p, m->elevation_min_m, m->elevation_max_m, cls,
                                  n_cls, &spec, err) != 0)
                 goto done;
+            /* the rock under the window: the uplift module's own field, by world position */
+            if (tb_tile_rock_k(m, &ctx->probes, &spec.spec.geo, spec.rock_k, err) != 0) {
+                tb_tile_spec_free(&spec);
+                goto done;
+            }
             int erc = tb_tile_spec_encode(&spec.spec, &bytes, &n, err);
             double window = (double)spec.spec.geo.w * (double)spec.spec.geo.h;
             tb_tile_spec_free(&spec);
