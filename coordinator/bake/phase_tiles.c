@@ -9,7 +9,7 @@
  * size, samples, encoding and the XXH3 of its files, and meta.json gets a "tiles" object (counts,
  * margins, parameters, dispatch record, pooled detail statistics). The pass parameters are the
  * `tiles` section's defaults with the manifest's size_km, cell_m and margin_cells; the rock
- * multiplier is the uplift module's field (tb_tile_rock_k, about 0.4 s a default tile, before
+ * multiplier is the uplift module's field (tb_tile_rock_k, about 0.55 s a default tile, before
  * dispatch). A writer thread does the decoding, encoding and writing, because the dispatch loop
  * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false), in
  * a partial bake, and in farm mode (--bind: the solve's dispatch releases the farm's workers;
