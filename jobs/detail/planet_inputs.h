@@ -5,7 +5,8 @@
  * The rock multiplier is the uplift module's own (jobs/uplift/uplift.h): the lithology field at the
  * cell's world centre, ranked through the planet probes' quantiles, mapped to rock.k_range - a pure
  * function of world position, the same number the solve used in its K. About 1 us a cell (one fBm),
- * so 0.55 s for a default tile's window (measured, loaded machine); a planet-wide raster is not needed.
+ * so 0.55 s for a default tile's window (measured, loaded machine); a planet-wide raster is not
+ * needed.
  */
 #ifndef TB_DETAIL_PLANET_INPUTS_H
 #define TB_DETAIL_PLANET_INPUTS_H
