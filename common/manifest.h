@@ -85,9 +85,15 @@ typedef struct {
     double min_landmass_km2;     /* landmasses smaller than this are dropped (counted) */
 } tb_region_params_t;
 
+/* The margin measured by bench/bench_tile.c at the detail passes' defaults (docs/tiles.md, "The
+ * margin"): tiles.margin_cells below it is refused unless tiles.force_margin is 1. */
+#define TB_TILES_MEASURED_MARGIN_CELLS 72
+
 typedef struct {
     double size_km;              /* detail tile edge */
     double cell_m;               /* detail cell */
+    int margin_cells;            /* cells computed round a tile and thrown away */
+    int force_margin;            /* 1: accept a margin below the measured one */
 } tb_tile_params_t;
 
 typedef struct {

@@ -9,7 +9,8 @@
 #define S_KINDS(X)                                                                                 \
     X(checksum_grind)                                                                              \
     X(region)                                                                                      \
-    X(coast)
+    X(coast)                                                                                       \
+    X(tile)
 
 #define S_DECLARE(name) extern const tb_job_kind_t tb_job_kind_##name;
 S_KINDS(S_DECLARE)

@@ -40,8 +40,8 @@ static int s_box_fits(const tb_frame_t *b, const char *what, tb_err_t *err)
 /* ---- spec ---- */
 
 /* The manifest a region job sees: only what can change its answer. The elevation range, the
- * legend's matching tolerances and the coast section act before or after the solve, so they take their defaults here and a
- * change to them reuses every stored region. */
+ * legend's matching tolerances, the coast section and the tile margin act before or after the
+ * solve, so they take their defaults here and a change to them reuses every stored region. */
 static void s_job_manifest(const tb_manifest_t *in, tb_manifest_t *out)
 {
     tb_manifest_t def;
@@ -52,6 +52,9 @@ static void s_job_manifest(const tb_manifest_t *in, tb_manifest_t *out)
     out->legend.tolerance = def.legend.tolerance;
     out->legend.max_unmatched_fraction = def.legend.max_unmatched_fraction;
     out->coast = def.coast; /* the coastal pass runs after the solve */
+    /* the tile margin acts only on the tiles: a change to it re-solves no region */
+    out->tiles.margin_cells = def.tiles.margin_cells;
+    out->tiles.force_margin = def.tiles.force_margin;
 }
 
 int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *bytes, tb_err_t *err)

@@ -10,7 +10,7 @@
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
-demo=(--circumference-km 10 --steps 30)
+demo=(--circumference-km 10 --steps 30 --no-tiles) # the tiles have tests/test_bake_tiles.sh
 bake "$T/inproc" "${demo[@]}" --workers 0 --threads 1
 bake "$T/w3" "${demo[@]}" --workers 3 --threads 1
 
@@ -93,7 +93,7 @@ withcoast=$(sea_depths "$T/inproc")
 ! cmp -s "$T/nocoast/planet_height.png" "$T/inproc/planet_height.png" || fail "--no-coast made the coast bake's heightmap"
 
 # SIGKILL the worker running the coast job (the 25 km demo, whose coast job takes a second or two).
-big=(--steps 5)
+big=(--steps 5 --no-tiles)
 bake "$T/ref" "${big[@]}" --workers 0
 "$TERRAIN" bake "${big[@]}" --workers 1 --verbose --out "$T/killed" >"$T/killed.out" 2>"$T/killed.err" &
 coord=$!

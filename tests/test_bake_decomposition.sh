@@ -17,7 +17,7 @@ m = json.load(open(sys.argv[1]))
 m["regions"]["ocean_margin_km"] = float(sys.argv[3])
 json.dump(m, open(sys.argv[2], "w"), indent=1)
 EOF
-  bake "$T/m$margin" "$T/planet/margin_$margin.json" --steps 100 --workers 2
+  bake "$T/m$margin" "$T/planet/margin_$margin.json" --steps 100 --workers 2 --no-tiles
   counts+=("$(json_get "$T/m$margin/plan.json" 'len(d["regions"])')")
 done
 [ "$(json_get "$T/m0.4/meta.json" 'd["extent"]["max_m"] > 5')" = True ] || fail "the bake made no relief"

@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
-demo=(--steps 20)
+demo=(--steps 20 --no-tiles) # the tiles have their own test (test_bake_tiles.sh)
 bake "$T/inproc" "${demo[@]}" --workers 0 --threads 1
 bake "$T/w1" "${demo[@]}" --workers 1 --threads 2
 bake "$T/w4" "${demo[@]}" --workers 4 --threads 1

@@ -33,6 +33,8 @@ typedef struct {
     bool quiet;                  /* no tables on stdout (the gate prints its own) */
     bool no_incision;            /* test-only: stream-power incision off (a negative control) */
     bool no_coast;               /* --no-coast: skip the coastal pass (docs/coast.md) */
+    bool tiles;                  /* run the tiles phase (docs/tiles.md): `terrain bake` sets it
+                                    unless --no-tiles; library callers opt in */
 } tb_bake_opts_t;
 
 typedef struct {
@@ -45,6 +47,9 @@ typedef struct {
     tb_stats_t *stats; /* merged in region order; owned by the caller (tb_stats_destroy) */
     double seconds;
     tb_dispatch_stats_t dispatch; /* jobs, from_store, ran, attempts ... (filled once dispatched) */
+    int tiles_baked;              /* detail tiles written to out_dir/tiles (0 when skipped) */
+    size_t tiles_from_store;      /* of them, taken from the result store */
+    double tiles_seconds;
     char summary_path[4200];
     char meta_path[4200];
 } tb_bake_outcome_t;

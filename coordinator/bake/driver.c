@@ -144,6 +144,7 @@ done:
     out->stats = ctx.stats;
     cJSON_Delete(ctx.hashes);
     cJSON_Delete(ctx.meta_sections);
+    cJSON_Delete(ctx.tiles_meta);
     tb_planet_destroy(&ctx.planet);
     free(ctx.selected);
     tb_dispatch_destroy(&ctx.dispatch);

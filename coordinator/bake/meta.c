@@ -103,6 +103,8 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     } else {
         cJSON_AddItemToObject(meta, "coast", cJSON_CreateNull());
     }
+    if (ctx->tiles_meta)
+        cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles_meta, true));
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
     char *text = cJSON_Print(meta);

@@ -69,6 +69,8 @@ typedef struct {
     int64_t clipped;      /* heightmap cells outside elevation_m */
     cJSON *hashes;        /* output file name -> XXH3 (hex), in writing order */
     cJSON *meta_sections; /* tb_bake_meta_add: the phases' own sections of meta.json */
+    /* tiles */
+    cJSON *tiles_meta; /* meta.json's "tiles" (NULL when the phase did not run); owned */
     /* the driver */
     tb_report_live_t *live; /* report.html while the bake runs, from the end of the plan */
     tb_phase_record_t records[TB_BAKE_MAX_PHASES];
@@ -104,6 +106,10 @@ int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err);
  * its XXH3 in ctx->hashes under NAME. */
 int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *img, tb_err_t *err);
 int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, tb_err_t *err);
+/* Writes bytes already encoded (a PNG, an .r16) to out_dir/NAME atomically and records its XXH3;
+ * *xxh3 (may be NULL) gets the hash. */
+int tb_bake_write_bytes(tb_bake_ctx_t *ctx, const char *name, const void *bytes, size_t n,
+                        uint64_t *xxh3, tb_err_t *err);
 /* Records the XXH3 of out_dir/NAME, a file another module wrote. */
 int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err);
 
