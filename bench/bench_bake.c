@@ -1,4 +1,4 @@
-/* bench_bake: the cost of distribution on the real job (DESIGN 9: a bake through 1 local worker
+/* bench_bake: the cost of distribution on the real job (docs/distribution.md: 1 local worker
  * within 5 % of the in-process bake). Bakes the demo planet (25 km round, seed 7) at a reduced step
  * count three ways - in-process, through 1 local worker, through 2 local workers - each from an
  * empty result store, and prints the wall time of the bake and of its dispatch, the ratio to

@@ -1,4 +1,4 @@
-/* scripts/bench coast: the coastal pass per cell (DESIGN 9: target 20 ns a cell, the predecessor
+/* scripts/bench coast: the coastal pass per cell (docs/coast.md: target 20 ns a cell, predecessor
  * 26) and its peak memory (target 80 bytes a cell, the predecessor 8.3 GB at 76 M cells, 109).
  *
  * A generated planet at 8 m, by default the predecessor's 12500 x 6076 (100 km round): land where a

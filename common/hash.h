@@ -1,4 +1,4 @@
-/* The world-position hash: every random number in the project (DESIGN 4, rule 1).
+/* The world-position hash: every random number in the project (docs/determinism.md, rule 1).
  *
  * A value is XXH3-64 of the packed little-endian (lattice x, lattice y), seeded with a key that is
  * itself XXH3-64 of the packed (seed, salt, step). Callers pass lattice coordinates (tb_frame_lattice_x), never window indices, so a cell draws the

@@ -4,7 +4,7 @@
  * and erodibility fields (jobs/uplift), runs the stream-power solve (jobs/geology) for the manifest's
  * steps, and fills the region's statistics (jobs/stats) while the grid is alive. Every cell outside
  * the region's own land is held at sea level, so the answer on a landmass does not depend on how the
- * planet was cut up (DESIGN 4, 5).
+ * planet was cut up (docs/determinism.md).
  *
  * The spec carries everything the job reads - the manifest's physics, the legend classes present in
  * the box, the planet probes, the class raster and the solve mask - so a worker reads no file. It is

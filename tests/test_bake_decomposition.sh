@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two frames agree (DESIGN 4): the same painting cut into regions three different ways bakes to a
+# Two frames agree (docs/determinism.md): the same painting cut into regions three different ways bakes to a
 # byte-identical planet. The 10 km demo planet at regions.ocean_margin_km 0.4 has 4 regions; at 1.0
 # landmasses 3 and 4 (the one across the seam) share a region, so 3 regions in other boxes; at 1.5
 # the whole planet is one region that wraps round the cylinder. The plan's region counts are checked

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The demo bake (25 km, 4 regions, 20 steps) in-process on one thread, through 1 local worker on
 # two threads, through 4 local workers on one thread each, and through 2 farm workers over loopback
-# TCP gives byte-identical planet_height.png, summary.txt and maps (DESIGN 4: not the number of
+# TCP gives byte-identical planet_height.png, summary.txt and maps (docs/determinism.md: not the number of
 # workers or threads, not who ran what). Then the result store of one of those bakes: a rerun reuses
 # every region and computes nothing; a stored result with a flipped byte is caught by its checksum
 # and only that region is recomputed; --fresh recomputes everything. Every rerun ends with the same

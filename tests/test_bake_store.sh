@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The result store keys a region by what can change its answer (DESIGN 5): a planet made with
+# The result store keys a region by what can change its answer (docs/bake.md): a planet made with
 # `terrain init` (the 10 km demo, 4 regions) is baked, then
 #  - a change to ONE class's uplift in legend.json re-solves exactly the regions whose land holds
 #    that class (read from plan.json's class_cells, not assumed) and reuses the others, and the

@@ -1,4 +1,4 @@
-/* The statistics of the demo planet, end to end (issue 6, "Done when"): pooled from its regions
+/* The statistics of the demo planet, end to end (docs/statistics.md): pooled from its regions
  * they equal one pass over the composited planet; the order of the merge changes nothing; and
  * `terrain analyze` of the bake's own planet_height.png agrees with the bake's summary within the
  * 16-bit quantisation.

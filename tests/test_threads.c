@@ -1,4 +1,4 @@
-/* The geology step on a thread pool (issue 4): heights and drainage area after 200 steps are the
+/* The geology step on threads (docs/solve.md): heights and drainage area after 200 steps are the
  * one-thread bytes at 2, 3 and 4 threads - on a small copy of the benchmark grid (MFD and D8), on
  * a landmass where one drainage basin holds most of the land, and on a box that wraps the whole
  * circumference (its edge columns take the kernels' slow paths); a landmass solved in its own box
@@ -363,7 +363,7 @@ END_TEST
 START_TEST(test_largest_demo_region)
 {
     s_land_t l = s_demo_region(2);
-    ck_assert_uint_gt(l.box.w * l.box.h, 1000000); /* the region the issue's speedup is about */
+    ck_assert_uint_gt(l.box.w * l.box.h, 1000000); /* docs/solve.md's speedup region */
     s_same_at_every_thread_count(&l, "demo planet region 2");
     s_land_free(&l);
 }

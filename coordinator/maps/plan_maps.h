@@ -1,6 +1,6 @@
 /* The two pictures of a plan: map_class.png (every cell in its legend colour) and map_regions.png
  * (every region's land in its own colour, ocean dark, each box outlined and each id written at the
- * circular centroid of its land, reference notes section 3.1a). Big planets are point-sampled down
+ * circular centroid of its land, docs/plan.md). Big planets are point-sampled down
  * by a whole factor so the map is at most max_width pixels wide; ids are drawn at the map's scale,
  * so they stay legible whatever the factor.
  */

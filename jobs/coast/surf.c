@@ -6,8 +6,8 @@
 
 #include "jobs/coast/methods.h"
 
-/* Wave-cut platform by an exposure-scaled reach (after the predecessor's surf pass, E1 and D-52 in
- * its notes, docs/coast.md). A land cell at dist metres from the waterline with carried exposure e
+/* Wave-cut platform by an exposure-scaled reach (after the predecessor's surf pass,
+ * docs/coast.md). A land cell at dist metres from the waterline with carried exposure e
  * (0..1) lies in the surf zone when dist < e * surf_reach_m; there the land above the platform
  * (platform_m + platform_slope * dist) is cut by cut_fraction, tapered to nothing over the last
  * cell of the zone. Behind the zone the land is untouched, so where it is high the zone ends in a
