@@ -1,4 +1,4 @@
-/* bench_bake: the cost of distribution on the real job (DESIGN 9: a bake through 1 local worker
+/* bench_bake: the cost of distribution on the real job (docs/distribution.md: 1 local worker
  * within 5 % of the in-process bake). Bakes the demo planet (25 km round, seed 7) at a reduced step
  * count three ways - in-process, through 1 local worker, through 2 local workers - each from an
  * empty result store, and prints the wall time of the bake and of its dispatch, the ratio to
@@ -128,14 +128,14 @@ int main(int argc, char **argv)
     };
     tb_err_t err;
     int n_pos;
-    if (tb_args_parse(argc - 1, argv + 1, opts, 5, NULL, 0, &n_pos, &err) != 0 || help ||
-        steps < 1 || rounds < 1 || threads < 0) {
+    if (tb_args_parse(argc - 1, argv + 1, opts, TB_ARGS_N(opts), NULL, 0, &n_pos, &err) != 0 ||
+        help || steps < 1 || rounds < 1 || threads < 0) {
         if (!help)
             fprintf(stderr, "bench bake: %s\n", err.msg);
         tb_args_usage(help ? stdout : stderr,
                       "scripts/bench bake [--steps N] "
                       "[--circumference-km K] [--threads N] [--rounds R]",
-                      opts, 5);
+                      opts, TB_ARGS_N(opts));
         return help ? 0 : 2;
     }
     zsys_handler_set(NULL);

@@ -1,4 +1,4 @@
-/* bench_dispatch: the cost of distribution, measured with the checksum-grind job (DESIGN 9: a bake
+/* bench_dispatch: the cost of distribution on the checksum-grind job (docs/distribution.md: a bake
  * through 1 local worker within 5 % of the in-process bake). Runs the same jobs in-process, through
  * 1 local worker and through 2, and prints wall time, the ratio to in-process and the time each job
  * took on which worker. One run each; the machine is shared, so read ratios, not absolutes.

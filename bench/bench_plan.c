@@ -6,7 +6,7 @@
  * temporary directory, then runs a fresh process that times loading and decoding
  * (tb_planet_input_load) and the plan (tb_plan_new) separately, and prints seconds, ns per cell and
  * the peak resident memory of that process (getrusage maxrss), so the painting's generation does
- * not count. A breakdown by phase follows. Targets: the predecessor's 4 s, DESIGN 9's 2 s, for the
+ * not count. A breakdown by phase follows. Targets: 4 s (predecessor), 2 s (docs/traps.md), for the
  * plan.
  */
 #include <errno.h>
@@ -110,7 +110,7 @@ static int s_measure(const char *dir, int threads)
     printf("load+decode: %.3f s, %.1f ns per cell (cpu %.3f s; peak %.0f MB)\n", t1 - t0,
            (t1 - t0) / cells * 1e9, c1 - c0, load_rss);
     printf("plan:        %.3f s, %.1f ns per cell, %d thread%s (cpu %.3f s); target 4 s "
-           "(predecessor), 2 s (DESIGN 9): %.2fx the 2 s aim\n",
+           "(predecessor), 2 s (docs/traps.md): %.2fx the 2 s aim\n",
            t2 - t1, (t2 - t1) / cells * 1e9, threads, threads == 1 ? "" : "s", c2 - c1,
            (t2 - t1) / 2.0);
     printf("peak memory: %.0f MB (getrusage maxrss of this process, %.1f bytes per cell)\n",

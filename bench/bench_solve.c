@@ -471,7 +471,7 @@ int main(int argc, char **argv)
          "solve region N of the demo planet instead of the grid"},
         {"state", TB_OPT_STRING, &o.state, NULL, "PATH", "cache the warmed-up heights in PATH.*"},
     };
-    int nopts = (int)(sizeof opts / sizeof opts[0]);
+    int nopts = TB_ARGS_N(opts);
     tb_err_t err;
     int npos = 0;
     int bad = tb_args_parse(argc - 1, argv + 1, opts, nopts, NULL, 0, &npos, &err) != 0;

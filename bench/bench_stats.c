@@ -1,4 +1,4 @@
-/* scripts/bench stats: the cost of the statistics per cell (DESIGN 9: target 20 ns, predecessor 120).
+/* scripts/bench stats: the statistics' ns a cell (docs/statistics.md: target 20, predecessor 120).
  *
  * On a synthetic planet (jobs/stats/synthetic.h: fractal land, sea at 0 m, D8 drainage area, all
  * three uplift classes) of a few million cells at 8 m, it times:

@@ -1,5 +1,5 @@
 # Writes OUT (generated/buildid.h) holding TB_BUILD_ID: the version plus the first 16 hex digits of a
-# SHA-256 over every source under common/ and jobs/ - the code a planet is a function of (DESIGN 4).
+# SHA-256 over every source under common/ and jobs/ - the code a planet is a function of (docs/determinism.md).
 # Two binaries with the same id solve identically; a worker with another id is refused, and the result
 # cache keys on it. Rewritten only when it changes, so an unchanged tree does not rebuild.
 file(GLOB_RECURSE srcs ${SRC}/common/*.c ${SRC}/common/*.h ${SRC}/jobs/*.c ${SRC}/jobs/*.h)

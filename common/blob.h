@@ -1,4 +1,4 @@
-/* Blobs: zstd-compressed bytes that carry the XXH3-64 of what they decompress to (DESIGN 4.5, 6).
+/* Blobs: zstd-compressed bytes with the XXH3-64 of what they decompress to (docs/determinism.md).
  *
  * Every job spec and every job result crosses the wire and lands in the result store as a blob. The
  * encoding is a fixed 32-byte little-endian header followed by one zstd frame:

@@ -1,4 +1,4 @@
-/* One error convention for the whole project (STYLE "Errors and input").
+/* One error convention for the whole project.
  *
  * A function that can fail returns 0 on success and -1 on failure, and fills the caller's tb_err_t
  * with a code the caller can act on and a message that names the file, key, frame or value and what

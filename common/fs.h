@@ -1,4 +1,4 @@
-/* Files, written so that nothing is ever left half-written under its final name (DESIGN 7).
+/* Files, written so that nothing is ever left half-written under its final name (docs/bake.md).
  *
  * Every output goes to "<path>.tmp.<pid>.<n>" in the same directory and is renamed over the final
  * name only once complete; a killed process leaves at worst a stray temporary, never a truncated

@@ -1,4 +1,4 @@
-/* Grids that know where they sit on the planet (DESIGN 3).
+/* Grids that know where they sit on the planet (docs/determinism.md).
  *
  * The planet is a cylinder: X wraps, Y does not. A lattice of cells of `cell_m` metres covers it,
  * `lattice_w` cells around and `lattice_h` cells from south edge to north edge; the geology lattice
@@ -8,7 +8,7 @@
  * A tb_frame_t is a window onto a lattice: origin (x0, y0) in lattice cells, x0 taken modulo
  * lattice_w so a window may straddle the seam, and a size w x h. There is no default frame: a zeroed
  * frame has no lattice and every constructor refuses it, so a grid whose origin was forgotten fails
- * loudly instead of silently sitting at (0, 0) (reference notes, section 6, "Hanging a world origin").
+ * loudly instead of silently sitting at (0, 0) (docs/traps.md, "A default origin on grids").
  *
  * Scratch arrays inside kernels are plain arrays indexed by tb_idx(); only data that means something
  * at a place on the planet is a tb_grid_t.

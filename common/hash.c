@@ -59,6 +59,9 @@ int tb_hash_salt_is_known(int salt)
     case TB_SALT_DEMO_BAYS:
     case TB_SALT_CHECKSUM_GRIND:
     case TB_SALT_MAP_BASINS:
+    case TB_SALT_TILE_SPAWN:
+    case TB_SALT_TILE_JITTER:
+    case TB_SALT_TILE_RELIEF:
     case TB_SALT_TEST:
     case TB_SALT_TEST_NOISE:
         return 1;

@@ -1,4 +1,4 @@
-/* The world-position hash: every random number in the project (DESIGN 4, rule 1).
+/* The world-position hash: every random number in the project (docs/determinism.md, rule 1).
  *
  * A value is XXH3-64 of the packed little-endian (lattice x, lattice y), seeded with a key that is
  * itself XXH3-64 of the packed (seed, salt, step). Callers pass lattice coordinates (tb_frame_lattice_x), never window indices, so a cell draws the
@@ -38,6 +38,11 @@ enum {
 
     TB_SALT_CHECKSUM_GRIND = 60, /* jobs/checksum_grind.c: the distribution layer's test job */
     TB_SALT_MAP_BASINS = 70,     /* coordinator/maps/bake_maps.c: a basin's colour from its outlet */
+
+    /* the detail tiles (jobs/detail, docs/tiles.md) */
+    TB_SALT_TILE_SPAWN = 80,  /* a droplet's spawn cell, sub-cell offset and water */
+    TB_SALT_TILE_JITTER = 81, /* a droplet's direction when the ground gives it none */
+    TB_SALT_TILE_RELIEF = 82, /* the detail relief noise */
     TB_SALT_TEST = 1000,
     TB_SALT_TEST_NOISE = 1001
 };

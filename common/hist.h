@@ -1,11 +1,11 @@
-/* Fixed-bin histograms that add (DESIGN 8; reference notes 3.1, D-59).
+/* Fixed-bin histograms that add (docs/statistics.md).
  *
  * A histogram has fixed bins decided by its spec, never by its data, so two histograms of the same
  * spec merge by adding, and a planet's distribution is pooled from its regions without ever holding
  * a planet-sized sort. Everything a histogram keeps merges EXACTLY and in ANY order: counts are
  * int64, the optional sum is an integer of quantised values (round(v / sum_quantum), each clamped to
  * +-2^31, added modulo 2^64 so the result is exact while fewer than 2^32 values are summed), and the
- * extremes are a min and a max. Merging region histograms in region-id order (DESIGN 4.4) is then a
+ * extremes are a min and a max. Merging in region-id order (docs/determinism.md, rule 4) is then a
  * convention, not a requirement: "pooled equals whole to the last bit" holds by construction.
  *
  * Two bin scales:

@@ -2,14 +2,15 @@
  *
  * A manifest names the planet (seed, circumference, cell size), its painted template (an image and a
  * legend saying what each colour means) and every physical constant of the solve. Every key is
- * declared once in a schema table in manifest.c with its type, range, default and one line of
- * documentation; loading checks each key for type and range and reports any key nothing reads by its
- * dotted path, so a typo never silently falls back to a default (reference section 7, "A manifest key
- * with a default is not a feature"). docs/manifest.md is the same table in prose; a test keeps them
- * in step.
+ * declared once, in its section's table (common/manifest/NAME.c, listed in sections.c), with its
+ * type, range, default and one line of documentation; loading checks each key for type and range
+ * and reports any key nothing reads by its dotted path, so a typo never silently falls back to a
+ * default (docs/traps.md, "A manifest key with a default is not a feature"). docs/manifest.md is the
+ * same table in prose; a test keeps them in step.
  *
  * Derived values (planet_w, the snapped massif wavelength) are filled by tb_manifest_finish, which
- * also refuses a circumference that is not a whole number of cells or of tiles, with the numbers.
+ * runs each section's check: it refuses a circumference that is not a whole number of cells or of
+ * tiles, with the numbers.
  */
 #ifndef TB_MANIFEST_H
 #define TB_MANIFEST_H
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/coast_params.h"
 #include "common/error.h"
 
 #define TB_MAX_CLASSES 64
@@ -83,9 +85,15 @@ typedef struct {
     double min_landmass_km2;     /* landmasses smaller than this are dropped (counted) */
 } tb_region_params_t;
 
+/* The margin measured by bench/bench_tile.c at the detail passes' defaults (docs/tiles.md, "The
+ * margin"): tiles.margin_cells below it is refused unless tiles.force_margin is 1. */
+#define TB_TILES_MEASURED_MARGIN_CELLS 72
+
 typedef struct {
     double size_km;              /* detail tile edge */
     double cell_m;               /* detail cell */
+    int margin_cells;            /* cells computed round a tile and thrown away */
+    int force_margin;            /* 1: accept a margin below the measured one */
 } tb_tile_params_t;
 
 typedef struct {
@@ -104,6 +112,7 @@ typedef struct {
     tb_rock_params_t rock;
     tb_fault_params_t faults;
     tb_tile_params_t tiles;
+    tb_coast_params_t coast; /* the coastal pass (common/coast_params.h, docs/coast.md) */
     tb_legend_t legend;
     /* derived by tb_manifest_finish */
     int64_t planet_w;            /* cells around the circumference */

@@ -1,4 +1,4 @@
-/* Periodic value and gradient noise, and fBm, sampled in world metres (DESIGN 3 and 4).
+/* Periodic value and gradient noise, and fBm, sampled in world metres (docs/determinism.md).
  *
  * A noise has a lattice of `periods` cells around the circumference; node (ix, iy) draws its value
  * from tb_hash(seed, salt, ix mod periods, iy, octave), so the field is a pure function of world

@@ -1,10 +1,10 @@
-/* A fixed pool of worker threads for data-parallel kernels (issue 4).
+/* A fixed pool of worker threads for data-parallel kernels (docs/solve.md, "Threads").
  *
  * Threads are created once (per solve or per process) and reused for every parallel section: a
  * section is `n_tasks` independent calls fn(ctx, task, thread), handed out dynamically from an atomic
  * counter. Which thread runs which task varies from run to run, so a kernel is deterministic only if
  * each task writes its own outputs and any reduction over tasks is done afterwards, in task order, by
- * the caller - the rule that keeps 1 and N threads bit-identical (DESIGN 4, rule 3). The calling thread
+ * the caller: 1 and N threads stay bit-identical (docs/determinism.md, rule 3). The calling thread
  * takes part, so a pool of T threads runs T tasks at once with T - 1 helpers.
  */
 #ifndef TB_POOL_H

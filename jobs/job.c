@@ -8,7 +8,9 @@
  * kind's own folder, jobs/NAME/). A new kind is one line here (docs/architecture.md). */
 #define S_KINDS(X)                                                                                 \
     X(checksum_grind)                                                                              \
-    X(region)
+    X(region)                                                                                      \
+    X(coast)                                                                                       \
+    X(tile)
 
 #define S_DECLARE(name) extern const tb_job_kind_t tb_job_kind_##name;
 S_KINDS(S_DECLARE)

@@ -3,7 +3,7 @@
  * A job kind is a name ("checksum-grind", "region") and a function that turns a canonical spec into
  * result bytes. It never touches a socket, a file or a clock that changes its result, so the same
  * spec gives the same bytes in-process (`--workers 0`), in a local worker and on a farm node
- * (DESIGN 2). The runner (worker/ or the coordinator's in-process mode) owns the thread pool and
+ * (docs/architecture.md). The runner (worker/ or the in-process mode) owns the thread pool and
  * the progress callback; the job owns nothing between calls.
  *
  * Adding a kind: write `const tb_job_kind_t tb_job_kind_NAME` in jobs/, declare it in its header

@@ -1,7 +1,8 @@
 /* The region job; see region.h. Wire format (little-endian):
  *   spec:   "TBRS" u32 version | u32 header bytes | header JSON | classes (w h bytes) | mask (w h bytes)
  *   result: "TBRR" u32 version | u32 header bytes | header JSON | height f32 | area f32 | basin i32 |
- *           uplift f32 | u64 stats bytes | stats
+ *           uplift f32 | u64 stats bytes | stats | u64 mouths | per mouth: i64 x, i64 y, f64 m3
+ *           (version 2 added the mouths)
  * The header JSON is printed by cJSON from objects built in a fixed order, so equal specs are equal
  * bytes. */
 #include "jobs/region.h"
@@ -21,14 +22,12 @@
 #define S_SPEC_MAGIC 0x53524254u   /* "TBRS" */
 #define S_RESULT_MAGIC 0x52524254u /* "TBRR" */
 #define S_VERSION 1u
+#define S_RESULT_VERSION 2u
+#define S_MAX_MOUTHS ((uint64_t)1 << 28)
 #define S_MAX_HEADER (16u << 20)
 /* The largest statistics a result may carry (the encoder fails a job that would make more, so
  * tb_region_result_bound is a true bound). */
 #define S_MAX_STATS_BYTES ((uint64_t)16 << 20)
-/* The per-cell bytes tb_region_result_bound allows for: the encoder writes four 4-byte planes (16),
- * and the bound leaves room for up to four more (a river-supply plane, say); a result with more
- * must raise it, or every result is refused as larger than its job can produce. */
-#define S_RESULT_MAX_BYTES_PER_CELL 32
 /* The largest result header tb_region_result_bound allows for (the encoder's is a few hundred). */
 #define S_MAX_RESULT_HEADER (64u << 10)
 /* The largest box a spec or result may describe: 2^32 cells (a result is 16 bytes a cell, and the
@@ -46,9 +45,9 @@ static int s_box_fits(const tb_frame_t *b, const char *what, tb_err_t *err)
 
 /* ---- spec ---- */
 
-/* The manifest a region job sees: only what can change its answer. The elevation range and the
- * legend's matching tolerances act before or after the solve, so they take their defaults here and a
- * change to them reuses every stored region. */
+/* The manifest a region job sees: only what can change its answer. The elevation range, the
+ * legend's matching tolerances, the coast section and the tile margin act before or after the
+ * solve, so they take their defaults here and a change to them reuses every stored region. */
 static void s_job_manifest(const tb_manifest_t *in, tb_manifest_t *out)
 {
     tb_manifest_t def;
@@ -58,6 +57,10 @@ static void s_job_manifest(const tb_manifest_t *in, tb_manifest_t *out)
     out->elevation_max_m = def.elevation_max_m;
     out->legend.tolerance = def.legend.tolerance;
     out->legend.max_unmatched_fraction = def.legend.max_unmatched_fraction;
+    out->coast = def.coast; /* the coastal pass runs after the solve */
+    /* the tile margin acts only on the tiles: a change to it re-solves no region */
+    out->tiles.margin_cells = def.tiles.margin_cells;
+    out->tiles.force_margin = def.tiles.force_margin;
 }
 
 int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *bytes, tb_err_t *err)
@@ -273,6 +276,63 @@ static int s_step_progress(void *ud, int64_t step_done)
     return p->progress(p->user, (double)step_done / (double)p->steps, note) ? 1 : 0;
 }
 
+static int s_mouth_cmp(const void *a, const void *b)
+{
+    const tb_region_mouth_t *x = a, *y = b;
+    if (x->y != y->y)
+        return x->y < y->y ? -1 : 1;
+    return (x->x > y->x) - (x->x < y->x);
+}
+
+/* The river supply of every mouth (docs/coast.md, "River supply"): for each solved cell the volume
+ * eroded over the solve, uplift U dt steps minus the height it gained (the solve starts at 0 m), in
+ * whole litres so the sums are exact and order-free, added to the fixed cell its D8 path ends in
+ * at the last step. A mouth whose basins gained more than their uplift (diffusion from a
+ * neighbouring basin) reports 0. */
+static int s_mouths(const tb_region_spec_t *spec, tb_region_result_t *out, const int32_t *basin,
+                    tb_err_t *err)
+{
+    const tb_frame_t *box = &spec->box;
+    size_t cells = (size_t)box->w * (size_t)box->h;
+    double years = spec->manifest->solve.dt_yr * spec->steps;
+    double cell_m2 = box->cell_m * box->cell_m;
+    int64_t *litres = tb_calloc(cells, sizeof *litres, "region mouth volumes", err);
+    uint8_t *is_mouth = tb_calloc(cells, 1, "region mouths", err);
+    if (!litres || !is_mouth) {
+        free(litres);
+        free(is_mouth);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < cells; i++) {
+        if (basin[i] < 0 || spec->solve_mask[i] != 1)
+            continue;
+        double eroded = ((double)out->uplift_m_yr[i] * years - (double)out->height_m[i]) * cell_m2;
+        litres[basin[i]] += (int64_t)llround(eroded * 1000.0);
+        n += !is_mouth[basin[i]];
+        is_mouth[basin[i]] = 1;
+    }
+    out->mouths = tb_malloc((n ? n : 1) * sizeof *out->mouths, "region mouths", err);
+    if (!out->mouths) {
+        free(litres);
+        free(is_mouth);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < cells; i++)
+        if (is_mouth[i]) {
+            tb_region_mouth_t *mo = &out->mouths[k++];
+            mo->x = tb_frame_lattice_x(box, (int64_t)(i % (size_t)box->w));
+            mo->y = tb_frame_lattice_y(box, (int64_t)(i / (size_t)box->w));
+            mo->eroded_m3 = litres[i] > 0 ? (double)litres[i] / 1000.0 : 0;
+        }
+    out->n_mouths = n;
+    qsort(out->mouths, n, sizeof *out->mouths, s_mouth_cmp);
+    free(litres);
+    free(is_mouth);
+    return 0;
+}
+
 int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
                     bool (*progress)(void *user, double fraction, const char *note), void *user,
                     tb_region_result_t *out, tb_err_t *err)
@@ -326,6 +386,8 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
         int64_t bx = tb_frame_lattice_x(box, b % box->w), by = tb_frame_lattice_y(box, b / box->w);
         out->basin[i] = (int32_t)((by * box->lattice_w + bx) % INT32_MAX);
     }
+    if (s_mouths(spec, out, basin, err) != 0)
+        goto fail;
     tb_stats_params_t sp;
     tb_stats_params_default(&sp, m->cell_m);
     sp.talus_deg = m->solve.talus_deg;
@@ -370,6 +432,7 @@ void tb_region_result_free(tb_region_result_t *r)
     free(r->basin);
     free(r->uplift_m_yr);
     free(r->stats);
+    free(r->mouths);
     memset(r, 0, sizeof *r);
 }
 
@@ -397,7 +460,7 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
     tb_bytes_init(&w);
     size_t hlen = strlen(header);
     tb_bytes_put_u32(&w, S_RESULT_MAGIC);
-    tb_bytes_put_u32(&w, S_VERSION);
+    tb_bytes_put_u32(&w, S_RESULT_VERSION);
     tb_bytes_put_u32(&w, (uint32_t)hlen);
     tb_bytes_put(&w, header, hlen);
     free(header);
@@ -407,7 +470,13 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
     tb_bytes_put(&w, r->uplift_m_yr, cells * sizeof(float));
     tb_bytes_put_u64(&w, r->stats_bytes);
     tb_bytes_put(&w, r->stats, r->stats_bytes);
-    if (r->stats_bytes > S_MAX_STATS_BYTES)
+    tb_bytes_put_u64(&w, r->n_mouths);
+    for (size_t k = 0; k < r->n_mouths; k++) {
+        tb_bytes_put_i64(&w, r->mouths[k].x);
+        tb_bytes_put_i64(&w, r->mouths[k].y);
+        tb_bytes_put_f64(&w, r->mouths[k].eroded_m3);
+    }
+    if (r->stats_bytes > S_MAX_STATS_BYTES || r->n_mouths > cells)
         w.failed = true;
     if (w.failed) {
         tb_bytes_free(&w);
@@ -423,7 +492,7 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
     tb_reader_t r;
     tb_reader_init(&r, data, bytes);
     uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
-    if (r.failed || magic != S_RESULT_MAGIC || version != S_VERSION)
+    if (r.failed || magic != S_RESULT_MAGIC || version != S_RESULT_VERSION)
         return tb_err_set(err, TB_E_FORMAT, "region result: bad magic or version %u", version);
     if (hlen > S_MAX_RESULT_HEADER || hlen > tb_reader_left(&r))
         return tb_err_set(err, TB_E_FORMAT, "region result: header of %u bytes, %zu left", hlen,
@@ -476,7 +545,8 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
     tb_reader_get(&r, out->basin, cells * sizeof(int32_t));
     tb_reader_get(&r, out->uplift_m_yr, cells * sizeof(float));
     uint64_t sb = tb_reader_u64(&r);
-    if (r.failed || sb != tb_reader_left(&r) || sb > S_MAX_STATS_BYTES) {
+    if (r.failed || sb > tb_reader_left(&r) || tb_reader_left(&r) - sb < 8 ||
+        sb > S_MAX_STATS_BYTES) {
         tb_region_result_free(out);
         return tb_err_set(err, TB_E_FORMAT, "region result: statistics of %llu bytes, %zu left",
                           (unsigned long long)sb, tb_reader_left(&r));
@@ -488,6 +558,30 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
         return tb_err_set(err, TB_E_NOMEM, "region result: out of memory");
     }
     tb_reader_get(&r, out->stats, out->stats_bytes);
+    uint64_t nm = tb_reader_u64(&r);
+    if (r.failed || nm > S_MAX_MOUTHS || nm * 24 != tb_reader_left(&r)) {
+        tb_region_result_free(out);
+        return tb_err_set(err, TB_E_FORMAT, "region result: %llu river mouths in %zu bytes",
+                          (unsigned long long)nm, tb_reader_left(&r));
+    }
+    out->mouths = malloc((size_t)(nm ? nm : 1) * sizeof *out->mouths);
+    if (!out->mouths) {
+        tb_region_result_free(out);
+        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory");
+    }
+    out->n_mouths = (size_t)nm;
+    for (size_t k = 0; k < out->n_mouths; k++) {
+        tb_region_mouth_t *mo = &out->mouths[k];
+        mo->x = tb_reader_i64(&r);
+        mo->y = tb_reader_i64(&r);
+        mo->eroded_m3 = tb_reader_f64(&r);
+        if (mo->x < 0 || mo->x >= out->box.lattice_w || mo->y < 0 ||
+            mo->y >= out->box.lattice_h || !isfinite(mo->eroded_m3) || mo->eroded_m3 < 0) {
+            tb_region_result_free(out);
+            return tb_err_set(err, TB_E_FORMAT, "region result: river mouth %zu is off the "
+                              "planet or has a bad volume", k);
+        }
+    }
     return 0;
 }
 
@@ -532,10 +626,13 @@ size_t tb_region_result_bound(const void *spec, size_t n)
     uint64_t cells = (uint64_t)(tb_reader_left(&r) - hlen) / 2;
     if (cells > (uint64_t)S_MAX_BOX_CELLS)
         return 0;
-    /* What tb_region_result_encode writes: magic, version, header length, the header, its
-     * per-cell planes, the statistics' length and the statistics. Keep in step with it. */
-    return (size_t)(12 + S_MAX_RESULT_HEADER + S_RESULT_MAX_BYTES_PER_CELL * cells + 8 +
-                    S_MAX_STATS_BYTES);
+    /* What tb_region_result_encode writes: magic, version, header length, the header, four 4-byte
+     * planes a cell, the statistics' length and the statistics, the mouths' count and 24 bytes a
+     * mouth (a mouth is a cell, so at most one a cell). Keep in step with it: a result it
+     * allows too little for is refused as larger than its job can produce. */
+    uint64_t mouths = cells < S_MAX_MOUTHS ? cells : S_MAX_MOUTHS;
+    return (size_t)(12 + S_MAX_RESULT_HEADER + 16 * cells + 8 + S_MAX_STATS_BYTES + 8 +
+                    24 * mouths);
 }
 
 /* A result answers a spec when it decodes and echoes the spec's hash (which covers the steps, the

@@ -4,7 +4,7 @@
  * and erodibility fields (jobs/uplift), runs the stream-power solve (jobs/geology) for the manifest's
  * steps, and fills the region's statistics (jobs/stats) while the grid is alive. Every cell outside
  * the region's own land is held at sea level, so the answer on a landmass does not depend on how the
- * planet was cut up (DESIGN 4, 5).
+ * planet was cut up (docs/determinism.md).
  *
  * The spec carries everything the job reads - the manifest's physics, the legend classes present in
  * the box, the planet probes, the class raster and the solve mask - so a worker reads no file. It is
@@ -48,6 +48,14 @@ typedef struct {
     uint8_t *solve_mask;
 } tb_region_spec_owned_t;
 
+/* A river mouth of the region: the lattice cell (held at sea level) a set of basins drains into, and
+ * the volume the solve eroded from them: uplift volume minus the height gained, summed over the
+ * basins' cells (docs/coast.md, "River supply"). */
+typedef struct {
+    int64_t x, y;     /* lattice cell */
+    double eroded_m3; /* >= 0; exact sums of whole litres, so any decomposition gives the same */
+} tb_region_mouth_t;
+
 /* Everything a region job returns. Arrays are box-sized and owned. */
 typedef struct {
     int region_id;
@@ -60,6 +68,8 @@ typedef struct {
     float *uplift_m_yr;   /* the uplift field the solve used */
     void *stats;          /* encoded jobs/stats histograms of the region's own land */
     size_t stats_bytes;
+    tb_region_mouth_t *mouths; /* sorted by lattice y then x; NULL when there are none */
+    size_t n_mouths;
     double solve_s;       /* seconds in the solve, for meta.json (not part of any hash) */
     uint64_t spec_xxh3;   /* XXH3-64 of the spec bytes this result answers (set by the job kind;
                              the coordinator compares it with its own, docs/distribution.md) */

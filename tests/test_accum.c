@@ -1,6 +1,6 @@
 /* Drainage area (jobs/geology/accumulation.h): drainage closes for D8 and MFD on terrain full of
  * pits, MFD is the same float sum in any box, and on a planar ramp at 22.5 degrees MFD spreads the
- * flow along a contour where D8 gathers it into a few lines (reference notes 4.B2). */
+ * flow along a contour where D8 gathers it into a few lines (docs/solve.md). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -181,7 +181,7 @@ START_TEST(test_mfd_same_bits_in_any_box)
 }
 END_TEST
 
-/* The ramp (reference 4.B2): a plane rising at an aspect of 22.5 degrees, where D8's cardinal and
+/* The ramp (docs/solve.md): a plane rising at an aspect of 22.5 degrees, where D8's cardinal and
  * diagonal descents tie exactly. Solved cells are those below a contour line u = u0, u the distance
  * along the gradient, so every flow line starts at the same contour (the divide: above it the box
  * is held at 0 m) and the ideal area of a cell depends on u alone. Asked about: cells 20..150 cells

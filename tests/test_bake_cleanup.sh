@@ -9,7 +9,7 @@ source "$2/tests/support/bake_test.sh" "$1" "$2"
 small=(--circumference-km 10)
 
 # Normal end.
-bake "$T/ok" "${small[@]}" --steps 20 --workers 2
+bake "$T/ok" "${small[@]}" --steps 20 --workers 2 --no-tiles
 assert_clean "normal end"
 
 # Error while workers are busy: every attempt at region 2 outlives --job-timeout and is cancelled.

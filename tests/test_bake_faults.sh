@@ -11,7 +11,7 @@
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
-small=(--circumference-km 10 --steps 100)
+small=(--circumference-km 10 --steps 100 --no-tiles) # tiles: test_bake_tiles.sh
 bake "$T/ref" "${small[@]}" --workers 0
 
 # 1. SIGKILL a worker in the middle of region 2.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `terrain gate` end to end (issue 6): the demo planet on three seeds at 100 steps passes the
+# `terrain gate` end to end (docs/gate.md): the demo planet on three seeds at 100 steps passes the
 # built-in gates and writes well-formed JUnit; a rerun reuses every stored region and, against
 # itself as --baseline, reports no change; the negative control (--test-no-incision) fails with the
 # failing gates named, in the table and in the JUnit; a bad gates file is refused naming the key.

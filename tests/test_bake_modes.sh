@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The demo bake (25 km, 4 regions, 20 steps) in-process on one thread, through 1 local worker on
 # two threads, through 4 local workers on one thread each, and through 2 farm workers over loopback
-# TCP gives byte-identical planet_height.png, summary.txt and maps (DESIGN 4: not the number of
+# TCP gives byte-identical planet_height.png, summary.txt and maps (docs/determinism.md: not the number of
 # workers or threads, not who ran what). Then the result store of one of those bakes: a rerun reuses
 # every region and computes nothing; a stored result with a flipped byte is caught by its checksum
 # and only that region is recomputed; --fresh recomputes everything. Every rerun ends with the same
@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
-demo=(--steps 20)
+demo=(--steps 20 --no-tiles) # the tiles have their own test (test_bake_tiles.sh)
 bake "$T/inproc" "${demo[@]}" --workers 0 --threads 1
 bake "$T/w1" "${demo[@]}" --workers 1 --threads 2
 bake "$T/w4" "${demo[@]}" --workers 4 --threads 1
@@ -45,14 +45,14 @@ for run in w1 w4 farm; do
   same_height "$T/inproc" "$T/$run" "in-process against $run"
   cmp -s "$T/inproc/summary.txt" "$T/$run/summary.txt" || fail "summary.txt of in-process and $run differ"
   for f in map_flow.png map_basins.png preview.png map_uplift.png map_slope.png map_relief.png \
-    map_erodibility.png planet_height_low.png; do
+    map_erodibility.png planet_height_low.png map_coast.png map_exposure.png; do
     cmp -s "$T/inproc/$f" "$T/$run/$f" || fail "$f of in-process and $run differ"
   done
   [ "$(dispatch_stat "$T/$run" ran)" = 4 ] || fail "$run solved $(dispatch_stat "$T/$run" ran) of 4 regions"
 done
 # meta.json records the XXH3 of every output; check one against the file itself.
 [ "$(json_get "$T/w1/meta.json" 'sorted(d["outputs"])')" = \
-  "['map_basins.png', 'map_class.png', 'map_erodibility.png', 'map_flow.png', 'map_regions.png', 'map_relief.png', 'map_slope.png', 'map_uplift.png', 'plan.json', 'planet_height.png', 'planet_height_low.png', 'preview.png', 'summary.txt']" ] ||
+  "['map_basins.png', 'map_class.png', 'map_coast.png', 'map_erodibility.png', 'map_exposure.png', 'map_flow.png', 'map_regions.png', 'map_relief.png', 'map_slope.png', 'map_uplift.png', 'plan.json', 'planet_height.png', 'planet_height_low.png', 'preview.png', 'summary.txt']" ] ||
   fail "meta.json does not hash every output: $(json_get "$T/w1/meta.json" 'sorted(d["outputs"])')"
 echo "ok: in-process on 1 thread, 1 worker x 2 threads, 4 workers x 1 thread and 2 farm workers ($farm_workers) agree byte for byte"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The result store keys a region by what can change its answer (DESIGN 5): a planet made with
+# The result store keys a region by what can change its answer (docs/bake.md): a planet made with
 # `terrain init` (the 10 km demo, 4 regions) is baked, then
 #  - a change to ONE class's uplift in legend.json re-solves exactly the regions whose land holds
 #    that class (read from plan.json's class_cells, not assumed) and reuses the others, and the
@@ -10,7 +10,7 @@ set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
 "$TERRAIN" init "$T/planet" --circumference-km 10 >"$T/init.out" 2>"$T/init.err" || fail "terrain init failed"
-run=("$T/planet/planet.json" --steps 30 --workers 2)
+run=("$T/planet/planet.json" --steps 30 --workers 2 --no-tiles) # the tiles have tests/test_bake_tiles.sh
 bake "$T/bake" "${run[@]}"
 [ "$(dispatch_stat "$T/bake" ran)" = 4 ] || fail "the first bake solved $(dispatch_stat "$T/bake" ran) of 4 regions"
 cp "$T/bake/planet_height.png" "$T/before.png"

@@ -59,6 +59,7 @@ bad=(
   "report --bogus x|--bogus"
   "report a b|\"b\""
   "report nobake|nobake/meta.json: not found"
+  "frobnicate|frobnicate"
 )
 for case in "${bad[@]}"; do
   args=${case%%|*}

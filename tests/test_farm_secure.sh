@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Farm security (DESIGN 6): a bind other hosts can reach is refused without CURVE keys unless
+# Farm security (docs/distribution.md): a bind other hosts can reach is refused without CURVE keys unless
 # --insecure is given; with keys from `terrain farm-keys`, a worker holding an allowed certificate
 # joins and one without keys never does.
 set -euo pipefail

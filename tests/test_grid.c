@@ -1,4 +1,4 @@
-/* Frames, located grids and wrap-aware indexing (DESIGN 3). */
+/* Frames, located grids and wrap-aware indexing (docs/determinism.md). */
 #include <check.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* The world-position hash (DESIGN 4, rule 1). */
+/* The world-position hash (docs/determinism.md, rule 1). */
 #include <check.h>
 #include <math.h>
 

@@ -69,7 +69,7 @@ static cJSON *s_json(const char *dir, const char *name)
     return j;
 }
 
-START_TEST(test_plan_with_no_arguments_writes_three_files)
+START_TEST(test_plan_with_no_arguments_writes_four_files)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", tb_test_tmpdir("cli-plan"));
@@ -81,10 +81,13 @@ START_TEST(test_plan_with_no_arguments_writes_three_files)
     ck_assert_ptr_nonnull(strstr(out, "seam disagreement"));
     ck_assert_ptr_nonnull(strstr(out, "FLOOR"));
     ck_assert_ptr_nonnull(strstr(out, "snapped wavelengths"));
+    /* the demo's 25 x 8 km: 5 x 2 tiles of 5 km, the last row partial, every one with land */
+    ck_assert_ptr_nonnull(strstr(out, "tiles: 10 of 5 km at 2 m"));
+    ck_assert_ptr_nonnull(strstr(out, "the last row partial"));
     free(out);
     char plan_dir[4200];
     snprintf(plan_dir, sizeof plan_dir, "%s/out/plan", dir);
-    ck_assert_int_eq(s_count_files(plan_dir), 3);
+    ck_assert_int_eq(s_count_files(plan_dir), 4);
     cJSON *plan = s_json(plan_dir, "plan.json");
     ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(plan, "regions")), 4);
     cJSON_Delete(plan);
@@ -96,6 +99,10 @@ START_TEST(test_plan_with_no_arguments_writes_three_files)
     tb_image_free(&img);
     snprintf(path, sizeof path, "%s/map_class.png", plan_dir);
     ck_assert_int_eq(tb_png_read(path, TB_PNG_RGB8, 1 << 24, &img, NULL), 0);
+    tb_image_free(&img);
+    snprintf(path, sizeof path, "%s/map_tiles.png", plan_dir);
+    ck_assert_int_eq(tb_png_read(path, TB_PNG_RGB8, 1 << 24, &img, NULL), 0);
+    ck_assert_uint_eq(img.w, 3125);
     tb_image_free(&img);
 }
 END_TEST
@@ -277,7 +284,7 @@ Suite *plan_cli_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_unchecked_fixture(tc, s_setup, NULL);
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_plan_with_no_arguments_writes_three_files);
+    tcase_add_test(tc, test_plan_with_no_arguments_writes_four_files);
     tcase_add_test(tc, test_init_then_plan_gives_the_demo_regions);
     tcase_add_test(tc, test_colours_not_in_the_legend);
     tcase_add_test(tc, test_duplicate_legend_colours);

@@ -32,7 +32,7 @@ START_TEST(test_region_colours_are_far_apart)
                 consecutive = fmin(consecutive, s_dist(a, b));
         }
     }
-    /* The predecessor's walk managed 37.7 at forty regions (reference notes, 3.1a). */
+    /* The predecessor's colour walk managed 37.7 at forty regions. */
     ck_assert_msg(closest > 45, "closest pair of 40 region colours %.1f apart", closest);
     ck_assert_msg(consecutive > 120, "consecutive ids only %.1f apart", consecutive);
 }

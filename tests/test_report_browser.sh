@@ -20,7 +20,7 @@ fi
 CHECK=$SRC/tests/support/report_check.py
 SHOTS=$BUILD/test-output/report_browser
 mkdir -p "$SHOTS"
-small=(--circumference-km 10 --workers 2)
+small=(--circumference-km 10 --workers 2 --no-tiles) # the tiles have tests/test_bake_tiles.sh
 
 # browse URL NAME [ARGS]: chromium on URL with ARGS; stdout to $T/NAME.dom, its log to
 # $T/NAME.console. dom URL NAME: the page's DOM after its script ran.

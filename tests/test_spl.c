@@ -2,7 +2,7 @@
  * fastscapelib's test_spl.cpp: under uniform uplift U with diffusion and the clamp off, a converged
  * landscape has, at every solved cell, S = (U/K)^(1/n) A^(-m/n), S the slope to its D8 receiver and
  * A the drainage area the update used. The cells asked about are every solved cell: the interior of
- * the box, never its fixed ring (reference notes, section 7, last trap). */
+ * the box, never its fixed ring (docs/traps.md, "A test on a grid whose edge is an outlet"). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>

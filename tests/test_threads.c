@@ -1,4 +1,4 @@
-/* The geology step on a thread pool (issue 4): heights and drainage area after 200 steps are the
+/* The geology step on threads (docs/solve.md): heights and drainage area after 200 steps are the
  * one-thread bytes at 2, 3 and 4 threads - on a small copy of the benchmark grid (MFD and D8), on
  * a landmass where one drainage basin holds most of the land, and on a box that wraps the whole
  * circumference (its edge columns take the kernels' slow paths); a landmass solved in its own box
@@ -206,23 +206,28 @@ static size_t s_differ(const s_land_t *l, const s_out_t *a, const s_out_t *b)
     return d;
 }
 
-/* 200 steps on 1 thread, then on 2, 3 and 4: the same bytes everywhere, and the step really was
+/* `steps` steps on 1 thread, then on 2, 3 and 4: the same bytes everywhere, and the step really was
  * split (one band per thread). */
-static void s_same_at_every_thread_count(const s_land_t *l, const char *what)
+static void s_same_after(const s_land_t *l, const char *what, int steps)
 {
-    s_out_t one = s_solve(l, 1, 200);
+    s_out_t one = s_solve(l, 1, steps);
     ck_assert_int_eq(one.bands, 1);
     for (int threads = 2; threads <= 4; threads++) {
-        s_out_t many = s_solve(l, threads, 200);
+        s_out_t many = s_solve(l, threads, steps);
         ck_assert_int_eq(many.bands, threads);
         size_t d = s_differ(l, &one, &many);
         ck_assert_msg(d == 0, "%s: %zu cells differ between 1 and %d threads", what, d, threads);
         s_out_free(&many);
     }
-    fprintf(stderr, "%s: 1, 2, 3 and 4 threads give the same bits after 200 steps (largest basin "
+    fprintf(stderr, "%s: 1, 2, 3 and 4 threads give the same bits after %d steps (largest basin "
                     "%.0f %% of the land)\n",
-            what, 100 * one.largest_share);
+            what, steps, 100 * one.largest_share);
     s_out_free(&one);
+}
+
+static void s_same_at_every_thread_count(const s_land_t *l, const char *what)
+{
+    s_same_after(l, what, 200);
 }
 
 START_TEST(test_grid_mfd)
@@ -266,11 +271,10 @@ START_TEST(test_one_basin_holds_most_of_the_land)
 }
 END_TEST
 
-START_TEST(test_a_box_round_the_planet)
+/* Land all the way round: the box wraps, so its first and last columns are land whose neighbours
+ * sit across the seam. */
+static s_land_t s_round_the_planet(int64_t lw, int64_t lh)
 {
-    /* Land all the way round: the box wraps, so its first and last columns are land whose
-     * neighbours sit across the seam. */
-    const int64_t lw = 120, lh = 72;
     tb_frame_t box = tb_geo_box(lw, lh, 0, 0, lw, lh);
     s_land_t l = s_land_new(&box, 1.0);
     tb_geo_noise(&l.box, 5, 1.0, l.h0);
@@ -278,11 +282,42 @@ START_TEST(test_a_box_round_the_planet)
     for (int64_t j = 0; j < lh; j++)
         for (int64_t i = 0; i < lw; i++) {
             size_t c = tb_idx(lw, i, j);
-            l.mask[c] = j >= 6 && j < 66;
+            l.mask[c] = j >= lh / 12 && j < lh - lh / 12;
             l.u[c] = (float)(3e-4 * (1 + 0.5 * cos(2 * M_PI * (double)i / (double)lw)));
             l.k[c] = (float)p.k;
         }
+    return l;
+}
+
+START_TEST(test_a_box_round_the_planet)
+{
+    s_land_t l = s_round_the_planet(120, 72);
     s_same_at_every_thread_count(&l, "box round the planet");
+    s_land_free(&l);
+}
+END_TEST
+
+/* The case "race": the same comparisons on small grids for a few steps, quick enough to run under
+ * ThreadSanitizer (scripts/test runs CK_RUN_CASE=race in build-tsan), where every cross-band read
+ * and write of a step is checked; the bytes are compared as above. */
+START_TEST(test_race_grids)
+{
+    s_land_t mfd = s_grid(64, 1.0), d8 = s_grid(64, 0.0), general = s_grid(64, 1.1);
+    for (size_t c = 0; c < 64 * 64; c++)
+        general.h0[c] -= 0.5f;
+    s_same_after(&mfd, "race: grid 64 x 64, MFD", 12);
+    s_same_after(&d8, "race: grid 64 x 64, D8 by basin", 12);
+    s_same_after(&general, "race: grid 64 x 64, MFD exponent 1.1, below the sea", 12);
+    s_land_free(&mfd);
+    s_land_free(&d8);
+    s_land_free(&general);
+}
+END_TEST
+
+START_TEST(test_race_round_the_planet)
+{
+    s_land_t l = s_round_the_planet(96, 48);
+    s_same_after(&l, "race: box round the planet", 12);
     s_land_free(&l);
 }
 END_TEST
@@ -328,7 +363,7 @@ END_TEST
 START_TEST(test_largest_demo_region)
 {
     s_land_t l = s_demo_region(2);
-    ck_assert_uint_gt(l.box.w * l.box.h, 1000000); /* the region the issue's speedup is about */
+    ck_assert_uint_gt(l.box.w * l.box.h, 1000000); /* docs/solve.md's speedup region */
     s_same_at_every_thread_count(&l, "demo planet region 2");
     s_land_free(&l);
 }
@@ -364,6 +399,11 @@ Suite *threads_suite(void)
     tcase_add_test(tc, test_two_frames_agree_at_every_thread_count);
     tcase_add_test(tc, test_one_float_step_changes_the_bytes);
     suite_add_tcase(s, tc);
+    TCase *race = tcase_create("race");
+    tcase_set_timeout(race, 300);
+    tcase_add_test(race, test_race_grids);
+    tcase_add_test(race, test_race_round_the_planet);
+    suite_add_tcase(s, race);
 #ifdef S_FULL
     TCase *full = tcase_create("full");
     tcase_set_timeout(full, 900);

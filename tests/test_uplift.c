@@ -253,7 +253,7 @@ static void s_local_probes(const tb_manifest_t *m, const tb_uplift_probes_t *pla
 
 START_TEST(test_a_region_percentile_breaks_the_agreement)
 {
-    /* Negative control (reference section 6): the massif cut as a percentile of the region's own
+    /* Negative control (docs/traps.md): the massif cut as a percentile of the region's own
      * land puts the same hillside on different sides of the cut in two boxes. */
     tb_manifest_t m;
     s_manifest(&m, 16, 8);
@@ -535,7 +535,7 @@ START_TEST(test_fault_envelope_reaches_zero_with_zero_gradient)
     ck_assert_msg(fabs(slope_in) < 0.01, "slope on the trace %g (per width)", slope_in);
     double jump = tb_fault_envelope(w - 1e-9, w);
     ck_assert_msg(jump < 1e-12, "value just inside the width %g", jump);
-    /* Negative control: the exponential cut off at three lengths (reference section 6) steps. */
+    /* Negative control: the exponential cut off at three lengths (docs/traps.md) steps. */
     double exp_inside = exp(-(w - 1e-9) / (w / 3)), exp_slope = exp_inside / (w / 3) * w;
     ck_assert_msg(exp_inside > 0.04 && exp_slope > 0.1,
                   "control: an exponential cut at 3 lengths should leave %g and slope %g",

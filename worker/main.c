@@ -108,7 +108,7 @@ int main(int argc, char **argv)
         snprintf(prog, sizeof prog, "terrain-worker %s", name);
         tb_log_set_program(prog);
     }
-    /* The program, not the library, decides about signals (STYLE; czmq PR #533). */
+    /* The program, not the library, decides about signals (czmq PR #533). */
     zsys_handler_set(NULL);
     zsys_init();
     s_catch_signals();

@@ -63,6 +63,7 @@ extern const tb_manifest_section_t tb_manifest_section_massif;
 extern const tb_manifest_section_t tb_manifest_section_rock;
 extern const tb_manifest_section_t tb_manifest_section_faults;
 extern const tb_manifest_section_t tb_manifest_section_tiles;
+extern const tb_manifest_section_t tb_manifest_section_coast;
 
 /* The walker's helpers the legend shares (common/manifest.c). */
 /* TB_E_INVALID "NAME: PATH: expected EXPECTED, got VALUE"; returns -1. */

@@ -23,27 +23,33 @@
 #define TB_BAKE_MAX_CLIP_FRACTION 0.001
 
 typedef struct {
-    const char *manifest_path;   /* NULL: the demo planet */
-    tb_input_options_t input;    /* --seed, --circumference-km */
-    const char *out_dir;         /* required */
-    const int64_t *only;         /* region ids to solve; NULL = all */
+    const char *manifest_path; /* NULL: the demo planet */
+    tb_input_options_t input;  /* --seed, --circumference-km */
+    const char *out_dir;       /* required */
+    const int64_t *only;       /* region ids to solve; NULL = all */
     int n_only;
     int steps;                   /* > 0 overrides solve.steps */
     tb_dispatch_opts_t dispatch; /* workers, threads, bind ...; store_dir and callbacks are set here */
     bool quiet;                  /* no tables on stdout (the gate prints its own) */
     bool no_incision;            /* test-only: stream-power incision off (a negative control) */
+    bool no_coast;               /* --no-coast: skip the coastal pass (docs/coast.md) */
+    bool tiles;                  /* run the tiles phase (docs/tiles.md): `terrain bake` sets it
+                                    unless --no-tiles; library callers opt in */
 } tb_bake_opts_t;
 
 typedef struct {
-    bool bad_input;              /* failed before anything ran: the manifest, painting or options */
-    bool partial;                /* --only */
+    bool bad_input; /* failed before anything ran: the manifest, painting or options */
+    bool partial;   /* --only */
     int regions_solved, regions_total;
     int64_t land_cells_solved;
     tb_stats_extent_t extent;
     double clip_fraction;
-    tb_stats_t *stats;           /* merged in region order; owned by the caller (tb_stats_destroy) */
+    tb_stats_t *stats; /* merged in region order; owned by the caller (tb_stats_destroy) */
     double seconds;
     tb_dispatch_stats_t dispatch; /* jobs, from_store, ran, attempts ... (filled once dispatched) */
+    int tiles_baked;              /* detail tiles written to out_dir/tiles (0 when skipped) */
+    size_t tiles_from_store;      /* of them, taken from the result store */
+    double tiles_seconds;
     char summary_path[4200];
     char meta_path[4200];
 } tb_bake_outcome_t;

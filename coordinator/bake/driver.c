@@ -92,6 +92,17 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
     return 0;
 }
 
+int tb_bake_run_phases(tb_bake_ctx_t *ctx, const tb_phase_t *const *phases, int n, tb_err_t *err)
+{
+    if (n > TB_BAKE_MAX_PHASES)
+        return tb_err_set(err, TB_E_INTERNAL, "%d phases; at most %d", n, TB_BAKE_MAX_PHASES);
+    bool removed_meta = false;
+    for (int i = 0; i < n; i++)
+        if (s_run_phase(ctx, phases[i], &removed_meta, err) != 0)
+            return -1; /* the phase's own message: it names the file, key or job */
+    return 0;
+}
+
 void tb_bake_outcome_free(tb_bake_outcome_t *out)
 {
     if (out)
@@ -109,10 +120,8 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
         tb_err_set(err, TB_E_NOMEM, "out of memory");
         goto done;
     }
-    bool removed_meta = false;
-    for (int i = 0; i < tb_bake_n_phases; i++)
-        if (s_run_phase(&ctx, tb_bake_phases[i], &removed_meta, err) != 0)
-            goto done;
+    if (tb_bake_run_phases(&ctx, tb_bake_phases, tb_bake_n_phases, err) != 0)
+        goto done;
     /* meta.json, last: its presence says the bake is complete */
     if (tb_bake_check_interrupted(&ctx, err) != 0 || tb_bake_meta_write(&ctx, err) != 0)
         goto done;
@@ -134,9 +143,13 @@ done:
     tb_report_live_destroy(&ctx.live);
     out->stats = ctx.stats;
     cJSON_Delete(ctx.hashes);
+    cJSON_Delete(ctx.meta_sections);
+    cJSON_Delete(ctx.tiles_meta);
     tb_planet_destroy(&ctx.planet);
     free(ctx.selected);
     tb_dispatch_destroy(&ctx.dispatch);
+    tb_dispatch_destroy(&ctx.coast_dispatch);
+    free(ctx.mouths);
     tb_plan_destroy(&ctx.plan);
     tb_planet_input_free(&ctx.input);
     return rc;

@@ -35,6 +35,28 @@ static cJSON *s_phases_json(const tb_bake_ctx_t *ctx)
     return phases;
 }
 
+/* The sections meta.json always has; a phase's own section may not take one of these names. */
+static const char *const s_reserved[] = {"tool",     "manifest",   "plan",   "bake",   "extent",
+                                         "dispatch", "statistics", "phases", "outputs"};
+
+int tb_bake_meta_add(tb_bake_ctx_t *ctx, const char *key, cJSON *item, tb_err_t *err)
+{
+    for (size_t i = 0; i < sizeof s_reserved / sizeof s_reserved[0]; i++)
+        if (strcmp(key, s_reserved[i]) == 0) {
+            cJSON_Delete(item);
+            return tb_err_set(err, TB_E_INTERNAL, "meta.json: \"%s\" is the bake's own section",
+                              key);
+        }
+    if (!ctx->meta_sections)
+        ctx->meta_sections = cJSON_CreateObject();
+    if (!ctx->meta_sections || !item || cJSON_GetObjectItemCaseSensitive(ctx->meta_sections, key)) {
+        cJSON_Delete(item);
+        return tb_err_set(err, TB_E_INTERNAL, "meta.json: cannot add the section \"%s\"", key);
+    }
+    cJSON_AddItemToObject(ctx->meta_sections, key, item);
+    return 0;
+}
+
 int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;
@@ -71,6 +93,18 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddItemToObject(meta, "statistics", stats ? stats : cJSON_CreateNull());
     cJSON_AddItemToObject(meta, "histograms", tb_report_histograms_json(ctx->stats));
     cJSON_AddItemToObject(meta, "inputs", tb_report_inputs_json(ctx->manifest, ctx->plan));
+    for (cJSON *sec = ctx->meta_sections ? ctx->meta_sections->child : NULL; sec; sec = sec->next)
+        cJSON_AddItemToObject(meta, sec->string, cJSON_Duplicate(sec, true));
+    if (ctx->coast_ran) {
+        cJSON *coast = tb_coast_stats_to_json(&ctx->coast_stats);
+        cJSON_AddNumberToObject(coast, "seconds", ctx->coast_s);
+        cJSON_AddItemToObject(coast, "dispatch", tb_dispatch_record_json(ctx->coast_dispatch));
+        cJSON_AddItemToObject(meta, "coast", coast);
+    } else {
+        cJSON_AddItemToObject(meta, "coast", cJSON_CreateNull());
+    }
+    if (ctx->tiles_meta)
+        cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles_meta, true));
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
     char *text = cJSON_Print(meta);

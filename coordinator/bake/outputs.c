@@ -48,6 +48,19 @@ int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *im
     return rc;
 }
 
+int tb_bake_write_bytes(tb_bake_ctx_t *ctx, const char *name, const void *bytes, size_t n,
+                        uint64_t *xxh3, tb_err_t *err)
+{
+    char path[4200];
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0 ||
+        tb_fs_write_atomic(path, bytes, n, err) != 0)
+        return -1;
+    s_record(ctx, name, bytes, n);
+    if (xxh3)
+        *xxh3 = tb_xxh3(bytes, n);
+    return 0;
+}
+
 int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, tb_err_t *err)
 {
     char path[4200];

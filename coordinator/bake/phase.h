@@ -21,7 +21,9 @@
 #include "coordinator/bake/planet_input.h"
 #include "coordinator/farm/dispatch.h"
 #include "coordinator/report/report.h"
+#include "jobs/coast/coast.h"
 #include "jobs/plan/plan.h"
+#include "jobs/region.h"
 #include "jobs/stats/stats.h"
 #include "jobs/uplift/uplift.h"
 
@@ -55,9 +57,20 @@ typedef struct {
     tb_stats_t *stats;   /* merged in region order; moved to out->stats at the end */
     const char *partial; /* "regions 2,3 of 4" for a partial bake, else NULL */
     char partial_text[256];
+    char farm_endpoint[512]; /* a farm bake's bound endpoint: the coast's dispatch binds it again */
+    tb_region_mouth_t *mouths; /* the regions' river mouths, in region order */
+    size_t n_mouths, cap_mouths;
+    /* coast */
+    bool coast_ran;
+    tb_coast_stats_t coast_stats;
+    double coast_s;               /* the coast phase's seconds */
+    tb_dispatch_t *coast_dispatch; /* the coast job's record, for meta.json */
     /* outputs */
-    int64_t clipped; /* heightmap cells outside elevation_m */
-    cJSON *hashes;   /* output file name -> XXH3 (hex), in writing order */
+    int64_t clipped;      /* heightmap cells outside elevation_m */
+    cJSON *hashes;        /* output file name -> XXH3 (hex), in writing order */
+    cJSON *meta_sections; /* tb_bake_meta_add: the phases' own sections of meta.json */
+    /* tiles */
+    cJSON *tiles_meta; /* meta.json's "tiles" (NULL when the phase did not run); owned */
     /* the driver */
     tb_report_live_t *live; /* report.html while the bake runs, from the end of the plan */
     tb_phase_record_t records[TB_BAKE_MAX_PHASES];
@@ -80,6 +93,11 @@ typedef struct {
 extern const tb_phase_t *const tb_bake_phases[];
 extern const int tb_bake_n_phases;
 
+/* Runs phases[0..n) on ctx as tb_bake_run does (the driver's checks, allocation, timing, records in
+ * ctx->records); 0, or -1 with *err set (by the phase, or by the driver naming the phase).
+ * tb_bake_run calls it with tb_bake_phases; the tests call it with their own tables. */
+int tb_bake_run_phases(tb_bake_ctx_t *ctx, const tb_phase_t *const *phases, int n, tb_err_t *err);
+
 /* TB_E_INTERRUPTED when the program's SIGINT/SIGTERM flag is up: a phase checks it between its
  * steps, so an interrupted bake stops before meta.json. */
 int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err);
@@ -95,11 +113,21 @@ int tb_bake_check_inputs(const tb_bake_ctx_t *ctx, const char *const *names, siz
                          tb_err_t *err);
 int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *img, tb_err_t *err);
 int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, tb_err_t *err);
+/* Writes bytes already encoded (a PNG, an .r16) to out_dir/NAME atomically and records its XXH3;
+ * *xxh3 (may be NULL) gets the hash. */
+int tb_bake_write_bytes(tb_bake_ctx_t *ctx, const char *name, const void *bytes, size_t n,
+                        uint64_t *xxh3, tb_err_t *err);
 /* Records the XXH3 of out_dir/NAME, a file another module wrote. */
 int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err);
 
+/* Adds `item` (taken over) to meta.json as the top-level section `key` (e.g. "coast": the coast
+ * phase's statistics and its dispatch record); a key the bake already writes is refused
+ * (TB_E_INTERNAL). 0 or -1. */
+int tb_bake_meta_add(tb_bake_ctx_t *ctx, const char *key, cJSON *item, tb_err_t *err);
+
 /* Writes out_dir/meta.json (coordinator/bake/meta.c): the tool, manifest, plan, bake, extent,
- * dispatch, statistics, phases and outputs. Its presence says the directory holds a complete bake.
+ * dispatch (the solve's), statistics, the phases' own sections, phases and outputs. Its presence
+ * says the directory holds a complete bake.
  */
 int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err);
 

@@ -1,6 +1,7 @@
 /* The composite phase: the planet heightmap, ocean at its painted class depth and land as solved
- * (sea level where no region was solved), and its extent against the manifest's elevation_m.
- * Reads: classes, land_m. Writes: height_m. */
+ * (sea level where no region was solved). Reads: classes, land_m. Writes: height_m. Later phases
+ * may change height_m (the coast); its extent is measured by the outputs phase, from the final
+ * heights. */
 #include "coordinator/bake/phase.h"
 
 static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)

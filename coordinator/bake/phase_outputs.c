@@ -1,7 +1,10 @@
-/* The outputs phase: the pictures and texts of a bake in out_dir, each written to a temporary name
- * and renamed, its XXH3 recorded for meta.json (docs/bake.md lists them): planet_height.png,
- * map_flow.png, map_basins.png, preview.png, map_class.png, map_regions.png, map_uplift.png,
- * plan.json and summary.txt (also printed unless quiet). Reads: every planet array. */
+/* The outputs phase: the extent of the final heightmap (after the coast) against the manifest's
+ * elevation_m (the clip fraction the bake is judged on), then the pictures and texts of a bake in
+ * out_dir, each written to a temporary name and renamed, its XXH3 recorded for meta.json
+ * (docs/bake.md lists them): planet_height.png, map_flow.png, map_basins.png, preview.png,
+ * map_class.png, map_regions.png, map_uplift.png, plan.json and summary.txt with the coast block
+ * (also printed unless quiet); the coast phase writes its own two maps. Reads: every planet array.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,9 +86,32 @@ static int s_summary(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_manifest_t *m = ctx->manifest;
     const tb_bake_outcome_t *out = ctx->out;
-    char *text = tb_stats_report_text(ctx->stats, &out->extent, ctx->partial);
-    if (!text)
+    char *stats_text = tb_stats_report_text(ctx->stats, &out->extent, ctx->partial);
+    if (!stats_text)
         return tb_err_set(err, TB_E_NOMEM, "out of memory printing the summary");
+    /* the coast block after the statistics (docs/coast.md, "Reading the block"); a partial bake
+     * says PARTIAL on each of its lines, as on every line of the statistics */
+    char block[1024], coast[1536];
+    if (ctx->coast_ran)
+        tb_coast_stats_format(&ctx->coast_stats, block, sizeof block);
+    else
+        snprintf(block, sizeof block, "coast: skipped (--no-coast): every coast is a step\n");
+    size_t k = 0;
+    for (const char *line = block; *line && k < sizeof coast;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+        k += (size_t)snprintf(coast + k, sizeof coast - k, "%s%.*s", ctx->partial ? "PARTIAL " : "",
+                              (int)len, line);
+        line += len;
+    }
+    char *text = malloc(strlen(stats_text) + strlen(coast) + 1);
+    if (!text) {
+        free(stats_text);
+        return tb_err_set(err, TB_E_NOMEM, "out of memory printing the summary");
+    }
+    strcpy(text, stats_text);
+    strcat(text, coast);
+    free(stats_text);
     char head[1024];
     snprintf(head, sizeof head,
              "terrain bake %s: %s, %lld x %lld cells of %g m, %d steps of %g yr, %d of %d "
@@ -112,12 +138,25 @@ static int s_summary(tb_bake_ctx_t *ctx, tb_err_t *err)
     return rc;
 }
 
+/* The extent of height_m against elevation_m, and the share of cells the 16-bit encoding clips. */
+static int s_extent(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_manifest_t *m = ctx->manifest;
+    size_t cells = tb_planet_cells(ctx->planet);
+    tb_bake_outcome_t *out = ctx->out;
+    if (tb_stats_extent_measure(tb_planet_cheight_m(ctx->planet), cells, m->elevation_min_m,
+                                m->elevation_max_m, &out->extent, err) != 0)
+        return -1;
+    out->clip_fraction = (double)out->extent.clipped / (double)cells;
+    return 0;
+}
+
 static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     tb_image_t img = {0};
     int rc = -1;
-    if (s_planet_maps(ctx, &img, err) != 0 || s_plan_maps(ctx, &img, err) != 0 ||
-        tb_bake_check_interrupted(ctx, err) != 0)
+    if (s_extent(ctx, err) != 0 || s_planet_maps(ctx, &img, err) != 0 ||
+        s_plan_maps(ctx, &img, err) != 0 || tb_bake_check_interrupted(ctx, err) != 0)
         goto done;
     char *text = tb_plan_to_json(ctx->plan);
     int trc = text ? tb_bake_write_text(ctx, "plan.json", text, err)

@@ -5,7 +5,8 @@
  * in region-id order as the dispatch engine delivers them, so no margin cell of one region ever
  * overwrites another's land; cells no region solved keep the arrays' fill (land at 0 m, basin -1).
  * The statistics of the regions are merged in the same order. Reads: classes (through the plan).
- * Writes: land_m, area_m2, basin, uplift_m_yr, solved. */
+ * Writes: land_m, area_m2, basin, uplift_m_yr, solved, and the regions' river mouths in region
+ * order (ctx->mouths, for the coast phase). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,6 +16,8 @@
 
 typedef struct {
     tb_bake_ctx_t *ctx;
+    void (*on_listening)(void *user, const char *endpoint); /* the caller's, chained */
+    void *listening_user;
     const int *job_region; /* job index -> region index */
     bool failed;
     tb_err_t err;
@@ -23,6 +26,22 @@ typedef struct {
 static void s_on_tick(void *user, const tb_dispatch_t *d)
 {
     tb_report_live_tick(((s_composite_t *)user)->ctx->live, d);
+}
+
+/* Appends a region's river mouths to the bake's list (the coast phase reads them). */
+static int s_keep_mouths(tb_bake_ctx_t *ctx, const tb_region_result_t *r, tb_err_t *err)
+{
+    if (ctx->n_mouths + r->n_mouths > ctx->cap_mouths) {
+        size_t cap = (ctx->n_mouths + r->n_mouths) * 2;
+        tb_region_mouth_t *m = realloc(ctx->mouths, cap * sizeof *m);
+        if (!m)
+            return tb_err_set(err, TB_E_NOMEM, "out of memory for %zu river mouths", cap);
+        ctx->mouths = m;
+        ctx->cap_mouths = cap;
+    }
+    for (size_t k = 0; k < r->n_mouths; k++)
+        ctx->mouths[ctx->n_mouths++] = r->mouths[k];
+    return 0;
 }
 
 static void s_on_result(void *user, size_t index, const void *data, size_t bytes)
@@ -64,6 +83,8 @@ static void s_on_result(void *user, size_t index, const void *data, size_t bytes
             uplift[pi] = r.uplift_m_yr[bi];
             solved[pi] = 1;
         }
+    if (s_keep_mouths(c->ctx, &r, &c->err) != 0)
+        goto fail;
     st = tb_stats_decode(r.stats, r.stats_bytes, &c->err);
     if (!st || tb_stats_merge(c->ctx->stats, st, &c->err) != 0)
         goto fail;
@@ -77,6 +98,15 @@ fail:
     tb_stats_destroy(&st);
     tb_grid_destroy(&mask);
     tb_region_result_free(&r);
+}
+
+/* A farm bake's endpoint, kept for the coast phase, then the caller's callback. */
+static void s_on_listening(void *user, const char *endpoint)
+{
+    s_composite_t *c = user;
+    snprintf(c->ctx->farm_endpoint, sizeof c->ctx->farm_endpoint, "%s", endpoint);
+    if (c->on_listening)
+        c->on_listening(c->listening_user, endpoint);
 }
 
 /* "regions 2,3 of 4" for a partial bake: the selected region ids in increasing order. */
@@ -162,6 +192,12 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     dopts.on_result = s_on_result;
     dopts.on_tick = s_on_tick;
     dopts.user = &c;
+    c.on_listening = o->dispatch.on_listening;
+    c.listening_user = o->dispatch.user;
+    dopts.on_listening = s_on_listening;
+    /* farm workers stay for the coast job, which binds the same endpoint again (phase_coast.c) */
+    if (dopts.bind && !o->no_coast)
+        dopts.keep_workers = true;
     if (!dopts.label)
         dopts.label = "regions";
     ctx->dispatch = tb_dispatch_new(&dopts, err);

@@ -25,7 +25,9 @@
     X(BASIN, basin, int32_t, 0xff, "drainage basin id of solved land, -1 elsewhere")               \
     X(UPLIFT_M_YR, uplift_m_yr, float, 0x00, "rock uplift rate in m/yr of solved land, 0 else")    \
     X(SOLVED, solved, uint8_t, 0x00, "1 where a region's result was composited")                   \
-    X(HEIGHT_M, height_m, float, 0x00, "the planet heightmap in m: ocean at depth, land solved")
+    X(HEIGHT_M, height_m, float, 0x00, "the planet heightmap in m: ocean at depth, land solved")   \
+    X(MOVED_M, moved_m, float, 0x00, "what the coastal pass moved, m: cut < 0, laid > 0")          \
+    X(EXPOSURE, exposure, uint16_t, 0xff, "shore exposure in thousandths, 0xffff beyond carry_m")
 
 typedef enum {
 #define TB_PLANET_X_ENUM(id, name, type, fill, what) TB_PLANET_##id,

@@ -26,7 +26,8 @@ int tb_cmd_bake(int argc, char **argv)
     const char *out_dir = "out/bake", *only_text = NULL;
     int64_t steps = 0, seed = 0;
     double circumference_km = 0;
-    bool seed_given = false, circ_given = false, no_incision = false;
+    bool seed_given = false, circ_given = false, no_incision = false, no_coast = false,
+         no_tiles = false;
     tb_dispatch_cli_t cli;
     tb_dispatch_cli_init(&cli);
     const tb_opt_t opts[] = {
@@ -37,12 +38,17 @@ int tb_cmd_bake(int argc, char **argv)
         TB_VERB_OPT_SEED(&seed, &seed_given, "seed (default: the manifest's, or 7)"),
         TB_VERB_OPT_CIRCUMFERENCE(&circumference_km, &circ_given,
                                   "demo planet only: its circumference (25)"),
+        {"no-coast", TB_OPT_FLAG, &no_coast, NULL, NULL,
+         "skip the coastal pass: every coast stays a step (docs/coast.md)"},
+        {"no-tiles", TB_OPT_FLAG, &no_tiles, NULL, NULL,
+         "skip the detail tiles (out_dir/tiles, docs/tiles.md)"},
         {"test-no-incision", TB_OPT_FLAG, &no_incision, NULL, NULL,
          "TEST ONLY: turn stream-power incision off (a negative control for the gates)"},
     };
     tb_verb_t v = {.name = "bake",
                    .usage = "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
-                            "[--workers N] [--threads N] [--bind ENDPOINT] [--fresh]",
+                            "[--no-coast] [--no-tiles] [--workers N] [--threads N] "
+                            "[--bind ENDPOINT] [--fresh]",
                    TB_VERB_SHARED(opts, cli.opts),
                    .max_positional = 1};
     int status = tb_verb_parse(&v, argc, argv);
@@ -69,6 +75,8 @@ int tb_cmd_bake(int argc, char **argv)
     o.out_dir = out_dir;
     o.steps = (int)steps;
     o.no_incision = no_incision;
+    o.no_coast = no_coast;
+    o.tiles = !no_tiles;
     o.dispatch.on_listening = s_on_listening;
     o.dispatch.interrupted = tb_signals_catch();
     tb_bake_outcome_t outcome;
@@ -81,6 +89,9 @@ int tb_cmd_bake(int argc, char **argv)
            "(summary.txt, meta.json, planet_height.png, maps)\n",
            outcome.regions_solved, outcome.regions_total, outcome.dispatch.ran,
            outcome.dispatch.from_store, outcome.seconds, out_dir);
+    if (outcome.tiles_baked > 0)
+        printf("bake: %d detail tiles (%zu from the store) in %.1f s, in %s/tiles\n",
+               outcome.tiles_baked, outcome.tiles_from_store, outcome.tiles_seconds, out_dir);
     tb_bake_outcome_free(&outcome);
     return TB_EXIT_OK;
 }

@@ -444,7 +444,7 @@ int tb_cmd_gate(int argc, char **argv)
         o.input.has_seed = true;
         o.input.seed = (uint64_t)sd->seed;
         o.out_dir = sd->dir;
-        tb_log_info("gate: seed %lld (%d of %d) into %s", (long long)sd->seed, s + 1, n_seeds,
+        tb_log_info("seed %lld (%d of %d) into %s", (long long)sd->seed, s + 1, n_seeds,
                     sd->dir);
         tb_bake_outcome_t oc;
         int rc = tb_bake_run(&o, &oc, &err);
@@ -470,9 +470,9 @@ int tb_cmd_gate(int argc, char **argv)
             sd->baked = false;
         }
         if (!sd->baked)
-            tb_log_error("gate: seed %lld: the bake failed: %s", (long long)sd->seed, sd->error);
+            tb_log_error("seed %lld: the bake failed: %s", (long long)sd->seed, sd->error);
         else
-            tb_log_info("gate: seed %lld baked in %.1f s (%d regions)%s%s", (long long)sd->seed,
+            tb_log_info("seed %lld baked in %.1f s (%d regions)%s%s", (long long)sd->seed,
                         sd->seconds, sd->regions, sd->error[0] ? ": " : "", sd->error);
     }
     for (int s = 0; s < n_seeds; s++) {

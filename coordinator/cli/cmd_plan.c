@@ -1,6 +1,6 @@
 /* `terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]`: reads the painting, cuts
  * the planet into regions, solves nothing. Prints the region and class tables, what was dropped and
- * the bake-time floor; writes plan.json, map_class.png and map_regions.png to DIR. The three files
+ * the bake-time floor; writes plan.json, map_class.png, map_regions.png and map_tiles.png to DIR. The files
  * are made in memory and written to temporary names first, so a failed plan leaves nothing under a
  * final name (docs/bake.md). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or
  * input. */
@@ -18,6 +18,7 @@
 #include "coordinator/cli/verb.h"
 #include "coordinator/maps/plan_maps.h"
 #include "coordinator/bake/planet_input.h"
+#include "jobs/detail/params.h"
 #include "jobs/plan/plan.h"
 
 #define S_USAGE "terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]"
@@ -190,13 +191,35 @@ static int s_write_all(const char *dir, s_output_t *outs, int n, tb_err_t *err)
     return 0;
 }
 
-/* Renders the three outputs of a plan into memory. */
-static int s_render(const tb_plan_t *p, s_output_t outs[3], tb_err_t *err)
+/* The detail tile lattice of a plan and the content of each tile (docs/tiles.md); *content is
+ * allocated. Returns the number of land and coast tiles, or -1. */
+static int s_tiles(const tb_plan_t *p, tb_tile_lattice_t *L, tb_detail_params_t *dp,
+                   uint8_t **content, tb_err_t *err)
 {
-    memset(outs, 0, sizeof *outs * 3);
+    const tb_manifest_t *m = tb_plan_manifest(p);
+    const tb_plan_summary_t *s = tb_plan_summary(p);
+    tb_detail_params_defaults(dp);
+    dp->size_km = m->tiles.size_km;
+    dp->cell_m = m->tiles.cell_m;
+    dp->margin_cells = m->tiles.margin_cells;
+    if (tb_tile_lattice_make(L, s->planet_w, s->planet_h, m->cell_m, dp->size_km, dp->cell_m,
+                             err) != 0)
+        return -1;
+    *content = malloc((size_t)tb_tile_count(L));
+    int n = *content ? tb_plan_tile_census(p, L, *content) : -1;
+    if (n < 0)
+        tb_err_set(err, TB_E_NOMEM, "plan: out of memory for the tile census");
+    return n;
+}
+
+/* Renders the four outputs of a plan into memory. */
+static int s_render(const tb_plan_t *p, s_output_t outs[4], tb_err_t *err)
+{
+    memset(outs, 0, sizeof *outs * 4);
     outs[0].name = "plan.json";
     outs[1].name = "map_class.png";
     outs[2].name = "map_regions.png";
+    outs[3].name = "map_tiles.png";
     char *json = tb_plan_to_json(p);
     if (!json)
         return tb_err_set(err, TB_E_NOMEM, "plan: out of memory writing plan.json");
@@ -215,7 +238,54 @@ static int s_render(const tb_plan_t *p, s_output_t outs[3], tb_err_t *err)
             return -1;
         outs[k].data = png;
     }
+    tb_tile_lattice_t L;
+    tb_detail_params_t dp;
+    uint8_t *content = NULL;
+    tb_image_t img;
+    if (s_tiles(p, &L, &dp, &content, err) < 0 ||
+        tb_plan_map_tiles(p, &L, content, TB_PLAN_MAP_MAX_WIDTH, &img, err) != 0) {
+        free(content);
+        return -1;
+    }
+    free(content);
+    unsigned char *png;
+    int rc = tb_png_encode(&img, 1, &png, &outs[3].bytes, err);
+    tb_image_free(&img);
+    if (rc != 0)
+        return -1;
+    outs[3].data = png;
     return 0;
+}
+
+/* The tile lines of the plan: count, land and coast, estimate. */
+static void s_print_tiles(FILE *out, const tb_plan_t *p, int cores)
+{
+    tb_tile_lattice_t L;
+    tb_detail_params_t dp;
+    uint8_t *content = NULL;
+    tb_err_t err;
+    int n = s_tiles(p, &L, &dp, &content, &err);
+    if (n < 0) {
+        fprintf(out, "tiles: %s\n", err.msg);
+        free(content);
+        return;
+    }
+    int64_t land = 0, coast = 0;
+    for (int64_t k = 0; k < tb_tile_count(&L); k++) {
+        land += content[k] == TB_TILE_LAND;
+        coast += content[k] == TB_TILE_COAST;
+    }
+    free(content);
+    double each = tb_detail_tile_seconds(&dp);
+    fprintf(out,
+            "tiles: %lld of %g km at %g m (%lld x %lld samples; %lld columns x %lld rows%s), %lld "
+            "land and %lld coast to bake, margin %d; about %.1f s a tile on one core, %.0f s on "
+            "%d core%s (map_tiles.png)\n",
+            (long long)tb_tile_count(&L), dp.size_km, dp.cell_m, (long long)L.tile_cells,
+            (long long)L.tile_cells, (long long)L.cols, (long long)L.rows,
+            L.lattice_h % L.tile_cells ? ", the last row partial" : "", (long long)land,
+            (long long)coast, dp.margin_cells, each, each * (double)n / (cores < 1 ? 1 : cores),
+            cores, cores == 1 ? "" : "s");
 }
 
 int tb_cmd_plan(int argc, char **argv)
@@ -264,18 +334,19 @@ int tb_cmd_plan(int argc, char **argv)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
     double t2 = tb_now_s();
-    s_output_t outs[3];
+    s_output_t outs[4];
     int rc = s_render(p, outs, &err);
     if (rc == 0)
-        rc = s_write_all(out_dir, outs, 3, &err);
-    for (int k = 0; k < 3; k++)
+        rc = s_write_all(out_dir, outs, 4, &err);
+    for (int k = 0; k < 4; k++)
         free(outs[k].data);
     if (rc != 0) {
         tb_plan_destroy(&p);
         return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     s_print(stdout, p, cores);
-    printf("wrote %s/plan.json, map_class.png and map_regions.png\n", out_dir);
+    s_print_tiles(stdout, p, cores);
+    printf("wrote %s/plan.json, map_class.png, map_regions.png and map_tiles.png\n", out_dir);
     fflush(stdout);
     tb_log_info("planned in %.2f s (input %.2f s, plan %.2f s, maps and writing %.2f s)",
                 tb_now_s() - t0, t1 - t0, t2 - t1, tb_now_s() - t2);

@@ -49,7 +49,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof s_commands / sizeof s_commands[0]; i++)
         if (strcmp(argv[1], s_commands[i].name) == 0)
             return s_commands[i].run(argc - 2, argv + 2);
-    fprintf(stderr, "terrain: unknown command \"%s\"\n\n", argv[1]);
-    s_usage(stderr);
+    tb_log_error("unknown command \"%s\" (terrain --help lists the commands)", argv[1]);
     return 2;
 }

@@ -1,5 +1,5 @@
 /* The coordinator's socket: one ROUTER that local workers reach over a private ipc:// endpoint and
- * farm workers over the endpoint given to --bind (DESIGN 6).
+ * farm workers over the endpoint given to --bind (docs/distribution.md).
  *
  * ROUTER_MANDATORY is on, so a message to a worker that has gone is an error (EHOSTUNREACH) rather
  * than silence; ZMQ_MAXMSGSIZE drops a peer that sends a frame larger than the protocol allows

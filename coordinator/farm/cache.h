@@ -1,6 +1,6 @@
 /* The result store (`out/.cache`): every job result a run has ever received, under a key that names
  * exactly what produced it, so a rerun - after a kill, a crash or a change to one input - reuses
- * every result that is still valid and recomputes only the rest (DESIGN 5, issue 5 item 5).
+ * every result that is still valid and recomputes only the rest (docs/distribution.md).
  *
  * The key is XXH3-128 over the build id (the model code), the job kind, the canonical job spec and
  * the hashes of the job's inputs; nothing else - not the worker, the time or the attempt - may

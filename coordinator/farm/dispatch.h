@@ -1,5 +1,5 @@
 /* The dispatch engine: run a list of jobs on workers and hand back their results in job order, the
- * same bytes whichever way they were run (DESIGN 4 and 6).
+ * same bytes whichever way they were run (docs/determinism.md, docs/distribution.md).
  *
  * A caller adds jobs (kind, canonical spec, weight, cache inputs) and calls tb_dispatch_run once.
  * Three modes, chosen by the options:
@@ -14,7 +14,7 @@
  * each new result is stored as soon as it arrives, so a coordinator killed mid-run loses nothing it
  * had received.
  *
- * Reliability rules (DESIGN 6): a lease per dispatch (job, attempt, worker, deadline); the deadline
+ * Leases (docs/distribution.md): one per dispatch (job, attempt, worker, deadline); the deadline
  * is renewed by any message from the worker and expires after `liveness` silent heartbeat intervals
  * (or `job_timeout_s`). An expired lease's job is dispatched again under a new attempt number, and
  * a RESULT or FAIL for any attempt but the live one, or from any worker but its holder, is dropped

@@ -1,4 +1,4 @@
-/* The wire protocol between the coordinator and its workers (DESIGN 6): one multipart ZeroMQ
+/* The wire protocol of the coordinator and its workers (docs/distribution.md): one multipart ZeroMQ
  * message per command, decoded by a parser that survives any bytes.
  *
  * A message is one header frame, plus one payload frame for JOB and RESULT. (On the coordinator's
@@ -23,7 +23,7 @@
  * str8 is a u8 length and that many bytes, str16 a u16 length; names, build ids and kinds are
  * printable ASCII, notes and messages any bytes but control characters. A spec or result larger
  * than one chunk travels as several JOB or RESULT messages (a "transfer") in order, so heartbeats
- * keep flowing between the chunks (libzmq issue 2709: heartbeats time out behind one big message).
+ * keep flowing between chunks (libzmq's GitHub issue #2709: heartbeats time out behind a big one).
  *
  * Every read is bounds-checked and every failure is `goto malformed` with a message naming the
  * command and field: nothing a peer sends can crash the process or allocate more than the limits

@@ -1,6 +1,6 @@
 /* SIGINT and SIGTERM for the `terrain` verbs that run work (bake, farm-check).
  *
- * The engine never installs a handler (STYLE; czmq PR #533): a verb calls tb_signals_catch, which
+ * The engine never installs a handler (czmq PR #533): a verb calls tb_signals_catch, which
  * switches czmq's own handling off and installs one that only sets a flag, passes the flag to the
  * engine, and exits with tb_signals_exit_status when the engine returns interrupted. A second
  * signal while stopping restores the default action, so a third Ctrl-C always ends the process.

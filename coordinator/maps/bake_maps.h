@@ -1,9 +1,9 @@
-/* The maps of a bake: the 16-bit heightmap and the diagnostic pictures (DESIGN 7).
+/* The maps of a bake: the 16-bit heightmap and the diagnostic pictures (docs/bake.md).
  *
  * Every image has planet row j at image row j and lattice column i at image column i, like the
  * painting. Diagnostic maps wider than max_width are reduced by a whole factor; the flow map keeps
  * the largest drainage area of each block, so a one-cell channel survives the reduction (the
- * predecessor's map_flow point-sampled and drew its rivers as broken stubs: reference section 7).
+ * predecessor's map_flow point-sampled and drew its rivers as broken stubs: docs/traps.md).
  */
 #ifndef TB_BAKE_MAPS_H
 #define TB_BAKE_MAPS_H

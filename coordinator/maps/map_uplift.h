@@ -1,8 +1,8 @@
 /* map_uplift.png: the rock uplift rate of a box in mm/yr with fault traces stroked in cyan.
  *
- * The predecessor's most useful diagnostic (reference section 1, "What a run writes"): U is the
+ * The predecessor's most useful diagnostic (docs/bake.md, "The outputs"): U is the
  * field everything else is a consequence of, and map_slope should be recognisably the same picture.
- * One pixel per cell, box row j at image row j like the painting and every other map (DESIGN 3:
+ * One pixel per cell, box row j at image row j like the painting and all maps (docs/determinism.md:
  * one convention for every PNG), so it lies over map_class and planet_height without a flip. Cells with U = 0 - the ocean - are
  * near black; land runs through viridis (monotone in luminance) in sqrt(U / top) from 0 to a round
  * ceiling at or above the box's largest rate (1, 2 or 5 times a power of ten mm/yr;

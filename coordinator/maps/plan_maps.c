@@ -177,3 +177,64 @@ int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *ou
     }
     return 0;
 }
+
+int tb_plan_tile_census(const tb_plan_t *plan, const tb_tile_lattice_t *L, uint8_t *content)
+{
+    const tb_plan_summary_t *s = tb_plan_summary(plan);
+    const tb_legend_t *legend = &tb_plan_manifest(plan)->legend;
+    const uint8_t *c = tb_grid_cu8(tb_plan_classes(plan));
+    size_t n = (size_t)s->planet_w * (size_t)s->planet_h;
+    uint8_t *land = malloc(n);
+    if (!land)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        land[i] = c[i] < legend->n_classes && legend->classes[c[i]].kind == TB_CLASS_LAND;
+    int count = 0;
+    for (int64_t k = 0; k < tb_tile_count(L); k++) {
+        tb_tile_id_t id = {k % L->cols, k / L->cols};
+        content[k] = (uint8_t)tb_tile_content(L, id, land);
+        count += content[k] != TB_TILE_OCEAN;
+    }
+    free(land);
+    return count;
+}
+
+int tb_plan_map_tiles(const tb_plan_t *plan, const tb_tile_lattice_t *L, const uint8_t *content,
+                      int64_t max_width, tb_image_t *out, tb_err_t *err)
+{
+    if (tb_plan_map_class(plan, max_width, out, err) != 0)
+        return -1;
+    const tb_plan_summary_t *s = tb_plan_summary(plan);
+    int64_t f = tb_plan_map_factor(s->planet_w, max_width);
+    static const uint8_t line[3] = {20, 20, 20}, fill[3] = {255, 255, 255}, dark[3] = {0, 0, 0};
+    static const uint8_t dim[3] = {150, 150, 150};
+    /* the lattice: a dark line on every tile edge */
+    for (int64_t c = 0; c < L->cols; c++) {
+        int64_t x = c * L->tile_geo_cells / f;
+        for (int64_t y = 0; y < (int64_t)out->h; y++)
+            s_put(out, x, y, line);
+    }
+    for (int64_t r = 0; r < L->rows; r++) {
+        int64_t y = r * L->tile_geo_cells / f;
+        for (int64_t x = 0; x < (int64_t)out->w; x++)
+            s_put(out, x, y, line);
+    }
+    /* ids of the land and coast tiles, as large as fits a tile; ocean tiles get none */
+    int64_t tile_px = L->tile_geo_cells / f;
+    int scale = (int)(tile_px / (tb_font_text_width("c000r000", 1) + 8));
+    scale = scale < 1 ? 1 : (scale > 6 ? 6 : scale);
+    for (int64_t k = 0; k < tb_tile_count(L); k++) {
+        if (content[k] == TB_TILE_OCEAN)
+            continue;
+        tb_tile_id_t id = {k % L->cols, k / L->cols};
+        char text[TB_TILE_ID_MAX];
+        tb_tile_id_format(id, text);
+        int64_t y0 = id.row * L->tile_geo_cells, y1 = y0 + L->tile_geo_cells;
+        y1 = y1 > s->planet_h ? s->planet_h : y1;
+        int64_t cx = (id.col * L->tile_geo_cells + L->tile_geo_cells / 2) / f;
+        int64_t cy = (y0 + y1) / 2 / f;
+        tb_font_draw_centred(out, text, cx, cy, scale, content[k] == TB_TILE_COAST ? dim : fill,
+                             dark, true);
+    }
+    return 0;
+}

@@ -1,6 +1,6 @@
 /* The two pictures of a plan: map_class.png (every cell in its legend colour) and map_regions.png
  * (every region's land in its own colour, ocean dark, each box outlined and each id written at the
- * circular centroid of its land, reference notes section 3.1a). Big planets are point-sampled down
+ * circular centroid of its land, docs/plan.md). Big planets are point-sampled down
  * by a whole factor so the map is at most max_width pixels wide; ids are drawn at the map's scale,
  * so they stay legible whatever the factor.
  */
@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/png_io.h"
+#include "jobs/detail/lattice.h"
 #include "jobs/plan/plan.h"
 
 #define TB_PLAN_MAP_MAX_WIDTH 4096
@@ -27,5 +28,15 @@ int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out,
 
 /* Renders map_regions into *out (RGB8, allocated). Returns 0 or -1. */
 int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err);
+
+/* The content (tb_tile_content_t) of every tile of lattice L, in tile order (row by row), from the
+ * plan's classes; content has tb_tile_count(L) bytes. Returns the number of land and coast tiles, or
+ * -1 when memory runs out. */
+int tb_plan_tile_census(const tb_plan_t *plan, const tb_tile_lattice_t *L, uint8_t *content);
+
+/* Renders map_tiles.png: map_class with the detail tile lattice drawn over it and the id of every
+ * land (white) and coast (grey) tile written in it (docs/tiles.md). RGB8, allocated. 0 or -1. */
+int tb_plan_map_tiles(const tb_plan_t *plan, const tb_tile_lattice_t *L, const uint8_t *content,
+                      int64_t max_width, tb_image_t *out, tb_err_t *err);
 
 #endif

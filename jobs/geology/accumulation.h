@@ -6,7 +6,7 @@
  * the contour length (1/2 cell cardinal, sqrt(2)/4 cell diagonal, Quinn). p is the MFD exponent;
  * p = 0 means D8 and is served by the stack instead.
  *
- * Order (reference 4.B2): Kahn's algorithm (Kahn 1962) over the flow graph - count each cell's
+ * Order (docs/solve.md): Kahn's algorithm (Kahn 1962) over the flow graph - count each cell's
  * strictly higher solved neighbours, release a cell when its count reaches zero. No elevation sort.
  * The sum is a PULL: when a cell is processed it adds q_n * w(n -> c) over its higher neighbours in
  * the fixed neighbour order, where q_n = A_n / W_n was stored by n. So a cell's area is the same
@@ -18,7 +18,7 @@
  * sends releases far behind the sweep to a later sweep in the other direction, for locality, was
  * slower at every width, 8 rows by 40 %.)
  *
- * Threads (issue 4). The MFD flow graph does not split into independent drainage basins (a divide
+ * Threads (docs/solve.md). The MFD graph does not split into independent drainage basins (a divide
  * cell sends area to both sides), so the walk is split by bands of rows (topology.h), each walked by
  * one thread: a release into another band's first or last row is an atomic decrement, and the cell
  * it frees is handed to that band's inbox; band 0 sweeps up and band 1 down from their shared

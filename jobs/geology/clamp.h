@@ -1,5 +1,5 @@
 /* The repose clamp: no solved cell stands more than the angle of repose above any neighbour
- * (reference 4.B4).
+ * (docs/solve.md).
  *
  * Each solved cell c may stand at most A_ck = a_c * tan(talus) * dist_k above neighbour k, where the
  * allowance factor a_c = 1 - J u_c is jittered per cell and per step from the world-keyed hash
@@ -9,7 +9,7 @@
  * What it computes is the greatest surface below h that meets every constraint: the fixed point of
  *     h_c <- min(h_c, min_k fl(h_k + A_ck)),
  * which is unique because the update is monotone, so it does not depend on the order cells are
- * visited in - the predecessor jittered its pop order to hide an order dependence (4.B4); here there
+ * visited in - the predecessor jittered its pop order to hide an order dependence; here there
  * is none to hide, and tests compare it with a plain sweep-to-convergence reference. Cost: one scan
  * that touches the hash only for cells within 5 % of repose, then a worklist over the cells that
  * moved and their neighbours.

@@ -38,7 +38,7 @@ struct tb_geology_t {
     tb_hillslope_t *hill;
     tb_clamp_t *clamp;
     tb_geology_phases_t phases;
-    /* threads (issue 4) */
+    /* threads (docs/solve.md) */
     tb_pool_t *pool;           /* borrowed; NULL: the caller's thread */
     int nbands;
     tb_band_t bands[TB_GEOLOGY_MAX_BANDS]; /* balanced on land cells: the walks, the sinks */

@@ -1,4 +1,4 @@
-/* The geology solve of one box: uplift and stream-power erosion, step by step (issue 3, DESIGN 5).
+/* The geology solve of one box: uplift and stream-power erosion, step by step (docs/solve.md).
  *
  * A step, in order:
  *   1. uplift: h += U dt on solved cells;
@@ -11,7 +11,7 @@
  *   7. the repose clamp, a monotone fixed point with jittered allowance         clamp.h
  * Fixed cells (the box ring, and every cell the solve mask does not mark 1) are held at 0 m.
  *
- * Determinism (DESIGN 4): every random number is a hash of lattice coordinates and the step; every
+ * docs/determinism.md: every random number is a hash of lattice coordinates and the step; every
  * kernel's result on a cell depends only on cells of its own landmass (fixed cells separate
  * landmasses and nothing crosses them), never on processing order, the box or a statistic of the
  * box. So a landmass gives the same bits in its own box, in a larger box beside other landmasses and
@@ -37,7 +37,7 @@
 
 /* Switches beyond the manifest's physics, for tests, negative controls and measurement. */
 typedef struct {
-    bool stream_power;       /* incision on (issue 6 turns it off as a negative control) */
+    bool stream_power;       /* incision on (`terrain gate --test-no-incision` turns it off) */
     bool hillslope;          /* diffusion on (also off when diffusion_m2_yr is 0) */
     bool clamp;              /* repose clamp on */
     double router_jitter;    /* relative tie-break jitter of the D8 router; 5e-4 */

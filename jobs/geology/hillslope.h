@@ -5,13 +5,13 @@
  * Flux law: q = D S / (1 - (S/Sc)^2). Each of a cell's eight faces carries
  *     coeff * w_k * M_k * (h_k - h_c),  coeff = D dt / dx^2,  w_k = 4/6 cardinal, 1/6 diagonal,
  *     M_k = 1 / (1 - r_k^2),  r_k = |h_k - h_c| / (Sc * dx * dist_k),
- * so a diagonal face has its own critical height Sc dx sqrt(2) (reference 4.B5); r is capped at
+ * so a diagonal face has its own critical height Sc dx sqrt(2) (docs/solve.md); r is capped at
  * 0.99. The rates are chosen from M at the start of the step; at each firing a face takes M of its
  * drop at that moment but never more than its start value, so a face that relaxes stops pulling
  * (with M frozen at the start, steep faces overshoot and hand their steepness to the next face,
  * building two-cell terraces) and every firing stays within the bound the rates were chosen for.
  *
- * Sub-steps (reference 3.1, third item): a step is not cut by the steepest slope of the box. Each
+ * Sub-steps (docs/solve.md): a step is not cut by the steepest slope of the box. Each
  * cell needs the smallest power-of-two rate n with sum_k coeff w_k M_k <= n (the positivity bound:
  * every firing is then a convex combination, so no checkerboard can grow), capped at the largest
  * power of two not above max_substeps (beyond it the face coefficients are scaled down and the

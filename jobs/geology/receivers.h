@@ -1,5 +1,5 @@
 /* The D8 router: steepest-descent receivers (O'Callaghan & Mark 1984) with a per-step tie-break
- * jitter hashed from the world position (reference notes 4.B3).
+ * jitter hashed from the world position (docs/solve.md).
  *
  * Each solved cell's receiver is the strictly lower neighbour k that maximises
  *     s_k * (1 + J * v_k),   s_k = (h_c - h_k) / dist_k,

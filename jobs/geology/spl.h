@@ -5,7 +5,7 @@
  * The stack lists every solved cell with its receiver before it. It is built tree by tree: a "mouth"
  * is a solved cell whose receiver is a fixed cell (the outlet); mouths are taken in raster order and
  * each mouth's D8 tree is listed depth-first, so every tree is one contiguous range of the stack
- * (tree_start). Trees are independent for the update (an outlet never moves), which is what issue 4
+ * (tree_start). Trees are independent for the update (an outlet never moves), which the solve
  * splits across threads. A box of N cells needs about 12 N bytes here.
  *
  * The update solves, for each cell i with receiver r (already updated), the implicit equation

@@ -1,4 +1,4 @@
-/* The plan phase; see plan.h. The order of work is the order of DESIGN 5: classify at the
+/* The plan phase; see plan.h. The order of work (docs/plan.md): classify at the
  * painting's resolution (unmatched pixels and speckle are painting artefacts), expand to cells,
  * measure the seam, find and drop landmasses, group regions, write the landmass raster, fill the
  * class table. */

@@ -1,7 +1,7 @@
 /* The plan of a planet: what `terrain plan` prints and what every region job is built from.
  *
  * tb_plan_new reads a finished manifest and its RGB8 painting (nothing else: no files, no clock)
- * and runs the plan phase of DESIGN 5: classify the painting (classify.h), expand it to the geology
+ * and runs the plan (docs/plan.md): classify the painting (classify.h), expand it to the geology
  * lattice (each painted pixel a square of whole cells), find the landmasses on the cylinder and
  * drop the small ones (landmasses.h), group them into regions by dilation (regions.h), and measure
  * what an author needs before committing to a bake: the seam disagreement of the painting, the
@@ -38,8 +38,8 @@ typedef struct tb_plan_t tb_plan_t;
 
 /* One land class of the class table. For slope exponent n the steady-state slope at a divide (one
  * cell of drainage area A = cell_m^2) is (U / (K k_mult A^m))^(1/n); the median over a class reads
- * at a third of that in tangent (reference D-57); above U_max = tan(talus)^n K k_mult A^m the
- * repose clamp, not erosion, shapes the ground (reference 4.B0: 0.280 mm/yr at 35 deg, K 5e-5, 8
+ * at a third of that in tangent (docs/plan.md); above U_max = tan(talus)^n K k_mult A^m the
+ * repose clamp, not erosion, shapes the ground (docs/plan.md: 0.280 mm/yr at 35 deg, K 5e-5, 8
  * m). */
 typedef struct {
     int class_index;     /* into the legend */

@@ -3,7 +3,7 @@
  * The land mask is dilated with the wrap-aware distance transform (common/edt.h) by half the ocean
  * margin, and every 8-connected component of the dilated mask (X wraps) is one region: landmasses
  * whose nearest cells are within about one margin of each other share a region, and nothing else
- * does. Boxes are never merged by overlap (reference notes, section 6: one long thin landmass has a
+ * does. Boxes are never merged by overlap (docs/traps.md: one long thin landmass has a
  * box the size of the planet). A region's box is the shortest X arc and the row range of its LAND,
  * grown by the full margin and clipped to the planet in Y; when the grown arc would reach round the
  * planet the box is the full ring (x0 0, w = W), which the solve runs as a wrapping frame.

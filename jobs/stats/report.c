@@ -1,4 +1,4 @@
-/* The printed verdict block and its JSON twin (reference notes section 1, "How a run is judged").
+/* The printed verdict block and its JSON twin (docs/statistics.md).
  *
  *   slopes: 54% under 15 deg, 77% under 30, 0.3% over 50, median 11.2 deg
  *   slope-area: exponent -0.384 (expect -0.500), R2 0.225 over 12 bins
@@ -25,7 +25,7 @@
 
 #include "jobs/stats/stats.h"
 
-#define S_MIN_JUDGED_BINS 10 /* fewer fit bins than this cannot judge a change (reference 1) */
+#define S_MIN_JUDGED_BINS 10 /* fewer fit bins cannot judge a change (docs/statistics.md) */
 
 typedef struct {
     char *buf;

@@ -1,4 +1,4 @@
-/* The statistics of a heightmap, pooled from regions (DESIGN 8; reference notes 1, 3.1, D.4, 4.B1).
+/* The statistics of a heightmap, pooled from regions (docs/statistics.md).
  *
  * A region job fills a tb_stats_t while its grid is alive (tb_stats_accumulate), encodes it, and the
  * coordinator decodes and merges the regions in region-id order (tb_stats_merge). Every quantity is
@@ -232,7 +232,7 @@ typedef struct {
 int tb_stats_extent_measure(const float *height_m, size_t cells, double range_lo_m,
                             double range_hi_m, tb_stats_extent_t *out, tb_err_t *err);
 
-/* The printed verdict block (reference notes section 1), newline-terminated lines; the caller frees
+/* The printed verdict block (docs/statistics.md), newline-terminated lines; the caller frees
  * it. extent may be NULL (no elevation line). partial is NULL for a whole bake, or a short note such
  * as "regions 2,3 of 14" for a partial one: every line then starts "PARTIAL". NULL only when memory
  * runs out. */

@@ -1,12 +1,12 @@
 /* Fault traces; see faults.h. Typical counts: 40 traces per 1000 km2 of planet, 2-12 km long, about
  * a hundred vertices each; a 3 M cell box meets a few dozen of them.
  *
- * The walk (reference 4.A2 / D-58): from the seed, both ways for half the length, the heading
+ * The walk (docs/uplift.md, "Faults"): from the seed, both ways for half the length, the heading
  * relaxes towards the grain strike plus a smooth perturbation along the arc (value noise with knots
  * every TB_FAULT_PERTURB_M), turning at most ds / (2 w) per step of ds, so the radius of curvature
  * never drops below twice the half-width and each cell within w of the trace has one nearest point.
  * The grain is sampled as a VECTOR (two fBm) and turned into an axis by 0.5 atan2, never as an
- * angle from one noise, which would jump a whole turn where the value lattice wraps (4.A3).
+ * angle from one noise, which would jump a whole turn where the value lattice wraps.
  *
  * Rasterising: each polyline segment covers its slab (along [-reach, l + reach], across (-w, w));
  * a cell keeps the nearest point over the slabs that cover it. The slab test and distances use the

@@ -1,5 +1,5 @@
 /* Fault traces: seeded on a world lattice, walked along a grain field, rasterised with a C1
- * envelope (reference 4.A2, 4.A2a, 4.A3, section 6; issue 3 item 1). Used by uplift.c and by the
+ * envelope (docs/uplift.md, "Faults"; docs/traps.md). Used by uplift.c and by the
  * tests; the public entry points are tb_uplift_fault_rate and tb_uplift_fault_traces in uplift.h.
  *
  * A seed's existence and its whole trace are a function of (seed, seed-lattice cell, index): the

@@ -1,4 +1,4 @@
-/* The massif fabric and the planet rank (reference 4.A0, D-55; section 6).
+/* The massif fabric and the planet rank (docs/uplift.md; docs/traps.md).
  *
  * One fBm for the whole planet (salt TB_SALT_MASSIF, massif.wavelength_snapped_km) is ranked
  * through the probe's quantile table, so a cell's rank is the share of the planet whose fabric is

@@ -1,10 +1,10 @@
 /* Planet probes: the quantile tables that turn the massif and rock fields into planet ranks.
  *
- * DESIGN 4.2: no decision may use a statistic of the grid a job was handed. The massif cut and the
+ * No decision reads a statistic of a job's grid (docs/determinism.md). The massif cut and the
  * rock bands are quantiles of the PLANET, taken here from a fixed lattice of TB_UPLIFT_PROBE_NX x
  * TB_UPLIFT_PROBE_NY jittered world points over x in [0, C) and y in [0, C / 2) - a function of
- * (manifest, seed) only, identical in every region by construction (reference section 6, "Taking
- * the massif threshold as a percentile of the region"). The manifest does not know the painting's
+ * (manifest, seed) only, identical in every region by construction (docs/traps.md, "The
+ * massif threshold as a percentile of the region"). The manifest does not know the painting's
  * height, so the band is fixed at half the circumference (a 2:1 cylinder); the fields are
  * stationary, so the band only sets the sampling error, not the answer. The coordinator computes
  * the probes once per planet and ships them as JSON in every region's job spec.

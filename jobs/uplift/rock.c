@@ -1,4 +1,4 @@
-/* Lithology: the rock field's multiplier on K (reference section 6, D-58).
+/* Lithology: the rock field's multiplier on K (docs/uplift.md, "Lithology").
  *
  * A second planet-wide fBm (salt TB_SALT_ROCK, rock.wavelength_snapped_km) is ranked through the
  * probe's quantiles; the rank axis is cut into TB_UPLIFT_ROCK_TYPES equal bands and band i holds

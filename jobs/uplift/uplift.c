@@ -2,13 +2,13 @@
  * rock field. See uplift.h for the model and docs/uplift.md for the numbers.
  *
  * The class blend is the one neighbourhood operation. A painted edge is a step in the class raster,
- * and a step in U is a straight scarp the solve cannot undo (reference section 6), so the class
+ * and a step in U is a straight scarp the solve cannot undo (docs/traps.md), so the class
  * NUMBERS (not the fabric) are blended: at a land cell p,
  *     U(p) = sum_c N_c(p) U_c(p) / sum_c N_c(p),   kmult(p) = sum_c N_c(p) k_mult_c / sum_c N_c(p),
  * where N_c counts the land cells of class c under a separable kernel made of three box sums of
  * 2r + 1 cells in x and three in y (a quadratic B-spline, C1, half-width R = 3r), and U_c(p) is
  * class c's rate with its massif cut evaluated at p itself. Ocean cells count for nothing, so where
- * the land ends does not decide how fast it rises (reference E1). The counts are integers summed
+ * the land ends does not decide how fast it rises (docs/uplift.md). The counts are integers summed
  * with running sums, exact in any order, so they are the same in every box whose cells cover p's
  * R-neighbourhood - which a region box does when R <= margin - 1 cell (checked). The kernel's
  * centre weight is positive, so a land cell always counts itself and the sum is never zero.

@@ -1,7 +1,7 @@
-/* The rock-uplift-rate field U and the erodibility field K of one region box (issue 3, item 1).
+/* The rock-uplift-rate field U and the erodibility field K of one region box (docs/uplift.md).
  *
  * U and K are pure functions of (manifest, legend, painting, seed) evaluated in world coordinates:
- * a cell gets the same bits whatever box it is computed in (DESIGN 4), provided the box holds every
+ * a cell gets the same bits in any box (docs/determinism.md), provided the box holds every
  * land cell's blend neighbourhood (TB_UPLIFT_BLEND_M, at most the ocean margin minus one cell),
  * which a region box - its land grown by regions.ocean_margin_km - does. Four ingredients:
  *   - class rates and the massif fabric: one planet-wide fBm, ranked through the planet probe's

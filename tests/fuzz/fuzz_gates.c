@@ -1,5 +1,5 @@
 /* libFuzzer target: the gates file parser (coordinator/gate/gate.h) and the statistics lookup on
- * arbitrary text (STYLE "Fuzz every decoder"). Build with -DTB_FUZZ=ON (clang); run
+ * arbitrary text (fuzz every decoder). Build with -DTB_FUZZ=ON (clang); run
  * build/fuzz_gates [corpus]. A file that parses must hold 1..TB_GATE_MAX gates of known
  * statistics, each with a bound, min <= max, and its values must read from the same text taken as
  * a statistics object without crashing. */

@@ -1,6 +1,6 @@
 /* libFuzzer target for the decoders of what a user or a peer hands us (CC=clang, -DTB_FUZZ=ON): the
- * manifest and legend JSON (common/manifest.h), PNG files (common/png_io.h), and region job specs and
- * results (jobs/region.h, untrusted bytes from the wire or the store). The first byte picks the
+ * manifest and legend JSON (common/manifest.h), PNG files (common/png_io.h), and region and coast job
+ * specs and results (jobs/region.h, jobs/coast/coast.h: untrusted bytes from the wire or the store). The first byte picks the
  * decoder. Whatever the bytes, each call either fails with a message or returns a value that passes
  * its own checks; nothing may crash, leak or read out of bounds.
  *
@@ -11,6 +11,7 @@
 
 #include "common/manifest.h"
 #include "common/png_io.h"
+#include "jobs/coast/coast.h"
 #include "jobs/region.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    uint8_t which = data[0] % 5;
+    uint8_t which = data[0] % 7;
     data++;
     size--;
     tb_err_t err;
@@ -61,6 +62,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tb_region_result_t r;
         if (tb_region_result_decode(data, size, &r, &err) == 0)
             tb_region_result_free(&r);
+        break;
+    }
+    case 5: {
+        tb_coast_spec_owned_t spec;
+        if (tb_coast_spec_decode(data, size, &spec, &err) == 0)
+            tb_coast_spec_free(&spec);
+        break;
+    }
+    case 6: {
+        tb_coast_result_t r;
+        if (tb_coast_result_decode(data, size, &r, &err) == 0)
+            tb_coast_result_free(&r);
         break;
     }
     }

@@ -1,5 +1,5 @@
-/* libFuzzer target: the statistics and histogram decoders on arbitrary bytes (STYLE "Fuzz every
- * decoder"). Build with -DTB_FUZZ=ON (clang); run build/fuzz_stats [corpus]. Anything decoded must
+/* libFuzzer target: the statistics and histogram decoders on arbitrary bytes (fuzz every
+ * decoder). Build with -DTB_FUZZ=ON (clang); run build/fuzz_stats [corpus]. Anything decoded must
  * also summarise, report, and survive a second round trip unchanged. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,0 +1,191 @@
+/* scripts/bench coast: the coastal pass per cell (docs/coast.md: target 20 ns a cell, predecessor
+ * 26) and its peak memory (target 80 bytes a cell, the predecessor 8.3 GB at 76 M cells, 109).
+ *
+ * A generated planet at 8 m, by default the predecessor's 12500 x 6076 (100 km round): land where a
+ * wrapping fBm stands above a cut (about 35 % land, coastlines at every scale, bays), heights
+ * rising inland to a few hundred metres, the sea painted 60 m near the coast and in a checkerboard
+ * of 4 km squares, 900 m elsewhere, and a river mouth every 32 rows where a row first meets the
+ * sea. The pass runs once on one thread (tb_coast_run, as the coast job runs it); the figures are
+ * its thread CPU time and wall time per cell, and the process's peak resident memory (getrusage
+ * maxrss: the planet's heights and classes, the pass's maps and its workspace) per cell. One run;
+ * never a timed test.
+ *
+ * Usage: bench_coast [--size WxH] [--seed N] [--maps DIR]   (DIR: map_coast.png, map_exposure.png)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/noise.h"
+#include "coordinator/maps/coast_maps.h"
+#include "jobs/coast/coast.h"
+
+#define S_CELL_M 8.0
+#define S_TARGET_NS 20.0
+#define S_TARGET_BYTES 80.0
+
+static double s_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double s_maxrss_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss * 1024.0;
+}
+
+int main(int argc, char **argv)
+{
+    long long w = 12500, h = 6076, seed = 7;
+    const char *maps_dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
+            sscanf(argv[i + 1], "%lldx%lld", &w, &h) == 2 && w >= 64 && h >= 16 &&
+            w * h <= TB_COAST_MAX_CELLS) {
+            i++;
+        } else if (strcmp(argv[i], "--maps") == 0 && i + 1 < argc) {
+            maps_dir = argv[++i];
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            seed = atoll(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: bench_coast [--size WxH (at least 64x16)] [--seed N] "
+                            "[--maps DIR]\n");
+            return 2;
+        }
+    }
+    size_t cells = (size_t)w * (size_t)h;
+    double circ = (double)w * S_CELL_M;
+    tb_err_t err;
+    tb_noise_t land;
+    if (tb_noise_init(&land, (uint64_t)seed, TB_SALT_TEST, circ, circ / 12, &err) != 0) {
+        fprintf(stderr, "bench_coast: %s\n", err.msg);
+        return 1;
+    }
+    float *height = malloc(cells * sizeof *height);
+    uint8_t *cls = malloc(cells);
+    if (!height || !cls) {
+        fprintf(stderr, "bench_coast: out of memory for %zu cells\n", cells);
+        return 1;
+    }
+    double t0 = tb_now_s();
+    /* the fBm on a lattice of every 4th cell, interpolated: generating is not what is measured */
+    long long cw = w / 4 + 1, ch = h / 4 + 2;
+    float *coarse = malloc((size_t)cw * (size_t)ch * sizeof *coarse);
+    if (!coarse) {
+        fprintf(stderr, "bench_coast: out of memory for %zu cells\n", cells);
+        return 1;
+    }
+    for (long long y = 0; y < ch; y++)
+        for (long long x = 0; x < cw; x++)
+            coarse[y * cw + x] = (float)tb_noise_fbm(&land, (double)(4 * x) * S_CELL_M,
+                                                     (double)(4 * y) * S_CELL_M, 5, 0.5);
+    int64_t land_cells = 0;
+    for (long long y = 0; y < h; y++)
+        for (long long x = 0; x < w; x++) {
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            long long cx = x / 4, cy = y / 4, cx1 = (cx + 1) % cw;
+            double fx = (double)(x % 4) / 4, fy = (double)(y % 4) / 4;
+            double f =
+                (1 - fy) * ((1 - fx) * coarse[cy * cw + cx] + fx * coarse[cy * cw + cx1]) +
+                fy * ((1 - fx) * coarse[(cy + 1) * cw + cx] + fx * coarse[(cy + 1) * cw + cx1]);
+            /* the poles are sea: the fBm is pulled down within 5 % of the Y edges */
+            double edge = fmin((double)y, (double)(h - 1 - y)) / (0.05 * (double)h);
+            double v = f - 0.12 - 0.4 * fmax(0, 1 - edge);
+            if (v > 0) {
+                cls[i] = 0;
+                height[i] = (float)(2 + 900 * v * v + 40 * v);
+                land_cells++;
+            } else {
+                bool sh = v > -0.05 || ((x / 512 + y / 512) % 2 == 0);
+                cls[i] = sh ? 1 : 2;
+                height[i] = sh ? -60.0f : -900.0f;
+            }
+        }
+    free(coarse);
+    /* river mouths: every 32nd row, the first sea cell after land */
+    size_t n_mouths = 0, cap = (size_t)(h / 32 + 1) * 64;
+    tb_coast_mouth_t *mouths = malloc(cap * sizeof *mouths);
+    for (long long y = 16; y < h && mouths; y += 32)
+        for (long long x = 1; x < w && n_mouths < cap; x++) {
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            if (cls[i] != 0 && cls[i - 1] == 0 && n_mouths < cap)
+                mouths[n_mouths++] = (tb_coast_mouth_t){x, y, 2e6 + 1e5 * (double)(x % 97)};
+        }
+    double gen_s = tb_now_s() - t0;
+    tb_coast_classes_t legend = {.n = 3};
+    legend.ocean[1] = legend.ocean[2] = true;
+    legend.depth_m[1] = 60;
+    legend.depth_m[2] = 900;
+    tb_coast_params_t p;
+    tb_coast_params_defaults(&p);
+    float *moved = malloc(cells * sizeof *moved);
+    uint16_t *exposure = malloc(cells * sizeof *exposure);
+    if (!moved || !exposure || !mouths) {
+        fprintf(stderr, "bench_coast: out of memory for the maps\n");
+        return 1;
+    }
+    tb_coast_planet_t planet = {w, h, S_CELL_M, height, cls, &legend, mouths, n_mouths};
+    tb_coast_maps_t maps = {moved, exposure, {0}};
+    double rss_before = s_maxrss_bytes();
+    double c0 = s_cpu_s(), w0 = tb_now_s();
+    tb_coast_debug_t phases = {0};
+    if (tb_coast_run(&p, &planet, &maps, 1, &phases, NULL, NULL, &err) != 0) {
+        fprintf(stderr, "bench_coast: %s\n", err.msg);
+        return 1;
+    }
+    double cpu = s_cpu_s() - c0, wall = tb_now_s() - w0;
+    double rss = s_maxrss_bytes();
+    char block[1024];
+    tb_coast_stats_format(&maps.stats, block, sizeof block);
+    printf("bench coast: planet %lld x %lld at %g m (%.1f M cells, %.0f%% land, %zu mouths), "
+           "generated in %.1f s\n",
+           w, h, S_CELL_M, (double)cells / 1e6, 100.0 * (double)land_cells / (double)cells,
+           n_mouths, gen_s);
+    printf("%s", block);
+    printf("budget relative error %.2e\n", tb_coast_budget_error(&maps.stats));
+    printf("pass: %.2f s CPU, %.2f s wall, one thread\n", cpu, wall);
+    printf("per cell: %.1f ns CPU (target %.0f, predecessor 26), %.1f ns wall\n",
+           1e9 * cpu / (double)cells, S_TARGET_NS, 1e9 * wall / (double)cells);
+    printf("phases, ns a cell of CPU:");
+    for (int k = 0; k < TB_COAST_PHASES; k++)
+        printf(" %s %.1f", tb_coast_phase_names[k], 1e9 * phases.phase_cpu_s[k] / (double)cells);
+    printf("\n");
+    printf("peak memory: %.0f MB, %.1f bytes a cell (target %.0f, predecessor 109); "
+           "before the pass %.1f bytes a cell (the planet's heights and classes)\n",
+           rss / 1e6, rss / (double)cells, S_TARGET_BYTES, rss_before / (double)cells);
+    if (maps_dir) {
+        uint8_t *land_mask = malloc(cells);
+        for (size_t i = 0; land_mask && i < cells; i++)
+            land_mask[i] = cls[i] == 0;
+        tb_image_t img = {0};
+        char path[4096];
+        snprintf(path, sizeof path, "%s/map_coast.png", maps_dir);
+        if (!land_mask ||
+            tb_map_coast(moved, height, land_mask, w, h, p.break_depth_m, 4096, &img, NULL, &err) !=
+                0 ||
+            tb_png_write(path, &img, 6, &err) != 0)
+            fprintf(stderr, "bench_coast: %s: %s\n", path, err.msg);
+        tb_image_free(&img);
+        snprintf(path, sizeof path, "%s/map_exposure.png", maps_dir);
+        if (!land_mask || tb_map_exposure(exposure, land_mask, w, h, 4096, &img, &err) != 0 ||
+            tb_png_write(path, &img, 6, &err) != 0)
+            fprintf(stderr, "bench_coast: %s: %s\n", path, err.msg);
+        tb_image_free(&img);
+        free(land_mask);
+    }
+    free(height);
+    free(cls);
+    free(moved);
+    free(exposure);
+    free(mouths);
+    return 0;
+}

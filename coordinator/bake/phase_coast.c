@@ -1,0 +1,155 @@
+/* The coast phase: the coastal pass over the whole cylinder as one job of kind "coast"
+ * (jobs/coast/coast.h, docs/coast.md), dispatched like a region - its spec compressed and
+ * checksummed by the dispatch engine, its result in the store, reused by a rerun - after the
+ * composite. The new heights replace the heightmap (the outputs phase measures its extent); the
+ * moved and exposure maps are kept and drawn (map_coast.png, map_exposure.png); the coast block joins the
+ * statistics (summary.txt, meta.json). `--no-coast` skips it and leaves the composite as it was.
+ * Reads: classes, height_m. Writes: height_m, moved_m, exposure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "coordinator/bake/phase.h"
+#include "coordinator/maps/coast_maps.h"
+
+#define S_MAP_MAX_WIDTH 4096
+
+static const char *s_skip(const tb_bake_ctx_t *ctx)
+{
+    return ctx->opts->no_coast ? "--no-coast" : NULL;
+}
+
+/* The coast job's spec: the composited planet, its legend's ocean depths, the manifest's coast
+ * section and the regions' mouths. */
+static int s_spec(tb_bake_ctx_t *ctx, void **bytes, size_t *n, tb_err_t *err)
+{
+    const tb_manifest_t *m = ctx->manifest;
+    tb_planet_t *p = ctx->planet;
+    tb_coast_mouth_t *mouths =
+        tb_malloc((ctx->n_mouths ? ctx->n_mouths : 1) * sizeof *mouths, "coast mouths", err);
+    if (!mouths)
+        return -1;
+    for (size_t k = 0; k < ctx->n_mouths; k++)
+        mouths[k] =
+            (tb_coast_mouth_t){ctx->mouths[k].x, ctx->mouths[k].y, ctx->mouths[k].eroded_m3};
+    tb_coast_spec_t spec = {.w = tb_planet_w(p),
+                            .h = tb_planet_h(p),
+                            .cell_m = m->cell_m,
+                            .params = m->coast,
+                            .height_m = tb_planet_cheight_m(p),
+                            .classes = tb_planet_cclasses(p),
+                            .mouths = mouths,
+                            .n_mouths = ctx->n_mouths};
+    tb_coast_classes_from_legend(&m->legend, &spec.legend);
+    int rc = tb_coast_spec_encode(&spec, bytes, n, err);
+    free(mouths);
+    return rc;
+}
+
+/* Copies the result into the planet's arrays. */
+static int s_take(tb_bake_ctx_t *ctx, const tb_coast_result_t *r, tb_err_t *err)
+{
+    tb_planet_t *p = ctx->planet;
+    size_t cells = tb_planet_cells(p);
+    if (r->w != tb_planet_w(p) || r->h != tb_planet_h(p))
+        return tb_err_set(err, TB_E_FORMAT, "coast: the result is for a %lld x %lld planet",
+                          (long long)r->w, (long long)r->h);
+    memcpy(tb_planet_height_m(p), r->height_m, cells * sizeof(float));
+    memcpy(tb_planet_moved_m(p), r->moved_m, cells * sizeof(float));
+    memcpy(tb_planet_exposure(p), r->exposure, cells * sizeof(uint16_t));
+    ctx->coast_stats = r->stats;
+    return 0;
+}
+
+static int s_maps(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_planet_t *p = ctx->planet;
+    const tb_manifest_t *m = ctx->manifest;
+    int64_t w = tb_planet_w(p), h = tb_planet_h(p);
+    size_t cells = tb_planet_cells(p);
+    uint8_t *land = tb_malloc(cells, "coast land mask", err);
+    if (!land)
+        return -1;
+    const uint8_t *cls = tb_planet_cclasses(p);
+    for (size_t i = 0; i < cells; i++)
+        land[i] = m->legend.classes[cls[i]].kind == TB_CLASS_LAND;
+    tb_image_t img = {0};
+    int rc = -1;
+    if (tb_map_coast(tb_planet_cmoved_m(p), tb_planet_cheight_m(p), land, w, h,
+                     m->coast.break_depth_m, S_MAP_MAX_WIDTH, &img, NULL, err) != 0 ||
+        tb_bake_write_png(ctx, "map_coast.png", &img, err) != 0)
+        goto done;
+    tb_image_free(&img);
+    if (tb_map_exposure(tb_planet_cexposure(p), land, w, h, S_MAP_MAX_WIDTH, &img, err) != 0 ||
+        tb_bake_write_png(ctx, "map_exposure.png", &img, err) != 0)
+        goto done;
+    rc = 0;
+done:
+    tb_image_free(&img);
+    free(land);
+    return rc;
+}
+
+static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    double t0 = tb_now_s();
+    tb_planet_t *p = ctx->planet;
+    void *spec = NULL;
+    size_t n = 0;
+    tb_coast_result_t r = {0};
+    int rc = -1;
+    if (s_spec(ctx, &spec, &n, err) != 0)
+        goto done;
+    tb_dispatch_opts_t dopts = ctx->opts->dispatch;
+    dopts.store_dir = ctx->store_dir;
+    dopts.on_result = NULL; /* the result is read after the run */
+    dopts.user = NULL;
+    dopts.label = "coast";
+    /* a farm bake: the solve kept its workers and they reconnect to the same endpoint */
+    if (dopts.bind && ctx->farm_endpoint[0])
+        dopts.bind = ctx->farm_endpoint;
+    ctx->coast_dispatch = tb_dispatch_new(&dopts, err);
+    if (!ctx->coast_dispatch)
+        goto done;
+    tb_job_desc_t desc = {.kind = "coast",
+                          .spec = spec,
+                          .spec_bytes = n,
+                          .weight = (double)tb_planet_cells(p),
+                          .cells = (double)tb_planet_cells(p),
+                          .label = "coast"};
+    if (tb_dispatch_add(ctx->coast_dispatch, &desc, err) < 0 ||
+        tb_dispatch_run(ctx->coast_dispatch, err) != 0)
+        goto done;
+    size_t bytes = 0;
+    const void *data = tb_dispatch_result(ctx->coast_dispatch, 0, &bytes);
+    if (!data) {
+        tb_err_set(err, TB_E_INTERNAL, "coast: the job finished without a result");
+        goto done;
+    }
+    if (tb_coast_result_decode(data, bytes, &r, err) != 0 || s_take(ctx, &r, err) != 0)
+        goto done;
+    if (tb_bake_check_interrupted(ctx, err) != 0 || s_maps(ctx, err) != 0)
+        goto done;
+    ctx->coast_ran = true;
+    ctx->coast_s = tb_now_s() - t0;
+    if (!ctx->opts->quiet)
+        tb_log_info("coast: the coastal pass over %lld x %lld cells took %.1f s", (long long)r.w,
+                    (long long)r.h, ctx->coast_s);
+    rc = 0;
+done:
+    tb_coast_result_free(&r);
+    free(spec);
+    if (rc != 0)
+        tb_err_prefix(err, "coast");
+    return rc;
+}
+
+const tb_phase_t tb_phase_coast = {
+    .name = "coast",
+    .reads = TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(HEIGHT_M),
+    .writes = TB_PLANET_BIT(HEIGHT_M) | TB_PLANET_BIT(MOVED_M) | TB_PLANET_BIT(EXPOSURE),
+    .writes_files = true,
+    .skip = s_skip,
+    .run = s_run,
+};

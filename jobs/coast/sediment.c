@@ -1,0 +1,240 @@
+/* Sediment: the surf's cut and the rivers' supply, drifted along the shore and laid in sheltered
+ * shallows as beaches and deltas (docs/coast.md, "Sediment"). Typical sizes: sources on a few per
+ * cent of a planet's cells, four box sums of the whole planet. The invariant is the budget:
+ * laid + unplaced = cut + river supply, every unit accounted for, whatever the planet. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "jobs/coast/methods.h"
+
+/* The second drift, of what the first could not lay, reaches this many times further. */
+#define S_SECOND_REACH 3
+
+typedef struct {
+    const tb_coast_params_t *p;
+    double cell_m;
+    const uint8_t *kind;
+    const uint32_t *d2;
+    const uint16_t *exposure;
+    const float *height_m;
+    const float *moved_m;
+    const float *stretch; /* the delta stretch of the deposit reach; NULL: 1 */
+    uint32_t reach_d2;    /* no cell past this squared distance is within the stretched reach */
+} s_site_t;
+
+/* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
+ * metres. A shallow within deposit_reach_m of the waterline may fill from its floor towards the
+ * beach profile berm_m - beach_slope * dist by its shelter weight, max(shelter_floor,
+ * 1 - exposure): a sheltered one up to the profile, an exposed one a shelter_floor share of the
+ * way, since the waves winnow an open beach (real exposed coasts have beaches, with less sand than
+ * the bay next door). Near a river mouth the reach and the profile stretch seaward with the river's
+ * supply (tb_coast_delta_stretch): the delta's fan. The weight is the same shelter times a nearness
+ * that falls from 1 at the waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and
+ * lies against the shore, thinning seaward like a shoreface. */
+static int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
+{
+    *room_m = 0;
+    if (s->kind[i] == TB_COAST_LAND || s->d2[i] > s->reach_d2)
+        return 0;
+    double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
+    double stretch = s->stretch ? (double)s->stretch[i] : 1.0;
+    double reach = s->p->deposit_reach_m * stretch;
+    if (dist > reach)
+        return 0;
+    double e =
+        s->exposure[i] == TB_COAST_NO_EXPOSURE ? 0 : s->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
+    double shelter = 1 - e;
+    if (shelter < s->p->shelter_floor)
+        shelter = s->p->shelter_floor;
+    double profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
+    double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
+    double room = floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
+    if (!(room > 0))
+        return 0;
+    *room_m = room;
+    /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach */
+    double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / reach;
+    int64_t wq = (int64_t)floor(shelter * nearness * 1000 + 0.5);
+    return wq > 0 ? wq : 1;
+}
+
+typedef struct {
+    double laid, full, remainder; /* units */
+    int64_t no_room;              /* units */
+} s_tally_t;
+
+/* One drift of the units in src over a box of radius r, laying what fits. On return src holds the
+ * whole units that did not fit (to drift again), their fractions counted in t->remainder. */
+static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_t *src,
+                   int64_t *work, float *height_m, float *moved_m, bool *leak, bool last,
+                   s_tally_t *t, tb_err_t *err)
+{
+    size_t cells = (size_t)w * (size_t)h;
+    int64_t total = 0;
+    for (size_t i = 0; i < cells; i++)
+        total += src[i];
+    if (total == 0)
+        return 0;
+    /* Shares in fixed point with as many bits as total << bits < 2^61 allows. On a cell that can
+     * take sediment (w >= 1) the summed shares are at most total << bits, because
+     * Wt(s) >= K(c - s) w(c) >= K(c - s) for every source s; elsewhere the sums may wrap, which the
+     * unsigned box arithmetic allows and nothing reads. The remainder of a share is at most
+     * Wt / 2^bits units, a small part of the budget, and counted. */
+    int len = 64 - __builtin_clzll((unsigned long long)total);
+    int bits = 61 - len;
+    if (bits < 0)
+        return tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
+                          (long long)total);
+    double room;
+    for (size_t i = 0; i < cells; i++)
+        work[i] = s_weight(site, i, &room);
+    if (tb_coast_tentsum_i64(work, w, h, r, err) != 0)
+        return -1;
+    /* shares: src becomes q = floor(src 2^bits / Wt) */
+    for (size_t i = 0; i < cells; i++) {
+        if (!src[i])
+            continue;
+        if (work[i] <= 0) {
+            t->no_room += src[i];
+            src[i] = 0;
+            continue;
+        }
+        int64_t num = src[i] << bits;
+        int64_t q = num / work[i];
+        t->remainder += (double)(num - q * work[i]) / (double)((int64_t)1 << bits);
+        src[i] = q;
+    }
+    if (tb_coast_tentsum_i64(src, w, h, r, err) != 0)
+        return -1;
+    double scale = 1.0 / (double)((int64_t)1 << bits);
+    for (size_t i = 0; i < cells; i++) {
+        int64_t wq = src[i] ? s_weight(site, i, &room) : 0;
+        double dep = (double)wq * (double)src[i] * scale;
+        src[i] = 0;
+        if (!wq || !(dep > 0))
+            continue;
+        double fit = room / TB_COAST_UNIT_M;
+        double lay = dep < fit ? dep : fit;
+        if (*leak && lay >= 1) {
+            *leak = false; /* the negative control: this cell's deposit (a unit or more) vanishes */
+            continue;
+        }
+        t->laid += lay;
+        double dh = lay * TB_COAST_UNIT_M;
+        height_m[i] = (float)((double)height_m[i] + dh);
+        moved_m[i] = (float)((double)moved_m[i] + dh);
+        double over = dep - lay;
+        if (last) {
+            t->full += over;
+            continue;
+        }
+        int64_t whole = (int64_t)floor(over);
+        src[i] = whole;
+        t->remainder += over - (double)whole;
+    }
+    return 0;
+}
+
+/* The weight at the centre of `passes` 1-D boxes of half-width `half` convolved: the number of ways
+ * `passes` offsets in [-half, half] add up to 0. */
+static int64_t s_centre_weight_1d(int64_t half, int passes)
+{
+    int64_t n = 2 * half * passes + 1, *a = calloc((size_t)n, sizeof *a),
+            *b = calloc((size_t)n, sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 1;
+    }
+    a[half * passes] = 1;
+    for (int k = 0; k < passes; k++) {
+        for (int64_t i = 0; i < n; i++) {
+            b[i] = 0;
+            for (int64_t d = -half; d <= half; d++)
+                if (i + d >= 0 && i + d < n)
+                    b[i] += a[i + d];
+        }
+        int64_t *t = a;
+        a = b;
+        b = t;
+    }
+    int64_t c = a[half * passes];
+    free(a);
+    free(b);
+    return c;
+}
+
+/* Delta stretch: a mouth's supply pushes its shoreface out. The river units are summed over two
+ * tents of half the drift's radius (four boxes: a bell whose level sets are nearly round, so a lobe
+ * does not come out square), exactly in integers (a rolled planet gives a rolled field), and read
+ * in m3 as that bell weighs them (a mouth at the cell counts whole, one past the drift radius not
+ * at all); the stretch is 1 + that volume / delta_ref_m3, at most TB_COAST_MAX_STRETCH. Pointwise
+ * after the sums; deterministic. */
+int tb_coast_delta_stretch(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
+                           int64_t *river, float *stretch, tb_err_t *err)
+{
+    int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
+    int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
+    if (tb_coast_tentsum_i64(river, w, h, half_r, err) != 0 ||
+        tb_coast_tentsum_i64(river, w, h, half_r, err) != 0)
+        return -1;
+    int64_t c1 = s_centre_weight_1d(box, 4);
+    double to_m3 = TB_COAST_UNIT_M * cell_m * cell_m / ((double)c1 * (double)c1);
+    for (size_t i = 0; i < (size_t)w * (size_t)h; i++) {
+        double s = 1 + (double)river[i] * to_m3 / p->delta_ref_m3;
+        stretch[i] = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
+    }
+    return 0;
+}
+
+/* Drift by symmetric redistribution, then deposition in the sheltered shallows (after the
+ * predecessor's drift kernel, docs/coast.md). With K the tent of radius drift_km (X wraps, Y
+ * zero-padded) and w the deposition weights, each source s shares its units over the cells c of its
+ * box in proportion to w(c): c receives w(c) src(s) / Wt(s), Wt = K * w. Summed over sources that
+ * is deposit = w . K * (src / Wt), and because K is symmetric the shares of every source add up to
+ * its units exactly; a source with no weighted cell in its box is unplaced. The shares src / Wt are
+ * fixed point with exact integer box sums (so a rolled planet gives rolled deposits to the bit),
+ * and their remainder is counted as unplaced too. A cell lays what fits its room (s_weight); what
+ * does not fit drifts once more over a box three times wider, to the shallows that still have room,
+ * and what fits nowhere then is unplaced (the shallows were full). Units: TB_COAST_UNIT_M over one
+ * cell; the statistics in m3, summed as doubles in row-major order. */
+int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
+                                    const uint8_t *kind, const uint32_t *d2,
+                                    const uint16_t *exposure, const float *stretch, int64_t *src,
+                                    int64_t *work, float *height_m, float *moved_m,
+                                    tb_coast_stats_t *s, const tb_coast_debug_t *debug,
+                                    tb_err_t *err)
+{
+    size_t cells = (size_t)w * (size_t)h;
+    double unit_m3 = TB_COAST_UNIT_M * cell_m * cell_m;
+    int64_t total = 0;
+    for (size_t i = 0; i < cells; i++) {
+        if (src[i] < 0 || src[i] > ((int64_t)1 << 61) - total)
+            return tb_err_set(err, TB_E_INVALID,
+                              "coast: the sediment sources (%lld units at cell "
+                              "%zu) exceed 2^61 units of %g m3",
+                              (long long)src[i], i, unit_m3);
+        total += src[i];
+    }
+    int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
+    double reach_cells = p->deposit_reach_m * (stretch ? TB_COAST_MAX_STRETCH : 1) / cell_m + 1.5;
+    s_site_t site = {p,       cell_m,   kind,
+                     d2,      exposure, height_m,
+                     moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells))};
+    s_tally_t t = {0, 0, 0, 0};
+    bool leak = debug && debug->leak_one_deposit;
+    if (s_drift(&site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err) != 0 ||
+        s_drift(&site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak, true, &t,
+                err) != 0)
+        return -1;
+    int64_t beach = 0;
+    for (size_t i = 0; i < cells; i++)
+        beach += kind[i] != TB_COAST_LAND && moved_m[i] > 0 && height_m[i] > 0;
+    s->laid_m3 = t.laid * unit_m3;
+    s->unplaced_no_shallows_m3 = (double)t.no_room * unit_m3;
+    s->unplaced_full_m3 = t.full * unit_m3;
+    s->unplaced_rounding_m3 = t.remainder * unit_m3;
+    s->unplaced_m3 = s->unplaced_no_shallows_m3 + s->unplaced_full_m3 + s->unplaced_rounding_m3;
+    s->beach_m2 = (double)beach * cell_m * cell_m;
+    return 0;
+}

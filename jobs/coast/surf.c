@@ -1,0 +1,54 @@
+/* Surf: a shore platform and the cliff behind it (docs/coast.md, "Surf"). Typical sizes: the land
+ * within surf_reach_m (110 m, 14 cells at 8 m) of the waterline, a few per cent of a planet. The
+ * invariant: the cut of a cell depends on its own height, distance and carried exposure only, and
+ * is a whole number of sediment units, so the budget counts exactly what the heights lost. */
+#include <math.h>
+
+#include "jobs/coast/methods.h"
+
+/* Wave-cut platform by an exposure-scaled reach (after the predecessor's surf pass,
+ * docs/coast.md). A land cell at dist metres from the waterline with carried exposure e
+ * (0..1) lies in the surf zone when dist < e * surf_reach_m; there the land above the platform
+ * (platform_m + platform_slope * dist) is cut by cut_fraction, tapered to nothing over the last
+ * cell of the zone. Behind the zone the land is untouched, so where it is high the zone ends in a
+ * cliff and where it is low little is cut: an open coast gets a wide platform, a sheltered one a
+ * narrow one. Units: metres, and whole units of TB_COAST_UNIT_M written to src. Deterministic,
+ * pointwise. */
+void tb_coast_surf_platform_cut(const tb_coast_params_t *p, double cell_m, size_t cells,
+                                const uint8_t *kind, const uint32_t *d2, const uint16_t *exposure,
+                                float *height_m, float *moved_m, int64_t *src, tb_coast_stats_t *s)
+{
+    double reach_max = p->surf_reach_m;
+    double reach_cells = reach_max / cell_m + 1.5;
+    uint32_t reach_d2 = (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells));
+    int64_t planed = 0, units_cut = 0;
+    for (size_t i = 0; i < cells; i++) {
+        if (kind[i] != TB_COAST_LAND || d2[i] > reach_d2 || exposure[i] == TB_COAST_NO_EXPOSURE)
+            continue;
+        double dist = tb_coast_waterline_m(d2[i], cell_m);
+        if (dist >= reach_max)
+            continue;
+        double reach = reach_max * exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
+        double taper = (reach - dist) / cell_m;
+        if (taper <= 0)
+            continue;
+        if (taper > 1)
+            taper = 1;
+        double platform = p->platform_m + p->platform_slope * dist;
+        double excess = (double)height_m[i] - platform;
+        if (excess <= 0)
+            continue;
+        int64_t units = (int64_t)floor(p->cut_fraction * excess * taper / TB_COAST_UNIT_M);
+        if (units <= 0)
+            continue;
+        double cut_m = (double)units * TB_COAST_UNIT_M;
+        height_m[i] = (float)((double)height_m[i] - cut_m);
+        moved_m[i] = (float)-cut_m;
+        src[i] += units;
+        units_cut += units;
+        planed++;
+    }
+    double cell_m2 = cell_m * cell_m;
+    s->planed_m2 += (double)planed * cell_m2;
+    s->cut_m3 += (double)units_cut * TB_COAST_UNIT_M * cell_m2;
+}

@@ -1,0 +1,263 @@
+/* The `tiles` section; see params.h. One table drives defaults, parsing, range checks, printing and
+ * the key listing, so a key cannot be documented and not read (or read and not documented). */
+#include "jobs/detail/params.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef enum { K_DOUBLE, K_INT } s_kind_t;
+
+typedef struct {
+    const char *group; /* sub-object, or NULL for a key of the section itself */
+    const char *key;
+    s_kind_t kind;
+    size_t off;
+    double lo, hi, def;
+    const char *meaning;
+} s_key_t;
+
+#define OFF(f) offsetof(tb_detail_params_t, f)
+
+static const s_key_t s_keys[] = {
+    {NULL, "size_km", K_DOUBLE, OFF(size_km), 0.1, 1000, 5,
+     "Detail tile edge; the circumference must be a whole number of tiles."},
+    {NULL, "cell_m", K_DOUBLE, OFF(cell_m), 0.1, 1000, 2, "Detail cell edge."},
+    {NULL, "margin_cells", K_INT, OFF(margin_cells), 0, 100000, 72,
+     "Cells computed round each tile and thrown away; the default is the measured one."},
+    {"relief", "amplitude_m", K_DOUBLE, OFF(relief_amplitude_m), 0, 100, 0.6,
+     "Detail relief amplitude on steep ground."},
+    {"relief", "wavelength_m", K_DOUBLE, OFF(relief_wavelength_m), 1, 100000, 48,
+     "Wavelength of the first relief octave (snapped to divide the circumference)."},
+    {"relief", "octaves", K_INT, OFF(relief_octaves), 1, 8, 4, "Relief octaves."},
+    {"relief", "gain", K_DOUBLE, OFF(relief_gain), 0, 1, 0.5, "Amplitude ratio between octaves."},
+    {"relief", "flat_fraction", K_DOUBLE, OFF(relief_flat_fraction), 0, 1, 0.25,
+     "Share of the amplitude left on flat ground."},
+    {"relief", "slope_full_deg", K_DOUBLE, OFF(relief_slope_full_deg), 0.1, 89, 25,
+     "Slope from which the full amplitude applies."},
+    {"relief", "ocean_mult", K_DOUBLE, OFF(relief_ocean_mult), 0, 10, 0.3,
+     "Amplitude multiplier on ocean classes."},
+    {"relief", "rock_exponent", K_DOUBLE, OFF(relief_rock_exponent), 0, 4, 0.5,
+     "Amplitude times k_mult^-exponent: harder rock is rougher."},
+    {"relief", "channel_area_m2", K_DOUBLE, OFF(relief_channel_area_m2), 1, 1e12, 1e5,
+     "Drainage area from which the relief is zero (a channel); it tapers in over a decade below."},
+    {"droplets", "rounds", K_INT, OFF(droplet_rounds), 0, 64, 4,
+     "Rounds of droplets; each round reads the heights the previous one left."},
+    {"droplets", "lifetime", K_INT, OFF(droplet_lifetime), 1, 1000, 20,
+     "Steps a droplet lives; each step is one detail cell."},
+    {"droplets", "spawn_block", K_INT, OFF(droplet_spawn_block), 1, 64, 5,
+     "One droplet per spawn_block x spawn_block cells per round; must divide the tile's cells."},
+    {"droplets", "brush_radius", K_INT, OFF(droplet_brush_radius), 0, 8, 2,
+     "Radius of the erosion brush, cells."},
+    {"droplets", "inertia", K_DOUBLE, OFF(droplet_inertia), 0, 0.99, 0.05,
+     "Share of the old direction kept at each step."},
+    {"droplets", "capacity", K_DOUBLE, OFF(droplet_capacity), 0, 1000, 0.2,
+     "Sediment capacity factor."},
+    {"droplets", "min_slope", K_DOUBLE, OFF(droplet_min_slope), 0, 10, 0.01,
+     "Smallest height drop (m a step) used for the capacity."},
+    {"droplets", "erode", K_DOUBLE, OFF(droplet_erode), 0, 1, 0.3,
+     "Share of the free capacity eroded a step."},
+    {"droplets", "deposit", K_DOUBLE, OFF(droplet_deposit), 0, 1, 0.3,
+     "Share of the excess sediment deposited a step."},
+    {"droplets", "evaporate", K_DOUBLE, OFF(droplet_evaporate), 0, 1, 0.02,
+     "Share of the water lost a step."},
+    {"droplets", "gravity", K_DOUBLE, OFF(droplet_gravity), 0, 1000, 4,
+     "Acceleration of a droplet per metre of drop."},
+    {"thermal", "iterations", K_INT, OFF(thermal_iterations), 0, 1000, 6,
+     "Jacobi iterations of thermal weathering."},
+    {"thermal", "talus_deg", K_DOUBLE, OFF(thermal_talus_deg), 1, 89, 38,
+     "Angle of repose at the detail cell."},
+    {"thermal", "rate", K_DOUBLE, OFF(thermal_rate), 0.01, 0.5, 0.5,
+     "Share of a cell's largest excess over the talus moved per iteration."},
+    {"splat", "rock_deg", K_DOUBLE, OFF(splat_rock_deg), 1, 89, 40,
+     "Slope at which bare rock takes over (5 degrees either side blend)."},
+    {"splat", "scree_deg", K_DOUBLE, OFF(splat_scree_deg), 1, 89, 28,
+     "Slope at which loose scree starts (or snow above the snowline)."},
+    {"splat", "snowline_m", K_DOUBLE, OFF(splat_snowline_m), -11000, 20000, 1200,
+     "Altitude above which the fourth channel is snow rather than scree (100 m blend)."},
+    {"splat", "sediment_m", K_DOUBLE, OFF(splat_sediment_m), 1e-6, 100, 0.05,
+     "Deposit depth that reads as full sediment."},
+    {"splat", "flow_full", K_DOUBLE, OFF(splat_flow_full), 1e-3, 1e9, 20,
+     "Droplet water through a cell that reads as a wet channel floor (sediment)."},
+};
+
+#define S_NKEYS ((int)(sizeof s_keys / sizeof s_keys[0]))
+
+static double *s_d(tb_detail_params_t *p, const s_key_t *k)
+{
+    return (double *)((char *)p + k->off);
+}
+static int *s_i(tb_detail_params_t *p, const s_key_t *k)
+{
+    return (int *)((char *)p + k->off);
+}
+
+void tb_detail_params_defaults(tb_detail_params_t *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < S_NKEYS; i++) {
+        if (s_keys[i].kind == K_DOUBLE)
+            *s_d(p, &s_keys[i]) = s_keys[i].def;
+        else
+            *s_i(p, &s_keys[i]) = (int)s_keys[i].def;
+    }
+}
+
+static void s_path(const s_key_t *k, char *out, size_t n)
+{
+    if (k->group)
+        snprintf(out, n, "tiles.%s.%s", k->group, k->key);
+    else
+        snprintf(out, n, "tiles.%s", k->key);
+}
+
+static const s_key_t *s_find(const char *group, const char *key)
+{
+    for (int i = 0; i < S_NKEYS; i++) {
+        bool same_group = (group == NULL) == (s_keys[i].group == NULL) &&
+                          (!group || strcmp(group, s_keys[i].group) == 0);
+        if (same_group && strcmp(key, s_keys[i].key) == 0)
+            return &s_keys[i];
+    }
+    return NULL;
+}
+
+static bool s_is_group(const char *name)
+{
+    for (int i = 0; i < S_NKEYS; i++)
+        if (s_keys[i].group && strcmp(s_keys[i].group, name) == 0)
+            return true;
+    return false;
+}
+
+static int s_read(const s_key_t *k, const cJSON *v, const char *where, tb_detail_params_t *p,
+                  tb_err_t *err)
+{
+    char path[96];
+    s_path(k, path, sizeof path);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    bool ok = isfinite(x) && x >= k->lo && x <= k->hi && (k->kind == K_DOUBLE || x == floor(x));
+    if (!ok)
+        return tb_err_set(err, TB_E_INVALID, "%s: %s: expected %s in %g..%g", where, path,
+                          k->kind == K_INT ? "an integer" : "a number", k->lo, k->hi);
+    if (k->kind == K_DOUBLE)
+        *s_d(p, k) = x;
+    else
+        *s_i(p, k) = (int)x;
+    return 0;
+}
+
+int tb_detail_params_parse(const cJSON *section, const char *where, tb_detail_params_t *p,
+                           tb_err_t *err)
+{
+    tb_detail_params_defaults(p);
+    where = where ? where : "manifest";
+    if (!section)
+        return 0;
+    if (!cJSON_IsObject(section))
+        return tb_err_set(err, TB_E_INVALID, "%s: tiles: expected an object", where);
+    for (const cJSON *it = section->child; it; it = it->next) {
+        const char *name = it->string ? it->string : "";
+        if (s_is_group(name)) {
+            if (!cJSON_IsObject(it))
+                return tb_err_set(err, TB_E_INVALID, "%s: tiles.%s: expected an object", where,
+                                  name);
+            for (const cJSON *jt = it->child; jt; jt = jt->next) {
+                const s_key_t *k = s_find(name, jt->string ? jt->string : "");
+                if (!k)
+                    return tb_err_set(err, TB_E_UNKNOWN_KEY, "%s: tiles.%s.%s: unknown key", where,
+                                      name, jt->string ? jt->string : "");
+                if (s_read(k, jt, where, p, err) != 0)
+                    return -1;
+            }
+            continue;
+        }
+        const s_key_t *k = s_find(NULL, name);
+        if (!k)
+            return tb_err_set(err, TB_E_UNKNOWN_KEY, "%s: tiles.%s: unknown key", where, name);
+        if (s_read(k, it, where, p, err) != 0)
+            return -1;
+    }
+    return tb_detail_params_check(p, where, err);
+}
+
+int tb_detail_params_check(const tb_detail_params_t *p, const char *where, tb_err_t *err)
+{
+    where = where ? where : "manifest";
+    double cells = p->size_km * 1000.0 / p->cell_m;
+    double whole = nearbyint(cells);
+    if (fabs(cells - whole) > 1e-6 * whole || whole < 1)
+        return tb_err_set(
+            err, TB_E_INVALID,
+            "%s: tiles.size_km %g is %.6f cells of tiles.cell_m %g, not a whole number", where,
+            p->size_km, cells, p->cell_m);
+    if ((int64_t)whole % p->droplet_spawn_block != 0)
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s: tiles.droplets.spawn_block %d does not divide the tile's %.0f cells",
+                          where, p->droplet_spawn_block, whole);
+    if (p->splat_scree_deg >= p->splat_rock_deg)
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s: tiles.splat.scree_deg %g must be below tiles.splat.rock_deg %g",
+                          where, p->splat_scree_deg, p->splat_rock_deg);
+    return 0;
+}
+
+cJSON *tb_detail_params_to_json(const tb_detail_params_t *p)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    tb_detail_params_t *q = (tb_detail_params_t *)p; /* read only, through the shared accessors */
+    for (int i = 0; i < S_NKEYS; i++) {
+        const s_key_t *k = &s_keys[i];
+        cJSON *parent = root;
+        if (k->group) {
+            parent = cJSON_GetObjectItemCaseSensitive(root, k->group);
+            if (!parent)
+                parent = cJSON_AddObjectToObject(root, k->group);
+        }
+        double v = k->kind == K_DOUBLE ? *s_d(q, k) : (double)*s_i(q, k);
+        if (!parent || !cJSON_AddNumberToObject(parent, k->key, v)) {
+            cJSON_Delete(root);
+            return NULL;
+        }
+    }
+    return root;
+}
+
+int64_t tb_detail_margin_bound(const tb_detail_params_t *p)
+{
+    int64_t per_round = (int64_t)p->droplet_lifetime + 1 + p->droplet_brush_radius + 1;
+    return (int64_t)p->droplet_rounds * per_round + p->thermal_iterations + 2;
+}
+
+double tb_detail_tile_seconds(const tb_detail_params_t *p)
+{
+    /* ns a window cell per pass at the defaults (bench_tile, load 5): resample 23, relief 59 at 4
+     * octaves, droplets 250 at 4 rounds x 20 steps / 25 cells, thermal 85 at 6 iterations,
+     * outputs 72 (over the interior, counted per window cell here) */
+    double steps = (double)p->droplet_rounds * p->droplet_lifetime /
+                   ((double)p->droplet_spawn_block * p->droplet_spawn_block);
+    double ns = 23.0 + 59.0 * p->relief_octaves / 4.0 + 250.0 * steps / (4.0 * 20.0 / 25.0) +
+                85.0 * p->thermal_iterations / 6.0 + 72.0;
+    double side = p->size_km * 1000.0 / p->cell_m + 2.0 * p->margin_cells;
+    return ns * 1e-9 * side * side;
+}
+
+int tb_detail_params_key_count(void)
+{
+    return S_NKEYS;
+}
+
+void tb_detail_params_key(int i, const char **group, const char **key, double *def,
+                          const char **meaning)
+{
+    bool ok = i >= 0 && i < S_NKEYS;
+    *group = ok ? s_keys[i].group : NULL;
+    *key = ok ? s_keys[i].key : NULL;
+    *def = ok ? s_keys[i].def : 0;
+    *meaning = ok ? s_keys[i].meaning : NULL;
+}

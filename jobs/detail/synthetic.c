@@ -1,0 +1,192 @@
+/* The synthetic planet; see synthetic.h. */
+#include "jobs/detail/synthetic.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "common/noise.h"
+#include "jobs/uplift/fbm_window.h"
+
+static const float *s_sort_h;
+
+typedef struct {
+    float h;
+    uint32_t i;
+} s_key_t;
+
+/* Lower first; ties by index, so the order is total and the result deterministic. */
+static inline int s_less(s_key_t a, s_key_t b)
+{
+    return a.h < b.h || (a.h == b.h && a.i < b.i);
+}
+
+static void s_push(s_key_t *heap, size_t *n, s_key_t k)
+{
+    size_t c = (*n)++;
+    while (c > 0 && s_less(k, heap[(c - 1) / 2])) {
+        heap[c] = heap[(c - 1) / 2];
+        c = (c - 1) / 2;
+    }
+    heap[c] = k;
+}
+
+static s_key_t s_pop(s_key_t *heap, size_t *n)
+{
+    s_key_t top = heap[0], last = heap[--*n];
+    size_t c = 0;
+    for (;;) {
+        size_t l = 2 * c + 1;
+        if (l >= *n)
+            break;
+        if (l + 1 < *n && s_less(heap[l + 1], heap[l]))
+            l++;
+        if (!s_less(heap[l], last))
+            break;
+        heap[c] = heap[l];
+        c = l;
+    }
+    heap[c] = last;
+    return top;
+}
+
+/* Priority-flood from the sea and the planet's first and last rows (Barnes, Lehman and Mulla
+ * 2014, with an epsilon: a filled cell rises one float step above the cell that reached it), so
+ * every land cell drains, as on a solved planet. */
+static int s_fill(float *h, int64_t w, int64_t hgt, tb_err_t *err)
+{
+    size_t n = (size_t)w * (size_t)hgt, nheap = 0;
+    uint8_t *seen = calloc(n, 1);
+    s_key_t *heap = malloc(n * sizeof *heap);
+    if (!seen || !heap) {
+        free(seen);
+        free(heap);
+        return tb_err_set(err, TB_E_NOMEM, "synthetic planet: out of memory");
+    }
+    for (size_t at = 0; at < n; at++) {
+        int64_t j = (int64_t)(at / (size_t)w);
+        if (h[at] < 0 || j == 0 || j == hgt - 1) {
+            seen[at] = 1;
+            s_push(heap, &nheap, (s_key_t){h[at], (uint32_t)at});
+        }
+    }
+    while (nheap > 0) {
+        s_key_t c = s_pop(heap, &nheap);
+        int64_t i = (int64_t)(c.i % (size_t)w), j = (int64_t)(c.i / (size_t)w);
+        for (int k = 0; k < 8; k++) {
+            int64_t y = j + tb_nb_dy[k];
+            if (y < 0 || y >= hgt)
+                continue;
+            size_t nat = tb_idx(w, tb_wrap(i + tb_nb_dx[k], w), y);
+            if (seen[nat])
+                continue;
+            seen[nat] = 1;
+            if (h[nat] <= c.h)
+                h[nat] = nextafterf(c.h, INFINITY);
+            s_push(heap, &nheap, (s_key_t){h[nat], (uint32_t)nat});
+        }
+    }
+    free(seen);
+    free(heap);
+    return 0;
+}
+
+static int s_cmp_desc(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    float hi = s_sort_h[i], hj = s_sort_h[j];
+    if (hi != hj)
+        return hi > hj ? -1 : 1;
+    return i < j ? -1 : (i > j);
+}
+
+void tb_detail_synthetic_free(tb_detail_synthetic_t *s)
+{
+    if (!s)
+        return;
+    free(s->height_m);
+    free(s->area_m2);
+    free(s->rock_k);
+    free(s->class_idx);
+    free(s->land);
+    memset(s, 0, sizeof *s);
+}
+
+int tb_detail_synthetic_make(tb_detail_synthetic_t *out, int64_t geo_w, int64_t geo_h,
+                             double cell_m, uint64_t seed, double base_m, double relief_m,
+                             double wavelength_m, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = (size_t)geo_w * (size_t)geo_h;
+    out->height_m = malloc(n * sizeof(float));
+    out->area_m2 = malloc(n * sizeof(float));
+    out->rock_k = malloc(n * sizeof(float));
+    out->class_idx = malloc(n);
+    out->land = malloc(n);
+    size_t *order = malloc(n * sizeof *order);
+    tb_frame_t f;
+    tb_noise_t noise;
+    tb_fbm_window_t fw;
+    if (!out->height_m || !out->area_m2 || !out->rock_k || !out->class_idx || !out->land ||
+        !order) {
+        free(order);
+        tb_detail_synthetic_free(out);
+        return tb_err_set(err, TB_E_NOMEM, "synthetic planet: out of memory");
+    }
+    if (tb_frame_make(&f, geo_w, geo_h, cell_m, 0, 0, geo_w, geo_h, err) != 0 ||
+        tb_noise_init(&noise, seed, TB_SALT_TEST_NOISE, (double)geo_w * cell_m, wavelength_m,
+                      err) != 0 ||
+        tb_fbm_window_init(&fw, &noise, 6, 0.5, &f, 0, geo_w, 0, geo_h, err) != 0) {
+        free(order);
+        tb_detail_synthetic_free(out);
+        return -1;
+    }
+    for (int64_t j = 0; j < geo_h; j++)
+        for (int64_t i = 0; i < geo_w; i++) {
+            size_t at = tb_idx(geo_w, i, j);
+            double v = tb_fbm_window_eval(&fw, i, j);
+            out->height_m[at] = (float)(base_m + relief_m * v);
+            out->land[at] = out->height_m[at] >= 0;
+            out->class_idx[at] = out->land[at] ? 0 : 1;
+            out->rock_k[at] = (float)(1.0 + 0.5 * v);
+            out->area_m2[at] = (float)(cell_m * cell_m);
+            order[at] = at;
+        }
+    tb_fbm_window_free(&fw);
+    if (s_fill(out->height_m, geo_w, geo_h, err) != 0) {
+        free(order);
+        tb_detail_synthetic_free(out);
+        return -1;
+    }
+    s_sort_h = out->height_m;
+    qsort(order, n, sizeof *order, s_cmp_desc);
+    for (size_t k = 0; k < n; k++) {
+        size_t at = order[k];
+        int64_t i = (int64_t)(at % (size_t)geo_w), j = (int64_t)(at / (size_t)geo_w);
+        double best = 0;
+        size_t to = at;
+        for (int d = 0; d < 8; d++) {
+            int64_t y = j + tb_nb_dy[d];
+            if (y < 0 || y >= geo_h)
+                continue;
+            size_t nb = tb_idx(geo_w, tb_wrap(i + tb_nb_dx[d], geo_w), y);
+            double s = ((double)out->height_m[at] - out->height_m[nb]) / tb_nb_dist[d];
+            if (s > best) {
+                best = s;
+                to = nb;
+            }
+        }
+        if (to != at)
+            out->area_m2[to] += out->area_m2[at];
+    }
+    free(order);
+    out->planet.geo_w = geo_w;
+    out->planet.geo_h = geo_h;
+    out->planet.geo_cell_m = cell_m;
+    out->planet.height_m = out->height_m;
+    out->planet.area_m2 = out->area_m2;
+    out->planet.rock_k = out->rock_k;
+    out->planet.class_idx = out->class_idx;
+    return 0;
+}

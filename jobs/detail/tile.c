@@ -1,0 +1,750 @@
+/* The tile job; see tile.h. Wire format (little-endian):
+ *   spec:   "TBTS" u32 version | u32 header bytes | header JSON | height f32 | area f32 | rock f32
+ * | class u8 (each geo.w x geo.h) result: "TBTR" u32 version | u32 header bytes | header JSON |
+ * height f32 | height u16 | flow u8 | wear u8 | deposit u8 | splat 4 x u8 (each interior w x h) |
+ * budget 6 x i64 | stats 5 x i64 | slope histogram n_classes x 90 x i64 Headers are printed by
+ * cJSON from objects built in a fixed order, so equal specs are equal bytes. */
+#include "jobs/detail/tile.h"
+
+#include <cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/bytes.h"
+#include "common/log.h"
+#include "jobs/detail/relief_fbm.h"
+#include "jobs/detail/resample_catmull_rom.h"
+#include "jobs/detail/splat.h"
+#include "jobs/detail/thermal_talus_jacobi.h"
+
+#define S_SPEC_MAGIC 0x53544254u   /* "TBTS" */
+#define S_RESULT_MAGIC 0x52544254u /* "TBTR" */
+#define S_VERSION 1u
+#define S_MAX_HEADER (1u << 20)
+#define S_MAX_CELLS                                                                                \
+    ((int64_t)1 << 26) /* a window or interior over 67 M cells (8192^2) is refused:                \
+                        * a default tile is 7 M, and a tile costs ~70 bytes a cell */
+
+/* ---- the frames a spec implies ---- */
+
+typedef struct {
+    tb_tile_lattice_t L;
+    tb_frame_t win, interior, geo;
+} s_frames_t;
+
+static int s_frames(const tb_tile_spec_t *s, s_frames_t *f, tb_err_t *err)
+{
+    if (tb_detail_params_check(&s->params, "tile spec", err) != 0)
+        return -1;
+    if (tb_tile_lattice_make(&f->L, s->geo_w, s->geo_h, s->geo_cell_m, s->params.size_km,
+                             s->params.cell_m, err) != 0 ||
+        tb_tile_interior(&f->L, s->id, &f->interior, err) != 0 ||
+        tb_tile_window(&f->L, s->id, s->params.margin_cells, &f->win, err) != 0 ||
+        tb_tile_geo_window(&f->L, &f->win, &f->geo, err) != 0)
+        return tb_err_prefix(err, "tile spec");
+    if (f->win.h > S_MAX_CELLS / f->win.w)
+        return tb_err_set(err, TB_E_INVALID,
+                          "tile spec: a %" PRId64 " x %" PRId64 " window is over the limit",
+                          f->win.w, f->win.h);
+    if (!(s->elevation_max_m > s->elevation_min_m) || !isfinite(s->elevation_min_m) ||
+        !isfinite(s->elevation_max_m))
+        return tb_err_set(err, TB_E_INVALID, "tile spec: elevation range %g..%g is empty",
+                          s->elevation_min_m, s->elevation_max_m);
+    if (s->n_classes < 1 || s->n_classes > TB_TILE_MAX_CLASSES)
+        return tb_err_set(err, TB_E_INVALID, "tile spec: %d classes, expected 1..%d", s->n_classes,
+                          TB_TILE_MAX_CLASSES);
+    for (int c = 0; c < s->n_classes; c++)
+        if (!isfinite(s->classes[c].relief_mult) || s->classes[c].relief_mult < 0 ||
+            s->classes[c].relief_mult > 100 || s->classes[c].ocean > 1)
+            return tb_err_set(err, TB_E_INVALID, "tile spec: class %d: ocean %u, relief_mult %g", c,
+                              s->classes[c].ocean, s->classes[c].relief_mult);
+    const tb_frame_t *g = &s->geo, *e = &f->geo;
+    if (!tb_frame_valid(g) || !tb_frame_same_lattice(g, e) || g->x0 != e->x0 || g->y0 != e->y0 ||
+        g->w != e->w || g->h != e->h)
+        return tb_err_set(err, TB_E_INVALID,
+                          "tile spec: window %" PRId64 ",%" PRId64 " %" PRId64 "x%" PRId64
+                          " is not the one tile and margin %d need (%" PRId64 ",%" PRId64
+                          " %" PRId64 "x%" PRId64 ")",
+                          g->x0, g->y0, g->w, g->h, s->params.margin_cells, e->x0, e->y0, e->w,
+                          e->h);
+    return 0;
+}
+
+static int s_check_arrays(const tb_tile_spec_t *s, tb_err_t *err)
+{
+    size_t n = (size_t)s->geo.w * (size_t)s->geo.h;
+    for (size_t i = 0; i < n; i++) {
+        if (s->class_idx[i] >= s->n_classes)
+            return tb_err_set(err, TB_E_INVALID, "tile spec: cell %zu has class %u of %d", i,
+                              s->class_idx[i], s->n_classes);
+        float a = s->area_m2[i], h = s->height_m[i], k = s->rock_k ? s->rock_k[i] : 1.0f;
+        if (!isfinite(h) || fabsf(h) > 1e5f || !isfinite(a) || a < 0 || !isfinite(k) || k <= 0)
+            return tb_err_set(err, TB_E_INVALID,
+                              "tile spec: cell %zu has height %g, area %g, rock %g", i, (double)h,
+                              (double)a, (double)k);
+    }
+    return 0;
+}
+
+/* ---- cutting a spec from a planet ---- */
+
+void tb_tile_spec_free(tb_tile_spec_owned_t *s)
+{
+    if (!s)
+        return;
+    free(s->height_m);
+    free(s->area_m2);
+    free(s->rock_k);
+    free(s->class_idx);
+    memset(s, 0, sizeof *s);
+}
+
+static int s_alloc_arrays(tb_tile_spec_owned_t *o, size_t n, tb_err_t *err)
+{
+    o->height_m = malloc(n * sizeof(float));
+    o->area_m2 = malloc(n * sizeof(float));
+    o->rock_k = malloc(n * sizeof(float));
+    o->class_idx = malloc(n ? n : 1);
+    if (!o->height_m || !o->area_m2 || !o->rock_k || !o->class_idx)
+        return tb_err_set(err, TB_E_NOMEM, "tile spec: out of memory for %zu cells", n);
+    o->spec.height_m = o->height_m;
+    o->spec.area_m2 = o->area_m2;
+    o->spec.rock_k = o->rock_k;
+    o->spec.class_idx = o->class_idx;
+    return 0;
+}
+
+int tb_tile_spec_cut(const tb_tile_planet_t *planet, tb_tile_id_t id, uint64_t seed,
+                     const tb_detail_params_t *params, double elevation_min_m,
+                     double elevation_max_m, const tb_tile_class_t *classes, int n_classes,
+                     tb_tile_spec_owned_t *out, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_tile_spec_t *s = &out->spec;
+    s->id = id;
+    s->seed = seed;
+    s->params = *params;
+    s->geo_w = planet->geo_w;
+    s->geo_h = planet->geo_h;
+    s->geo_cell_m = planet->geo_cell_m;
+    s->elevation_min_m = elevation_min_m;
+    s->elevation_max_m = elevation_max_m;
+    if (n_classes < 1 || n_classes > TB_TILE_MAX_CLASSES)
+        return tb_err_set(err, TB_E_INVALID, "tile spec: %d classes", n_classes);
+    s->n_classes = n_classes;
+    memcpy(s->classes, classes, (size_t)n_classes * sizeof *classes);
+    s_frames_t f;
+    /* the window the frames imply, then check everything against it */
+    if (tb_tile_lattice_make(&f.L, s->geo_w, s->geo_h, s->geo_cell_m, params->size_km,
+                             params->cell_m, err) != 0 ||
+        tb_tile_window(&f.L, id, params->margin_cells, &f.win, err) != 0 ||
+        tb_tile_geo_window(&f.L, &f.win, &s->geo, err) != 0)
+        return -1;
+    if (s_frames(s, &f, err) != 0)
+        return -1;
+    size_t n = (size_t)s->geo.w * (size_t)s->geo.h;
+    if (s_alloc_arrays(out, n, err) != 0) {
+        tb_tile_spec_free(out);
+        return -1;
+    }
+    for (int64_t j = 0; j < s->geo.h; j++)
+        for (int64_t i = 0; i < s->geo.w; i++) {
+            size_t from = tb_idx(planet->geo_w, tb_frame_lattice_x(&s->geo, i), s->geo.y0 + j);
+            size_t to = tb_idx(s->geo.w, i, j);
+            out->height_m[to] = planet->height_m[from];
+            out->area_m2[to] = planet->area_m2[from];
+            out->rock_k[to] = planet->rock_k ? planet->rock_k[from] : 1.0f;
+            out->class_idx[to] = planet->class_idx[from];
+        }
+    return 0;
+}
+
+/* ---- spec codec ---- */
+
+static cJSON *s_int_array(const int64_t *v, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+    return a;
+}
+
+int tb_tile_spec_encode(const tb_tile_spec_t *spec, void **out, size_t *bytes, tb_err_t *err)
+{
+    *out = NULL;
+    *bytes = 0;
+    s_frames_t f;
+    if (s_frames(spec, &f, err) != 0 || s_check_arrays(spec, err) != 0)
+        return -1;
+    cJSON *root = cJSON_CreateObject();
+    int64_t id[2] = {spec->id.col, spec->id.row};
+    char seed[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, spec->seed);
+    cJSON_AddItemToObject(root, "id", s_int_array(id, 2));
+    cJSON_AddStringToObject(root, "seed", seed);
+    cJSON *geo = cJSON_AddArrayToObject(root, "geo");
+    cJSON_AddItemToArray(geo, cJSON_CreateNumber((double)spec->geo_w));
+    cJSON_AddItemToArray(geo, cJSON_CreateNumber((double)spec->geo_h));
+    cJSON_AddItemToArray(geo, cJSON_CreateNumber(spec->geo_cell_m));
+    double el[2] = {spec->elevation_min_m, spec->elevation_max_m};
+    cJSON_AddItemToObject(root, "elevation_m", cJSON_CreateDoubleArray(el, 2));
+    cJSON *cls = cJSON_AddArrayToObject(root, "classes");
+    for (int c = 0; c < spec->n_classes; c++) {
+        cJSON *e = cJSON_CreateArray();
+        cJSON_AddItemToArray(e, cJSON_CreateNumber(spec->classes[c].ocean));
+        cJSON_AddItemToArray(e, cJSON_CreateNumber(spec->classes[c].relief_mult));
+        cJSON_AddItemToArray(cls, e);
+    }
+    int64_t win[4] = {spec->geo.x0, spec->geo.y0, spec->geo.w, spec->geo.h};
+    cJSON_AddItemToObject(root, "window", s_int_array(win, 4));
+    cJSON_AddItemToObject(root, "tiles", tb_detail_params_to_json(&spec->params));
+    char *header = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!header)
+        return tb_err_set(err, TB_E_NOMEM, "tile spec: cannot print the header");
+    size_t n = (size_t)spec->geo.w * (size_t)spec->geo.h, hlen = strlen(header);
+    tb_bytes_t w;
+    tb_bytes_init(&w);
+    tb_bytes_put_u32(&w, S_SPEC_MAGIC);
+    tb_bytes_put_u32(&w, S_VERSION);
+    tb_bytes_put_u32(&w, (uint32_t)hlen);
+    tb_bytes_put(&w, header, hlen);
+    free(header);
+    tb_bytes_put(&w, spec->height_m, n * sizeof(float));
+    tb_bytes_put(&w, spec->area_m2, n * sizeof(float));
+    if (spec->rock_k) {
+        tb_bytes_put(&w, spec->rock_k, n * sizeof(float));
+    } else {
+        const float one = 1.0f;
+        for (size_t i = 0; i < n; i++)
+            tb_bytes_put(&w, &one, sizeof one);
+    }
+    tb_bytes_put(&w, spec->class_idx, n);
+    if (w.failed) {
+        tb_bytes_free(&w);
+        return tb_err_set(err, TB_E_NOMEM, "tile spec: out of memory encoding %zu cells", n);
+    }
+    *out = tb_bytes_take(&w, bytes);
+    return 0;
+}
+
+static int s_json_int(const cJSON *v, double lo, double hi, int64_t *out)
+{
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+        v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return -1;
+    *out = (int64_t)v->valuedouble;
+    return 0;
+}
+
+static int s_json_ints(const cJSON *a, int n, double lo, double hi, int64_t *out)
+{
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (s_json_int(cJSON_GetArrayItem(a, i), lo, hi, &out[i]) != 0)
+            return -1;
+    return 0;
+}
+
+static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_err_t *err)
+{
+    int64_t id[2], geo[2], win[4];
+    const cJSON *jgeo = cJSON_GetObjectItemCaseSensitive(root, "geo");
+    const cJSON *jel = cJSON_GetObjectItemCaseSensitive(root, "elevation_m");
+    const cJSON *jseed = cJSON_GetObjectItemCaseSensitive(root, "seed");
+    const cJSON *jcls = cJSON_GetObjectItemCaseSensitive(root, "classes");
+    if (s_json_ints(cJSON_GetObjectItemCaseSensitive(root, "id"), 2, 0, 1e9, id) != 0 ||
+        !cJSON_IsArray(jgeo) || cJSON_GetArraySize(jgeo) != 3 ||
+        s_json_int(cJSON_GetArrayItem(jgeo, 0), 1, 1e9, &geo[0]) != 0 ||
+        s_json_int(cJSON_GetArrayItem(jgeo, 1), 1, 1e9, &geo[1]) != 0 ||
+        !cJSON_IsNumber(cJSON_GetArrayItem(jgeo, 2)) || !cJSON_IsArray(jel) ||
+        cJSON_GetArraySize(jel) != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(jel, 0)) ||
+        !cJSON_IsNumber(cJSON_GetArrayItem(jel, 1)) || !cJSON_IsString(jseed) ||
+        !cJSON_IsArray(jcls) ||
+        s_json_ints(cJSON_GetObjectItemCaseSensitive(root, "window"), 4, -1e12, 1e12, win) != 0)
+        return tb_err_set(err, TB_E_FORMAT,
+                          "tile spec: id, seed, geo, elevation_m, classes or "
+                          "window missing or malformed");
+    char *end = NULL;
+    s->seed = strtoull(jseed->valuestring, &end, 10);
+    if (!end || *end || !jseed->valuestring[0])
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: seed \"%s\" is not a number",
+                          jseed->valuestring);
+    s->id.col = id[0];
+    s->id.row = id[1];
+    s->geo_w = geo[0];
+    s->geo_h = geo[1];
+    s->geo_cell_m = cJSON_GetArrayItem(jgeo, 2)->valuedouble;
+    s->elevation_min_m = cJSON_GetArrayItem(jel, 0)->valuedouble;
+    s->elevation_max_m = cJSON_GetArrayItem(jel, 1)->valuedouble;
+    int nc = cJSON_GetArraySize(jcls);
+    if (nc < 1 || nc > TB_TILE_MAX_CLASSES)
+        return tb_err_set(err, TB_E_INVALID, "tile spec: %d classes, expected 1..%d", nc,
+                          TB_TILE_MAX_CLASSES);
+    s->n_classes = nc;
+    for (int c = 0; c < nc; c++) {
+        const cJSON *e = cJSON_GetArrayItem(jcls, c);
+        int64_t ocean;
+        if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 ||
+            s_json_int(cJSON_GetArrayItem(e, 0), 0, 1, &ocean) != 0 ||
+            !cJSON_IsNumber(cJSON_GetArrayItem(e, 1)))
+            return tb_err_set(err, TB_E_FORMAT, "tile spec: class %d is not [ocean, relief_mult]",
+                              c);
+        s->classes[c].ocean = (uint8_t)ocean;
+        s->classes[c].relief_mult = cJSON_GetArrayItem(e, 1)->valuedouble;
+    }
+    if (tb_detail_params_parse(cJSON_GetObjectItemCaseSensitive(root, "tiles"), "tile spec",
+                               &s->params, err) != 0)
+        return -1;
+    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "tiles")))
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: no tiles parameters");
+    if (!(s->geo_cell_m > 0) || !isfinite(s->geo_cell_m) || win[2] < 1 || win[3] < 1 ||
+        tb_frame_make(&s->geo, s->geo_w, s->geo_h, s->geo_cell_m, win[0], win[1], win[2], win[3],
+                      err) != 0)
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: a malformed window");
+    s_frames_t f;
+    return s_frames(s, &f, err);
+}
+
+int tb_tile_spec_decode(const void *data, size_t bytes, tb_tile_spec_owned_t *out, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_reader_t r;
+    tb_reader_init(&r, data, bytes);
+    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
+    if (r.failed || magic != S_SPEC_MAGIC)
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: not a tile spec (bad magic)");
+    if (version != S_VERSION)
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: version %u, this build reads %u", version,
+                          S_VERSION);
+    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: header of %u bytes, %zu left", hlen,
+                          tb_reader_left(&r));
+    char *header = malloc((size_t)hlen + 1);
+    if (!header)
+        return tb_err_set(err, TB_E_NOMEM, "tile spec: out of memory");
+    tb_reader_get(&r, header, hlen);
+    header[hlen] = '\0';
+    cJSON *root = cJSON_Parse(header);
+    free(header);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: the header is not a JSON object");
+    }
+    int rc = s_decode_header(root, &out->spec, err);
+    cJSON_Delete(root);
+    if (rc != 0)
+        return -1;
+    size_t n = (size_t)out->spec.geo.w * (size_t)out->spec.geo.h;
+    if (tb_reader_left(&r) != n * 13)
+        return tb_err_set(err, TB_E_FORMAT,
+                          "tile spec: %zu raster bytes for a %" PRId64 " x %" PRId64
+                          " window (expected %zu)",
+                          tb_reader_left(&r), out->spec.geo.w, out->spec.geo.h, n * 13);
+    if (s_alloc_arrays(out, n, err) != 0) {
+        tb_tile_spec_free(out);
+        return -1;
+    }
+    tb_reader_get(&r, out->height_m, n * sizeof(float));
+    tb_reader_get(&r, out->area_m2, n * sizeof(float));
+    tb_reader_get(&r, out->rock_k, n * sizeof(float));
+    tb_reader_get(&r, out->class_idx, n);
+    if (r.failed || s_check_arrays(&out->spec, err) != 0) {
+        if (r.failed)
+            tb_err_set(err, TB_E_FORMAT, "tile spec: truncated rasters");
+        tb_tile_spec_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the passes ---- */
+
+/* CPU seconds of the calling thread: the bench's measure on a shared machine. */
+static double s_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void tb_tile_result_free(tb_tile_result_t *r)
+{
+    if (!r)
+        return;
+    free(r->height_m);
+    free(r->height_u16);
+    free(r->flow);
+    free(r->wear);
+    free(r->deposit);
+    free(r->splat);
+    memset(r, 0, sizeof *r);
+}
+
+static int s_result_alloc(tb_tile_result_t *r, size_t n, tb_err_t *err)
+{
+    r->height_m = malloc(n * sizeof(float));
+    r->height_u16 = malloc(n * sizeof(uint16_t));
+    r->flow = malloc(n);
+    r->wear = malloc(n);
+    r->deposit = malloc(n);
+    r->splat = malloc(4 * n);
+    if (!r->height_m || !r->height_u16 || !r->flow || !r->wear || !r->deposit || !r->splat)
+        return tb_err_set(err, TB_E_NOMEM, "tile result: out of memory for %zu cells", n);
+    return 0;
+}
+
+static uint8_t s_sqrt_byte(double v_m)
+{
+    double t = v_m <= 0 ? 0 : (v_m >= 1 ? 1 : v_m);
+    return (uint8_t)(255.0 * sqrt(t) + 0.5);
+}
+
+/* The interior's maps and statistics from the window's final heights and droplet records, one
+ * task a row; each thread fills its own statistics, added afterwards (integers: any order). */
+typedef struct {
+    const tb_tile_spec_t *s;
+    const s_frames_t *f;
+    const double *h;
+    const int64_t *ero, *dep, *water;
+    const uint8_t *cls;
+    tb_tile_result_t *r;
+    tb_tile_stats_t *per_thread;
+} s_out_t;
+
+static void s_output_row(void *ctx, size_t task, int thread)
+{
+    const s_out_t *a = ctx;
+    const tb_tile_spec_t *s = a->s;
+    const tb_frame_t *win = &a->f->win, *in = &a->f->interior;
+    tb_tile_result_t *r = a->r;
+    tb_tile_stats_t *st = &a->per_thread[thread];
+    int64_t ox = tb_wrap(in->x0 - win->x0, win->lattice_w), oy = in->y0 - win->y0;
+    double lo = s->elevation_min_m, scale = 65535.0 / (s->elevation_max_m - s->elevation_min_m);
+    double flow_full = s->params.splat_flow_full * TB_DROPLET_WATER_UNIT;
+    int64_t j = (int64_t)task;
+    for (int64_t i = 0; i < in->w; i++) {
+        size_t at = tb_idx(win->w, i + ox, j + oy), o = tb_idx(in->w, i, j);
+        double hv = a->h[at];
+        r->height_m[o] = (float)hv;
+        double v = ((double)r->height_m[o] - lo) * scale;
+        r->height_u16[o] = !(v >= 0) ? 0 : (v > 65535 ? 65535 : (uint16_t)(v + 0.5));
+        int64_t wq = a->water[at], eq = a->ero[at], dq = a->dep[at];
+        double wat = (double)wq / TB_DROPLET_WATER_UNIT;
+        if (wq > 0) {
+            double fl = 32.0 * log2(1.0 + wat);
+            r->flow[o] = fl >= 255 ? 255 : (uint8_t)(fl + 0.5);
+        } else {
+            r->flow[o] = 0;
+        }
+        double dep_m = (double)dq * TB_DROPLET_QUANTUM_M;
+        r->wear[o] = eq > 0 ? s_sqrt_byte((double)eq * TB_DROPLET_QUANTUM_M) : 0;
+        r->deposit[o] = dq > 0 ? s_sqrt_byte(dep_m) : 0;
+        double slope = tb_detail_slope(a->h, win->w, win->h, win->cell_m, i + ox, j + oy);
+        double deg = atan(slope) * (180.0 / M_PI);
+        uint8_t c = a->cls[at];
+        bool ocean = s->classes[c].ocean != 0;
+        tb_splat_weights(&s->params, deg, wat, dep_m, hv, ocean, &r->splat[4 * o]);
+        int bin = (int)deg;
+        bin = bin < 0 ? 0 : (bin >= TB_TILE_SLOPE_BINS ? TB_TILE_SLOPE_BINS - 1 : bin);
+        st->slope_hist[c][bin]++;
+        st->cells++;
+        if (!ocean) {
+            st->land_cells++;
+            st->channel_cells += (double)wq >= flow_full;
+        }
+        st->eroded_q += eq;
+        st->deposited_q += dq;
+    }
+}
+
+static int s_outputs(const tb_tile_spec_t *s, const s_frames_t *f, const double *h,
+                     const int64_t *ero, const int64_t *dep, const int64_t *water,
+                     const uint8_t *cls, tb_tile_result_t *r, tb_pool_t *pool, tb_err_t *err)
+{
+    int threads = tb_pool_threads(pool);
+    tb_tile_stats_t *per = calloc((size_t)threads, sizeof *per);
+    if (!per)
+        return tb_err_set(err, TB_E_NOMEM, "tile: out of memory for statistics");
+    s_out_t a = {s, f, h, ero, dep, water, cls, r, per};
+    tb_pool_run(pool, (size_t)f->interior.h, s_output_row, &a);
+    tb_tile_stats_t *st = &r->stats;
+    memset(st, 0, sizeof *st);
+    st->n_classes = s->n_classes;
+    for (int t = 0; t < threads; t++) {
+        for (int c = 0; c < s->n_classes; c++)
+            for (int k = 0; k < TB_TILE_SLOPE_BINS; k++)
+                st->slope_hist[c][k] += per[t].slope_hist[c][k];
+        st->cells += per[t].cells;
+        st->land_cells += per[t].land_cells;
+        st->channel_cells += per[t].channel_cells;
+        st->eroded_q += per[t].eroded_q;
+        st->deposited_q += per[t].deposited_q;
+    }
+    free(per);
+    return 0;
+}
+
+int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_t *out,
+                    tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    s_frames_t f;
+    if (s_frames(spec, &f, err) != 0 || s_check_arrays(spec, err) != 0)
+        return -1;
+    const tb_detail_params_t *p = &spec->params;
+    const tb_frame_t *win = &f.win, *geo = &spec->geo;
+    size_t n = (size_t)win->w * (size_t)win->h, ng = (size_t)geo->w * (size_t)geo->h;
+    size_t ni = (size_t)f.interior.w * (size_t)f.interior.h;
+    out->id = spec->id;
+    out->interior = f.interior;
+    out->elevation_min_m = spec->elevation_min_m;
+    out->elevation_max_m = spec->elevation_max_m;
+    double *h0 = malloc(n * sizeof *h0), *h1 = malloc(n * sizeof *h1);
+    double *work = malloc(2 * n * sizeof *work); /* log-area + factor, then thermal scratch */
+    int64_t *ero = malloc(n * sizeof *ero), *dep = malloc(n * sizeof *dep);
+    int64_t *water = malloc(n * sizeof *water);
+    uint8_t *cls = malloc(n);
+    float *gla = malloc(ng * sizeof *gla), *gfac = malloc(ng * sizeof *gfac);
+    int rc = -1;
+    if (!h0 || !h1 || !work || !ero || !dep || !water || !cls || !gla || !gfac ||
+        s_result_alloc(out, ni, err) != 0) {
+        tb_err_set(err, TB_E_NOMEM, "tile: out of memory for a %" PRId64 " x %" PRId64 " window",
+                   win->w, win->h);
+        goto done;
+    }
+    double t[6], cpu[6];
+    t[0] = tb_now_s();
+    cpu[0] = s_cpu_s();
+    for (size_t i = 0; i < ng; i++) {
+        const tb_tile_class_t *c = &spec->classes[spec->class_idx[i]];
+        double k = spec->rock_k ? (double)spec->rock_k[i] : 1.0;
+        gla[i] = (float)log10(spec->area_m2[i] > 1 ? (double)spec->area_m2[i] : 1.0);
+        gfac[i] = (float)(c->relief_mult * (c->ocean ? p->relief_ocean_mult : 1.0) *
+                          pow(k, -p->relief_rock_exponent));
+    }
+    double *la = work, *fac = work + n;
+    if (tb_resample_catmull_rom(geo, spec->height_m, win, h0, err) != 0 ||
+        tb_resample_catmull_rom(geo, gla, win, la, err) != 0 ||
+        tb_resample_catmull_rom(geo, gfac, win, fac, err) != 0 ||
+        tb_resample_nearest_u8(geo, spec->class_idx, win, cls, err) != 0)
+        goto done;
+    t[1] = tb_now_s();
+    cpu[1] = s_cpu_s();
+    if (tb_relief_fbm(p, spec->seed, win, fac, la, h0, err) != 0)
+        goto done;
+    t[2] = tb_now_s();
+    cpu[2] = s_cpu_s();
+    if (tb_erosion_droplets_beyer(p, spec->seed, win, h0, h1, ero, dep, water, &out->budget, pool,
+                                  err) != 0)
+        goto done;
+    t[3] = tb_now_s();
+    cpu[3] = s_cpu_s();
+    if (tb_thermal_talus_jacobi(h1, win->w, win->h, win->cell_m, p->thermal_talus_deg,
+                                p->thermal_rate, p->thermal_iterations, work, pool, err) != 0)
+        goto done;
+    t[4] = tb_now_s();
+    cpu[4] = s_cpu_s();
+    if (s_outputs(spec, &f, h1, ero, dep, water, cls, out, pool, err) != 0)
+        goto done;
+    t[5] = tb_now_s();
+    cpu[5] = s_cpu_s();
+    for (int k = 0; k < 5; k++) {
+        out->pass_s[k] = t[k + 1] - t[k];
+        out->pass_cpu_s[k] = cpu[k + 1] - cpu[k];
+    }
+    rc = 0;
+done:
+    free(h0);
+    free(h1);
+    free(work);
+    free(ero);
+    free(dep);
+    free(water);
+    free(cls);
+    free(gla);
+    free(gfac);
+    if (rc != 0)
+        tb_tile_result_free(out);
+    return rc;
+}
+
+/* ---- result codec ---- */
+
+static void s_put_i64s(tb_bytes_t *w, const int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tb_bytes_put_i64(w, v[i]);
+}
+
+int tb_tile_result_encode(const tb_tile_result_t *r, void **out, size_t *bytes, tb_err_t *err)
+{
+    *out = NULL;
+    *bytes = 0;
+    const tb_frame_t *b = &r->interior;
+    size_t n = (size_t)b->w * (size_t)b->h;
+    cJSON *root = cJSON_CreateObject();
+    int64_t id[2] = {r->id.col, r->id.row};
+    cJSON_AddItemToObject(root, "id", s_int_array(id, 2));
+    double fr[7] = {(double)b->x0,        (double)b->y0,        (double)b->w, (double)b->h,
+                    (double)b->lattice_w, (double)b->lattice_h, b->cell_m};
+    cJSON_AddItemToObject(root, "interior", cJSON_CreateDoubleArray(fr, 7));
+    double el[2] = {r->elevation_min_m, r->elevation_max_m};
+    cJSON_AddItemToObject(root, "elevation_m", cJSON_CreateDoubleArray(el, 2));
+    cJSON_AddNumberToObject(root, "classes", r->stats.n_classes);
+    char *header = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!header)
+        return tb_err_set(err, TB_E_NOMEM, "tile result: cannot print the header");
+    tb_bytes_t w;
+    tb_bytes_init(&w);
+    size_t hlen = strlen(header);
+    tb_bytes_put_u32(&w, S_RESULT_MAGIC);
+    tb_bytes_put_u32(&w, S_VERSION);
+    tb_bytes_put_u32(&w, (uint32_t)hlen);
+    tb_bytes_put(&w, header, hlen);
+    free(header);
+    tb_bytes_put(&w, r->height_m, n * sizeof(float));
+    tb_bytes_put(&w, r->height_u16, n * sizeof(uint16_t));
+    tb_bytes_put(&w, r->flow, n);
+    tb_bytes_put(&w, r->wear, n);
+    tb_bytes_put(&w, r->deposit, n);
+    tb_bytes_put(&w, r->splat, 4 * n);
+    const tb_droplet_budget_t *bu = &r->budget;
+    int64_t bv[6] = {bu->eroded_q,      bu->deposited_q, bu->carried_edge_q,
+                     bu->carried_end_q, bu->droplets,    bu->steps};
+    s_put_i64s(&w, bv, 6);
+    const tb_tile_stats_t *st = &r->stats;
+    int64_t sv[5] = {st->cells, st->land_cells, st->channel_cells, st->eroded_q, st->deposited_q};
+    s_put_i64s(&w, sv, 5);
+    for (int c = 0; c < st->n_classes; c++)
+        s_put_i64s(&w, st->slope_hist[c], TB_TILE_SLOPE_BINS);
+    if (w.failed) {
+        tb_bytes_free(&w);
+        return tb_err_set(err, TB_E_NOMEM, "tile result: out of memory encoding %zu cells", n);
+    }
+    *out = tb_bytes_take(&w, bytes);
+    return 0;
+}
+
+int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_reader_t r;
+    tb_reader_init(&r, data, bytes);
+    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
+    if (r.failed || magic != S_RESULT_MAGIC || version != S_VERSION)
+        return tb_err_set(err, TB_E_FORMAT, "tile result: bad magic or version %u", version);
+    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
+        return tb_err_set(err, TB_E_FORMAT, "tile result: header of %u bytes, %zu left", hlen,
+                          tb_reader_left(&r));
+    char *header = malloc((size_t)hlen + 1);
+    if (!header)
+        return tb_err_set(err, TB_E_NOMEM, "tile result: out of memory");
+    tb_reader_get(&r, header, hlen);
+    header[hlen] = '\0';
+    cJSON *root = cJSON_Parse(header);
+    free(header);
+    int64_t id[2], fr[6], nc;
+    const cJSON *jf = cJSON_GetObjectItemCaseSensitive(root, "interior");
+    const cJSON *jel = cJSON_GetObjectItemCaseSensitive(root, "elevation_m");
+    int bad = s_json_ints(cJSON_GetObjectItemCaseSensitive(root, "id"), 2, 0, 1e9, id) != 0 ||
+              !cJSON_IsArray(jf) || cJSON_GetArraySize(jf) != 7 || !cJSON_IsArray(jel) ||
+              cJSON_GetArraySize(jel) != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(jel, 0)) ||
+              !cJSON_IsNumber(cJSON_GetArrayItem(jel, 1)) ||
+              s_json_int(cJSON_GetObjectItemCaseSensitive(root, "classes"), 1, TB_TILE_MAX_CLASSES,
+                         &nc) != 0;
+    for (int i = 0; !bad && i < 6; i++)
+        bad = s_json_int(cJSON_GetArrayItem(jf, i), -1e12, 1e12, &fr[i]);
+    const cJSON *cell = bad ? NULL : cJSON_GetArrayItem(jf, 6);
+    if (bad || !cJSON_IsNumber(cell) || fr[2] < 1 || fr[3] < 1 ||
+        tb_frame_make(&out->interior, fr[4], fr[5], cell->valuedouble, fr[0], fr[1], fr[2], fr[3],
+                      err) != 0 ||
+        out->interior.h > S_MAX_CELLS / out->interior.w) {
+        cJSON_Delete(root);
+        return tb_err_set(err, TB_E_FORMAT, "tile result: malformed header");
+    }
+    out->id.col = id[0];
+    out->id.row = id[1];
+    out->elevation_min_m = cJSON_GetArrayItem(jel, 0)->valuedouble;
+    out->elevation_max_m = cJSON_GetArrayItem(jel, 1)->valuedouble;
+    cJSON_Delete(root);
+    size_t n = (size_t)out->interior.w * (size_t)out->interior.h;
+    size_t tail = 8 * (6 + 5 + (size_t)nc * TB_TILE_SLOPE_BINS);
+    if (tb_reader_left(&r) != n * 13 + tail)
+        return tb_err_set(err, TB_E_FORMAT, "tile result: %zu bytes for %zu cells (expected %zu)",
+                          tb_reader_left(&r), n, n * 13 + tail);
+    if (s_result_alloc(out, n, err) != 0) {
+        tb_tile_result_free(out);
+        return -1;
+    }
+    tb_reader_get(&r, out->height_m, n * sizeof(float));
+    tb_reader_get(&r, out->height_u16, n * sizeof(uint16_t));
+    tb_reader_get(&r, out->flow, n);
+    tb_reader_get(&r, out->wear, n);
+    tb_reader_get(&r, out->deposit, n);
+    tb_reader_get(&r, out->splat, 4 * n);
+    tb_droplet_budget_t *bu = &out->budget;
+    bu->eroded_q = tb_reader_i64(&r);
+    bu->deposited_q = tb_reader_i64(&r);
+    bu->carried_edge_q = tb_reader_i64(&r);
+    bu->carried_end_q = tb_reader_i64(&r);
+    bu->droplets = tb_reader_i64(&r);
+    bu->steps = tb_reader_i64(&r);
+    tb_tile_stats_t *st = &out->stats;
+    st->n_classes = (int)nc;
+    st->cells = tb_reader_i64(&r);
+    st->land_cells = tb_reader_i64(&r);
+    st->channel_cells = tb_reader_i64(&r);
+    st->eroded_q = tb_reader_i64(&r);
+    st->deposited_q = tb_reader_i64(&r);
+    for (int c = 0; c < st->n_classes; c++)
+        for (int k = 0; k < TB_TILE_SLOPE_BINS; k++)
+            st->slope_hist[c][k] = tb_reader_i64(&r);
+    if (r.failed) {
+        tb_tile_result_free(out);
+        return tb_err_set(err, TB_E_FORMAT, "tile result: truncated");
+    }
+    return 0;
+}
+
+/* ---- the job kind ---- */
+
+static int s_job_run(const void *spec_bytes, size_t n, tb_job_ctx_t *ctx, tb_job_output_t *out,
+                     tb_err_t *err)
+{
+    tb_tile_spec_owned_t spec;
+    if (tb_tile_spec_decode(spec_bytes, n, &spec, err) != 0)
+        return -1;
+    if (tb_job_progress(ctx, 0.0, "tile")) {
+        tb_tile_spec_free(&spec);
+        return tb_err_set(err, TB_E_INTERRUPTED, "tile: stopped");
+    }
+    tb_tile_result_t result;
+    int rc = tb_tile_compute(&spec.spec, ctx ? ctx->pool : NULL, &result, err);
+    tb_tile_spec_free(&spec);
+    if (rc != 0)
+        return -1;
+    rc = tb_tile_result_encode(&result, &out->data, &out->bytes, err);
+    tb_tile_result_free(&result);
+    if (rc == 0 && tb_job_progress(ctx, 1.0, "tile done")) {
+        free(out->data);
+        out->data = NULL;
+        out->bytes = 0;
+        return tb_err_set(err, TB_E_INTERRUPTED, "tile: stopped");
+    }
+    return rc;
+}
+
+const tb_job_kind_t tb_job_kind_tile = {
+    .name = "tile",
+    .run = s_job_run,
+    .max_spec_bytes = (size_t)1 << 31,
+    .max_result_bytes = (size_t)1 << 34,
+    .summary = "one detail tile: resample to 2 m, relief, droplets, thermal, maps and histograms",
+};

@@ -1,0 +1,849 @@
+/* The detail tiles (jobs/detail, docs/tiles.md): the lattice, the `tiles` section, the resampler,
+ * the droplets, thermal weathering, the tile job's codec, and seamlessness by construction.
+ *
+ * Test tiles are small (200 x 200 samples of a 0.4 km tile, on a 4 x 2 km synthetic planet) so the
+ * suite runs in seconds; the full 2500 x 2500 tile is the bench's (bench/bench_tile.c). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "common/hash.h"
+#include "jobs/detail/erosion_droplets_beyer.h"
+#include "jobs/detail/lattice.h"
+#include "jobs/detail/margin.h"
+#include "jobs/detail/params.h"
+#include "jobs/detail/planet_inputs.h"
+#include "jobs/detail/resample_catmull_rom.h"
+#include "jobs/detail/synthetic.h"
+#include "jobs/detail/thermal_talus_jacobi.h"
+#include "jobs/detail/tile_files.h"
+#include "jobs/detail/tile.h"
+#include "jobs/job.h"
+
+/* ---- fixtures ---- */
+
+#define S_GW 500 /* 4 km at 8 m */
+#define S_GH 250 /* 2 km */
+static const tb_tile_class_t S_CLASSES[2] = {{0, 1.0}, {1, 1.0}};
+
+static void s_planet(tb_detail_synthetic_t *syn)
+{
+    tb_err_t err;
+    ck_assert_msg(tb_detail_synthetic_make(syn, S_GW, S_GH, 8, 11, 150, 600, 1000, &err) == 0, "%s",
+                  err.msg);
+}
+
+/* Small-tile parameters: 0.4 km tiles (200 samples), 2 rounds of 12-step droplets, brush 1,
+ * 4 thermal iterations: a provable margin of 2 x (12 + 1 + 1 + 1) + 4 + 2 = 36 cells. */
+static void s_small_params(tb_detail_params_t *p)
+{
+    tb_detail_params_defaults(p);
+    p->size_km = 0.4;
+    p->droplet_rounds = 2;
+    p->droplet_lifetime = 12;
+    p->droplet_brush_radius = 1;
+    p->droplet_spawn_block = 4;
+    p->thermal_iterations = 4;
+    p->margin_cells = (int)tb_detail_margin_bound(p);
+}
+
+static void s_compute(const tb_detail_synthetic_t *syn, const tb_detail_params_t *p,
+                      tb_tile_id_t id, tb_pool_t *pool, tb_tile_result_t *r)
+{
+    tb_err_t err;
+    tb_tile_spec_owned_t spec;
+    ck_assert_msg(tb_tile_spec_cut(&syn->planet, id, 5, p, -512, 1536, S_CLASSES, 2, &spec, &err) ==
+                      0,
+                  "%s", err.msg);
+    ck_assert_msg(tb_tile_compute(&spec.spec, pool, r, &err) == 0, "%s", err.msg);
+    tb_tile_spec_free(&spec);
+}
+
+/* The steepest tile of a 0.8 km lattice in its first two rows (whose 2 x 2 blocks of 0.4 km tiles
+ * all exist). */
+static tb_tile_id_t s_steep_big_tile(const tb_detail_synthetic_t *syn)
+{
+    tb_tile_id_t best = {0, 0};
+    double top = -1;
+    for (int64_t r = 0; r < 2; r++)
+        for (int64_t c = 0; c < 5; c++)
+            for (int64_t y = r * 100; y < (r + 1) * 100; y++)
+                for (int64_t x = c * 100; x < (c + 1) * 100 - 1; x++) {
+                    double s =
+                        fabs((double)syn->height_m[y * S_GW + x + 1] - syn->height_m[y * S_GW + x]);
+                    if (syn->land[y * S_GW + x] && s > top) {
+                        top = s;
+                        best.col = c;
+                        best.row = r;
+                    }
+                }
+    return best;
+}
+
+/* ---- lattice ---- */
+
+START_TEST(test_lattice_ids_rows_and_windows)
+{
+    tb_tile_lattice_t L;
+    tb_err_t err;
+    /* 25 km round, 10 km high at 8 m: 5 columns, 2 rows of 5 km tiles at 2 m */
+    ck_assert_int_eq(tb_tile_lattice_make(&L, 3125, 1250, 8, 5, 2, &err), 0);
+    ck_assert_int_eq(L.tile_cells, 2500);
+    ck_assert_int_eq(L.lattice_w, 12500);
+    ck_assert_int_eq(L.cols, 5);
+    ck_assert_int_eq(L.rows, 2);
+    /* 11 km high: a third, partial row of 1 km (500 rows) */
+    ck_assert_int_eq(tb_tile_lattice_make(&L, 3125, 1375, 8, 5, 2, &err), 0);
+    ck_assert_int_eq(L.rows, 3);
+    tb_frame_t in, win;
+    ck_assert_int_eq(tb_tile_interior(&L, (tb_tile_id_t){4, 2}, &in, &err), 0);
+    ck_assert_int_eq(in.h, 500);
+    ck_assert_int_eq(in.w, 2500);
+    /* the window wraps at the seam and is clipped at the planet's last row */
+    ck_assert_int_eq(tb_tile_window(&L, (tb_tile_id_t){0, 2}, 100, &win, &err), 0);
+    ck_assert_int_eq(win.x0, 12400);
+    ck_assert_int_eq(win.w, 2700);
+    ck_assert_int_eq(win.y0, 4900);
+    ck_assert_int_eq(win.h, 600);
+    char id[TB_TILE_ID_MAX];
+    tb_tile_id_format((tb_tile_id_t){12, 3}, id);
+    ck_assert_str_eq(id, "c012r003");
+    tb_tile_id_t back;
+    ck_assert_int_eq(tb_tile_id_parse("c004r002", &L, &back, &err), 0);
+    ck_assert_int_eq(back.col, 4);
+    ck_assert_int_eq(back.row, 2);
+    ck_assert_int_eq(tb_tile_id_parse("c005r000", &L, &back, &err), -1); /* outside */
+    ck_assert_int_eq(tb_tile_id_parse("c1r", NULL, &back, &err), -1);
+    ck_assert_int_eq(tb_tile_id_parse("x001r001", NULL, &back, &err), -1);
+    ck_assert_int_eq(tb_tile_id_parse("c001r001z", NULL, &back, &err), -1);
+    /* a circumference that is not a whole number of tiles is refused with the numbers */
+    ck_assert_int_eq(tb_tile_lattice_make(&L, 3000, 1250, 8, 5, 2, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a whole"));
+    /* origin */
+    ck_assert_int_eq(tb_tile_lattice_make(&L, 3125, 1250, 8, 5, 2, &err), 0);
+    double x, y;
+    tb_tile_origin_m(&L, (tb_tile_id_t){3, 1}, &x, &y);
+    ck_assert(x == 15000 && y == 5000);
+}
+END_TEST
+
+START_TEST(test_lattice_content_and_geo_window)
+{
+    tb_tile_lattice_t L;
+    tb_err_t err;
+    ck_assert_int_eq(tb_tile_lattice_make(&L, S_GW, S_GH, 8, 0.4, 2, &err), 0);
+    uint8_t *land = calloc(S_GW * S_GH, 1);
+    land[10 * S_GW + 10] = 1; /* one land cell in tile c000r000 */
+    for (int y = 0; y < 50; y++)
+        for (int x = 50; x < 100; x++)
+            land[y * S_GW + x] = 1; /* tile c001r000 all land */
+    ck_assert_int_eq(tb_tile_content(&L, (tb_tile_id_t){0, 0}, land), TB_TILE_COAST);
+    ck_assert_int_eq(tb_tile_content(&L, (tb_tile_id_t){1, 0}, land), TB_TILE_LAND);
+    ck_assert_int_eq(tb_tile_content(&L, (tb_tile_id_t){2, 0}, land), TB_TILE_OCEAN);
+    free(land);
+    /* the geology window of a detail window holds the resampler's whole stencil */
+    tb_frame_t win, geo;
+    ck_assert_int_eq(tb_tile_window(&L, (tb_tile_id_t){0, 1}, 10, &win, &err), 0);
+    ck_assert_int_eq(tb_tile_geo_window(&L, &win, &geo, &err), 0);
+    /* detail column -10 is at x = -19 m, geology coordinate -2.875: stencil from -4 */
+    ck_assert_int_eq(geo.x0, S_GW - 4);
+    float *src = calloc((size_t)(geo.w * geo.h), sizeof(float));
+    double *out = malloc((size_t)(win.w * win.h) * sizeof(double));
+    ck_assert_msg(tb_resample_catmull_rom(&geo, src, &win, out, &err) == 0, "%s", err.msg);
+    /* one column fewer is refused, not read out of bounds */
+    tb_frame_t small;
+    ck_assert_int_eq(tb_frame_make(&small, geo.lattice_w, geo.lattice_h, 8, geo.x0 + 1, geo.y0,
+                                   geo.w - 1, geo.h, &err),
+                     0);
+    ck_assert_int_eq(tb_resample_catmull_rom(&small, src, &win, out, &err), -1);
+    free(src);
+    free(out);
+}
+END_TEST
+
+/* ---- params ---- */
+
+START_TEST(test_params_defaults_parse_and_refuse)
+{
+    tb_detail_params_t d, p;
+    tb_err_t err;
+    tb_detail_params_defaults(&d);
+    ck_assert(d.size_km == 5 && d.cell_m == 2);
+    ck_assert_int_eq(tb_detail_params_parse(NULL, "x", &p, &err), 0);
+    ck_assert_mem_eq(&p, &d, sizeof p);
+    /* the printed section parses back to the same values */
+    d.relief_amplitude_m = 0.7;
+    d.droplet_rounds = 3;
+    cJSON *j = tb_detail_params_to_json(&d);
+    ck_assert_int_eq(tb_detail_params_parse(j, "x", &p, &err), 0);
+    ck_assert_mem_eq(&p, &d, sizeof p);
+    cJSON_Delete(j);
+    const char *bad[] = {"{\"size_km\": -1}",
+                         "{\"droplets\": {\"rounds\": 1.5}}",
+                         "{\"droplets\": {\"lifetimes\": 3}}",
+                         "{\"colour\": 1}",
+                         "{\"relief\": 3}",
+                         "{\"droplets\": {\"spawn_block\": 7}}",
+                         "{\"splat\": {\"scree_deg\": 50, \"rock_deg\": 40}}",
+                         "[1]"};
+    const tb_errcode_t code[] = {TB_E_INVALID, TB_E_INVALID, TB_E_UNKNOWN_KEY, TB_E_UNKNOWN_KEY,
+                                 TB_E_INVALID, TB_E_INVALID, TB_E_INVALID,     TB_E_INVALID};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *b = cJSON_Parse(bad[i]);
+        ck_assert_int_eq(tb_detail_params_parse(b, "planet.json", &p, &err), -1);
+        ck_assert_msg(err.code == code[i], "%s: %s", bad[i], err.msg);
+        ck_assert_ptr_nonnull(strstr(err.msg, "planet.json"));
+        cJSON_Delete(b);
+    }
+    /* the plan's estimate: about the bench's 3.3 s at the defaults, and it follows the work */
+    tb_detail_params_defaults(&d);
+    double t = tb_detail_tile_seconds(&d);
+    ck_assert(t > 3.0 && t < 3.8);
+    d.droplet_rounds = 8;
+    ck_assert(tb_detail_tile_seconds(&d) > t + 1.0);
+    /* the messages name the dotted key */
+    cJSON *b = cJSON_Parse("{\"droplets\": {\"rounds\": 100}}");
+    ck_assert_int_eq(tb_detail_params_parse(b, "planet.json", &p, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "tiles.droplets.rounds"));
+    cJSON_Delete(b);
+}
+END_TEST
+
+/* ---- resampler ---- */
+
+START_TEST(test_resample_reproduces_a_bilinear_ramp_exactly)
+{
+    /* h = a + b x + c y + d x y in world metres, with dyadic coefficients: Catmull-Rom reproduces
+     * it, and with 8 m and 2 m cells every weight is dyadic, so the doubles agree to the last bit.
+     */
+    const double a = 3, b = 0.125, c = -0.0625, d = 1.0 / 1024;
+    tb_frame_t geo, det;
+    tb_err_t err;
+    ck_assert_int_eq(tb_frame_make(&geo, S_GW, S_GH, 8, 100, 20, 60, 50, &err), 0);
+    ck_assert_int_eq(tb_frame_make(&det, 4 * S_GW, 4 * S_GH, 2, 408, 88, 220, 180, &err), 0);
+    float *src = malloc(60 * 50 * sizeof(float));
+    double *out = malloc(220 * 180 * sizeof(double));
+    for (int j = 0; j < 50; j++)
+        for (int i = 0; i < 60; i++) {
+            double x = tb_frame_world_x_m(&geo, i), y = tb_frame_world_y_m(&geo, j);
+            src[j * 60 + i] = (float)(a + b * x + c * y + d * x * y);
+            ck_assert(src[j * 60 + i] == a + b * x + c * y + d * x * y); /* exact in float */
+        }
+    ck_assert_msg(tb_resample_catmull_rom(&geo, src, &det, out, &err) == 0, "%s", err.msg);
+    for (int j = 0; j < 180; j++)
+        for (int i = 0; i < 220; i++) {
+            double x = tb_frame_world_x_m(&det, i), y = tb_frame_world_y_m(&det, j);
+            ck_assert_msg(out[j * 220 + i] == a + b * x + c * y + d * x * y,
+                          "cell %d,%d: %.17g, expected %.17g", i, j, out[j * 220 + i],
+                          a + b * x + c * y + d * x * y);
+        }
+    free(src);
+    free(out);
+}
+END_TEST
+
+START_TEST(test_resample_cone_within_stated_error)
+{
+    /* A cone of slope 0.5 (26.6 degrees): beyond two geology cells from its apex the resampled
+     * surface stays within 0.025 x slope x geo_cell^2 / r of the cone (the kernel's error on the
+     * cone's curvature 1/r: 5 cm at 16 m, 1 cm at 80 m), and within 0.4 x slope x geo_cell (1.6 m)
+     * nearer the apex, which has no derivative and which an 8 m lattice does not resolve. */
+    const double cx = 2000.0, cy = 1000.0, s = 0.5;
+    tb_frame_t geo, det;
+    tb_err_t err;
+    ck_assert_int_eq(tb_frame_make(&geo, S_GW, S_GH, 8, 200, 75, 100, 100, &err), 0);
+    ck_assert_int_eq(tb_frame_make(&det, 4 * S_GW, 4 * S_GH, 2, 808, 308, 384, 384, &err), 0);
+    float *src = malloc(100 * 100 * sizeof(float));
+    double *out = malloc(384 * 384 * sizeof(double));
+    for (int j = 0; j < 100; j++)
+        for (int i = 0; i < 100; i++) {
+            double x = tb_frame_world_x_m(&geo, i) - cx, y = tb_frame_world_y_m(&geo, j) - cy;
+            src[j * 100 + i] = (float)(500 - s * sqrt(x * x + y * y));
+        }
+    ck_assert_int_eq(tb_resample_catmull_rom(&geo, src, &det, out, &err), 0);
+    double worst_far = 0, worst_near = 0;
+    for (int j = 0; j < 384; j++)
+        for (int i = 0; i < 384; i++) {
+            double x = tb_frame_world_x_m(&det, i) - cx, y = tb_frame_world_y_m(&det, j) - cy;
+            double r = sqrt(x * x + y * y), e = fabs(out[j * 384 + i] - (500 - s * r));
+            if (r > 16) {
+                double rel = e / (s * 64.0 / r);
+                worst_far = rel > worst_far ? rel : worst_far;
+            } else {
+                worst_near = e > worst_near ? e : worst_near;
+            }
+        }
+    fprintf(stderr, "cone: far error %.4f x slope x cell^2 / r, near the apex %.3f m\n", worst_far,
+            worst_near);
+    ck_assert(worst_far < 0.025);
+    ck_assert(worst_near < 0.4 * s * 8);
+    free(src);
+    free(out);
+}
+END_TEST
+
+/* ---- droplets ---- */
+
+static int s_cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : (x > y ? -1 : 0);
+}
+
+START_TEST(test_droplets_on_a_ramp_cut_rills_and_conserve)
+{
+    /* A planar ramp falling toward -y at 0.25 (14 degrees), 160 x 240 cells of 2 m, 4 rounds of
+     * droplets one per 8 x 8 cells with a 1-cell brush, so their paths can be told apart (at the
+     * default density they overlap into a sheet on a perfect plane: docs/tiles.md). */
+    tb_detail_params_t p;
+    tb_detail_params_defaults(&p);
+    p.droplet_spawn_block = 8;
+    p.droplet_brush_radius = 1;
+    tb_frame_t win;
+    tb_err_t err;
+    const int64_t W = 160, H = 240;
+    ck_assert_int_eq(tb_frame_make(&win, 2000, 1000, 2, 400, 300, W, H, &err), 0);
+    size_t n = (size_t)(W * H);
+    double *h0 = malloc(n * sizeof *h0), *h1 = malloc(n * sizeof *h1);
+    int64_t *ero = malloc(n * 8), *dep = malloc(n * 8), *wat = malloc(n * 8);
+    for (int64_t j = 0; j < H; j++)
+        for (int64_t i = 0; i < W; i++)
+            h0[j * W + i] = 50 + 0.25 * 2.0 * (double)j;
+    tb_droplet_budget_t b;
+    ck_assert_int_eq(tb_erosion_droplets_beyer(&p, 3, &win, h0, h1, ero, dep, wat, &b, NULL, &err),
+                     0);
+    /* conservation: exact in the integer quanta ... */
+    ck_assert_int_gt(b.eroded_q, 0);
+    ck_assert_int_eq(b.eroded_q, b.deposited_q + b.carried_edge_q + b.carried_end_q);
+    /* ... and to 1e-6 relative in the heights themselves */
+    double dv = 0, e_cells = 0, d_cells = 0;
+    for (size_t i = 0; i < n; i++) {
+        dv += h1[i] - h0[i];
+        e_cells += (double)ero[i];
+        d_cells += (double)dep[i];
+    }
+    double eroded_m = (double)b.eroded_q * TB_DROPLET_QUANTUM_M;
+    double carried_m = (double)(b.carried_edge_q + b.carried_end_q) * TB_DROPLET_QUANTUM_M;
+    ck_assert_msg(fabs(dv + carried_m) <= 1e-6 * eroded_m, "net %.9g, carried %.9g", dv, carried_m);
+    ck_assert(e_cells == (double)b.eroded_q && d_cells == (double)b.deposited_q);
+    /* rills down the fall line: over the middle rows, the change d = h1 - h0 is strongly correlated
+     * along y (the fall line) at a lag of 4 cells and not across it, and the wear is concentrated
+     * in grooves rather than spread as a sheet */
+    double sxy = 0, sxx = 0, syy = 0, cyy = 0, cxx = 0;
+    double mean = 0;
+    int cnt = 0;
+    for (int64_t j = 60; j < 200; j++)
+        for (int64_t i = 10; i < W - 10; i++) {
+            mean += h1[j * W + i] - h0[j * W + i];
+            cnt++;
+        }
+    mean /= cnt;
+    for (int64_t j = 60; j < 200; j++)
+        for (int64_t i = 10; i < W - 10; i++) {
+            double d0 = h1[j * W + i] - h0[j * W + i] - mean;
+            double dy = h1[(j + 4) * W + i] - h0[(j + 4) * W + i] - mean;
+            double dx = h1[j * W + i + 4] - h0[j * W + i + 4] - mean;
+            sxx += d0 * d0;
+            cyy += d0 * dy;
+            cxx += d0 * dx;
+            (void)sxy;
+            (void)syy;
+        }
+    double corr_y = cyy / sxx, corr_x = cxx / sxx;
+    /* concentration: the share of the wear carried by the most-worn fifth of the cells (a uniform
+     * sheet would give 0.2) */
+    double *wv = malloc(140 * (size_t)(W - 20) * sizeof *wv), tot = 0, top = 0;
+    size_t nw = 0;
+    for (int64_t j = 60; j < 200; j++)
+        for (int64_t i = 10; i < W - 10; i++) {
+            wv[nw++] = (double)ero[j * W + i];
+            tot += (double)ero[j * W + i];
+        }
+    qsort(wv, nw, sizeof *wv, s_cmp_desc);
+    for (size_t k = 0; k < nw / 5; k++)
+        top += wv[k];
+    double share = top / tot;
+    free(wv);
+    fprintf(stderr,
+            "ramp: eroded %.4g m, deposited %.4g m, carried %.4g m (cell-depths); "
+            "lag-4 correlation along the fall line %.3f, across %.3f; top fifth of cells carry "
+            "%.2f of the wear\n",
+            eroded_m, (double)b.deposited_q * TB_DROPLET_QUANTUM_M, carried_m, corr_y, corr_x,
+            share);
+    ck_assert(mean < 0);
+    ck_assert(corr_y > 0.5);
+    ck_assert(corr_x < 0.3);
+    ck_assert(share > 0.4);
+    free(h0);
+    free(h1);
+    free(ero);
+    free(dep);
+    free(wat);
+}
+END_TEST
+
+START_TEST(test_droplets_conserve_where_they_deposit)
+{
+    /* A ramp running into a closed basin (the ground rises again below row 80), where droplets
+     * slow, go uphill and drop their load: eroded = deposited + carried off, exactly in quanta and
+     * to 1e-6 relative in the heights, with deposition a real share of it. */
+    tb_detail_params_t p;
+    tb_detail_params_defaults(&p);
+    tb_frame_t win;
+    tb_err_t err;
+    const int64_t W = 120, H = 200;
+    ck_assert_int_eq(tb_frame_make(&win, 2000, 1000, 2, 10, 10, W, H, &err), 0);
+    size_t n = (size_t)(W * H);
+    double *h0 = malloc(n * sizeof *h0), *h1 = malloc(n * sizeof *h1);
+    int64_t *ero = malloc(n * 8), *dep = malloc(n * 8), *wat = malloc(n * 8);
+    for (int64_t j = 0; j < H; j++)
+        for (int64_t i = 0; i < W; i++)
+            h0[j * W + i] = 50 + (j >= 80 ? 0.5 * (double)(j - 80) : 0.1 * (double)(80 - j)) +
+                            0.002 * (double)((i - 60) * (i - 60));
+    tb_droplet_budget_t b;
+    ck_assert_int_eq(tb_erosion_droplets_beyer(&p, 9, &win, h0, h1, ero, dep, wat, &b, NULL, &err),
+                     0);
+    ck_assert_int_eq(b.eroded_q, b.deposited_q + b.carried_edge_q + b.carried_end_q);
+    double dv = 0;
+    for (size_t i = 0; i < n; i++)
+        dv += h1[i] - h0[i];
+    double eroded_m = (double)b.eroded_q * TB_DROPLET_QUANTUM_M;
+    double carried_m = (double)(b.carried_edge_q + b.carried_end_q) * TB_DROPLET_QUANTUM_M;
+    fprintf(stderr,
+            "basin: eroded %.4g, deposited %.4g, carried off %.4g (cell-metres); net "
+            "height change %.9g\n",
+            eroded_m, (double)b.deposited_q * TB_DROPLET_QUANTUM_M, carried_m, dv);
+    ck_assert(b.deposited_q > b.eroded_q / 20);
+    ck_assert_msg(fabs(dv + carried_m) <= 1e-6 * eroded_m, "net %.9g, carried %.9g", dv, carried_m);
+    free(h0);
+    free(h1);
+    free(ero);
+    free(dep);
+    free(wat);
+}
+END_TEST
+
+/* ---- thermal ---- */
+
+START_TEST(test_thermal_leaves_no_slope_above_talus)
+{
+    /* Rough ground: +-3 m of hashed noise per 2 m cell over a ramp, slopes to about 70 degrees.
+     * After the default iterations no 8-neighbour slope of the inner cells exceeds the talus by
+     * more than the stated tolerance. The negative control is the same ground before. */
+    tb_detail_params_t p;
+    tb_detail_params_defaults(&p);
+    const int64_t W = 96, H = 96;
+    double *h = malloc((size_t)(W * H) * sizeof *h);
+    uint64_t key = tb_hash_key(1, TB_SALT_TEST, 0);
+    double mass0 = 0, mass1 = 0;
+    for (int64_t j = 0; j < H; j++)
+        for (int64_t i = 0; i < W; i++) {
+            h[j * W + i] = 0.3 * (double)j + 6 * (tb_hash_unit(tb_hash_cell(key, i, j)) - 0.5);
+            mass0 += h[j * W + i];
+        }
+    double before = tb_thermal_max_slope_deg(h, W, 2, 1, W - 1, 1, H - 1);
+    tb_err_t err;
+    ck_assert_int_eq(tb_thermal_talus_jacobi(h, W, H, 2, p.thermal_talus_deg, p.thermal_rate,
+                                             p.thermal_iterations, NULL, NULL, &err),
+                     0);
+    double after = tb_thermal_max_slope_deg(h, W, 2, 1, W - 1, 1, H - 1);
+    for (int64_t i = 0; i < W * H; i++)
+        mass1 += h[i];
+    fprintf(stderr, "thermal: max slope %.1f deg before, %.2f after %d iterations (talus %.0f)\n",
+            before, after, p.thermal_iterations, p.thermal_talus_deg);
+    ck_assert(before > p.thermal_talus_deg + 20);
+    ck_assert(after <= p.thermal_talus_deg + 1.0);
+    ck_assert(fabs(mass1 - mass0) < 1e-9 * (double)(W * H) * 30);
+    free(h);
+}
+END_TEST
+
+/* ---- the tile job ---- */
+
+static int s_result_equal(const tb_tile_result_t *a, const tb_tile_result_t *b)
+{
+    void *ea, *eb;
+    size_t na, nb;
+    tb_err_t err;
+    ck_assert_int_eq(tb_tile_result_encode(a, &ea, &na, &err), 0);
+    ck_assert_int_eq(tb_tile_result_encode(b, &eb, &nb, &err), 0);
+    int same = na == nb && memcmp(ea, eb, na) == 0;
+    free(ea);
+    free(eb);
+    return same;
+}
+
+START_TEST(test_tile_spec_round_trips_and_runs_as_a_job)
+{
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t p;
+    s_small_params(&p);
+    tb_tile_spec_owned_t spec, back;
+    tb_err_t err;
+    tb_tile_id_t id = {3, 1};
+    ck_assert_int_eq(
+        tb_tile_spec_cut(&syn.planet, id, 5, &p, -512, 1536, S_CLASSES, 2, &spec, &err), 0);
+    void *bytes, *again;
+    size_t n, n2;
+    ck_assert_msg(tb_tile_spec_encode(&spec.spec, &bytes, &n, &err) == 0, "%s", err.msg);
+    ck_assert_msg(tb_tile_spec_decode(bytes, n, &back, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(tb_tile_spec_encode(&back.spec, &again, &n2, &err), 0);
+    ck_assert_uint_eq(n, n2);
+    ck_assert_mem_eq(bytes, again, n);
+    ck_assert_mem_eq(&back.spec.params, &p, sizeof p);
+    /* the job by name gives the bytes of the in-process compute */
+    tb_job_ctx_t ctx = {1, NULL, NULL, NULL};
+    tb_pool_t *pool = tb_pool_new(1, &err);
+    ctx.pool = pool;
+    tb_job_output_t out;
+    ck_assert_msg(tb_job_run("tile", bytes, n, &ctx, &out, &err) == 0, "%s", err.msg);
+    tb_tile_result_t r, dec;
+    ck_assert_int_eq(tb_tile_compute(&spec.spec, NULL, &r, &err), 0);
+    void *enc;
+    size_t ne;
+    ck_assert_int_eq(tb_tile_result_encode(&r, &enc, &ne, &err), 0);
+    ck_assert_uint_eq(ne, out.bytes);
+    ck_assert_mem_eq(enc, out.data, ne);
+    ck_assert_int_eq(tb_tile_result_decode(out.data, out.bytes, &dec, &err), 0);
+    ck_assert(s_result_equal(&r, &dec));
+    ck_assert_int_eq(dec.interior.w, 200);
+    ck_assert_int_eq(dec.stats.cells, 200 * 200);
+    ck_assert_int_eq(r.budget.eroded_q,
+                     r.budget.deposited_q + r.budget.carried_edge_q + r.budget.carried_end_q);
+    /* splat bytes sum to 255 everywhere */
+    for (size_t i = 0; i < 200 * 200; i++)
+        ck_assert_int_eq(
+            r.splat[4 * i] + r.splat[4 * i + 1] + r.splat[4 * i + 2] + r.splat[4 * i + 3], 255);
+    /* truncated results are refused */
+    for (size_t cut = 0; cut < out.bytes; cut += out.bytes / 7 + 1) {
+        tb_tile_result_t t;
+        ck_assert_int_eq(tb_tile_result_decode(out.data, cut, &t, &err), -1);
+    }
+    tb_job_output_free(&out);
+    tb_tile_result_free(&r);
+    tb_tile_result_free(&dec);
+    free(enc);
+    free(again);
+    free(bytes);
+    tb_tile_spec_free(&back);
+    tb_tile_spec_free(&spec);
+    tb_pool_destroy(&pool);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
+START_TEST(test_tile_bad_specs_are_refused)
+{
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t p;
+    s_small_params(&p);
+    tb_tile_spec_owned_t spec, back;
+    tb_err_t err;
+    ck_assert_int_eq(tb_tile_spec_cut(&syn.planet, (tb_tile_id_t){1, 1}, 5, &p, -512, 1536,
+                                      S_CLASSES, 2, &spec, &err),
+                     0);
+    void *bytes;
+    size_t n;
+    ck_assert_int_eq(tb_tile_spec_encode(&spec.spec, &bytes, &n, &err), 0);
+    unsigned char *b = bytes;
+    /* truncations */
+    for (size_t cut = 0; cut < n; cut += n / 13 + 1)
+        ck_assert_int_eq(tb_tile_spec_decode(b, cut, &back, &err), -1);
+    /* every byte of the header flipped in turn: refused or decoded, never a crash; when decoded,
+     * the window still matches the tile (it was checked) */
+    uint32_t hlen;
+    memcpy(&hlen, b + 8, 4);
+    unsigned char *copy = malloc(n);
+    for (size_t i = 0; i < 12 + (size_t)hlen; i++) {
+        memcpy(copy, b, n);
+        copy[i] ^= 0x5a;
+        if (tb_tile_spec_decode(copy, n, &back, &err) == 0)
+            tb_tile_spec_free(&back);
+    }
+    /* a class index past the class table, a NaN height */
+    size_t cells = (size_t)(spec.spec.geo.w * spec.spec.geo.h);
+    memcpy(copy, b, n);
+    copy[n - 1] = 9;
+    ck_assert_int_eq(tb_tile_spec_decode(copy, n, &back, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "class"));
+    memcpy(copy, b, n);
+    float nan_v = NAN;
+    memcpy(copy + 12 + hlen, &nan_v, 4);
+    ck_assert_int_eq(tb_tile_spec_decode(copy, n, &back, &err), -1);
+    (void)cells;
+    /* a spec whose window is not the tile's: refused by name */
+    spec.spec.params.margin_cells += 4;
+    void *other;
+    size_t no;
+    ck_assert_int_eq(tb_tile_spec_encode(&spec.spec, &other, &no, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "window"));
+    tb_tile_result_t r;
+    ck_assert_int_eq(tb_tile_compute(&spec.spec, NULL, &r, &err), -1);
+    /* an unknown kind name and garbage through the job registry */
+    tb_job_ctx_t ctx = {1, NULL, NULL, NULL};
+    tb_job_output_t out;
+    ck_assert_int_eq(tb_job_run("tile", "garbage", 7, &ctx, &out, &err), -1);
+    free(copy);
+    free(bytes);
+    tb_tile_spec_free(&spec);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
+START_TEST(test_tile_same_bits_at_one_and_two_threads)
+{
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t p;
+    s_small_params(&p);
+    tb_err_t err;
+    tb_pool_t *p1 = tb_pool_new(1, &err), *p2 = tb_pool_new(2, &err);
+    tb_tile_result_t a, b;
+    tb_tile_id_t id = s_steep_big_tile(&syn);
+    id.col *= 2;
+    s_compute(&syn, &p, id, p1, &a);
+    s_compute(&syn, &p, id, p2, &b);
+    ck_assert(s_result_equal(&a, &b));
+    ck_assert_int_gt(a.budget.eroded_q, 0);
+    tb_tile_result_free(&a);
+    tb_tile_result_free(&b);
+    tb_pool_destroy(&p1);
+    tb_pool_destroy(&p2);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
+/* The 2 x 2 block of 0.4 km tiles under 0.8 km tile `big`, each computed as its own job at
+ * `margin`, against the big tile computed in one piece: returns the 16-bit cells that differ (and
+ * the largest height difference in *max_dh); 0 means byte-identical in every map. */
+static int64_t s_block_vs_whole(const tb_detail_synthetic_t *syn, const tb_detail_params_t *small,
+                                tb_tile_id_t big, int margin, double *max_dh, int *maps_differ)
+{
+    tb_detail_params_t ps = *small, pb = *small;
+    ps.margin_cells = margin;
+    pb.margin_cells = margin;
+    pb.size_km = 2 * small->size_km;
+    tb_tile_result_t whole;
+    s_compute(syn, &pb, big, NULL, &whole);
+    int64_t W = whole.interior.w, differ = 0;
+    *max_dh = 0;
+    *maps_differ = 0;
+    for (int q = 0; q < 4; q++) {
+        tb_tile_id_t id = {2 * big.col + q % 2, 2 * big.row + q / 2};
+        tb_tile_result_t t;
+        s_compute(syn, &ps, id, NULL, &t);
+        int64_t ox = (q % 2) * t.interior.w, oy = (q / 2) * t.interior.h;
+        for (int64_t j = 0; j < t.interior.h; j++)
+            for (int64_t i = 0; i < t.interior.w; i++) {
+                size_t a = (size_t)(j * t.interior.w + i), b = (size_t)((j + oy) * W + i + ox);
+                double d = fabs((double)t.height_m[a] - whole.height_m[b]);
+                *max_dh = d > *max_dh ? d : *max_dh;
+                differ += t.height_u16[a] != whole.height_u16[b];
+                *maps_differ |= t.flow[a] != whole.flow[b] || t.wear[a] != whole.wear[b] ||
+                                t.deposit[a] != whole.deposit[b] ||
+                                memcmp(&t.splat[4 * a], &whole.splat[4 * b], 4) != 0 ||
+                                memcmp(&t.height_m[a], &whole.height_m[b], 4) != 0;
+            }
+        tb_tile_result_free(&t);
+    }
+    tb_tile_result_free(&whole);
+    return differ;
+}
+
+START_TEST(test_tiles_are_seamless_by_construction)
+{
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t p;
+    s_small_params(&p);
+    tb_tile_id_t big = s_steep_big_tile(&syn);
+    double dh;
+    int maps;
+    int64_t differ = s_block_vs_whole(&syn, &p, big, p.margin_cells, &dh, &maps);
+    ck_assert_msg(differ == 0 && !maps && dh == 0, "at margin %d: %lld cells differ, max %.6f m",
+                  p.margin_cells, (long long)differ, dh);
+    /* negative control: half the margin shows a seam */
+    int64_t neg = s_block_vs_whole(&syn, &p, big, p.margin_cells / 2, &dh, &maps);
+    fprintf(stderr,
+            "seam at half the margin (%d cells): %lld of %d 16-bit samples differ (%.3f %%), "
+            "largest height difference %.4f m\n",
+            p.margin_cells / 2, (long long)neg, 400 * 400, 100.0 * (double)neg / (400.0 * 400.0),
+            dh);
+    ck_assert_int_gt(neg, 0);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
+START_TEST(test_the_partial_last_row_is_seamless_too)
+{
+    /* The test planet is 1000 samples high: 0.8 km tiles leave a last row of 200 samples (row 2),
+     * which two 0.4 km tiles of row 4 cover exactly. Computed apart and whole, clipped at the
+     * planet's last row, they agree to the bit. */
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t ps, pb;
+    s_small_params(&ps);
+    pb = ps;
+    pb.size_km = 0.8;
+    tb_tile_result_t whole;
+    s_compute(&syn, &pb, (tb_tile_id_t){2, 2}, NULL, &whole);
+    ck_assert_int_eq(whole.interior.h, 200);
+    ck_assert_int_eq(whole.interior.w, 400);
+    ck_assert_int_gt(whole.budget.droplets, 1000); /* land: the droplets ran */
+    for (int q = 0; q < 2; q++) {
+        tb_tile_result_t t;
+        s_compute(&syn, &ps, (tb_tile_id_t){4 + q, 4}, NULL, &t);
+        ck_assert_int_eq(t.interior.h, 200);
+        for (int64_t j = 0; j < 200; j++)
+            ck_assert_mem_eq(&t.height_m[j * 200], &whole.height_m[j * 400 + q * 200],
+                             200 * sizeof(float));
+        ck_assert_mem_eq(&t.splat[0], &whole.splat[4 * q * 200], 4 * 200);
+        tb_tile_result_free(&t);
+    }
+    tb_tile_result_free(&whole);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
+START_TEST(test_default_margin_is_seamless_with_default_passes)
+{
+    /* the default passes at the default (measured) margin, on 0.4 km tiles */
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t p;
+    tb_detail_params_defaults(&p);
+    p.size_km = 0.4;
+    tb_tile_id_t big = s_steep_big_tile(&syn);
+    double dh;
+    int maps;
+    int64_t differ = s_block_vs_whole(&syn, &p, big, p.margin_cells, &dh, &maps);
+    fprintf(stderr, "default passes at the default margin %d: %lld samples differ, max %.6f m\n",
+            p.margin_cells, (long long)differ, dh);
+    ck_assert_int_eq(differ, 0);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
+START_TEST(test_tile_files_are_north_up)
+{
+    tb_detail_synthetic_t syn;
+    s_planet(&syn);
+    tb_detail_params_t p;
+    s_small_params(&p);
+    tb_tile_result_t r;
+    s_compute(&syn, &p, (tb_tile_id_t){3, 1}, NULL, &r);
+    tb_err_t err;
+    const int64_t W = r.interior.w, H = r.interior.h;
+    for (int k = 0; k < TB_TILE_FILE_IMAGES; k++) {
+        tb_image_t img, back;
+        ck_assert_int_eq(tb_tile_image(&r, (tb_tile_file_t)k, &img, &err), 0);
+        ck_assert_ptr_nonnull(tb_tile_file_suffix((tb_tile_file_t)k));
+        unsigned char *png;
+        size_t n;
+        ck_assert_int_eq(tb_png_encode(&img, 1, &png, &n, &err), 0);
+        ck_assert_int_eq(tb_png_read_mem(png, n, "tile", img.format, 1 << 20, &back, &err), 0);
+        ck_assert_mem_eq(back.pixels, img.pixels,
+                         (size_t)(W * H) * tb_png_format_bytes(img.format));
+        /* the top row of the picture is the tile's row 0: y grows southward, row 0 is the north */
+        if (k == TB_TILE_FILE_HEIGHT)
+            ck_assert_mem_eq(img.pixels, &r.height_u16[0], (size_t)W * 2);
+        if (k == TB_TILE_FILE_SPLAT)
+            ck_assert_mem_eq((uint8_t *)img.pixels + 4 * (H - 1) * W, &r.splat[4 * (H - 1) * W],
+                             (size_t)W * 4);
+        free(png);
+        tb_image_free(&img);
+        tb_image_free(&back);
+    }
+    void *raw;
+    size_t n;
+    ck_assert_int_eq(tb_tile_r16(&r, &raw, &n, &err), 0);
+    ck_assert_uint_eq(n, (size_t)(2 * W * H));
+    const uint8_t *b = raw;
+    uint16_t nw = (uint16_t)(b[0] | b[1] << 8),
+             sw = (uint16_t)(b[2 * (H - 1) * W] | b[2 * (H - 1) * W + 1] << 8);
+    ck_assert_uint_eq(nw, r.height_u16[0]); /* north-west corner first */
+    ck_assert_uint_eq(sw, r.height_u16[(H - 1) * W]);
+    free(raw);
+    tb_tile_result_free(&r);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
+START_TEST(test_planet_inputs_classes_and_rock)
+{
+    static const char *legend =
+        "{\"classes\": ["
+        "{\"name\": \"lowland\", \"colour\": \"#6f9a4a\", \"kind\": \"land\", \"uplift_mm_yr\": "
+        "0.06},"
+        "{\"name\": \"shelf\", \"colour\": \"#7fb2d9\", \"kind\": \"ocean\", \"depth_m\": 60}]}";
+    tb_manifest_t m;
+    tb_err_t err;
+    tb_manifest_defaults(&m);
+    ck_assert_msg(tb_legend_parse(legend, "test legend", &m.legend, &err) == 0, "%s", err.msg);
+    ck_assert_msg(tb_manifest_finish(&m, &err) == 0, "%s", err.msg);
+    /* the manifest's margin: its default is the measured one the detail passes default to, and less
+     * is refused with the numbers unless forced */
+    tb_detail_params_t dp;
+    tb_detail_params_defaults(&dp);
+    ck_assert_int_eq(m.tiles.margin_cells, dp.margin_cells);
+    ck_assert_int_eq(TB_TILES_MEASURED_MARGIN_CELLS, dp.margin_cells);
+    tb_manifest_t low = m;
+    low.tiles.margin_cells = 40;
+    ck_assert_int_eq(tb_manifest_finish(&low, &err), -1);
+    ck_assert_ptr_nonnull(
+        strstr(err.msg, "tiles.margin_cells 40 is below the measured margin of 72"));
+    low.tiles.force_margin = 1;
+    ck_assert_msg(tb_manifest_finish(&low, &err) == 0, "%s", err.msg);
+    tb_tile_class_t cls[TB_TILE_MAX_CLASSES];
+    ck_assert_int_eq(tb_tile_classes_from_legend(&m.legend, cls), 2);
+    ck_assert(cls[0].ocean == 0 && cls[1].ocean == 1 && cls[0].relief_mult == 1);
+    tb_uplift_probes_t probes;
+    ck_assert_msg(tb_uplift_probes_compute(&m, &probes, &err) == 0, "%s", err.msg);
+    tb_frame_t f;
+    ck_assert_int_eq(
+        tb_frame_make(&f, m.planet_w, 1000, m.cell_m, m.planet_w - 60, 100, 120, 120, &err), 0);
+    float *k = malloc(120 * 120 * sizeof *k);
+    ck_assert_msg(tb_tile_rock_k(&m, &probes, &f, k, &err) == 0, "%s", err.msg);
+    float lo = k[0], hi = k[0];
+    for (int i = 0; i < 120 * 120; i++) {
+        ck_assert(k[i] >= m.rock.k_min_mult - 1e-6 && k[i] <= m.rock.k_max_mult + 1e-6);
+        lo = k[i] < lo ? k[i] : lo;
+        hi = k[i] > hi ? k[i] : hi;
+    }
+    ck_assert(hi > lo); /* the field varies over a km */
+    probes.seed++;
+    ck_assert_int_eq(tb_tile_rock_k(&m, &probes, &f, k, &err), -1);
+    free(k);
+}
+END_TEST
+
+Suite *detail_suite(void)
+{
+    Suite *s = suite_create("detail");
+    TCase *tc = tcase_create("detail");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_lattice_ids_rows_and_windows);
+    tcase_add_test(tc, test_lattice_content_and_geo_window);
+    tcase_add_test(tc, test_params_defaults_parse_and_refuse);
+    tcase_add_test(tc, test_resample_reproduces_a_bilinear_ramp_exactly);
+    tcase_add_test(tc, test_resample_cone_within_stated_error);
+    tcase_add_test(tc, test_droplets_on_a_ramp_cut_rills_and_conserve);
+    tcase_add_test(tc, test_droplets_conserve_where_they_deposit);
+    tcase_add_test(tc, test_thermal_leaves_no_slope_above_talus);
+    tcase_add_test(tc, test_tile_spec_round_trips_and_runs_as_a_job);
+    tcase_add_test(tc, test_tile_bad_specs_are_refused);
+    tcase_add_test(tc, test_tile_same_bits_at_one_and_two_threads);
+    tcase_add_test(tc, test_tiles_are_seamless_by_construction);
+    tcase_add_test(tc, test_the_partial_last_row_is_seamless_too);
+    tcase_add_test(tc, test_default_margin_is_seamless_with_default_passes);
+    tcase_add_test(tc, test_planet_inputs_classes_and_rock);
+    tcase_add_test(tc, test_tile_files_are_north_up);
+    suite_add_tcase(s, tc);
+    return s;
+}
