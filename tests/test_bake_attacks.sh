@@ -8,7 +8,7 @@
 #  4. a bad entry in the store (a result of another spec under a region's key, a FIFO under another's)
 #     is recomputed, never fatal and never hanging.
 # In every attacked bake the coordinator's peak RSS (/usr/bin/time) stays under 160 MiB (a clean farm
-# bake of this planet peaks near 45 MiB here). Each ends with the reference's heightmap, and the store it leaves is read back by an in-process
+# bake of this planet peaks near 55 MiB here). Each ends with the reference's heightmap, and the store it leaves is read back by an in-process
 # bake that must take every region from it and match the reference. Negative controls: the attacker
 # must have sent its results (its own output), the replayed entries must not be the reference's, and
 # the poisoned entry must differ from the good one before the rerun.
@@ -90,9 +90,10 @@ echo "ok: a 2 GiB announcement refused at chunk 0; peak RSS $((rss_kib / 1024)) 
 # 4. Bad entries already in the store: another spec's result under one key, a FIFO under another.
 mkdir -p "$T/sp"
 cp -r "$T/ref/.cache" "$T/sp/.cache"
-set -- $ref_keys
-victim=${1%.tbr} fifo=${2%.tbr}
-donor=$(cd "$T/other/.cache" && ls | head -1)
+# (region entries only: the store also holds the results of later phases' jobs)
+set -- $(json_get "$T/ref/meta.json" '" ".join(sorted(j["key"] for j in d["dispatch"]["jobs"] if j["kind"] == "region"))')
+victim=$1 fifo=$2
+donor=$(json_get "$T/other/meta.json" '[j["key"] for j in d["dispatch"]["jobs"] if j["kind"] == "region"][0]').tbr
 python3 - "$T/sp/.cache/$victim.tbr" "$T/other/.cache/$donor" "$victim" <<'EOF'
 import sys
 path, donor, key = sys.argv[1], sys.argv[2], sys.argv[3]
