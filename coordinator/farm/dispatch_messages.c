@@ -32,11 +32,20 @@ static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const ch
     }
     /* Identity is the connection, not the declared name (docs/distribution.md, "Worker
      * identity"). A READY under the name of a live worker from another connection is refused and
-     * changes nothing; only the same CURVE key may take over its own name (a worker that
-     * reconnected before its old connection timed out). Without keys the newcomer gets no answer:
-     * an honest worker that reconnected early retries after its back-off, when the old connection
-     * has expired. */
+     * changes nothing, unless the old connection is gone; the same CURVE key may take over its own
+     * name at once (a worker that reconnected). The refused newcomer gets no answer: an honest
+     * worker retries after its back-off. */
     s_worker_t *old = tb_dsp_worker_by_name(self, m->name);
+    if (old && !(user_id && strcmp(old->conn, conn) == 0)) {
+        /* An honest worker that reconnected has closed its old connection: a send to it fails
+         * (ZMQ_ROUTER_MANDATORY), and the newcomer takes the name. A live one answers. */
+        tb_msg_t probe;
+        tb_msg_init(&probe, TB_CMD_HEARTBEAT);
+        if (tb_dsp_send(self, old, &probe) != 0) {
+            tb_dsp_worker_lost(self, old, "its connection is gone (it reconnected)");
+            old = NULL;
+        }
+    }
     if (old && !(user_id && strcmp(old->conn, conn) == 0)) {
         tb_log_warn("refused READY from %s under the name %s: a live worker (%s) holds it", conn,
                     m->name, old->conn);
