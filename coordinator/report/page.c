@@ -908,6 +908,12 @@ static void s_tile_slopes(s_ctx_t *c, const cJSON *hist)
                    "every tile's 2 m cells pooled): a median is the upper edge of its bin.</p>\n");
 }
 
+/* A whole-number parameter prints whole (100000, not 1e+05), the others in three figures. */
+static int s_param_decimals(const cJSON *v)
+{
+    return v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e15 ? 0 : -1;
+}
+
 /* The detail tiles, when the tiles phase ran (meta.json "tiles"); nothing otherwise. */
 static void s_tiles(s_ctx_t *c)
 {
@@ -944,7 +950,11 @@ static void s_tiles(s_ctx_t *c)
         {"channels (share of land)", "tiles.detail_statistics.channel_share_of_land", "%", 100, 2},
     };
     s_rows(c, st, sizeof st / sizeof st[0]);
-    tb_html_printf(h, "</table></div><div><h4>Dispatch</h4><table>");
+    tb_html_printf(h, "</table>\n");
+    const cJSON *hist = tb_json_path(c->doc, "tiles.detail_statistics.slope_deg_histogram");
+    if (cJSON_IsObject(hist))
+        s_tile_slopes(c, hist);
+    tb_html_printf(h, "</div><div><h4>Dispatch</h4><table>");
     s_dispatch_rows(c, "tiles.dispatch");
     tb_html_printf(h, "</table></div><div><h4>Parameters</h4><table>");
     const cJSON *g;
@@ -957,7 +967,7 @@ static void s_tiles(s_ctx_t *c)
             tb_html_printf(h, "<tr><td class=\"l\">");
             tb_html_text(h, g->string);
             tb_html_printf(h, "</td><td>");
-            S_NUM(h, c->doc, p, 1, -1, NULL);
+            S_NUM(h, c->doc, p, 1, s_param_decimals(g), NULL);
             tb_html_printf(h, "</td></tr>");
         }
         cJSON_ArrayForEach(k, group)
@@ -970,15 +980,11 @@ static void s_tiles(s_ctx_t *c)
             tb_html_printf(h, ".");
             tb_html_text(h, k->string);
             tb_html_printf(h, "</td><td>");
-            S_NUM(h, c->doc, p, 1, -1, NULL);
+            S_NUM(h, c->doc, p, 1, s_param_decimals(k), NULL);
             tb_html_printf(h, "</td></tr>");
         }
     }
-    tb_html_printf(h, "</table></div></div>\n");
-    const cJSON *hist = tb_json_path(c->doc, "tiles.detail_statistics.slope_deg_histogram");
-    if (cJSON_IsObject(hist))
-        s_tile_slopes(c, hist);
-    tb_html_printf(h, "</section>\n");
+    tb_html_printf(h, "</table></div></div></section>\n");
 }
 
 /* ---- the verdict ---- */
