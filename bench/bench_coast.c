@@ -7,8 +7,9 @@
  * of 4 km squares, 900 m elsewhere, and a river mouth every 32 rows where a row first meets the
  * sea. The pass runs once on one thread (tb_coast_run, as the coast job runs it); the figures are
  * its thread CPU time and wall time per cell, and the process's peak resident memory (getrusage
- * maxrss: the planet's heights and classes, the pass's maps and its workspace) per cell. One run;
- * never a timed test.
+ * maxrss: the planet's heights and classes, the pass's maps and its workspace) per cell, and an
+ * FNV-1a hash of the heights, moved and exposure maps (two builds with equal hashes made the same
+ * bits). One run; never a timed test.
  *
  * Usage: bench_coast [--size WxH] [--seed N] [--maps DIR]   (DIR: map_coast.png, map_exposure.png)
  */
@@ -34,6 +35,15 @@ static double s_cpu_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* FNV-1a over bytes: the output hash, so two builds can be compared bit for bit. */
+static uint64_t s_hash(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
 }
 
 static double s_maxrss_bytes(void)
@@ -152,6 +162,11 @@ int main(int argc, char **argv)
            n_mouths, gen_s);
     printf("%s", block);
     printf("budget relative error %.2e\n", tb_coast_budget_error(&maps.stats));
+    uint64_t hash = s_hash(14695981039346656037ull, height, cells * sizeof *height);
+    hash = s_hash(hash, moved, cells * sizeof *moved);
+    hash = s_hash(hash, exposure, cells * sizeof *exposure);
+    printf("output hash %016llx (heights, moved, exposure; equal hashes: the same bits)\n",
+           (unsigned long long)hash);
     printf("pass: %.2f s CPU, %.2f s wall, one thread\n", cpu, wall);
     printf("per cell: %.1f ns CPU (target %.0f, predecessor 26), %.1f ns wall\n",
            1e9 * cpu / (double)cells, S_TARGET_NS, 1e9 * wall / (double)cells);
