@@ -30,7 +30,19 @@ static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t x0, int
     uint64_t s = 0;
     for (int64_t k = x0 - r; k <= x0 + r; k++)
         s += (uint64_t)src[k < 0 ? k + w : k >= w ? k - w : k];
-    for (int64_t x = x0; x < x1; x++) {
+    /* the interior, where neither end of the window wraps, without the wrap tests */
+    int64_t a = x0 > r ? x0 : r, b = x1 < w - r - 1 ? x1 : w - r - 1;
+    int64_t x = x0;
+    for (; x < x1 && x < a; x++) {
+        dst[x] = (int64_t)s;
+        int64_t in = x + r + 1, out = x - r;
+        s += (uint64_t)src[in >= w ? in - w : in] - (uint64_t)src[out < 0 ? out + w : out];
+    }
+    for (; x < b; x++) {
+        dst[x] = (int64_t)s;
+        s += (uint64_t)src[x + r + 1] - (uint64_t)src[x - r];
+    }
+    for (; x < x1; x++) {
         dst[x] = (int64_t)s;
         int64_t in = x + r + 1, out = x - r;
         s += (uint64_t)src[in >= w ? in - w : in] - (uint64_t)src[out < 0 ? out + w : out];
