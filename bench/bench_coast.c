@@ -5,12 +5,15 @@
  * wrapping fBm stands above a cut (about 35 % land, coastlines at every scale, bays), heights
  * rising inland to a few hundred metres, the sea painted 60 m near the coast and in a checkerboard
  * of 4 km squares, 900 m elsewhere, and a river mouth every 32 rows where a row first meets the
- * sea. The pass runs once on one thread (tb_coast_run, as the coast job runs it); the figures are
+ * sea. The pass runs once on one thread (tb_coast_run, as the coast job runs it; --threads N gives
+ * it N, which only the distance transforms use); the figures are
  * its thread CPU time and wall time per cell, and the process's peak resident memory (getrusage
- * maxrss: the planet's heights and classes, the pass's maps and its workspace) per cell. One run;
- * never a timed test.
+ * maxrss: the planet's heights and classes, the pass's maps and its workspace) per cell, and an
+ * FNV-1a hash of the heights, moved and exposure maps (two builds with equal hashes made the same
+ * bits). One run; never a timed test.
  *
- * Usage: bench_coast [--size WxH] [--seed N] [--maps DIR]   (DIR: map_coast.png, map_exposure.png)
+ * Usage: bench_coast [--size WxH] [--seed N] [--threads N] [--maps DIR]   (DIR: map_coast.png,
+ * map_exposure.png)
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +39,15 @@ static double s_cpu_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* FNV-1a over bytes: the output hash, so two builds can be compared bit for bit. */
+static uint64_t s_hash(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
 static double s_maxrss_bytes(void)
 {
     struct rusage ru;
@@ -46,6 +58,7 @@ static double s_maxrss_bytes(void)
 int main(int argc, char **argv)
 {
     long long w = 12500, h = 6076, seed = 7;
+    int threads = 1;
     const char *maps_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
@@ -54,11 +67,14 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(argv[i], "--maps") == 0 && i + 1 < argc) {
             maps_dir = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
+                   atoi(argv[i + 1]) <= 16) {
+            threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             seed = atoll(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench_coast [--size WxH (at least 64x16)] [--seed N] "
-                            "[--maps DIR]\n");
+                            "[--threads 1..16] [--maps DIR]\n");
             return 2;
         }
     }
@@ -138,7 +154,7 @@ int main(int argc, char **argv)
     double rss_before = s_maxrss_bytes();
     double c0 = s_cpu_s(), w0 = tb_now_s();
     tb_coast_debug_t phases = {0};
-    if (tb_coast_run(&p, &planet, &maps, 1, &phases, NULL, NULL, &err) != 0) {
+    if (tb_coast_run(&p, &planet, &maps, threads, &phases, NULL, NULL, &err) != 0) {
         fprintf(stderr, "bench_coast: %s\n", err.msg);
         return 1;
     }
@@ -152,7 +168,13 @@ int main(int argc, char **argv)
            n_mouths, gen_s);
     printf("%s", block);
     printf("budget relative error %.2e\n", tb_coast_budget_error(&maps.stats));
-    printf("pass: %.2f s CPU, %.2f s wall, one thread\n", cpu, wall);
+    uint64_t hash = s_hash(14695981039346656037ull, height, cells * sizeof *height);
+    hash = s_hash(hash, moved, cells * sizeof *moved);
+    hash = s_hash(hash, exposure, cells * sizeof *exposure);
+    printf("output hash %016llx (heights, moved, exposure; equal hashes: the same bits)\n",
+           (unsigned long long)hash);
+    printf("pass: %.2f s CPU of the calling thread, %.2f s wall, %d thread%s\n", cpu, wall, threads,
+           threads > 1 ? "s (the others' CPU is not counted)" : "");
     printf("per cell: %.1f ns CPU (target %.0f, predecessor 26), %.1f ns wall\n",
            1e9 * cpu / (double)cells, S_TARGET_NS, 1e9 * wall / (double)cells);
     printf("phases, ns a cell of CPU:");

@@ -847,6 +847,95 @@ START_TEST(test_block_prints)
 }
 END_TEST
 
+/* The box sum straight from its definition: X wraps, rows beyond the Y edges count zero. */
+static void s_box_direct(const int64_t *v, int64_t w, int64_t h, int64_t r, int64_t *out)
+{
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++) {
+            uint64_t s = 0;
+            for (int64_t yy = y - r; yy <= y + r; yy++)
+                for (int64_t xx = x - r; yy >= 0 && yy < h && xx <= x + r; xx++)
+                    s += (uint64_t)v[yy * w + (xx % w + w) % w];
+            out[y * w + x] = (int64_t)s;
+        }
+}
+
+/* A field that is zero but for a few clusters of values (some negative, some huge, so the sums
+ * wrap), like a coastal field over a planet of open sea. */
+static void s_sparse_field(int64_t *v, int64_t w, int64_t h, uint64_t seed, int clusters)
+{
+    memset(v, 0, (size_t)(w * h) * sizeof *v);
+    uint64_t z = seed;
+    for (int c = 0; c < clusters; c++) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t cx = (int64_t)(z >> 33) % w, cy = (int64_t)(z >> 20) % h;
+        for (int k = 0; k < 12; k++) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            int64_t x = (cx + (int64_t)(z >> 60) - 8 + w) % w,
+                    y = cy + (int64_t)((z >> 56) & 7) - 4;
+            if (y >= 0 && y < h)
+                v[y * w + x] = (k % 5 == 4) ? (int64_t)(z >> 2) : (int64_t)(z >> 40) - 8000000;
+        }
+    }
+}
+
+/* The box sum skips the blocks where a field is zero (jobs/coast/boxsum.c): on sparse and dense
+ * fields, planets whose width is not a whole number of blocks, radii wider than a block and
+ * clusters on the seam and the Y edges, it equals the direct sum to the bit. The negative control:
+ * a lone value in an all-zero field, at every column in turn (so at the ends of the narrow last
+ * block and of the blocks beside the seam), fills exactly its box, across the seam too: a skip that
+ * reached one block short fails it. */
+START_TEST(test_box_sum_skipping_zeros_is_exact)
+{
+    const int64_t sizes[][3] = {{200, 40, 3}, {131, 57, 20}, {300, 30, 70}, {150, 9, 74},
+                                {64, 20, 31}, {257, 33, 1},  {389, 20, 10}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int64_t w = sizes[k][0], h = sizes[k][1], r = sizes[k][2];
+        size_t n = (size_t)(w * h);
+        int64_t *v = malloc(n * sizeof *v), *want = malloc(n * sizeof *v),
+                *got = malloc(n * sizeof *v);
+        tb_err_t err;
+        for (int clusters = 0; clusters <= 40; clusters += 4) {
+            s_sparse_field(v, w, h, 77 + (uint64_t)k * 131 + (uint64_t)clusters, clusters);
+            if (clusters == 40)
+                for (size_t i = 0; i < n; i++)
+                    v[i] = (int64_t)(i * 2654435761u % 1000) - 500; /* dense */
+            s_box_direct(v, w, h, r, want);
+            memcpy(got, v, n * sizeof *v);
+            ck_assert(tb_coast_boxsum_i64(got, w, h, r, &err) == 0);
+            ck_assert_msg(memcmp(got, want, n * sizeof *v) == 0,
+                          "box sum %lld x %lld r %lld, %d clusters differs from the direct sum",
+                          (long long)w, (long long)h, (long long)r, clusters);
+        }
+        /* the negative control: a lone value at (x0, y0), every column in turn, in a zero field */
+        for (int64_t x0 = 0; x0 < w; x0++) {
+            memset(got, 0, n * sizeof *got);
+            int64_t y0 = (x0 * 7) % h;
+            got[y0 * w + x0] = 5;
+            ck_assert(tb_coast_boxsum_i64(got, w, h, r, &err) == 0);
+            int64_t inside = 0;
+            for (int64_t y = 0; y < h; y++)
+                for (int64_t x = 0; x < w; x++) {
+                    int64_t dx = labs(x - x0), dy = labs(y - y0);
+                    dx = dx < w - dx ? dx : w - dx;
+                    bool in = dx <= r && dy <= r;
+                    ck_assert_msg(got[y * w + x] == (in ? 5 : 0),
+                                  "box sum %lld x %lld r %lld of a lone 5 at (%lld, %lld) reads "
+                                  "%lld at (%lld, %lld)",
+                                  (long long)w, (long long)h, (long long)r, (long long)x0,
+                                  (long long)y0, (long long)got[y * w + x], (long long)x,
+                                  (long long)y);
+                    inside += in;
+                }
+            ck_assert(inside > 0);
+        }
+        free(v);
+        free(want);
+        free(got);
+    }
+}
+END_TEST
+
 /* map_coast: cool where the surf cut, warm where sediment lay, plain ground elsewhere (deep sea the
  * darkest); map_exposure: a colour only where an exposure was carried. */
 START_TEST(test_maps_colour_what_moved)
@@ -918,6 +1007,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_params_are_checked);
     tcase_add_test(tc, test_block_prints);
     tcase_add_test(tc, test_maps_colour_what_moved);
+    tcase_add_test(tc, test_box_sum_skipping_zeros_is_exact);
     suite_add_tcase(s, tc);
     return s;
 }

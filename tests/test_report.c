@@ -2,9 +2,13 @@
  * per class and once in "all land"; numbers print tagged with their path, null as n/a; the page
  * escapes what it quotes and has one bar per bin; the maps carry their legend strip and keep the
  * sea dark; the reduced heightmap is the block mean; the erodibility field is built on each
- * region's own land and its uplift check counts a cell that differs (a negative control). */
+ * region's own land and its uplift check counts a cell that differs (a negative control); a
+ * meta.json with a coast block prints every coast number tagged, the coast map among the maps, and
+ * a "tiles" object its section; a null coast prints "skipped (--no-coast)" (the tagged-coast check
+ * fails on that page: its negative control); no "tiles", no section. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,6 +261,138 @@ START_TEST(test_erodibility_on_own_land_and_uplift_check)
 }
 END_TEST
 
+/* The coast block of a finished page's verdict: every number of meta.json's "coast" (and the coast
+ * job's seconds) is printed tagged with its path. Returns the first key with no tagged number on
+ * the page, or NULL when all are there. */
+static const char *s_untagged_coast_key(const char *page, const cJSON *coast)
+{
+    static char missing[128];
+    const cJSON *k;
+    cJSON_ArrayForEach(k, coast)
+    {
+        if (!cJSON_IsNumber(k))
+            continue;
+        snprintf(missing, sizeof missing, "data-meta=\"coast.%s\"", k->string);
+        if (!strstr(page, missing))
+            return missing;
+    }
+    return NULL;
+}
+
+static cJSON *s_coast_doc(tb_stats_t *s)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *bake = cJSON_AddObjectToObject(doc, "bake");
+    cJSON_AddNumberToObject(bake, "steps", 10);
+    cJSON_AddItemToObject(doc, "statistics", tb_stats_report_json(s, NULL, NULL));
+    cJSON_AddItemToObject(
+        doc, "coast",
+        cJSON_Parse("{\"shoreline_km\": 267.25, \"sea_share\": 0.7412, \"shelf_share\": 1,"
+                    " \"waterline_cells\": 4321, \"planed_km2\": 6.87, \"cut_mm3\": 15.03,"
+                    " \"river_mouths\": 256, \"river_mm3\": 3.5, \"laid_mm3\": 18.51,"
+                    " \"unplaced_mm3\": 0.0187, \"unplaced_share\": 0.001,"
+                    " \"unplaced_no_shallows_mm3\": 0.01, \"unplaced_full_mm3\": 0.008,"
+                    " \"unplaced_rounding_mm3\": 0.0007, \"budget_relative_error\": 1.5e-7,"
+                    " \"beach_km2\": 1.93, \"backshore_median_m\": 17.2, \"backshore_p90_m\": 36.1,"
+                    " \"drowned_km2\": 0, \"exposure_p10\": 0.09, \"exposure_p50\": 0.26,"
+                    " \"exposure_p90\": 0.59, \"seconds\": 4.25, \"dispatch\": {\"mode\": "
+                    "\"local\", \"seconds\": 4.0, \"stats\": {\"jobs\": 1, \"from_store\": 0, "
+                    "\"ran\": 1, \"attempts\": 1, \"failed\": 0, \"lost\": 0}, \"jobs\": "
+                    "[{\"label\": \"coast\", \"worker\": \"w<1>\", \"seconds\": 3.5, "
+                    "\"attempts\": []}]}}"));
+    return doc;
+}
+
+START_TEST(test_coast_and_tiles_render_tagged)
+{
+    tb_stats_t *s = s_cone_stats();
+    cJSON *doc = s_coast_doc(s);
+    ck_assert_ptr_nonnull(tb_json_path(doc, "coast.dispatch"));
+    const char *dir = tb_test_tmpdir("report_coast");
+    tb_test_write_file(dir, "map_coast.png", "");
+    tb_report_page_t pg = {.state = "finished", .written_unix = 1e9, .out_dir = dir};
+    char *page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(page);
+    const char *missing = s_untagged_coast_key(page, tb_json_path(doc, "coast"));
+    ck_assert_msg(missing == NULL, "no %s on the page", missing);
+    ck_assert_ptr_nonnull(strstr(page, "data-meta=\"coast.shoreline_km\">267.2</span>"));
+    ck_assert_ptr_nonnull(
+        strstr(page, "data-meta=\"coast.sea_share\" data-scale=\"100\">74.1</span>%"));
+    ck_assert_ptr_nonnull(strstr(page, "data-meta=\"coast.river_mouths\">256</span>"));
+    ck_assert_ptr_nonnull(strstr(page, "data-meta=\"coast.dispatch.jobs.0.seconds\">3.50</span>"));
+    ck_assert_ptr_nonnull(strstr(page, "w&lt;1&gt;")); /* the worker's name, escaped */
+    ck_assert_ptr_null(strstr(page, "skipped (--no-coast)"));
+    ck_assert_ptr_null(strstr(page, "Coast (PARTIAL)"));
+    /* the coast map is on disk, the exposure map is not */
+    ck_assert_ptr_nonnull(strstr(page, "src=\"map_coast.png\""));
+    ck_assert_ptr_null(strstr(page, "map_exposure.png"));
+    /* no "tiles" object: no tiles section */
+    ck_assert_ptr_null(strstr(page, "id=\"tiles\""));
+    ck_assert_ptr_null(strstr(page, "tiles/index.json"));
+    free(page);
+
+    /* a partial bake marks the block */
+    cJSON_AddItemToObject(cJSON_GetObjectItem(doc, "bake"), "partial", cJSON_CreateTrue());
+    page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(strstr(page, "Coast (PARTIAL)"));
+    free(page);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(doc, "bake"), "partial");
+
+    /* tiles present: counts, margin, detail statistics tagged, the index linked */
+    cJSON_AddItemToObject(
+        doc, "tiles",
+        cJSON_Parse("{\"tiles\": 7, \"land\": 5, \"coast\": 2, \"lattice_tiles\": 9,"
+                    " \"margin_cells\": 72, \"margin_measured_cells\": 72, \"margin_forced\": 0,"
+                    " \"margin_bound_cells\": 180, \"from_store\": 3, \"seconds\": 12.5,"
+                    " \"parameters\": {\"size_km\": 5, \"droplet\": {\"rounds\": 4}},"
+                    " \"detail_statistics\": {\"cells\": 1000, \"land_cells\": 800,"
+                    " \"eroded_m3\": 1234.4, \"deposited_m3\": 1000.25,"
+                    " \"channel_share_of_land\": 0.0125, \"slope_deg_histogram\": {\"plain\":"
+                    " [10, 20, 30, 40]}}, \"dispatch\": {\"seconds\": 11, \"stats\": {\"jobs\": 7,"
+                    " \"from_store\": 3, \"ran\": 4, \"attempts\": 4, \"failed\": 0, \"lost\": 0},"
+                    " \"jobs\": []}}"));
+    page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(strstr(page, "id=\"tiles\""));
+    ck_assert_ptr_nonnull(strstr(page, "href=\"tiles/index.json\""));
+    static const char *tagged[] = {
+        "data-meta=\"tiles.land\">5</span>",
+        "data-meta=\"tiles.coast\">2</span>",
+        "data-meta=\"tiles.from_store\">3</span>",
+        "data-meta=\"tiles.margin_cells\">72</span>",
+        "data-meta=\"tiles.detail_statistics.eroded_m3\">1234</span>",
+        "data-meta=\"tiles.detail_statistics.channel_share_of_land\" "
+        "data-scale=\"100\">1.25</span>",
+        "data-meta=\"tiles.parameters.droplet.rounds\">4</span>",
+        "data-meta=\"tiles.dispatch.stats.ran\">4</span>",
+    };
+    for (size_t i = 0; i < sizeof tagged / sizeof tagged[0]; i++)
+        ck_assert_msg(strstr(page, tagged[i]), "no %s", tagged[i]);
+    /* the histogram read off: 100 cells, half passed in the third 1-degree bin, all under 15 */
+    ck_assert_ptr_nonnull(strstr(page, "<td>100</td><td>&le;3&nbsp;deg</td><td>&le;4&nbsp;deg</td>"
+                                       "<td>100.0%</td>"));
+    free(page);
+
+    /* --no-coast: null renders "skipped" and no coast number. Negative control: the check that
+     * every coast number is tagged fails on this page. */
+    cJSON_ReplaceItemInObject(doc, "coast", cJSON_CreateNull());
+    page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(strstr(page, "skipped (--no-coast)"));
+    ck_assert_ptr_null(strstr(page, "data-meta=\"coast."));
+    cJSON *other = s_coast_doc(s);
+    ck_assert_ptr_nonnull(s_untagged_coast_key(page, cJSON_GetObjectItem(other, "coast")));
+    cJSON_Delete(other);
+    free(page);
+    /* a meta.json from before the pass: no coast heading at all */
+    cJSON_DeleteItemFromObject(doc, "coast");
+    page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_null(strstr(page, "id=\"coast\""));
+    ck_assert_ptr_null(strstr(page, "skipped (--no-coast)"));
+    free(page);
+    cJSON_Delete(doc);
+    tb_stats_destroy(&s);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -267,6 +403,7 @@ Suite *report_suite(void)
     tcase_add_test(t, test_page_has_a_bar_per_bin_and_escapes_errors);
     tcase_add_test(t, test_maps_have_a_legend_and_a_dark_sea);
     tcase_add_test(t, test_erodibility_on_own_land_and_uplift_check);
+    tcase_add_test(t, test_coast_and_tiles_render_tagged);
     suite_add_tcase(s, t);
     return s;
 }

@@ -5,7 +5,9 @@
 # and lines, one timeline bar per attempt; `terrain report` rewrites the same page; a page caught
 # mid-bake shows the solve phase and a running job; after the coordinator is SIGKILLed its last page
 # still opens, and ten minutes on says the coordinator may have died. Negative controls: the checker
-# fails a page with one number changed, one bar removed, or a script error. Screenshots go to
+# fails a page with one number changed, one bar removed, or a script error. The finished bake runs
+# the coastal pass: every number of meta.json's coast block is tagged on the page and equal to it
+# (negative controls: a coast number changed, one untagged). Screenshots go to
 # BUILD/test-output/report_browser/ (docs/report.md).
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
@@ -73,7 +75,13 @@ bake "$T/done" "${small[@]}" --steps 50 --fresh
 [ -f "$T/done/report.html" ] || fail "the finished bake wrote no report.html"
 size=$(stat -c %s "$T/done/report.html")
 [ "$size" -lt 2000000 ] || fail "report.html is $size bytes, over 2 MB"
-for f in map_slope.png map_relief.png map_erodibility.png planet_height_low.png; do
+# The coast is baked (on by default): its block must be in meta.json for the page to show it.
+json_get "$T/done/meta.json" "d['coast']['shoreline_km']" >/dev/null ||
+  fail "the finished bake's meta.json has no coast block"
+grep -q 'data-meta="coast.shoreline_km"' "$T/done/report.html" ||
+  fail "report.html has no tagged coast number"
+for f in map_slope.png map_relief.png map_erodibility.png planet_height_low.png map_coast.png \
+  map_exposure.png; do
   json_get "$T/done/meta.json" "d['outputs']['$f']" >/dev/null || fail "$f is not in meta.json's outputs"
 done
 
@@ -109,6 +117,19 @@ open(sys.argv[2], "w").write(t[:m.start(2)] + f"{v:.1f}" + t[m.end(2):])
 PY
 dom "file://$T/done/bad-number.html#selfcheck" bad-number
 check_fails finished bad-number "$T/done/meta.json" "a number changed"
+python3 - "$T/done/report.html" "$T/done/bad-coast.html" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r'(data-meta="coast\.shoreline_km"[^>]*>)([0-9.]+)<', t)
+v = float(m.group(2)) + 1
+open(sys.argv[2], "w").write(t[:m.start(2)] + f"{v:.1f}" + t[m.end(2):])
+PY
+dom "file://$T/done/bad-coast.html#selfcheck" bad-coast
+check_fails finished bad-coast "$T/done/meta.json" "a coast number changed"
+sed 's/data-meta="coast\.exposure_p50"/data-untagged="coast.exposure_p50"/' "$T/done/report.html" \
+  >"$T/done/untagged-coast.html"
+dom "file://$T/done/untagged-coast.html#selfcheck" untagged-coast
+check_fails finished untagged-coast "$T/done/meta.json" "a coast number untagged"
 sed '0,/<rect class="bar"[^>]*>/s///' "$T/done/report.html" >"$T/done/bad-bars.html"
 dom "file://$T/done/bad-bars.html#selfcheck" bad-bars
 check_fails finished bad-bars "$T/done/meta.json" "a bar removed"
@@ -122,6 +143,19 @@ for page in done/report.html live/mid.html live/report.html; do
   browse "file://$T/$page#noreload" "shot-$name" --window-size=1400,1000 --screenshot="$SHOTS/$name.png"
   [ -s "$SHOTS/$name.png" ] || fail "no screenshot of $page"
 done
+# The verdict's coast block alone (a copy of the page whose stylesheet hides the rest: a headless
+# screenshot of the page opened at #coast comes out blank).
+python3 - "$T/done/report.html" "$T/done/coast-only.html" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+css = ("<style>main>:not(#verdict){display:none!important}"
+       "#verdict>:not(h2):not(#coast):not(#coast~*){display:none!important}"
+       "#gates,#gates~*{display:none!important}</style>")
+open(sys.argv[2], "w").write(t.replace("</head>", css + "</head>", 1))
+PY
+browse "file://$T/done/coast-only.html#noreload" shot-coast --window-size=1400,900 \
+  --screenshot="$SHOTS/done-coast.png"
+[ -s "$SHOTS/done-coast.png" ] || fail "no screenshot of the coast block"
 browse "file://$T/live/report.html#noreload&now=$((written + 600000))" shot-killed --window-size=1400,1000 \
   --screenshot="$SHOTS/killed-10min.png"
 echo "ok: report.html of a finished, a running and a killed bake checked in chromium ($size bytes); screenshots in $SHOTS"

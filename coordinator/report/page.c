@@ -3,7 +3,9 @@
  *   first       three cards an operator reads first: did it finish, is it terrain (the built-in
  *               gates of `terrain gate`, docs/gate.md), which worker was slow; and the preview
  *   live        phase, ETA, jobs (queued, running, done, failed), workers, failures
- *   verdict     every statistic of summary.txt as tables (docs/statistics.md)
+ *   verdict     every statistic of summary.txt as tables (docs/statistics.md), the coast block
+ *               (docs/coast.md) or "skipped (--no-coast)"
+ *   tiles       the detail tiles when the tiles phase ran (docs/tiles.md)
  *   histograms  inline SVG: slope by class, elevation, relief, slope-area with the fitted and the
  *               expected -m/n lines
  *   maps        every map as a thumbnail linking to the full image
@@ -742,6 +744,249 @@ static void s_timeline(s_ctx_t *c)
     tb_html_printf(h, "</section>\n");
 }
 
+/* ---- the coast (docs/coast.md, "Reading the block") and the detail tiles (docs/tiles.md) ---- */
+
+/* One row of a table of tagged numbers. */
+typedef struct {
+    const char *label, *path, *unit;
+    double scale;
+    int dec;
+} s_row_t;
+
+static void s_rows(s_ctx_t *c, const s_row_t *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tb_html_printf(c->h, "<tr><td class=\"l\">%s</td><td>", rows[i].label);
+        S_NUM(c->h, c->doc, rows[i].path, rows[i].scale, rows[i].dec, rows[i].unit);
+        tb_html_printf(c->h, "</td></tr>");
+    }
+}
+
+/* A phase's dispatch record (`prefix` is "coast.dispatch" or "tiles.dispatch") in a few tagged
+ * numbers: its jobs are not on the job timeline, whose seconds count from the solve's dispatch. */
+static void s_dispatch_rows(s_ctx_t *c, const char *prefix)
+{
+    static const struct {
+        const char *label, *key, *unit;
+        int dec;
+    } k[] = {
+        {"jobs", "stats.jobs", NULL, 0},
+        {"from the store", "stats.from_store", NULL, 0},
+        {"ran", "stats.ran", NULL, 0},
+        {"attempts", "stats.attempts", NULL, 0},
+        {"failed attempts", "stats.failed", NULL, 0},
+        {"workers lost", "stats.lost", NULL, 0},
+        {"dispatch", "seconds", "s", 1},
+    };
+    char p[128];
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        snprintf(p, sizeof p, "%s.%s", prefix, k[i].key);
+        tb_html_printf(c->h, "<tr><td class=\"l\">%s</td><td>", k[i].label);
+        S_NUM(c->h, c->doc, p, 1, k[i].dec, k[i].unit);
+        tb_html_printf(c->h, "</td></tr>");
+    }
+}
+
+/* The coast block of the verdict: absent in a meta.json written before the pass existed (nothing
+ * shown), null with --no-coast. */
+static void s_coast(s_ctx_t *c)
+{
+    tb_html_t *h = c->h;
+    const cJSON *coast = tb_json_path(c->doc, "coast");
+    if (!coast)
+        return;
+    tb_html_printf(h, "<h3 id=\"coast\">Coast%s</h3>\n", c->partial ? " (PARTIAL)" : "");
+    if (!cJSON_IsObject(coast)) {
+        tb_html_printf(h, "<p class=\"muted\" id=\"coast-skipped\">The coastal pass: skipped "
+                          "(--no-coast). Every coast is a step from the land to its class's "
+                          "painted depth.</p>\n");
+        return;
+    }
+    if (c->partial)
+        tb_html_printf(h, "<p class=\"warn\">PARTIAL bake: the pass ran over the whole planet, "
+                          "with the land of the regions not solved at 0 m. Never compare these "
+                          "numbers with a whole planet's.</p>\n");
+    tb_html_printf(h, "<p class=\"muted\">What the coastal pass did (docs/coast.md, \"Reading the "
+                      "block\"): read laid and unplaced first.</p>\n<div class=\"charts\"><div>"
+                      "<h4>Shore</h4><table>");
+    static const s_row_t shore[] = {
+        {"shoreline", "coast.shoreline_km", "km", 1, 1},
+        {"sea (share of cells)", "coast.sea_share", "%", 100, 1},
+        {"shelf (share of the sea)", "coast.shelf_share", "%", 100, 1},
+        {"waterline cells", "coast.waterline_cells", NULL, 1, 0},
+        {"exposure p10", "coast.exposure_p10", NULL, 1, 2},
+        {"exposure p50", "coast.exposure_p50", NULL, 1, 2},
+        {"exposure p90", "coast.exposure_p90", NULL, 1, 2},
+        {"backshore median", "coast.backshore_median_m", "m", 1, 1},
+        {"backshore P90", "coast.backshore_p90_m", "m", 1, 1},
+        {"drowned", "coast.drowned_km2", "km2", 1, 2},
+    };
+    s_rows(c, shore, sizeof shore / sizeof shore[0]);
+    tb_html_printf(h, "</table></div><div><h4>Sediment</h4><table>");
+    static const s_row_t sed[] = {
+        {"surf planed", "coast.planed_km2", "km2", 1, 2},
+        {"surf cut", "coast.cut_mm3", "Mm3", 1, 2},
+        {"river mouths", "coast.river_mouths", NULL, 1, 0},
+        {"delivered by rivers", "coast.river_mm3", "Mm3", 1, 2},
+        {"laid", "coast.laid_mm3", "Mm3", 1, 2},
+        {"unplaced", "coast.unplaced_mm3", "Mm3", 1, -1},
+        {"unplaced (share of cut + delivered)", "coast.unplaced_share", "%", 100, 1},
+        {"&nbsp;&nbsp;no shallows in reach", "coast.unplaced_no_shallows_mm3", "Mm3", 1, -1},
+        {"&nbsp;&nbsp;shallows full", "coast.unplaced_full_mm3", "Mm3", 1, -1},
+        {"&nbsp;&nbsp;rounding", "coast.unplaced_rounding_mm3", "Mm3", 1, -1},
+        {"budget relative error", "coast.budget_relative_error", NULL, 1, -1},
+        {"new beach", "coast.beach_km2", "km2", 1, 2},
+    };
+    s_rows(c, sed, sizeof sed / sizeof sed[0]);
+    tb_html_printf(h, "</table>");
+    double unplaced = tb_json_num(c->doc, "coast.unplaced_share");
+    if (unplaced > 0.05)
+        tb_html_printf(h, "<p class=\"warn\">Over 5 %% of the sediment was not placed: it has "
+                          "nowhere to go and the deposition gates are wrong (docs/coast.md).</p>");
+    tb_html_printf(h, "</div><div><h4>The coast job</h4><table>");
+    static const s_row_t job[] = {{"phase", "coast.seconds", "s", 1, 1}};
+    s_rows(c, job, 1);
+    s_dispatch_rows(c, "coast.dispatch");
+    const cJSON *j0 = tb_json_path(c->doc, "coast.dispatch.jobs.0");
+    if (j0) {
+        tb_html_printf(h, "<tr><td class=\"l\">worker</td><td>");
+        tb_html_text(h, tb_json_str(j0, "worker", "?"));
+        tb_html_printf(h, "</td></tr><tr><td class=\"l\">job seconds</td><td>");
+        S_NUM(h, c->doc, "coast.dispatch.jobs.0.seconds", 1, 2, "s");
+        tb_html_printf(h, "</td></tr>");
+    }
+    tb_html_printf(h, "</table></div></div>\n");
+}
+
+/* The per-class slope histogram of the tiles (1-degree bins) in a few figures read off it. */
+static void s_tile_slopes(s_ctx_t *c, const cJSON *hist)
+{
+    tb_html_t *h = c->h;
+    tb_html_printf(h, "<table id=\"tile-slopes\"><tr><th class=\"l\">class</th><th>cells</th>"
+                      "<th>slope median</th><th>P90</th><th>&lt;15</th><th>&lt;30</th>"
+                      "<th>&gt;50</th></tr>\n");
+    const cJSON *cl;
+    cJSON_ArrayForEach(cl, hist)
+    {
+        double total = 0, under15 = 0, under30 = 0, over50 = 0;
+        int bins = 0;
+        const cJSON *v;
+        cJSON_ArrayForEach(v, cl)
+        {
+            double n = cJSON_IsNumber(v) ? v->valuedouble : 0;
+            total += n;
+            under15 += bins < 15 ? n : 0;
+            under30 += bins < 30 ? n : 0;
+            over50 += bins >= 50 ? n : 0;
+            bins++;
+        }
+        if (!(total > 0))
+            continue;
+        /* the bin where the running count passes half and nine tenths (its upper edge) */
+        double run = 0, med = NAN, p90 = NAN;
+        int b = 0;
+        cJSON_ArrayForEach(v, cl)
+        {
+            run += cJSON_IsNumber(v) ? v->valuedouble : 0;
+            b++;
+            if (isnan(med) && run >= 0.5 * total)
+                med = b;
+            if (isnan(p90) && run >= 0.9 * total)
+                p90 = b;
+        }
+        tb_html_printf(h, "<tr><td class=\"l\">");
+        tb_html_text(h, cl->string ? cl->string : "?");
+        tb_html_printf(h,
+                       "</td><td>%.0f</td><td>&le;%.0f&nbsp;deg</td><td>&le;%.0f&nbsp;deg</td>"
+                       "<td>%.1f%%</td><td>%.1f%%</td><td>%.2f%%</td></tr>\n",
+                       total, med, p90, 100 * under15 / total, 100 * under30 / total,
+                       100 * over50 / total);
+    }
+    tb_html_printf(h,
+                   "</table><p class=\"muted\">Read off meta.json's "
+                   "<code>tiles.detail_statistics.slope_deg_histogram</code> (1-degree bins, "
+                   "every tile's 2 m cells pooled): a median is the upper edge of its bin.</p>\n");
+}
+
+/* A whole-number parameter prints whole (100000, not 1e+05), the others in three figures. */
+static int s_param_decimals(const cJSON *v)
+{
+    return v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e15 ? 0 : -1;
+}
+
+/* The detail tiles, when the tiles phase ran (meta.json "tiles"); nothing otherwise. */
+static void s_tiles(s_ctx_t *c)
+{
+    tb_html_t *h = c->h;
+    const cJSON *tiles = tb_json_path(c->doc, "tiles");
+    if (!cJSON_IsObject(tiles))
+        return;
+    tb_html_printf(h, "<section id=\"tiles\"><h2>Detail tiles</h2>\n<p>Every tile is listed, "
+                      "with its origin, size, encoding and the XXH3 of its files, in "
+                      "<a href=\"tiles/index.json\">tiles/index.json</a> (docs/tiles.md).</p>\n"
+                      "<div class=\"charts\"><div><h4>Tiles</h4><table>");
+    static const s_row_t counts[] = {
+        {"tiles baked", "tiles.tiles", NULL, 1, 0},
+        {"land", "tiles.land", NULL, 1, 0},
+        {"coast", "tiles.coast", NULL, 1, 0},
+        {"from the store", "tiles.from_store", NULL, 1, 0},
+        {"tiles of the lattice", "tiles.lattice_tiles", NULL, 1, 0},
+        {"margin used", "tiles.margin_cells", "cells", 1, 0},
+        {"margin measured", "tiles.margin_measured_cells", "cells", 1, 0},
+        {"margin bound", "tiles.margin_bound_cells", "cells", 1, 0},
+        {"phase", "tiles.seconds", "s", 1, 1},
+    };
+    s_rows(c, counts, sizeof counts / sizeof counts[0]);
+    if (cJSON_IsTrue(tb_json_path(c->doc, "tiles.margin_forced")) ||
+        tb_json_num(c->doc, "tiles.margin_forced") > 0)
+        tb_html_printf(h, "<tr><td class=\"l\" colspan=\"2\"><span class=\"warn\">margin forced "
+                          "below the measured one (tiles.force_margin)</span></td></tr>");
+    tb_html_printf(h, "</table></div><div><h4>Detail statistics</h4><table>");
+    static const s_row_t st[] = {
+        {"cells", "tiles.detail_statistics.cells", NULL, 1, 0},
+        {"land cells", "tiles.detail_statistics.land_cells", NULL, 1, 0},
+        {"eroded", "tiles.detail_statistics.eroded_m3", "m3", 1, 0},
+        {"deposited", "tiles.detail_statistics.deposited_m3", "m3", 1, 0},
+        {"channels (share of land)", "tiles.detail_statistics.channel_share_of_land", "%", 100, 2},
+    };
+    s_rows(c, st, sizeof st / sizeof st[0]);
+    tb_html_printf(h, "</table>\n");
+    const cJSON *hist = tb_json_path(c->doc, "tiles.detail_statistics.slope_deg_histogram");
+    if (cJSON_IsObject(hist))
+        s_tile_slopes(c, hist);
+    tb_html_printf(h, "</div><div><h4>Dispatch</h4><table>");
+    s_dispatch_rows(c, "tiles.dispatch");
+    tb_html_printf(h, "</table></div><div><h4>Parameters</h4><table>");
+    const cJSON *g;
+    char p[256];
+    cJSON_ArrayForEach(g, tb_json_path(c->doc, "tiles.parameters"))
+    {
+        const cJSON *k, *group = cJSON_IsObject(g) ? g : NULL;
+        if (cJSON_IsNumber(g)) {
+            snprintf(p, sizeof p, "tiles.parameters.%s", g->string);
+            tb_html_printf(h, "<tr><td class=\"l\">");
+            tb_html_text(h, g->string);
+            tb_html_printf(h, "</td><td>");
+            S_NUM(h, c->doc, p, 1, s_param_decimals(g), NULL);
+            tb_html_printf(h, "</td></tr>");
+        }
+        cJSON_ArrayForEach(k, group)
+        {
+            if (!cJSON_IsNumber(k))
+                continue;
+            snprintf(p, sizeof p, "tiles.parameters.%s.%s", g->string, k->string);
+            tb_html_printf(h, "<tr><td class=\"l\">");
+            tb_html_text(h, g->string);
+            tb_html_printf(h, ".");
+            tb_html_text(h, k->string);
+            tb_html_printf(h, "</td><td>");
+            S_NUM(h, c->doc, p, 1, s_param_decimals(k), NULL);
+            tb_html_printf(h, "</td></tr>");
+        }
+    }
+    tb_html_printf(h, "</table></div></div></section>\n");
+}
+
 /* ---- the verdict ---- */
 
 static void s_partial_badge(s_ctx_t *c)
@@ -888,6 +1133,7 @@ static void s_verdict(s_ctx_t *c)
     S_NUM(h, d, "statistics.params.talus_deg", 1, 0, "deg");
     tb_html_printf(h, ". Read the plain line first: its median slope should be a degree or "
                       "less.</p>\n");
+    s_coast(c);
     /* the gates */
     tb_gates_t gates;
     tb_err_t err;
@@ -1154,6 +1400,8 @@ static void s_maps(s_ctx_t *c)
         {"map_erodibility.png", "erodibility K"},
         {"map_class.png", "legend classes"},
         {"map_regions.png", "regions"},
+        {"map_coast.png", "what the coastal pass moved: cut cool, laid warm"},
+        {"map_exposure.png", "shore exposure, sheltered violet to open yellow"},
         {"planet_height_low.png", "reduced 16-bit heightmap"},
         {"planet_height.png", "the 16-bit heightmap"},
     };
@@ -1380,6 +1628,7 @@ char *tb_report_page(const cJSON *doc, const tb_report_page_t *pg, size_t *len)
         tb_html_printf(&h, "</section>\n");
     }
     s_verdict(&c);
+    s_tiles(&c);
     s_histograms(&c);
     if (c.finished)
         s_maps(&c);

@@ -6,11 +6,6 @@
 
 #include "jobs/coast/methods.h"
 
-double tb_coast_waterline_m(uint32_t d2, double cell_m)
-{
-    return (sqrt((double)d2) - 0.5) * cell_m;
-}
-
 /* Shelf and slope profile (after the predecessor's coastal bathymetry, docs/coast.md).
  * Depth in metres below sea level at dist_m >= 0 from the waterline: a straight shelf from 0 m to
  * break_depth_m over shelf_km, then a straight continental slope from the break to painted_m over

@@ -31,11 +31,19 @@ typedef struct {
  * supply (tb_coast_delta_stretch): the delta's fan. The weight is the same shelter times a nearness
  * that falls from 1 at the waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and
  * lies against the shore, thinning seaward like a shoreface. */
-static int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
+static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m);
+
+static inline int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
 {
+    /* land and the sea beyond the widest reach, most of a planet, without a call */
     *room_m = 0;
     if (s->kind[i] == TB_COAST_LAND || s->d2[i] > s->reach_d2)
         return 0;
+    return s_weight_near(s, i, room_m);
+}
+
+static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m)
+{
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
     double stretch = s->stretch ? (double)s->stretch[i] : 1.0;
     double reach = s->p->deposit_reach_m * stretch;

@@ -2,6 +2,7 @@
 #include "support/plan_fixtures.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,10 @@ void fix_manifest(tb_manifest_t *m, int64_t w, double cell_m, double margin_cell
     m->circumference_km = (double)w * cell_m / 1000.0;
     m->tiles.size_km = m->circumference_km;
     m->tiles.cell_m = cell_m / 4;
+    /* a fixture planet is a few dozen columns: the coast's kernels shrink to a cell or two */
+    m->coast.drift_km = fmax(0.01, cell_m / 1000.0);
+    m->coast.surf_reach_m = m->coast.deposit_reach_m = cell_m;
+    m->coast.carry_m = 2 * cell_m;
     m->regions.min_landmass_km2 = 0;
     m->regions.ocean_margin_km = margin_cells * cell_m / 1000.0;
     m->faults.width_km = 4 * cell_m / 1000.0;

@@ -92,6 +92,19 @@ for path, text, scale in r["meta"]:
     if not abs(shown - value * scale) <= tol:
         fail(f"{path}: page {text} (x{scale}), meta.json {value} -> {value * scale}")
 
+# The coast block (docs/coast.md): a finished page of a bake that ran the pass tags every number of
+# meta.json's "coast" (so the equality check above covers them all); with --no-coast (null) it says
+# the pass was skipped and tags none.
+if mode == "finished" and "coast" in meta:
+    tagged = {path for path, _, _ in r["meta"]}
+    if isinstance(meta["coast"], dict):
+        for key, value in meta["coast"].items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if f"coast.{key}" not in tagged:
+                    fail(f"coast.{key}: in meta.json but no number on the page is tagged with it")
+    elif any(p.startswith("coast.") for p in tagged):
+        fail("meta.json's coast is null but the page tags coast numbers")
+
 minimum = {"finished": 150, "running": 20, "killed": 20}[mode]
 if checked < minimum:
     fail(f"only {checked} numbers tagged with their meta.json path, expected at least {minimum}")
