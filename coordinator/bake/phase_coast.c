@@ -106,9 +106,17 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     dopts.on_result = NULL; /* the result is read after the run */
     dopts.user = NULL;
     dopts.label = "coast";
-    /* a farm bake: the solve kept its workers and they reconnect to the same endpoint */
-    if (dopts.bind && ctx->farm_endpoint[0])
-        dopts.bind = ctx->farm_endpoint;
+    /* A farm bake runs its one coast job here, in-process: the solve's engine has dismissed the
+     * farm's workers, and a second engine on the same endpoint lost workers that reconnected
+     * between the two (they were never registered, so never dismissed). The result is the same
+     * bytes wherever the job runs (docs/determinism.md); one engine across the phases of a farm
+     * bake is the better fix (README, Status). */
+    if (dopts.bind) {
+        dopts.bind = NULL;
+        dopts.curve_cert = NULL;
+        dopts.curve_clients = NULL;
+        dopts.workers = 0;
+    }
     ctx->coast_dispatch = tb_dispatch_new(&dopts, err);
     if (!ctx->coast_dispatch)
         goto done;

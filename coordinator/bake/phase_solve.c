@@ -195,9 +195,6 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     c.on_listening = o->dispatch.on_listening;
     c.listening_user = o->dispatch.user;
     dopts.on_listening = s_on_listening;
-    /* farm workers stay for the coast job, which binds the same endpoint again (phase_coast.c) */
-    if (dopts.bind && !o->no_coast)
-        dopts.keep_workers = true;
     if (!dopts.label)
         dopts.label = "regions";
     ctx->dispatch = tb_dispatch_new(&dopts, err);
