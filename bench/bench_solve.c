@@ -114,8 +114,8 @@ static int s_grid_case(const s_opts_t *o, s_case_t *c, tb_err_t *err)
             c->mask[x] = 1;
             c->u[x] = (float)(o->uplift_mm_yr * 1e-3);
             c->k[x] = (float)c->p.k;
-            c->h0[x] = (float)tb_hash_unit(tb_hash_cell(key, tb_frame_lattice_x(&c->box, i),
-                                                        tb_frame_lattice_y(&c->box, j)));
+            c->h0[x] = (float)tb_hash_unit(
+                tb_hash_cell(key, tb_frame_lattice_x(&c->box, i), tb_frame_lattice_y(&c->box, j)));
         }
     c->land = (size_t)((n - 2) * (n - 2));
     snprintf(c->what, sizeof c->what, "%lld x %lld cells, 8 m, U %.3g mm/yr uniform, noise start",
@@ -193,9 +193,12 @@ static int s_tick(void *ud, int64_t step_done)
     tb_geology_phase_times(ck->g, &b);
     const tb_geology_phases_t *a = &ck->prev;
     double done = (double)(b.cell_steps - a->cell_steps);
-    double d[S_PHASES] = {b.uplift_route_s - a->uplift_route_s, b.sinks_s - a->sinks_s,
-                          b.stack_s - a->stack_s,               b.accumulation_s - a->accumulation_s,
-                          b.spl_s - a->spl_s,                   b.hillslope_s - a->hillslope_s,
+    double d[S_PHASES] = {b.uplift_route_s - a->uplift_route_s,
+                          b.sinks_s - a->sinks_s,
+                          b.stack_s - a->stack_s,
+                          b.accumulation_s - a->accumulation_s,
+                          b.spl_s - a->spl_s,
+                          b.hillslope_s - a->hillslope_s,
                           b.clamp_s - a->clamp_s};
     double tot = 0;
     for (int q = 0; q < S_PHASES; q++) {
@@ -258,8 +261,8 @@ static int s_timed(const s_opts_t *o, const s_case_t *c, const float *hw, s_resu
         l->pool = tb_pool_new((int)o->threads[i], err);
         l->g = l->pool ? tb_geology_new(&c->box, &c->p, c->seed, err) : NULL;
         l->h = malloc(c->cells * sizeof(float));
-        l->ck = (s_clock_t){.g = l->g, .per = calloc(ns * (S_PHASES + 1), sizeof(double)),
-                            .steps = ns};
+        l->ck =
+            (s_clock_t){.g = l->g, .per = calloc(ns * (S_PHASES + 1), sizeof(double)), .steps = ns};
         if (!l->g || !l->h || !l->ck.per) {
             if (l->g)
                 tb_err_set(err, TB_E_NOMEM, "out of memory");
@@ -277,8 +280,8 @@ static int s_timed(const s_opts_t *o, const s_case_t *c, const float *hw, s_resu
         for (int q = 0; q < o->nthreads; q++) {
             s_lane_t *l = &lane[(q + (int)round) % o->nthreads];
             int n = (int)(ns - st < S_BLOCK ? ns - st : S_BLOCK);
-            if (tb_geology_run(l->g, c->mask, c->u, c->k, l->h, o->warmup + (int64_t)st, n,
-                               s_tick, &l->ck, err) != 0)
+            if (tb_geology_run(l->g, c->mask, c->u, c->k, l->h, o->warmup + (int64_t)st, n, s_tick,
+                               &l->ck, err) != 0)
                 goto done;
         }
     for (int i = 0; i < o->nthreads; i++) {
@@ -449,7 +452,8 @@ static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, con
     printf("%-14s Amdahl bound of a split by basin: %zu land cells / %zu in the largest D8 basin "
            "= %.1fx; same bits (heights, area) at every thread count: %s\n",
            "", c.land, r[0].largest_basin,
-           r[0].largest_basin ? (double)c.land / (double)r[0].largest_basin : 0, same ? "yes" : "NO");
+           r[0].largest_basin ? (double)c.land / (double)r[0].largest_basin : 0,
+           same ? "yes" : "NO");
     s_flood_compare(&c, hw, o->warmup);
     free(hw);
     return same ? 0 : 1;
@@ -484,7 +488,8 @@ int main(int argc, char **argv)
             snprintf(err.msg, sizeof err.msg, "--threads: 1..256 each");
     }
     if (bad || o.size < 3 || o.steps < 1 || o.warmup < 0) {
-        fprintf(stderr, "bench solve: %s\n", bad ? err.msg : "--size 3.., --steps 1.., --warmup 0..");
+        fprintf(stderr, "bench solve: %s\n",
+                bad ? err.msg : "--size 3.., --steps 1.., --warmup 0..");
         tb_args_usage(stderr, "bench_solve [options]", opts, nopts);
         return 2;
     }

@@ -2,8 +2,8 @@
  *
  * On a synthetic planet (jobs/stats/synthetic.h: fractal land, sea at 0 m, D8 drainage area, all
  * three uplift classes) of a few million cells at 8 m, it times:
- * *   - filling: tb_stats_accumulate over the whole planet in one box (best of --reps, 7), per cell of
- *     the box and per land cell;
+ * *   - filling: tb_stats_accumulate over the whole planet in one box (best of --reps, 7), per cell
+ * of the box and per land cell;
  *   - regions: the planet cut into --regions stripes, each a box with the relief halo round its own
  *     columns and a count mask of them, accumulated one by one (the halo is the overhead);
  *   - merging: decoding each region's encoding and merging them in region order, per planet cell;
@@ -79,8 +79,12 @@ static int s_demo_region(int64_t steps, int64_t reps)
         s_fail("demo region", &err);
         goto done;
     }
-    tb_region_spec_t spec = {.region_id = reg->id, .box = reg->box, .steps = (int)steps,
-                             .manifest = m, .probes = &probes, .classes = tb_grid_cu8(classes),
+    tb_region_spec_t spec = {.region_id = reg->id,
+                             .box = reg->box,
+                             .steps = (int)steps,
+                             .manifest = m,
+                             .probes = &probes,
+                             .classes = tb_grid_cu8(classes),
                              .solve_mask = tb_grid_cu8(mask)};
     double t0 = s_cpu_s();
     if (tb_region_solve(&spec, NULL, NULL, NULL, &r, &err) != 0) {
@@ -149,8 +153,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--demo-steps"))
             demo_steps = atoll(argv[a + 1]);
         else {
-            fprintf(stderr, "usage: bench_stats [--w N] [--h N] [--regions N] [--reps N] [--seed N] "
-                            "[--demo-steps N (0: no demo region)]\n");
+            fprintf(stderr,
+                    "usage: bench_stats [--w N] [--h N] [--regions N] [--reps N] [--seed N] "
+                    "[--demo-steps N (0: no demo region)]\n");
             return 2;
         }
     }
@@ -194,8 +199,9 @@ int main(int argc, char **argv)
         best = dt < best ? dt : best;
     }
     double fill_ns = best * 1e9 / (double)cells;
-    printf("fill (one box):   %7.2f ns per box cell, %7.2f ns per land cell  (best of %lld: %.3f s)\n",
-           fill_ns, best * 1e9 / (double)(land ? land : 1), (long long)reps, best);
+    printf(
+        "fill (one box):   %7.2f ns per box cell, %7.2f ns per land cell  (best of %lld: %.3f s)\n",
+        fill_ns, best * 1e9 / (double)(land ? land : 1), (long long)reps, best);
 
     /* Regions: stripes with a halo, filled one by one, encoded. */
     int64_t stripe = W / regions, box_w_max = stripe + W % regions + 2 * halo;
@@ -247,8 +253,8 @@ int main(int argc, char **argv)
     }
     printf("fill (%lld regions): %5.2f ns per planet cell, %5.2f per region box cell "
            "(boxes hold %.2fx the planet); encode %.1f ms, %.1f kB per region\n",
-           (long long)regions, t_regions * 1e9 / (double)cells,
-           t_regions * 1e9 / region_box_cells, region_box_cells / (double)cells, t_encode * 1e3,
+           (long long)regions, t_regions * 1e9 / (double)cells, t_regions * 1e9 / region_box_cells,
+           region_box_cells / (double)cells, t_encode * 1e3,
            (double)enc_total / 1024.0 / (double)regions);
 
     /* Merging: decode each region and merge in region order. */

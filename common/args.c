@@ -36,10 +36,10 @@ static int s_set(const tb_opt_t *o, const char *value, tb_err_t *err)
                               value);
         if (o->ranged && !(v >= o->dmin && v <= o->dmax)) {
             if (o->range_text)
-                return tb_err_set(err, TB_E_INVALID, "--%s %g: expected a number in %s", o->name,
-                                  v, o->range_text);
-            return tb_err_set(err, TB_E_INVALID, "--%s %g: expected a number in %g..%g", o->name,
-                              v, o->dmin, o->dmax);
+                return tb_err_set(err, TB_E_INVALID, "--%s %g: expected a number in %s", o->name, v,
+                                  o->range_text);
+            return tb_err_set(err, TB_E_INVALID, "--%s %g: expected a number in %g..%g", o->name, v,
+                              o->dmin, o->dmax);
         }
         *(double *)o->out = v;
         break;

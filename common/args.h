@@ -22,14 +22,15 @@ typedef enum {
 } tb_opt_kind_t;
 
 typedef struct {
-    const char *name;  /* without the leading "--" */
+    const char *name; /* without the leading "--" */
     tb_opt_kind_t kind;
     void *out;
-    bool *given;       /* optional: set true when the option appears */
-    const char *meta;  /* value placeholder for usage ("N", "DIR") */
+    bool *given;      /* optional: set true when the option appears */
+    const char *meta; /* value placeholder for usage ("N", "DIR") */
     const char *help;
-    /* Optional range of a TB_OPT_INT or TB_OPT_DOUBLE value, checked by tb_args_parse with a message
-     * naming the option: set with TB_OPT_IRANGE / TB_OPT_DRANGE after the six fields above. */
+    /* Optional range of a TB_OPT_INT or TB_OPT_DOUBLE value, checked by tb_args_parse with a
+     * message naming the option: set with TB_OPT_IRANGE / TB_OPT_DRANGE after the six fields above.
+     */
     bool ranged;
     int64_t imin, imax;
     double dmin, dmax;
@@ -43,7 +44,8 @@ typedef struct {
 #define TB_ARGS_N(table) ((int)(sizeof(table) / sizeof((table)[0])))
 
 /* Parses argv[0..argc) (argv[0] is the first argument after the command name). Positionals go to
- * positional[0..max_positional), their count to *n_positional; more than max_positional is an error. */
+ * positional[0..max_positional), their count to *n_positional; more than max_positional is an
+ * error. */
 int tb_args_parse(int argc, char **argv, const tb_opt_t *opts, int n_opts, const char **positional,
                   int max_positional, int *n_positional, tb_err_t *err);
 

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tb_bytes_init(tb_bytes_t *b) { memset(b, 0, sizeof *b); }
+void tb_bytes_init(tb_bytes_t *b)
+{
+    memset(b, 0, sizeof *b);
+}
 
 void tb_bytes_free(tb_bytes_t *b)
 {
@@ -64,11 +67,26 @@ static void s_put_le(tb_bytes_t *b, uint64_t v, int n)
     tb_bytes_put(b, tmp, (size_t)n);
 }
 
-void tb_bytes_put_u8(tb_bytes_t *b, uint8_t v) { s_put_le(b, v, 1); }
-void tb_bytes_put_u16(tb_bytes_t *b, uint16_t v) { s_put_le(b, v, 2); }
-void tb_bytes_put_u32(tb_bytes_t *b, uint32_t v) { s_put_le(b, v, 4); }
-void tb_bytes_put_u64(tb_bytes_t *b, uint64_t v) { s_put_le(b, v, 8); }
-void tb_bytes_put_i64(tb_bytes_t *b, int64_t v) { s_put_le(b, (uint64_t)v, 8); }
+void tb_bytes_put_u8(tb_bytes_t *b, uint8_t v)
+{
+    s_put_le(b, v, 1);
+}
+void tb_bytes_put_u16(tb_bytes_t *b, uint16_t v)
+{
+    s_put_le(b, v, 2);
+}
+void tb_bytes_put_u32(tb_bytes_t *b, uint32_t v)
+{
+    s_put_le(b, v, 4);
+}
+void tb_bytes_put_u64(tb_bytes_t *b, uint64_t v)
+{
+    s_put_le(b, v, 8);
+}
+void tb_bytes_put_i64(tb_bytes_t *b, int64_t v)
+{
+    s_put_le(b, (uint64_t)v, 8);
+}
 
 void tb_bytes_put_f64(tb_bytes_t *b, double v)
 {
@@ -97,7 +115,10 @@ void tb_reader_init(tb_reader_t *r, const void *data, size_t len)
     r->failed = false;
 }
 
-size_t tb_reader_left(const tb_reader_t *r) { return r->failed ? 0 : r->len - r->pos; }
+size_t tb_reader_left(const tb_reader_t *r)
+{
+    return r->failed ? 0 : r->len - r->pos;
+}
 
 bool tb_reader_get(tb_reader_t *r, void *dst, size_t n)
 {
@@ -122,11 +143,26 @@ static uint64_t s_get_le(tb_reader_t *r, int n)
     return v;
 }
 
-uint8_t tb_reader_u8(tb_reader_t *r) { return (uint8_t)s_get_le(r, 1); }
-uint16_t tb_reader_u16(tb_reader_t *r) { return (uint16_t)s_get_le(r, 2); }
-uint32_t tb_reader_u32(tb_reader_t *r) { return (uint32_t)s_get_le(r, 4); }
-uint64_t tb_reader_u64(tb_reader_t *r) { return s_get_le(r, 8); }
-int64_t tb_reader_i64(tb_reader_t *r) { return (int64_t)s_get_le(r, 8); }
+uint8_t tb_reader_u8(tb_reader_t *r)
+{
+    return (uint8_t)s_get_le(r, 1);
+}
+uint16_t tb_reader_u16(tb_reader_t *r)
+{
+    return (uint16_t)s_get_le(r, 2);
+}
+uint32_t tb_reader_u32(tb_reader_t *r)
+{
+    return (uint32_t)s_get_le(r, 4);
+}
+uint64_t tb_reader_u64(tb_reader_t *r)
+{
+    return s_get_le(r, 8);
+}
+int64_t tb_reader_i64(tb_reader_t *r)
+{
+    return (int64_t)s_get_le(r, 8);
+}
 
 double tb_reader_f64(tb_reader_t *r)
 {

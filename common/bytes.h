@@ -2,9 +2,9 @@
  *
  * For the small binary encodings that travel between a worker and the coordinator (histograms,
  * statistics). The writer never fails half-way through a value: an allocation failure sets `failed`
- * and every later put is ignored, so a caller checks once at the end. The reader never reads past its
- * end: a short or malformed read sets `failed`, returns 0 and every later read returns 0 too, so a
- * decoder reads a whole structure and checks `failed` once (czmq `zgossip_msg_recv`'s `goto
+ * and every later put is ignored, so a caller checks once at the end. The reader never reads past
+ * its end: a short or malformed read sets `failed`, returns 0 and every later read returns 0 too,
+ * so a decoder reads a whole structure and checks `failed` once (czmq `zgossip_msg_recv`'s `goto
  * malformed`, without the goto). Integers are little-endian; doubles are IEEE 754 binary64 bit
  * patterns; varints are unsigned LEB128 of at most 10 bytes.
  */

@@ -92,9 +92,9 @@ void tb_err_clear(tb_err_t *err)
 
 const char *tb_err_name(tb_errcode_t code)
 {
-    static const char *names[] = {"ok",      "io",       "format",  "invalid",  "unknown-key",
-                                  "nomem",   "protocol", "checksum", "refused", "interrupted",
-                                  "job",     "internal"};
+    static const char *names[] = {"ok",          "io",          "format",   "invalid",
+                                  "unknown-key", "nomem",       "protocol", "checksum",
+                                  "refused",     "interrupted", "job",      "internal"};
     if ((size_t)code < sizeof names / sizeof names[0])
         return names[code];
     return "unknown";

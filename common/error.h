@@ -3,7 +3,8 @@
  * A function that can fail returns 0 on success and -1 on failure, and fills the caller's tb_err_t
  * with a code the caller can act on and a message that names the file, key, frame or value and what
  * was expected. The message is complete on its own: callers add context by prefixing, never by
- * guessing. A NULL tb_err_t is allowed and discards the detail. No global state, so it is thread-safe.
+ * guessing. A NULL tb_err_t is allowed and discards the detail. No global state, so it is
+ * thread-safe.
  */
 #ifndef TB_ERROR_H
 #define TB_ERROR_H
@@ -13,17 +14,17 @@
 
 typedef enum {
     TB_OK = 0,
-    TB_E_IO,         /* a file could not be opened, read, written or renamed */
-    TB_E_FORMAT,     /* a file's bytes are not what its type promises (PNG, JSON, stored result) */
-    TB_E_INVALID,    /* a value is out of range, of the wrong type, or inconsistent with another */
-    TB_E_UNKNOWN_KEY,/* a manifest or legend key that nothing reads */
-    TB_E_NOMEM,      /* an allocation failed */
-    TB_E_PROTOCOL,   /* a malformed or unexpected frame from a peer */
-    TB_E_CHECKSUM,   /* a blob whose XXH3 does not match the bytes */
-    TB_E_REFUSED,    /* a peer or request refused by policy (build id, lease) */
-    TB_E_INTERRUPTED,/* stopped by a signal or by the caller */
-    TB_E_JOB,        /* a job failed while running */
-    TB_E_INTERNAL    /* an invariant broke: a bug, never caused by input */
+    TB_E_IO,          /* a file could not be opened, read, written or renamed */
+    TB_E_FORMAT,      /* a file's bytes are not what its type promises (PNG, JSON, stored result) */
+    TB_E_INVALID,     /* a value is out of range, of the wrong type, or inconsistent with another */
+    TB_E_UNKNOWN_KEY, /* a manifest or legend key that nothing reads */
+    TB_E_NOMEM,       /* an allocation failed */
+    TB_E_PROTOCOL,    /* a malformed or unexpected frame from a peer */
+    TB_E_CHECKSUM,    /* a blob whose XXH3 does not match the bytes */
+    TB_E_REFUSED,     /* a peer or request refused by policy (build id, lease) */
+    TB_E_INTERRUPTED, /* stopped by a signal or by the caller */
+    TB_E_JOB,         /* a job failed while running */
+    TB_E_INTERNAL     /* an invariant broke: a bug, never caused by input */
 } tb_errcode_t;
 
 #define TB_ERR_MSG_MAX 1024

@@ -19,9 +19,9 @@ int tb_fs_write_atomic(const char *path, const void *data, size_t bytes, tb_err_
 /* "a FIFO", "a directory", ... for a stat mode, in messages. */
 const char *tb_fs_kind_name(unsigned mode);
 
-/* Reads the whole file into a new buffer (with a trailing NUL not counted in *bytes_out); the caller
- * frees it. Refuses files larger than max_bytes, naming both sizes, and anything but a regular file
- * (TB_E_INVALID: a FIFO, a device, a directory) without blocking on it. */
+/* Reads the whole file into a new buffer (with a trailing NUL not counted in *bytes_out); the
+ * caller frees it. Refuses files larger than max_bytes, naming both sizes, and anything but a
+ * regular file (TB_E_INVALID: a FIFO, a device, a directory) without blocking on it. */
 /* Refuses (TB_E_INVALID) when dir/NAME, for one of the n_names names, is the same file (device and
  * inode) as one of the inputs: a run would overwrite its own input. Inputs that do not exist and
  * NULL or empty paths are skipped. */
@@ -50,7 +50,8 @@ int tb_fs_mkdir_p(const char *path, tb_err_t *err);
 
 bool tb_fs_exists(const char *path);
 
-/* Joins dir and name with one '/' into out (size n); returns -1 with *err set when it does not fit. */
+/* Joins dir and name with one '/' into out (size n); returns -1 with *err set when it does not fit.
+ */
 int tb_fs_join(char *out, size_t n, const char *dir, const char *name, tb_err_t *err);
 
 /* The directory part of a path ("." when it has none), into out (size n). */

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_FRAME_MAGIC_CELLS ((int64_t)1 << 40) /* no lattice is this large: guards garbage frames */
+/* no lattice is this large: guards garbage frames */
+#define S_FRAME_MAGIC_CELLS ((int64_t)1 << 40)
 
 const int tb_nb_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 const int tb_nb_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
@@ -37,9 +38,10 @@ int tb_frame_make(tb_frame_t *out, int64_t lattice_w, int64_t lattice_h, double 
                           "frame: window %lld x %lld does not fit a lattice %lld cells around",
                           (long long)w, (long long)h, (long long)lattice_w);
     if (y0 < 0 || y0 + h > lattice_h)
-        return tb_err_set(err, TB_E_INVALID,
-                          "frame: rows %lld..%lld lie outside the planet's 0..%lld (Y does not wrap)",
-                          (long long)y0, (long long)(y0 + h - 1), (long long)(lattice_h - 1));
+        return tb_err_set(
+            err, TB_E_INVALID,
+            "frame: rows %lld..%lld lie outside the planet's 0..%lld (Y does not wrap)",
+            (long long)y0, (long long)(y0 + h - 1), (long long)(lattice_h - 1));
     out->lattice_w = lattice_w;
     out->lattice_h = lattice_h;
     out->cell_m = cell_m;
@@ -71,12 +73,16 @@ bool tb_frame_same_lattice(const tb_frame_t *a, const tb_frame_t *b)
 size_t tb_dtype_size(tb_dtype_t type)
 {
     switch (type) {
-    case TB_U8: return 1;
-    case TB_U16: return 2;
+    case TB_U8:
+        return 1;
+    case TB_U16:
+        return 2;
     case TB_I32:
     case TB_U32:
-    case TB_F32: return 4;
-    case TB_F64: return 8;
+    case TB_F32:
+        return 4;
+    case TB_F64:
+        return 8;
     }
     return 0;
 }
@@ -112,29 +118,69 @@ void tb_grid_destroy(tb_grid_t **self_p)
     *self_p = NULL;
 }
 
-const tb_frame_t *tb_grid_frame(const tb_grid_t *self) { return &self->frame; }
-tb_dtype_t tb_grid_type(const tb_grid_t *self) { return self->type; }
-size_t tb_grid_cells(const tb_grid_t *self) { return self->cells; }
-void *tb_grid_data(tb_grid_t *self) { return self->data; }
-const void *tb_grid_cdata(const tb_grid_t *self) { return self->data; }
+const tb_frame_t *tb_grid_frame(const tb_grid_t *self)
+{
+    return &self->frame;
+}
+tb_dtype_t tb_grid_type(const tb_grid_t *self)
+{
+    return self->type;
+}
+size_t tb_grid_cells(const tb_grid_t *self)
+{
+    return self->cells;
+}
+void *tb_grid_data(tb_grid_t *self)
+{
+    return self->data;
+}
+const void *tb_grid_cdata(const tb_grid_t *self)
+{
+    return self->data;
+}
 
 static void *s_typed(const tb_grid_t *self, tb_dtype_t want)
 {
     if (self->type != want) {
-        fprintf(stderr, "grid: typed access as %d to a grid of type %d\n", (int)want, (int)self->type);
+        fprintf(stderr, "grid: typed access as %d to a grid of type %d\n", (int)want,
+                (int)self->type);
         abort();
     }
     return self->data;
 }
 
-float *tb_grid_f32(tb_grid_t *self) { return s_typed(self, TB_F32); }
-const float *tb_grid_cf32(const tb_grid_t *self) { return s_typed(self, TB_F32); }
-uint8_t *tb_grid_u8(tb_grid_t *self) { return s_typed(self, TB_U8); }
-const uint8_t *tb_grid_cu8(const tb_grid_t *self) { return s_typed(self, TB_U8); }
-int32_t *tb_grid_i32(tb_grid_t *self) { return s_typed(self, TB_I32); }
-const int32_t *tb_grid_ci32(const tb_grid_t *self) { return s_typed(self, TB_I32); }
-uint16_t *tb_grid_u16(tb_grid_t *self) { return s_typed(self, TB_U16); }
-double *tb_grid_f64(tb_grid_t *self) { return s_typed(self, TB_F64); }
+float *tb_grid_f32(tb_grid_t *self)
+{
+    return s_typed(self, TB_F32);
+}
+const float *tb_grid_cf32(const tb_grid_t *self)
+{
+    return s_typed(self, TB_F32);
+}
+uint8_t *tb_grid_u8(tb_grid_t *self)
+{
+    return s_typed(self, TB_U8);
+}
+const uint8_t *tb_grid_cu8(const tb_grid_t *self)
+{
+    return s_typed(self, TB_U8);
+}
+int32_t *tb_grid_i32(tb_grid_t *self)
+{
+    return s_typed(self, TB_I32);
+}
+const int32_t *tb_grid_ci32(const tb_grid_t *self)
+{
+    return s_typed(self, TB_I32);
+}
+uint16_t *tb_grid_u16(tb_grid_t *self)
+{
+    return s_typed(self, TB_U16);
+}
+double *tb_grid_f64(tb_grid_t *self)
+{
+    return s_typed(self, TB_F64);
+}
 
 size_t tb_grid_blit(tb_grid_t *dst, const tb_grid_t *src)
 {

@@ -2,16 +2,17 @@
  *
  * The planet is a cylinder: X wraps, Y does not. A lattice of cells of `cell_m` metres covers it,
  * `lattice_w` cells around and `lattice_h` cells from south edge to north edge; the geology lattice
- * has cell_m 8 by default and the detail lattice is finer, but both obey one convention: cell (i, j)
- * has its centre at world ((i + 0.5) cell_m, (j + 0.5) cell_m) metres.
+ * has cell_m 8 by default and the detail lattice is finer, but both obey one convention: cell (i,
+ * j) has its centre at world ((i + 0.5) cell_m, (j + 0.5) cell_m) metres.
  *
  * A tb_frame_t is a window onto a lattice: origin (x0, y0) in lattice cells, x0 taken modulo
- * lattice_w so a window may straddle the seam, and a size w x h. There is no default frame: a zeroed
- * frame has no lattice and every constructor refuses it, so a grid whose origin was forgotten fails
- * loudly instead of silently sitting at (0, 0) (docs/traps.md, "A default origin on grids").
+ * lattice_w so a window may straddle the seam, and a size w x h. There is no default frame: a
+ * zeroed frame has no lattice and every constructor refuses it, so a grid whose origin was
+ * forgotten fails loudly instead of silently sitting at (0, 0) (docs/traps.md, "A default origin on
+ * grids").
  *
- * Scratch arrays inside kernels are plain arrays indexed by tb_idx(); only data that means something
- * at a place on the planet is a tb_grid_t.
+ * Scratch arrays inside kernels are plain arrays indexed by tb_idx(); only data that means
+ * something at a place on the planet is a tb_grid_t.
  */
 #ifndef TB_GRID_H
 #define TB_GRID_H
@@ -39,7 +40,10 @@ int tb_frame_make(tb_frame_t *out, int64_t lattice_w, int64_t lattice_h, double 
 bool tb_frame_valid(const tb_frame_t *frame);
 
 /* Whether the window covers the whole circumference, so its own column w-1 neighbours column 0. */
-static inline bool tb_frame_wraps(const tb_frame_t *f) { return f->w == f->lattice_w; }
+static inline bool tb_frame_wraps(const tb_frame_t *f)
+{
+    return f->w == f->lattice_w;
+}
 
 static inline int64_t tb_wrap(int64_t x, int64_t n)
 {
@@ -48,7 +52,10 @@ static inline int64_t tb_wrap(int64_t x, int64_t n)
 }
 
 /* Row-major index of local cell (i, j) in a grid of width w. */
-static inline size_t tb_idx(int64_t w, int64_t i, int64_t j) { return (size_t)j * (size_t)w + (size_t)i; }
+static inline size_t tb_idx(int64_t w, int64_t i, int64_t j)
+{
+    return (size_t)j * (size_t)w + (size_t)i;
+}
 
 /* The lattice column of local column i: (x0 + i) mod lattice_w. Hashes and noise take this value,
  * never i, so a cell gets the same number whichever window it is seen through. */
@@ -56,7 +63,10 @@ static inline int64_t tb_frame_lattice_x(const tb_frame_t *f, int64_t i)
 {
     return tb_wrap(f->x0 + i, f->lattice_w);
 }
-static inline int64_t tb_frame_lattice_y(const tb_frame_t *f, int64_t j) { return f->y0 + j; }
+static inline int64_t tb_frame_lattice_y(const tb_frame_t *f, int64_t j)
+{
+    return f->y0 + j;
+}
 
 /* World metres of the centre of local cell (i, j); x in [0, circumference). */
 static inline double tb_frame_world_x_m(const tb_frame_t *f, int64_t i)
@@ -117,6 +127,9 @@ size_t tb_grid_blit(tb_grid_t *dst, const tb_grid_t *src);
 extern const int tb_nb_dx[8];
 extern const int tb_nb_dy[8];
 extern const double tb_nb_dist[8];
-static inline bool tb_nb_is_diagonal(int k) { return k == 0 || k == 2 || k == 5 || k == 7; }
+static inline bool tb_nb_is_diagonal(int k)
+{
+    return k == 0 || k == 2 || k == 5 || k == 7;
+}
 
 #endif

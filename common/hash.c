@@ -34,8 +34,8 @@ uint64_t tb_hash(uint64_t seed, uint32_t salt, int64_t x, int64_t y, int64_t ste
     return tb_hash_cell(tb_hash_key(seed, salt, step), x, y);
 }
 
-/* Never called: a duplicated salt value is a duplicate case label, so it fails to compile. Every salt
- * in hash.h is listed here. */
+/* Never called: a duplicated salt value is a duplicate case label, so it fails to compile. Every
+ * salt in hash.h is listed here. */
 int tb_hash_salt_is_known(int salt);
 int tb_hash_salt_is_known(int salt)
 {
@@ -69,4 +69,7 @@ int tb_hash_salt_is_known(int salt)
     return 0;
 }
 
-uint64_t tb_xxh3(const void *data, size_t bytes) { return XXH3_64bits(data, bytes); }
+uint64_t tb_xxh3(const void *data, size_t bytes)
+{
+    return XXH3_64bits(data, bytes);
+}

@@ -1,8 +1,9 @@
 /* The world-position hash: every random number in the project (docs/determinism.md, rule 1).
  *
  * A value is XXH3-64 of the packed little-endian (lattice x, lattice y), seeded with a key that is
- * itself XXH3-64 of the packed (seed, salt, step). Callers pass lattice coordinates (tb_frame_lattice_x), never window indices, so a cell draws the
- * same number in every region, tile and decomposition. There is no stateful generator anywhere.
+ * itself XXH3-64 of the packed (seed, salt, step). Callers pass lattice coordinates
+ * (tb_frame_lattice_x), never window indices, so a cell draws the same number in every region, tile
+ * and decomposition. There is no stateful generator anywhere.
  *
  * In a hot loop, derive a key once per (seed, salt, step) with tb_hash_key and hash each cell with
  * tb_hash_cell: the same bits as tb_hash, without re-deriving the key for every cell.
@@ -27,8 +28,8 @@ enum {
     TB_SALT_FAULT_WALK = 14,
     TB_SALT_PROBE = 15,
     TB_SALT_FLOOD = 16,
-    TB_SALT_GRAIN_Y = 40,     /* uplift: second component of the fault grain vector */
-    TB_SALT_ROCK_TYPES = 41,  /* uplift: which rock type each rank band holds */
+    TB_SALT_GRAIN_Y = 40,    /* uplift: second component of the fault grain vector */
+    TB_SALT_ROCK_TYPES = 41, /* uplift: which rock type each rank band holds */
 
     /* the built-in demo planet (jobs/plan/demo.c): TB_SALT_DEMO_PAINTING shapes its coastlines */
     TB_SALT_DEMO_CLASSES = 50, /* where the highland and the range lie inside the land */
@@ -37,7 +38,7 @@ enum {
     TB_SALT_DEMO_BAYS = 53,    /* where bays cut into the coasts */
 
     TB_SALT_CHECKSUM_GRIND = 60, /* jobs/checksum_grind.c: the distribution layer's test job */
-    TB_SALT_MAP_BASINS = 70,     /* coordinator/maps/bake_maps.c: a basin's colour from its outlet */
+    TB_SALT_MAP_BASINS = 70, /* coordinator/maps/bake_maps.c: a basin's colour from its outlet */
 
     /* the detail tiles (jobs/detail, docs/tiles.md) */
     TB_SALT_TILE_SPAWN = 80,  /* a droplet's spawn cell, sub-cell offset and water */
@@ -57,7 +58,10 @@ uint64_t tb_hash_key(uint64_t seed, uint32_t salt, int64_t step);
 uint64_t tb_hash_cell(uint64_t key, int64_t x, int64_t y);
 
 /* The top 53 bits of a hash as a double in [0, 1). */
-static inline double tb_hash_unit(uint64_t h) { return (double)(h >> 11) * 0x1.0p-53; }
+static inline double tb_hash_unit(uint64_t h)
+{
+    return (double)(h >> 11) * 0x1.0p-53;
+}
 
 /* XXH3-64 of a byte buffer (checksums of blobs and outputs). */
 uint64_t tb_xxh3(const void *data, size_t bytes);

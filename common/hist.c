@@ -1,8 +1,9 @@
 /* Fixed-bin histograms that add; see hist.h.
  *
  * The invariant: every field merges exactly in any order. Counts are int64 (merge checks overflow),
- * the sum is uint64 arithmetic modulo 2^64 of clamped quantised values (associative and commutative),
- * and min/max never see -0.0 (canonicalised to +0.0, or min(-0, +0) would depend on order).
+ * the sum is uint64 arithmetic modulo 2^64 of clamped quantised values (associative and
+ * commutative), and min/max never see -0.0 (canonicalised to +0.0, or min(-0, +0) would depend on
+ * order).
  */
 #include "common/hist.h"
 
@@ -15,10 +16,10 @@
 
 struct tb_hist_t {
     tb_hist_spec_t spec;
-    double width, inv_width;            /* LINEAR */
-    double t[TB_HIST_MAX_PER_OCTAVE];   /* LOG2: t_j = (float)2^(j / per_octave) */
-    int64_t *counts;                    /* nbins + 2: under, bins, over */
-    uint64_t sum_q;                     /* modulo 2^64 */
+    double width, inv_width;          /* LINEAR */
+    double t[TB_HIST_MAX_PER_OCTAVE]; /* LOG2: t_j = (float)2^(j / per_octave) */
+    int64_t *counts;                  /* nbins + 2: under, bins, over */
+    uint64_t sum_q;                   /* modulo 2^64 */
     int64_t sum_clamped;
     double min, max;
 };
@@ -33,8 +34,7 @@ static int s_check_spec(tb_hist_spec_t *s, tb_err_t *err)
                           "histogram: sum quantum %g, expected 0 (no sum) or a positive number",
                           s->sum_quantum);
     if (s->scale == TB_HIST_LINEAR) {
-        if (!isfinite(s->lo) || !isfinite(s->hi) || !(s->lo < s->hi) ||
-            !isfinite(s->hi - s->lo))
+        if (!isfinite(s->lo) || !isfinite(s->hi) || !(s->lo < s->hi) || !isfinite(s->hi - s->lo))
             return tb_err_set(err, TB_E_INVALID,
                               "histogram: range [%g, %g), expected finite lo < hi", s->lo, s->hi);
         s->lo_exp2 = 0;
@@ -52,9 +52,10 @@ static int s_check_spec(tb_hist_spec_t *s, tb_err_t *err)
                           (int)s->lo_exp2);
     int64_t top = (int64_t)s->lo_exp2 + ((int64_t)s->nbins + s->per_octave - 1) / s->per_octave;
     if (top > 128)
-        return tb_err_set(err, TB_E_INVALID,
-                          "histogram: %d bins at %d per octave from 2^%d reach 2^%lld, beyond 2^128",
-                          (int)s->nbins, (int)s->per_octave, (int)s->lo_exp2, (long long)top);
+        return tb_err_set(
+            err, TB_E_INVALID,
+            "histogram: %d bins at %d per octave from 2^%d reach 2^%lld, beyond 2^128",
+            (int)s->nbins, (int)s->per_octave, (int)s->lo_exp2, (long long)top);
     return 0;
 }
 
@@ -95,16 +96,19 @@ tb_hist_t *tb_hist_new_spec(const tb_hist_spec_t *spec, tb_err_t *err)
 tb_hist_t *tb_hist_new_linear(double lo, double hi, int32_t nbins, double sum_quantum,
                               tb_err_t *err)
 {
-    tb_hist_spec_t s = {.scale = TB_HIST_LINEAR, .nbins = nbins, .lo = lo, .hi = hi,
-                        .sum_quantum = sum_quantum};
+    tb_hist_spec_t s = {
+        .scale = TB_HIST_LINEAR, .nbins = nbins, .lo = lo, .hi = hi, .sum_quantum = sum_quantum};
     return tb_hist_new_spec(&s, err);
 }
 
 tb_hist_t *tb_hist_new_log2(int32_t lo_exp2, int32_t per_octave, int32_t nbins, double sum_quantum,
                             tb_err_t *err)
 {
-    tb_hist_spec_t s = {.scale = TB_HIST_LOG2, .nbins = nbins, .lo_exp2 = lo_exp2,
-                        .per_octave = per_octave, .sum_quantum = sum_quantum};
+    tb_hist_spec_t s = {.scale = TB_HIST_LOG2,
+                        .nbins = nbins,
+                        .lo_exp2 = lo_exp2,
+                        .per_octave = per_octave,
+                        .sum_quantum = sum_quantum};
     return tb_hist_new_spec(&s, err);
 }
 
@@ -130,7 +134,10 @@ void tb_hist_destroy(tb_hist_t **self_p)
     *self_p = NULL;
 }
 
-const tb_hist_spec_t *tb_hist_spec(const tb_hist_t *self) { return &self->spec; }
+const tb_hist_spec_t *tb_hist_spec(const tb_hist_t *self)
+{
+    return &self->spec;
+}
 
 bool tb_hist_spec_equal(const tb_hist_spec_t *a, const tb_hist_spec_t *b)
 {
@@ -216,7 +223,10 @@ bool tb_hist_add_n(tb_hist_t *self, double v, int64_t count)
     return true;
 }
 
-bool tb_hist_add(tb_hist_t *self, double v) { return tb_hist_add_n(self, v, 1); }
+bool tb_hist_add(tb_hist_t *self, double v)
+{
+    return tb_hist_add_n(self, v, 1);
+}
 
 void tb_hist_clear(tb_hist_t *self)
 {
@@ -227,7 +237,10 @@ void tb_hist_clear(tb_hist_t *self)
     self->max = -INFINITY;
 }
 
-int64_t *tb_hist_counts_raw(tb_hist_t *self) { return self->counts; }
+int64_t *tb_hist_counts_raw(tb_hist_t *self)
+{
+    return self->counts;
+}
 
 void tb_hist_add_raw_extras(tb_hist_t *self, uint64_t sum_q, int64_t sum_clamped, double min,
                             double max)
@@ -260,7 +273,10 @@ int64_t tb_hist_bin_count(const tb_hist_t *self, int32_t k)
     return self->counts[1 + k];
 }
 
-int64_t tb_hist_sum_q(const tb_hist_t *self) { return (int64_t)self->sum_q; }
+int64_t tb_hist_sum_q(const tb_hist_t *self)
+{
+    return (int64_t)self->sum_q;
+}
 
 double tb_hist_sum(const tb_hist_t *self)
 {
@@ -269,7 +285,10 @@ double tb_hist_sum(const tb_hist_t *self)
     return (double)(int64_t)self->sum_q * self->spec.sum_quantum;
 }
 
-int64_t tb_hist_sum_clamped(const tb_hist_t *self) { return self->sum_clamped; }
+int64_t tb_hist_sum_clamped(const tb_hist_t *self)
+{
+    return self->sum_clamped;
+}
 
 double tb_hist_mean(const tb_hist_t *self)
 {
@@ -279,8 +298,14 @@ double tb_hist_mean(const tb_hist_t *self)
     return tb_hist_sum(self) / (double)n;
 }
 
-double tb_hist_min(const tb_hist_t *self) { return self->min; }
-double tb_hist_max(const tb_hist_t *self) { return self->max; }
+double tb_hist_min(const tb_hist_t *self)
+{
+    return self->min;
+}
+double tb_hist_max(const tb_hist_t *self)
+{
+    return self->max;
+}
 
 /* The value a share f (0..1) of the way through bin k (-1 underflow, nbins overflow). */
 static double s_inside(const tb_hist_t *self, int32_t k, double f)

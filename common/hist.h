@@ -3,19 +3,20 @@
  * A histogram has fixed bins decided by its spec, never by its data, so two histograms of the same
  * spec merge by adding, and a planet's distribution is pooled from its regions without ever holding
  * a planet-sized sort. Everything a histogram keeps merges EXACTLY and in ANY order: counts are
- * int64, the optional sum is an integer of quantised values (round(v / sum_quantum), each clamped to
- * +-2^31, added modulo 2^64 so the result is exact while fewer than 2^32 values are summed), and the
- * extremes are a min and a max. Merging in region-id order (docs/determinism.md, rule 4) is then a
- * convention, not a requirement: "pooled equals whole to the last bit" holds by construction.
+ * int64, the optional sum is an integer of quantised values (round(v / sum_quantum), each clamped
+ * to
+ * +-2^31, added modulo 2^64 so the result is exact while fewer than 2^32 values are summed), and
+ * the extremes are a min and a max. Merging in region-id order (docs/determinism.md, rule 4) is
+ * then a convention, not a requirement: "pooled equals whole to the last bit" holds by
+ * construction.
  *
  * Two bin scales:
- *   TB_HIST_LINEAR  nbins equal bins over [lo, hi); bin k is [lo + k w, lo + (k+1) w), w = (hi-lo)/nbins
- *   TB_HIST_LOG2    nbins geometric bins from 2^lo_exp2, per_octave to a doubling: bin k is
- *                   [e(k), e(k+1)) with e(o * per_octave + j) = 2^(lo_exp2 + o) * t_j, where t_j is
- *                   2^(j / per_octave) rounded to float (so a float value bins identically through
- *                   tb_hist_log2_bin_f32, the fast path for kernels)
- * plus an underflow and an overflow counter. NaN is refused by tb_hist_add. Typical sizes: 100 to
- * 20000 bins; a histogram is a few kilobytes to a few hundred.
+ *   TB_HIST_LINEAR  nbins equal bins over [lo, hi); bin k is [lo + k w, lo + (k+1) w), w =
+ * (hi-lo)/nbins TB_HIST_LOG2    nbins geometric bins from 2^lo_exp2, per_octave to a doubling: bin
+ * k is [e(k), e(k+1)) with e(o * per_octave + j) = 2^(lo_exp2 + o) * t_j, where t_j is 2^(j /
+ * per_octave) rounded to float (so a float value bins identically through tb_hist_log2_bin_f32, the
+ * fast path for kernels) plus an underflow and an overflow counter. NaN is refused by tb_hist_add.
+ * Typical sizes: 100 to 20000 bins; a histogram is a few kilobytes to a few hundred.
  *
  * Kernels that fill millions of cells bin values themselves (a power-of-two LINEAR width is exact
  * as (int)(v * inv_width); LOG2 through tb_hist_log2_bin_f32) and write the raw counters; they then
@@ -50,7 +51,8 @@ typedef struct {
 typedef struct tb_hist_t tb_hist_t;
 
 /* A histogram of nbins equal bins over [lo, hi). Returns NULL with *err naming the bad argument
- * (lo >= hi, a non-finite bound, nbins out of range, a negative or non-finite quantum). Caller owns. */
+ * (lo >= hi, a non-finite bound, nbins out of range, a negative or non-finite quantum). Caller
+ * owns. */
 tb_hist_t *tb_hist_new_linear(double lo, double hi, int32_t nbins, double sum_quantum,
                               tb_err_t *err);
 /* A histogram of nbins geometric bins from 2^lo_exp2, per_octave to a doubling; the last edge must
@@ -109,8 +111,8 @@ double tb_hist_min(const tb_hist_t *self);
 double tb_hist_max(const tb_hist_t *self);
 
 /* The q-quantile, 0 <= q <= 1: the value below which a share q of the count lies, found by walking
- * the bins and interpolating inside the one that holds it (linearly on LINEAR bins, geometrically on
- * LOG2), clamped to [min, max] so a histogram of one value returns it exactly. The underflow and
+ * the bins and interpolating inside the one that holds it (linearly on LINEAR bins, geometrically
+ * on LOG2), clamped to [min, max] so a histogram of one value returns it exactly. The underflow and
  * overflow interpolate between the exact extreme and the first/last edge. NaN when empty. */
 double tb_hist_quantile(const tb_hist_t *self, double q);
 /* The share of the count below x, interpolated inside the bin that holds x; exact when x is an
@@ -125,8 +127,8 @@ bool tb_hist_equal(const tb_hist_t *a, const tb_hist_t *b);
 
 /* Appends the versioned little-endian encoding (counts sparse as varint gaps and values). */
 void tb_hist_encode(const tb_hist_t *self, tb_bytes_t *out);
-/* Reads one histogram from r, checking every field; returns NULL with *err naming what was malformed
- * (never crashes on truncated or random bytes). Caller owns. */
+/* Reads one histogram from r, checking every field; returns NULL with *err naming what was
+ * malformed (never crashes on truncated or random bytes). Caller owns. */
 tb_hist_t *tb_hist_decode(tb_reader_t *r, tb_err_t *err);
 
 /* The fast LOG2 binning of a float, for kernels: a table lookup on the top mantissa bits and at

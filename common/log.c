@@ -31,8 +31,14 @@ void tb_log_set_program(const char *name)
     pthread_mutex_unlock(&s_lock);
 }
 
-void tb_log_set_level(tb_log_level_t level) { s_level = level; }
-tb_log_level_t tb_log_get_level(void) { return s_level; }
+void tb_log_set_level(tb_log_level_t level)
+{
+    s_level = level;
+}
+tb_log_level_t tb_log_get_level(void)
+{
+    return s_level;
+}
 
 double tb_now_s(void)
 {

@@ -1,12 +1,12 @@
 /* The planet manifest and its legend (JSON via cJSON).
  *
- * A manifest names the planet (seed, circumference, cell size), its painted template (an image and a
- * legend saying what each colour means) and every physical constant of the solve. Every key is
+ * A manifest names the planet (seed, circumference, cell size), its painted template (an image and
+ * a legend saying what each colour means) and every physical constant of the solve. Every key is
  * declared once, in its section's table (common/manifest/NAME.c, listed in sections.c), with its
  * type, range, default and one line of documentation; loading checks each key for type and range
  * and reports any key nothing reads by its dotted path, so a typo never silently falls back to a
- * default (docs/traps.md, "A manifest key with a default is not a feature"). docs/manifest.md is the
- * same table in prose; a test keeps them in step.
+ * default (docs/traps.md, "A manifest key with a default is not a feature"). docs/manifest.md is
+ * the same table in prose; a test keeps them in step.
  *
  * Derived values (planet_w, the snapped massif wavelength) are filled by tb_manifest_finish, which
  * runs each section's check: it refuses a circumference that is not a whole number of cells or of
@@ -30,59 +30,61 @@ typedef enum { TB_CLASS_LAND = 0, TB_CLASS_OCEAN = 1 } tb_class_kind_t;
 
 typedef struct {
     char name[TB_NAME_MAX];
-    uint8_t rgb[3];           /* the painted colour */
+    uint8_t rgb[3]; /* the painted colour */
     tb_class_kind_t kind;
     /* land classes */
-    double uplift_mm_yr;      /* rock uplift rate on the massifs (and everywhere when fraction is 1) */
-    double k_mult;            /* multiplies the planet's erodibility K */
-    double massif_floor_mm_yr;/* rate off the massifs, on the plain between them */
-    double massif_fraction;   /* share of the class's ground standing above the massif cut, 0..1 */
+    double uplift_mm_yr; /* rock uplift rate on the massifs (and everywhere when fraction is 1) */
+    double k_mult;       /* multiplies the planet's erodibility K */
+    double massif_floor_mm_yr; /* rate off the massifs, on the plain between them */
+    double massif_fraction;    /* share of the class's ground standing above the massif cut, 0..1 */
     /* ocean classes */
-    double depth_m;           /* depth of the sea floor below sea level, metres, positive */
+    double depth_m; /* depth of the sea floor below sea level, metres, positive */
 } tb_class_t;
 
 typedef struct {
     int n_classes;
     tb_class_t classes[TB_MAX_CLASSES];
-    double tolerance;            /* largest RGB distance at which a pixel still matches a colour */
-    double max_unmatched_fraction; /* share of unmatched pixels above which the painting is refused */
+    double tolerance; /* largest RGB distance at which a pixel still matches a colour */
+    double
+        max_unmatched_fraction; /* share of unmatched pixels above which the painting is refused */
 } tb_legend_t;
 
 typedef struct {
-    int steps;                   /* number of solve steps */
-    double dt_yr;                /* years per step */
-    double k;                    /* stream-power erodibility K, 1/yr * m^(1-2m) */
-    double m, n;                 /* stream-power exponents on area and slope */
-    double diffusion_m2_yr;      /* hillslope diffusivity D */
-    double talus_deg;            /* angle of repose for the clamp and the critical slope */
-    int max_hillslope_substeps;  /* cap on explicit hillslope sub-steps per step */
-    double mfd_exponent;         /* MFD partition exponent for drainage area; 0 means D8 */
+    int steps;                  /* number of solve steps */
+    double dt_yr;               /* years per step */
+    double k;                   /* stream-power erodibility K, 1/yr * m^(1-2m) */
+    double m, n;                /* stream-power exponents on area and slope */
+    double diffusion_m2_yr;     /* hillslope diffusivity D */
+    double talus_deg;           /* angle of repose for the clamp and the critical slope */
+    int max_hillslope_substeps; /* cap on explicit hillslope sub-steps per step */
+    double mfd_exponent;        /* MFD partition exponent for drainage area; 0 means D8 */
 } tb_solve_params_t;
 
 typedef struct {
-    double wavelength_km;        /* requested massif fabric wavelength */
-    double wavelength_snapped_km;/* derived: the nearest wavelength that divides the circumference */
+    double wavelength_km; /* requested massif fabric wavelength */
+    double
+        wavelength_snapped_km; /* derived: the nearest wavelength that divides the circumference */
 } tb_massif_params_t;
 
 typedef struct {
-    double wavelength_km;        /* rock (lithology) field wavelength, snapped like the massifs */
-    double wavelength_snapped_km;/* derived */
+    double wavelength_km;          /* rock (lithology) field wavelength, snapped like the massifs */
+    double wavelength_snapped_km;  /* derived */
     double k_min_mult, k_max_mult; /* erodibility multiplier of the hardest and softest rock */
-    double softness;             /* rank-space width of the softened rock boundaries, 0..0.5 */
+    double softness;               /* rank-space width of the softened rock boundaries, 0..0.5 */
 } tb_rock_params_t;
 
 typedef struct {
-    double per_1000_km2;         /* fault traces per 1000 km2 of land */
+    double per_1000_km2; /* fault traces per 1000 km2 of land */
     double length_min_km, length_max_km;
-    double uplift_mm_yr;         /* peak rate added along a trace */
-    double width_km;             /* across-fault half-width where the envelope reaches zero */
-    double grain_wavelength_km;  /* wavelength of the strike (grain) field */
+    double uplift_mm_yr;        /* peak rate added along a trace */
+    double width_km;            /* across-fault half-width where the envelope reaches zero */
+    double grain_wavelength_km; /* wavelength of the strike (grain) field */
     double grain_wavelength_snapped_km; /* derived */
 } tb_fault_params_t;
 
 typedef struct {
-    double ocean_margin_km;      /* ocean kept round a region's land; landmasses closer share one */
-    double min_landmass_km2;     /* landmasses smaller than this are dropped (counted) */
+    double ocean_margin_km;  /* ocean kept round a region's land; landmasses closer share one */
+    double min_landmass_km2; /* landmasses smaller than this are dropped (counted) */
 } tb_region_params_t;
 
 /* The margin measured by bench/bench_tile.c at the detail passes' defaults (docs/tiles.md, "The
@@ -90,15 +92,15 @@ typedef struct {
 #define TB_TILES_MEASURED_MARGIN_CELLS 72
 
 typedef struct {
-    double size_km;              /* detail tile edge */
-    double cell_m;               /* detail cell */
-    int margin_cells;            /* cells computed round a tile and thrown away */
-    int force_margin;            /* 1: accept a margin below the measured one */
+    double size_km;   /* detail tile edge */
+    double cell_m;    /* detail cell */
+    int margin_cells; /* cells computed round a tile and thrown away */
+    int force_margin; /* 1: accept a margin below the measured one */
 } tb_tile_params_t;
 
 typedef struct {
-    char source[TB_PATH_MAX];    /* the manifest file, or "(demo planet, seed N)" */
-    char base_dir[TB_PATH_MAX];  /* relative template paths resolve against this */
+    char source[TB_PATH_MAX];   /* the manifest file, or "(demo planet, seed N)" */
+    char base_dir[TB_PATH_MAX]; /* relative template paths resolve against this */
     bool is_demo;
     uint64_t seed;
     double circumference_km;
@@ -115,8 +117,8 @@ typedef struct {
     tb_coast_params_t coast; /* the coastal pass (common/coast_params.h, docs/coast.md) */
     tb_legend_t legend;
     /* derived by tb_manifest_finish */
-    int64_t planet_w;            /* cells around the circumference */
-    int64_t tiles_around;        /* detail tiles around the circumference */
+    int64_t planet_w;     /* cells around the circumference */
+    int64_t tiles_around; /* detail tiles around the circumference */
 } tb_manifest_t;
 
 /* Fills *m with every default (no template, seed 7). */

@@ -21,8 +21,8 @@ int tb_noise_init(tb_noise_t *n, uint64_t seed, uint32_t salt, double circumfere
     if (!(circumference_m > 0) || !isfinite(circumference_m) || !(wavelength_m > 0) ||
         !isfinite(wavelength_m))
         return tb_err_set(err, TB_E_INVALID,
-                          "noise: circumference %g m and wavelength %g m must be positive", circumference_m,
-                          wavelength_m);
+                          "noise: circumference %g m and wavelength %g m must be positive",
+                          circumference_m, wavelength_m);
     double snapped = tb_snap_wavelength(circumference_m, wavelength_m);
     n->seed = seed;
     n->salt = salt;
@@ -42,7 +42,10 @@ void tb_noise_init_unsnapped(tb_noise_t *n, uint64_t seed, uint32_t salt, double
     n->spacing_m = spacing_m;
 }
 
-static inline double s_fade(double t) { return t * t * t * (t * (t * 6 - 15) + 10); }
+static inline double s_fade(double t)
+{
+    return t * t * t * (t * (t * 6 - 15) + 10);
+}
 
 /* Lattice coordinates of a world point at an octave: cell indices and fractions. */
 static inline void s_locate(const tb_noise_t *n, double x_m, double y_m, int octave, int64_t *ix,

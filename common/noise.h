@@ -2,12 +2,13 @@
  *
  * A noise has a lattice of `periods` cells around the circumference; node (ix, iy) draws its value
  * from tb_hash(seed, salt, ix mod periods, iy, octave), so the field is a pure function of world
- * position and wraps exactly at the seam. The lattice spacing is circumference / periods: a requested
- * wavelength is snapped to the nearest one that divides the circumference (tb_snap_wavelength), and
- * every octave of an fBm doubles `periods`, so it divides too. Y does not wrap.
+ * position and wraps exactly at the seam. The lattice spacing is circumference / periods: a
+ * requested wavelength is snapped to the nearest one that divides the circumference
+ * (tb_snap_wavelength), and every octave of an fBm doubles `periods`, so it divides too. Y does not
+ * wrap.
  *
- * Values are in [-1, 1] (value noise exactly, gradient noise to within rounding); fBm is normalised by
- * the sum of its octave amplitudes.
+ * Values are in [-1, 1] (value noise exactly, gradient noise to within rounding); fBm is normalised
+ * by the sum of its octave amplitudes.
  */
 #ifndef TB_NOISE_H
 #define TB_NOISE_H
@@ -20,8 +21,8 @@ typedef struct {
     uint64_t seed;
     uint32_t salt;
     double circumference_m;
-    int64_t periods;    /* lattice cells around the circumference */
-    double spacing_m;   /* lattice spacing = the wavelength */
+    int64_t periods;  /* lattice cells around the circumference */
+    double spacing_m; /* lattice spacing = the wavelength */
 } tb_noise_t;
 
 /* Snaps a requested wavelength to circumference / round(circumference / wavelength), at least one
@@ -34,8 +35,8 @@ int tb_noise_init(tb_noise_t *n, uint64_t seed, uint32_t salt, double circumfere
                   double wavelength_m, tb_err_t *err);
 
 /* A noise with the spacing taken as given, NOT snapped: its lattice wraps after ceil(C / spacing)
- * cells, so the field breaks at the seam unless the spacing divides the circumference. Exists for the
- * negative control in tests; nothing else may use it. */
+ * cells, so the field breaks at the seam unless the spacing divides the circumference. Exists for
+ * the negative control in tests; nothing else may use it. */
 void tb_noise_init_unsnapped(tb_noise_t *n, uint64_t seed, uint32_t salt, double circumference_m,
                              double spacing_m);
 

@@ -98,7 +98,8 @@ int tb_png_read_mem(const void *data, size_t bytes, const char *name, tb_png_for
         return tb_err_set(err, TB_E_FORMAT, "%s: not a PNG file (bad signature)", name);
     s_errctx_t ctx = {.name = name};
     s_membuf_t mem = {.data = data, .bytes = bytes, .pos = 0};
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, s_png_error, s_png_warning);
+    png_structp png =
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, s_png_error, s_png_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         png_destroy_read_struct(&png, &info, NULL);
@@ -210,7 +211,10 @@ static void s_mem_write(png_structp png, png_bytep in, png_size_t n)
     b->bytes += n;
 }
 
-static void s_mem_flush(png_structp png) { (void)png; }
+static void s_mem_flush(png_structp png)
+{
+    (void)png;
+}
 
 int tb_png_encode(const tb_image_t *img, int compression, unsigned char **out, size_t *bytes_out,
                   tb_err_t *err)
@@ -218,7 +222,8 @@ int tb_png_encode(const tb_image_t *img, int compression, unsigned char **out, s
     *out = NULL;
     *bytes_out = 0;
     s_errctx_t ctx = {.name = "png"};
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, s_png_error, s_png_warning);
+    png_structp png =
+        png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, s_png_error, s_png_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         png_destroy_write_struct(&png, &info);

@@ -2,9 +2,9 @@
  *
  * Reading converts whatever the file holds to the format asked for where that is lossless or
  * conventional (palette and grey to RGB, 8-bit grey to 16 by v * 257, 16-bit RGB to 8 by dropping
- * the low byte) and refuses what would invent data (colour read as a grey heightmap). 16-bit samples
- * are returned in host order. Every libpng error, including a truncated file, comes back as -1 with a
- * message naming the file. Writes are atomic (fs.h).
+ * the low byte) and refuses what would invent data (colour read as a grey heightmap). 16-bit
+ * samples are returned in host order. Every libpng error, including a truncated file, comes back as
+ * -1 with a message naming the file. Writes are atomic (fs.h).
  */
 #ifndef TB_PNG_IO_H
 #define TB_PNG_IO_H

@@ -1,6 +1,6 @@
-/* The thread pool; see pool.h. A section is published under the mutex with a generation number; each
- * helper takes tasks from an atomic counter until none are left, then reports done. The caller works
- * too and waits until every helper has checked out of the generation. */
+/* The thread pool; see pool.h. A section is published under the mutex with a generation number;
+ * each helper takes tasks from an atomic counter until none are left, then reports done. The caller
+ * works too and waits until every helper has checked out of the generation. */
 #include "common/pool.h"
 
 #include <pthread.h>
@@ -12,10 +12,10 @@ struct tb_pool_t {
     int threads;
     pthread_t *helpers;
     pthread_mutex_t lock;
-    pthread_cond_t start;   /* signalled when a new generation is published or on shutdown */
-    pthread_cond_t done;    /* signalled when the last helper leaves a generation */
+    pthread_cond_t start; /* signalled when a new generation is published or on shutdown */
+    pthread_cond_t done;  /* signalled when the last helper leaves a generation */
     unsigned long generation;
-    int running;            /* helpers still inside the current generation */
+    int running; /* helpers still inside the current generation */
     int shutdown;
     /* the current section */
     tb_pool_fn fn;
@@ -112,7 +112,10 @@ void tb_pool_destroy(tb_pool_t **self_p)
     *self_p = NULL;
 }
 
-int tb_pool_threads(const tb_pool_t *self) { return self ? self->threads : 1; }
+int tb_pool_threads(const tb_pool_t *self)
+{
+    return self ? self->threads : 1;
+}
 
 void tb_pool_run(tb_pool_t *self, size_t n_tasks, tb_pool_fn fn, void *ctx)
 {

@@ -1,11 +1,11 @@
 /* A fixed pool of worker threads for data-parallel kernels (docs/solve.md, "Threads").
  *
  * Threads are created once (per solve or per process) and reused for every parallel section: a
- * section is `n_tasks` independent calls fn(ctx, task, thread), handed out dynamically from an atomic
- * counter. Which thread runs which task varies from run to run, so a kernel is deterministic only if
- * each task writes its own outputs and any reduction over tasks is done afterwards, in task order, by
- * the caller: 1 and N threads stay bit-identical (docs/determinism.md, rule 3). The calling thread
- * takes part, so a pool of T threads runs T tasks at once with T - 1 helpers.
+ * section is `n_tasks` independent calls fn(ctx, task, thread), handed out dynamically from an
+ * atomic counter. Which thread runs which task varies from run to run, so a kernel is deterministic
+ * only if each task writes its own outputs and any reduction over tasks is done afterwards, in task
+ * order, by the caller: 1 and N threads stay bit-identical (docs/determinism.md, rule 3). The
+ * calling thread takes part, so a pool of T threads runs T tasks at once with T - 1 helpers.
  */
 #ifndef TB_POOL_H
 #define TB_POOL_H
@@ -30,8 +30,8 @@ void tb_pool_destroy(tb_pool_t **self_p);
 int tb_pool_threads(const tb_pool_t *self);
 
 /* Runs fn(ctx, task, thread) for every task in [0, n_tasks) and returns when all have finished. A
- * NULL pool or a single-thread pool runs them in order on the caller. Not re-entrant: a task must not
- * start another section on the same pool. */
+ * NULL pool or a single-thread pool runs them in order on the caller. Not re-entrant: a task must
+ * not start another section on the same pool. */
 void tb_pool_run(tb_pool_t *self, size_t n_tasks, tb_pool_fn fn, void *ctx);
 
 /* The number of online processors (at least 1): the default for --threads. */

@@ -80,11 +80,11 @@ int tb_job_check_result(const tb_job_kind_t *kind, const void *spec, size_t spec
 {
     size_t bound = tb_job_result_bound(kind, spec, spec_bytes);
     if (result_bytes > bound)
-        return tb_err_set(err, TB_E_FORMAT, "%s: a result of %zu bytes, more than the %zu its spec "
-                          "can produce", kind->name, result_bytes, bound);
-    return kind->check_result
-               ? kind->check_result(spec, spec_bytes, result, result_bytes, err)
-               : 0;
+        return tb_err_set(err, TB_E_FORMAT,
+                          "%s: a result of %zu bytes, more than the %zu its spec "
+                          "can produce",
+                          kind->name, result_bytes, bound);
+    return kind->check_result ? kind->check_result(spec, spec_bytes, result, result_bytes, err) : 0;
 }
 
 bool tb_job_progress(tb_job_ctx_t *ctx, double fraction, const char *note)

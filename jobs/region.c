@@ -1,7 +1,7 @@
 /* The region job; see region.h. Wire format (little-endian):
- *   spec:   "TBRS" u32 version | u32 header bytes | header JSON | classes (w h bytes) | mask (w h bytes)
- *   result: "TBRR" u32 version | u32 header bytes | header JSON | height f32 | area f32 | basin i32 |
- *           uplift f32 | u64 stats bytes | stats | u64 mouths | per mouth: i64 x, i64 y, f64 m3
+ *   spec:   "TBRS" u32 version | u32 header bytes | header JSON | classes (w h bytes) | mask (w h
+ * bytes) result: "TBRR" u32 version | u32 header bytes | header JSON | height f32 | area f32 |
+ * basin i32 | uplift f32 | u64 stats bytes | stats | u64 mouths | per mouth: i64 x, i64 y, f64 m3
  *           (version 2 added the mouths)
  * The header JSON is printed by cJSON from objects built in a fixed order, so equal specs are equal
  * bytes. */
@@ -74,8 +74,10 @@ int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *byte
     bool present[TB_MAX_CLASSES] = {0};
     for (size_t i = 0; i < cells; i++) {
         if (spec->classes[i] >= legend->n_classes)
-            return tb_err_set(err, TB_E_INVALID, "region %d: class %u at box cell %zu is not in the "
-                              "legend", spec->region_id, spec->classes[i], i);
+            return tb_err_set(err, TB_E_INVALID,
+                              "region %d: class %u at box cell %zu is not in the "
+                              "legend",
+                              spec->region_id, spec->classes[i], i);
         present[spec->classes[i]] = true;
     }
     tb_manifest_t m;
@@ -90,7 +92,7 @@ int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *byte
     m.legend.n_classes = n;
 
     cJSON *root = cJSON_CreateObject();
-    double box[7] = {(double)b->x0, (double)b->y0, (double)b->w, (double)b->h,
+    double box[7] = {(double)b->x0,        (double)b->y0,        (double)b->w, (double)b->h,
                      (double)b->lattice_w, (double)b->lattice_h, b->cell_m};
     cJSON_AddItemToObject(root, "box", cJSON_CreateDoubleArray(box, 7));
     cJSON_AddNumberToObject(root, "steps", spec->steps);
@@ -134,8 +136,8 @@ int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *byte
 
 static int s_json_int(const cJSON *v, double lo, double hi, int64_t *out)
 {
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
-        v->valuedouble < lo || v->valuedouble > hi)
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+        v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
         return -1;
     *out = (int64_t)v->valuedouble;
     return 0;
@@ -182,9 +184,8 @@ int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t
             goto done;
         }
     const cJSON *cell = cJSON_GetArrayItem(jbox, 6);
-    if (!cJSON_IsNumber(cell) ||
-        tb_frame_make(&out->spec.box, box[4], box[5], cell->valuedouble, box[0], box[1], box[2],
-                      box[3], err) != 0) {
+    if (!cJSON_IsNumber(cell) || tb_frame_make(&out->spec.box, box[4], box[5], cell->valuedouble,
+                                               box[0], box[1], box[2], box[3], err) != 0) {
         tb_err_prefix(err, "region spec: box");
         goto done;
     }
@@ -207,16 +208,17 @@ int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t
         goto done;
     if (out->spec.box.lattice_w != out->manifest.planet_w ||
         out->spec.box.cell_m != out->manifest.cell_m) {
-        tb_err_set(err, TB_E_INVALID, "region spec: box lattice %lld cells of %g m, manifest %lld of %g",
+        tb_err_set(err, TB_E_INVALID,
+                   "region spec: box lattice %lld cells of %g m, manifest %lld of %g",
                    (long long)out->spec.box.lattice_w, out->spec.box.cell_m,
                    (long long)out->manifest.planet_w, out->manifest.cell_m);
         goto done;
     }
     size_t cells = (size_t)out->spec.box.w * (size_t)out->spec.box.h;
     if (tb_reader_left(&r) != 2 * cells) {
-        tb_err_set(err, TB_E_FORMAT, "region spec: %zu raster bytes for a %lld x %lld box (expected %zu)",
-                   tb_reader_left(&r), (long long)out->spec.box.w, (long long)out->spec.box.h,
-                   2 * cells);
+        tb_err_set(
+            err, TB_E_FORMAT, "region spec: %zu raster bytes for a %lld x %lld box (expected %zu)",
+            tb_reader_left(&r), (long long)out->spec.box.w, (long long)out->spec.box.h, 2 * cells);
         goto done;
     }
     out->classes = malloc(cells);
@@ -233,7 +235,8 @@ int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t
                        out->classes[i], out->manifest.legend.n_classes, out->solve_mask[i]);
             goto done;
         }
-    out->spec.no_incision = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "test_no_incision"));
+    out->spec.no_incision =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "test_no_incision"));
     out->spec.region_id = 0; /* not in the spec: a renumbered region keeps its stored result */
     out->spec.steps = (int)steps;
     out->spec.manifest = &out->manifest;
@@ -403,9 +406,10 @@ int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,
                                               m->legend.n_classes, names, err) != 0)
         goto fail;
     if (tb_stats_edge_cells(stats) != 0) {
-        tb_err_set(err, TB_E_INTERNAL, "region %d: %lld land cells lie within the statistics "
-                   "window of the box edge; the ocean margin is too small", spec->region_id,
-                   (long long)tb_stats_edge_cells(stats));
+        tb_err_set(err, TB_E_INTERNAL,
+                   "region %d: %lld land cells lie within the statistics "
+                   "window of the box edge; the ocean margin is too small",
+                   spec->region_id, (long long)tb_stats_edge_cells(stats));
         goto fail;
     }
     out->stats = tb_stats_encode(stats, &out->stats_bytes, err);
@@ -445,7 +449,7 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
     const tb_frame_t *b = &r->box;
     size_t cells = (size_t)b->w * (size_t)b->h;
     cJSON *root = cJSON_CreateObject();
-    double box[7] = {(double)b->x0, (double)b->y0, (double)b->w, (double)b->h,
+    double box[7] = {(double)b->x0,        (double)b->y0,        (double)b->w, (double)b->h,
                      (double)b->lattice_w, (double)b->lattice_h, b->cell_m};
     cJSON_AddItemToObject(root, "box", cJSON_CreateDoubleArray(box, 7));
     cJSON_AddNumberToObject(root, "steps", r->steps);
@@ -480,7 +484,8 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
         w.failed = true;
     if (w.failed) {
         tb_bytes_free(&w);
-        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory encoding %zu cells", cells);
+        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory encoding %zu cells",
+                          cells);
     }
     *out = tb_bytes_take(&w, bytes);
     return 0;
@@ -575,11 +580,13 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
         mo->x = tb_reader_i64(&r);
         mo->y = tb_reader_i64(&r);
         mo->eroded_m3 = tb_reader_f64(&r);
-        if (mo->x < 0 || mo->x >= out->box.lattice_w || mo->y < 0 ||
-            mo->y >= out->box.lattice_h || !isfinite(mo->eroded_m3) || mo->eroded_m3 < 0) {
+        if (mo->x < 0 || mo->x >= out->box.lattice_w || mo->y < 0 || mo->y >= out->box.lattice_h ||
+            !isfinite(mo->eroded_m3) || mo->eroded_m3 < 0) {
             tb_region_result_free(out);
-            return tb_err_set(err, TB_E_FORMAT, "region result: river mouth %zu is off the "
-                              "planet or has a bad volume", k);
+            return tb_err_set(err, TB_E_FORMAT,
+                              "region result: river mouth %zu is off the "
+                              "planet or has a bad volume",
+                              k);
         }
     }
     return 0;

@@ -1,17 +1,18 @@
-/* The region job: the geology of one region box, as a pure function from spec bytes to result bytes.
+/* The region job: the geology of one region box, as a pure function from spec bytes to result
+ * bytes.
  *
  * A region is one or more landmasses with their ocean margin (jobs/plan). Its job builds the uplift
- * and erodibility fields (jobs/uplift), runs the stream-power solve (jobs/geology) for the manifest's
- * steps, and fills the region's statistics (jobs/stats) while the grid is alive. Every cell outside
- * the region's own land is held at sea level, so the answer on a landmass does not depend on how the
- * planet was cut up (docs/determinism.md).
+ * and erodibility fields (jobs/uplift), runs the stream-power solve (jobs/geology) for the
+ * manifest's steps, and fills the region's statistics (jobs/stats) while the grid is alive. Every
+ * cell outside the region's own land is held at sea level, so the answer on a landmass does not
+ * depend on how the planet was cut up (docs/determinism.md).
  *
  * The spec carries everything the job reads - the manifest's physics, the legend classes present in
- * the box, the planet probes, the class raster and the solve mask - so a worker reads no file. It is
- * canonical: the same region of the same planet encodes to the same bytes, and keys the result store.
- * Classes absent from the box are left out of the spec, so a legend change to one class changes only
- * the specs of regions that hold it. Typical sizes: a spec is 2 bytes a box cell plus a few kB; a
- * result 16 bytes a box cell plus the statistics.
+ * the box, the planet probes, the class raster and the solve mask - so a worker reads no file. It
+ * is canonical: the same region of the same planet encodes to the same bytes, and keys the result
+ * store. Classes absent from the box are left out of the spec, so a legend change to one class
+ * changes only the specs of regions that hold it. Typical sizes: a spec is 2 bytes a box cell plus
+ * a few kB; a result 16 bytes a box cell plus the statistics.
  */
 #ifndef TB_JOBS_REGION_H
 #define TB_JOBS_REGION_H
@@ -29,13 +30,13 @@
 /* A region job's inputs. The arrays are box-sized and borrowed. */
 typedef struct {
     int region_id;
-    tb_frame_t box;                 /* on the geology lattice */
-    int steps;                      /* steps to run (manifest solve.steps or --steps) */
-    const tb_manifest_t *manifest;  /* finished; its legend is the planet's */
+    tb_frame_t box;                /* on the geology lattice */
+    int steps;                     /* steps to run (manifest solve.steps or --steps) */
+    const tb_manifest_t *manifest; /* finished; its legend is the planet's */
     const tb_uplift_probes_t *probes;
-    const uint8_t *classes;         /* legend class per box cell */
-    const uint8_t *solve_mask;      /* 1 = this region's land, 0 = held at sea level */
-    bool no_incision;               /* test-only negative control: stream-power incision off */
+    const uint8_t *classes;    /* legend class per box cell */
+    const uint8_t *solve_mask; /* 1 = this region's land, 0 = held at sea level */
+    bool no_incision;          /* test-only negative control: stream-power incision off */
 } tb_region_spec_t;
 
 /* A decoded spec, owning its arrays. Its manifest's legend holds only the classes present in the
@@ -48,8 +49,8 @@ typedef struct {
     uint8_t *solve_mask;
 } tb_region_spec_owned_t;
 
-/* A river mouth of the region: the lattice cell (held at sea level) a set of basins drains into, and
- * the volume the solve eroded from them: uplift volume minus the height gained, summed over the
+/* A river mouth of the region: the lattice cell (held at sea level) a set of basins drains into,
+ * and the volume the solve eroded from them: uplift volume minus the height gained, summed over the
  * basins' cells (docs/coast.md, "River supply"). */
 typedef struct {
     int64_t x, y;     /* lattice cell */
@@ -61,18 +62,18 @@ typedef struct {
     int region_id;
     tb_frame_t box;
     int steps;
-    float *height_m;      /* solved heights; 0 on cells held at sea level */
-    float *area_m2;       /* drainage area of the last step */
-    int32_t *basin;       /* lattice index (y * lattice_w + x) of each cell's outlet, modulo
-                             2^31 - 1; -1 if held */
-    float *uplift_m_yr;   /* the uplift field the solve used */
-    void *stats;          /* encoded jobs/stats histograms of the region's own land */
+    float *height_m;    /* solved heights; 0 on cells held at sea level */
+    float *area_m2;     /* drainage area of the last step */
+    int32_t *basin;     /* lattice index (y * lattice_w + x) of each cell's outlet, modulo
+                           2^31 - 1; -1 if held */
+    float *uplift_m_yr; /* the uplift field the solve used */
+    void *stats;        /* encoded jobs/stats histograms of the region's own land */
     size_t stats_bytes;
     tb_region_mouth_t *mouths; /* sorted by lattice y then x; NULL when there are none */
     size_t n_mouths;
-    double solve_s;       /* seconds in the solve, for meta.json (not part of any hash) */
-    uint64_t spec_xxh3;   /* XXH3-64 of the spec bytes this result answers (set by the job kind;
-                             the coordinator compares it with its own, docs/distribution.md) */
+    double solve_s;     /* seconds in the solve, for meta.json (not part of any hash) */
+    uint64_t spec_xxh3; /* XXH3-64 of the spec bytes this result answers (set by the job kind;
+                           the coordinator compares it with its own, docs/distribution.md) */
 } tb_region_result_t;
 
 /* Encodes a spec canonically into a new buffer the caller frees. */

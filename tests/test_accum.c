@@ -68,8 +68,8 @@ static size_t s_route(s_field_t *f, bool resolve, double jitter)
     if (resolve) {
         tb_sinks_t *s = tb_sinks_new(f->topo.n, NULL);
         tb_err_t err;
-        ck_assert_msg(tb_sinks_fill_priority_flood(s, &f->topo, f->node, f->h, f->dir, f->pits, npits,
-                                                   &jit, &err) >= 0,
+        ck_assert_msg(tb_sinks_fill_priority_flood(s, &f->topo, f->node, f->h, f->dir, f->pits,
+                                                   npits, &jit, &err) >= 0,
                       "%s", err.msg);
         tb_sinks_destroy(&s);
     }
@@ -147,7 +147,8 @@ START_TEST(test_mfd_same_bits_in_any_box)
 {
     /* The island seen through a tight box and through one that straddles... a larger offset box. */
     tb_frame_t a = tb_geo_box(3000, 300, 80, 30, 140, 120);
-    tb_frame_t b = tb_geo_box(3000, 300, 2950, 10, 300, 200); /* lattice x 2950 -> 249 across the seam */
+    tb_frame_t b =
+        tb_geo_box(3000, 300, 2950, 10, 300, 200); /* lattice x 2950 -> 249 across the seam */
     uint8_t *ma, *mb;
     float *ha, *hb;
     s_pitted(&a, &ma, &ha);
@@ -256,8 +257,9 @@ static s_ramp_t s_ramp(double p)
 START_TEST(test_ramp_mfd_spreads_d8_gathers)
 {
     s_ramp_t mfd = s_ramp(1), d8 = s_ramp(0);
-    fprintf(stderr, "ramp 22.5 deg: MFD p=1 max/median %.2f, dry %.2f %% (%zu cells, %zu bands); "
-                    "D8 max/median %.1f, dry %.1f %%\n",
+    fprintf(stderr,
+            "ramp 22.5 deg: MFD p=1 max/median %.2f, dry %.2f %% (%zu cells, %zu bands); "
+            "D8 max/median %.1f, dry %.1f %%\n",
             mfd.worst_ratio, 100 * mfd.dry, mfd.cells, mfd.bands, d8.worst_ratio, 100 * d8.dry);
     ck_assert_uint_gt(mfd.bands, 100);
     ck_assert_double_le(mfd.worst_ratio, 2.0);

@@ -45,7 +45,8 @@ static void s_close(s_land_t *l)
 
 static tb_clamp_params_t s_params(double jitter)
 {
-    tb_clamp_params_t p = {tan(35 * M_PI / 180), jitter, tb_hash_key(3, TB_SALT_CLAMP_ALLOWANCE, 7)};
+    tb_clamp_params_t p = {tan(35 * M_PI / 180), jitter,
+                           tb_hash_key(3, TB_SALT_CLAMP_ALLOWANCE, 7)};
     return p;
 }
 

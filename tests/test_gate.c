@@ -1,6 +1,6 @@
-/* The gates of `terrain gate` (coordinator/gate/gate.h): the built-in defaults parse; a gates file's
- * errors are named by the key's path; statistics are read from the statistics JSON as the block
- * prints them; the check passes, fails and fails on a missing value; XML escaping. The bakes
+/* The gates of `terrain gate` (coordinator/gate/gate.h): the built-in defaults parse; a gates
+ * file's errors are named by the key's path; statistics are read from the statistics JSON as the
+ * block prints them; the check passes, fails and fails on a missing value; XML escaping. The bakes
  * themselves are tests/test_gate.sh. */
 #include <check.h>
 #include <math.h>
@@ -117,8 +117,8 @@ START_TEST(test_values_as_the_block_prints_them)
     cJSON *st = tb_stats_report_json(s, &ext, NULL);
     tb_stats_summary_t sum;
     tb_stats_summarise(s, &sum);
-    const tb_stats_bucket_summary_t *all = &sum.bucket[TB_STATS_ALL], *plain =
-                                                                           &sum.bucket[TB_STATS_PLAIN];
+    const tb_stats_bucket_summary_t *all = &sum.bucket[TB_STATS_ALL],
+                                    *plain = &sum.bucket[TB_STATS_PLAIN];
     ck_assert_double_eq(tb_gate_metric_value(st, tb_gate_metric_find("slope_median_deg")),
                         all->slope_median_deg);
     ck_assert_double_eq(tb_gate_metric_value(st, tb_gate_metric_find("plain_slope_median_deg")),

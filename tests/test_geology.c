@@ -74,16 +74,15 @@ static void s_solve(s_run_t *r, const tb_frame_t *box, bool with_b, int steps,
     tb_geology_options_defaults(&o);
     o.hillslope_bound = bound;
     tb_geology_set_options(g, &o, NULL);
-    ck_assert_msg(tb_geology_run(g, r->mask, r->u, r->k, r->h, 0, steps, NULL, NULL, &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(tb_geology_run(g, r->mask, r->u, r->k, r->h, 0, steps, NULL, NULL, &err) == 0,
+                  "%s", err.msg);
     size_t n = (size_t)(box->w * box->h);
     r->area = tb_geo_floats(box);
     memcpy(r->area, tb_geology_area_m2(g), n * sizeof(float));
     r->outlet_x = malloc(n * sizeof(int32_t));
     const int32_t *basin = tb_geology_basin(g);
     for (size_t c = 0; c < n; c++)
-        r->outlet_x[c] = basin[c] < 0 ? -1
-                                       : (int32_t)tb_frame_lattice_x(box, basin[c] % box->w);
+        r->outlet_x[c] = basin[c] < 0 ? -1 : (int32_t)tb_frame_lattice_x(box, basin[c] % box->w);
     tb_geology_phase_times(g, &r->phases);
     tb_geology_destroy(&g);
 }
@@ -181,7 +180,8 @@ START_TEST(test_a_ring_around_the_planet)
             for (int64_t i = 0; i < lw; i++) {
                 size_t c = tb_idx(lw, i, j);
                 mask[c] = j >= 12 && j < 36;
-                u[c] = (float)(3e-4 * (1 + 0.5 * cos(2 * M_PI * (double)tb_frame_lattice_x(box, i) / lw)));
+                u[c] = (float)(3e-4 *
+                               (1 + 0.5 * cos(2 * M_PI * (double)tb_frame_lattice_x(box, i) / lw)));
                 k[c] = (float)p.k;
                 solved += mask[c];
             }

@@ -75,7 +75,7 @@ START_TEST(test_blit_across_the_seam)
     ck_assert_int_eq(p[tb_idx(20, 19, 2)], 219);
     ck_assert_int_eq(p[tb_idx(20, 0, 1)], 100);
     ck_assert_int_eq(p[tb_idx(20, 2, 3)], 302);
-    ck_assert_int_eq(p[tb_idx(20, 3, 1)], 0);  /* outside the window: untouched */
+    ck_assert_int_eq(p[tb_idx(20, 3, 1)], 0); /* outside the window: untouched */
     ck_assert_int_eq(p[tb_idx(20, 18, 0)], 0);
     tb_grid_destroy(&planet);
     tb_grid_destroy(&win);

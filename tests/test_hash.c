@@ -42,8 +42,9 @@ START_TEST(test_same_cell_same_number_through_any_window)
             int64_t lx = tb_frame_lattice_x(&a, i), ly = tb_frame_lattice_y(&a, j);
             int64_t bi = tb_frame_local_x(&b, lx), bj = ly - b.y0;
             ck_assert_int_ge(bi, 0);
-            ck_assert_uint_eq(tb_hash_cell(key, lx, ly),
-                              tb_hash_cell(key, tb_frame_lattice_x(&b, bi), tb_frame_lattice_y(&b, bj)));
+            ck_assert_uint_eq(
+                tb_hash_cell(key, lx, ly),
+                tb_hash_cell(key, tb_frame_lattice_x(&b, bi), tb_frame_lattice_y(&b, bj)));
         }
 }
 END_TEST

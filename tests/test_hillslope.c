@@ -79,7 +79,8 @@ static double s_ridge(double talus_deg, double sc_ref, tb_hillslope_bound_t boun
             break;
         ck_assert_msg(step < 100000, "no steady state after %lld steps", (long long)step);
     }
-    double half = (S_RIDGE_ROWS - 1) / 2.0 * box.cell_m, worst = 0, top = s_height(0, half, U, D, sc_ref);
+    double half = (S_RIDGE_ROWS - 1) / 2.0 * box.cell_m, worst = 0,
+           top = s_height(0, half, U, D, sc_ref);
     for (int64_t j = 1; j < S_RIDGE_ROWS - 1; j++) {
         double x = fabs((double)j * box.cell_m - half);
         double want = s_height(x, half, U, D, sc_ref);
@@ -106,8 +107,9 @@ START_TEST(test_ridge_reaches_the_analytic_profile)
     double box = s_ridge(35, sc, TB_HILLSLOPE_BOUND_BOX, &cost_box);
     /* Negative control: the linear law (talus near 90 degrees) misses the nonlinear profile. */
     double linear = s_ridge(89.9, sc, TB_HILLSLOPE_BOUND_CELL, NULL);
-    fprintf(stderr, "ridge: worst error per-cell %.4f (%.2f updates/cell-step), box bound %.4f "
-                    "(%.2f), linear law against the nonlinear profile %.4f\n",
+    fprintf(stderr,
+            "ridge: worst error per-cell %.4f (%.2f updates/cell-step), box bound %.4f "
+            "(%.2f), linear law against the nonlinear profile %.4f\n",
             cell, cost_cell, box, cost_box, linear);
     ck_assert_double_lt(cell, 0.01);
     ck_assert_double_lt(box, 0.01);
@@ -182,8 +184,9 @@ START_TEST(test_no_checkerboard_in_2000_steps)
     double start = s_rough(TB_HILLSLOPE_BOUND_CELL, 0);
     double cell = s_rough(TB_HILLSLOPE_BOUND_CELL, 2000);
     double one = s_rough(TB_HILLSLOPE_BOUND_ONE, 200); /* the control: one unlimited sub-step */
-    fprintf(stderr, "checkerboard amplitude / relief: noise %.2e, per-cell 2000 steps %.2e, one "
-                    "sub-step 200 steps %.2e\n",
+    fprintf(stderr,
+            "checkerboard amplitude / relief: noise %.2e, per-cell 2000 steps %.2e, one "
+            "sub-step 200 steps %.2e\n",
             start, cell, one);
     ck_assert_double_lt(cell, 1e-4);
     ck_assert(!(one < 1e-2)); /* grows (or blows up) without the rates */

@@ -202,7 +202,8 @@ START_TEST(test_merge_is_exact_in_any_order)
     ck_assert_int_eq(tb_hist_sum_q(whole), tb_hist_sum_q(backward));
     ck_assert_int_eq(tb_hist_count(whole), n + 2 * parts);
     /* -0.0 and +0.0 seen in either order leave the same bits. */
-    tb_hist_t *z1 = tb_hist_new_linear(-1, 1, 2, 0, NULL), *z2 = tb_hist_new_linear(-1, 1, 2, 0, NULL);
+    tb_hist_t *z1 = tb_hist_new_linear(-1, 1, 2, 0, NULL),
+              *z2 = tb_hist_new_linear(-1, 1, 2, 0, NULL);
     tb_hist_add(z1, -0.0);
     tb_hist_add(z1, 0.0);
     tb_hist_add(z2, 0.0);

@@ -20,8 +20,9 @@ START_TEST(test_defaults_and_a_good_manifest)
 {
     tb_manifest_t m;
     tb_err_t err;
-    const char *json = "{\"seed\": 11, \"template\": {\"painting\": \"p.png\", \"legend\": \"l.json\"},"
-                       " \"solve\": {\"steps\": 200}, \"elevation_m\": [-100, 400]}";
+    const char *json =
+        "{\"seed\": 11, \"template\": {\"painting\": \"p.png\", \"legend\": \"l.json\"},"
+        " \"solve\": {\"steps\": 200}, \"elevation_m\": [-100, 400]}";
     ck_assert_msg(tb_manifest_parse(json, "m.json", "/base", &m, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(m.seed, 11);
     ck_assert_int_eq(m.solve.steps, 200);
@@ -66,7 +67,8 @@ static const s_bad_t s_bad_manifests[] = {
     {"{" TPL ", \"elevation_m\": 100}", {"elevation_m", "[low, high]"}},
     {"{\"template\": {\"legend\": \"l.json\"}}", {"template.painting", "missing"}},
     {"{\"template\": {\"painting\": \"p.png\"}}", {"template.legend", "missing"}},
-    {"{\"template\": {\"painting\": \"\", \"legend\": \"l.json\"}}", {"template.painting", "non-empty"}},
+    {"{\"template\": {\"painting\": \"\", \"legend\": \"l.json\"}}",
+     {"template.painting", "non-empty"}},
     {"{" TPL ", \"seed\": 1, \"seed\": 2}", {"seed", "given twice"}},
     {"[1, 2]", {"m.json", "JSON object"}},
     {"{" TPL ", \"solve\": {\"steps\": 10,}}", {"m.json", "not valid JSON", "line 1"}},
@@ -79,7 +81,8 @@ START_TEST(test_bad_manifests)
     const s_bad_t *b = &s_bad_manifests[_i];
     tb_manifest_t m;
     tb_err_t err;
-    ck_assert_msg(tb_manifest_parse(b->json, "m.json", ".", &m, &err) == -1, "accepted: %s", b->json);
+    ck_assert_msg(tb_manifest_parse(b->json, "m.json", ".", &m, &err) == -1, "accepted: %s",
+                  b->json);
     for (int k = 0; k < 3 && b->expect[k]; k++)
         ck_assert_msg(strstr(err.msg, b->expect[k]) != NULL, "message \"%s\" lacks \"%s\"", err.msg,
                       b->expect[k]);
@@ -110,7 +113,8 @@ START_TEST(test_bad_cross_key_values)
 END_TEST
 
 static const s_bad_t s_bad_legends[] = {
-    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"land\", \"uplift_mm_yr\": 1},"
+    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"land\", "
+     "\"uplift_mm_yr\": 1},"
      " {\"name\": \"b\", \"colour\": \"#010203\", \"kind\": \"ocean\", \"depth_m\": 5}]}",
      {"l.json", "share the colour", "#010203"}},
     {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"land\"},"
@@ -118,20 +122,26 @@ static const s_bad_t s_bad_legends[] = {
      {"classes[0] (a).uplift_mm_yr", "missing"}},
     {"{\"classes\": [{\"name\": \"o\", \"colour\": \"#0000ff\", \"kind\": \"ocean\"}]}",
      {"classes[0] (o).depth_m", "missing"}},
-    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#01020\", \"kind\": \"land\", \"uplift_mm_yr\": 1}]}",
+    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#01020\", \"kind\": \"land\", "
+     "\"uplift_mm_yr\": 1}]}",
      {"classes[0] (a).colour", "#rrggbb"}},
-    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"hill\", \"uplift_mm_yr\": 1}]}",
+    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"hill\", "
+     "\"uplift_mm_yr\": 1}]}",
      {"classes[0] (a).kind", "\"land\" or \"ocean\""}},
-    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"land\", \"uplift_mm_yr\": 1}]}",
+    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"land\", "
+     "\"uplift_mm_yr\": 1}]}",
      {"no ocean class"}},
-    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"land\", \"uplift_mm_yr\": 1,"
+    {"{\"classes\": [{\"name\": \"a\", \"colour\": \"#010203\", \"kind\": \"land\", "
+     "\"uplift_mm_yr\": 1,"
      " \"massif\": {\"floor_mm_yr\": 2, \"fraction\": 0.5}},"
      " {\"name\": \"o\", \"colour\": \"#0000ff\", \"kind\": \"ocean\", \"depth_m\": 5}]}",
      {"massif.floor_mm_yr", "above"}},
-    {"{\"classes\": [{\"name\": \"o\", \"colour\": \"#0000ff\", \"kind\": \"ocean\", \"depth_m\": 5,"
+    {"{\"classes\": [{\"name\": \"o\", \"colour\": \"#0000ff\", \"kind\": \"ocean\", \"depth_m\": "
+     "5,"
      " \"uplift_mm_yr\": 1}]}",
      {"ocean class takes depth_m only"}},
-    {"{\"classes\": [{\"name\": \"o\", \"colour\": \"#0000ff\", \"kind\": \"ocean\", \"depht_m\": 5}]}",
+    {"{\"classes\": [{\"name\": \"o\", \"colour\": \"#0000ff\", \"kind\": \"ocean\", \"depht_m\": "
+     "5}]}",
      {"depht_m", "unknown key"}},
     {"{\"clases\": []}", {"clases", "unknown key"}},
     {"{\"classes\": []}", {"classes", "non-empty"}},
@@ -172,8 +182,9 @@ START_TEST(test_serialised_manifest_parses_back)
 {
     tb_manifest_t m, back;
     tb_err_t err;
-    ck_assert_int_eq(tb_manifest_parse("{\"seed\": 99, " TPL ", \"solve\": {\"m\": 0.45}}", "m.json",
-                                       ".", &m, &err), 0);
+    ck_assert_int_eq(tb_manifest_parse("{\"seed\": 99, " TPL ", \"solve\": {\"m\": 0.45}}",
+                                       "m.json", ".", &m, &err),
+                     0);
     char *file = tb_manifest_to_file_json(&m, "p.png", "l.json");
     ck_assert_msg(tb_manifest_parse(file, "again.json", ".", &back, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(back.seed, 99);
@@ -194,8 +205,9 @@ START_TEST(test_docs_list_every_key)
     char *doc;
     size_t n;
     tb_err_t err;
-    ck_assert_msg(tb_fs_read_all(tb_test_source_path("docs/manifest.md"), 1 << 20, &doc, &n, &err) == 0,
-                  "%s", err.msg);
+    ck_assert_msg(
+        tb_fs_read_all(tb_test_source_path("docs/manifest.md"), 1 << 20, &doc, &n, &err) == 0, "%s",
+        err.msg);
     char *table = tb_manifest_schema_markdown();
     for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n"))
         ck_assert_msg(strstr(doc, line) != NULL, "docs/manifest.md lacks the row: %s", line);
@@ -209,8 +221,10 @@ Suite *manifest_suite(void)
     Suite *s = suite_create("manifest");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_defaults_and_a_good_manifest);
-    tcase_add_loop_test(tc, test_bad_manifests, 0, sizeof s_bad_manifests / sizeof s_bad_manifests[0]);
-    tcase_add_loop_test(tc, test_bad_cross_key_values, 0, sizeof s_bad_finishes / sizeof s_bad_finishes[0]);
+    tcase_add_loop_test(tc, test_bad_manifests, 0,
+                        sizeof s_bad_manifests / sizeof s_bad_manifests[0]);
+    tcase_add_loop_test(tc, test_bad_cross_key_values, 0,
+                        sizeof s_bad_finishes / sizeof s_bad_finishes[0]);
     tcase_add_loop_test(tc, test_bad_legends, 0, sizeof s_bad_legends / sizeof s_bad_legends[0]);
     tcase_add_test(tc, test_load_names_the_missing_legend_file);
     tcase_add_test(tc, test_serialised_manifest_parses_back);

@@ -1,5 +1,5 @@
-/* map_uplift.png: size, rows as the painting's, the ocean colour, the ramp's ceiling, cyan traces where the
- * traces are, and refusals naming the path. */
+/* map_uplift.png: size, rows as the painting's, the ocean colour, the ramp's ceiling, cyan traces
+ * where the traces are, and refusals naming the path. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@ START_TEST(test_snap_divides_the_circumference)
 {
     double s = tb_snap_wavelength(C_M, 2400);
     ck_assert_double_eq_tol(C_M / s, round(C_M / s), 1e-12);
-    ck_assert_double_eq_tol(s, 25000.0 / 10, 1e-9); /* 10.4 periods rounds to 10 */
+    ck_assert_double_eq_tol(s, 25000.0 / 10, 1e-9);         /* 10.4 periods rounds to 10 */
     ck_assert_double_eq(tb_snap_wavelength(C_M, 1e9), C_M); /* at least one period */
     tb_noise_t n;
     ck_assert_int_eq(tb_noise_init(&n, 7, 1, C_M, 2400, NULL), 0);
@@ -32,7 +32,8 @@ static void s_seam_vs_interior(const tb_noise_t *n, double *seam, double *interi
     for (int k = 0; k < 400; k++) {
         double y = 37.0 * k + 3.1;
         double s = fabs(tb_noise_fbm(n, C_M - d, y, 3, 0.5) - tb_noise_fbm(n, d, y, 3, 0.5));
-        double i = fabs(tb_noise_fbm(n, 5000 - d, y, 3, 0.5) - tb_noise_fbm(n, 5000 + d, y, 3, 0.5));
+        double i =
+            fabs(tb_noise_fbm(n, 5000 - d, y, 3, 0.5) - tb_noise_fbm(n, 5000 + d, y, 3, 0.5));
         *seam = fmax(*seam, s);
         *interior = fmax(*interior, i);
     }
@@ -49,9 +50,10 @@ START_TEST(test_noise_is_continuous_across_the_seam)
      * cell gets never depend on this rounding). */
     for (int k = 0; k < 100; k++) {
         double x = 123.25 * k, y = 77.5 * k;
-        ck_assert_double_eq_tol(tb_noise_value(&n, x, y, 0), tb_noise_value(&n, x + C_M, y, 0), 1e-9);
-        ck_assert_double_eq_tol(tb_noise_gradient(&n, x, y, 2), tb_noise_gradient(&n, x + C_M, y, 2),
+        ck_assert_double_eq_tol(tb_noise_value(&n, x, y, 0), tb_noise_value(&n, x + C_M, y, 0),
                                 1e-9);
+        ck_assert_double_eq_tol(tb_noise_gradient(&n, x, y, 2),
+                                tb_noise_gradient(&n, x + C_M, y, 2), 1e-9);
     }
 }
 END_TEST

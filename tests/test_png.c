@@ -34,13 +34,25 @@ static void s_round_trip(tb_png_format_t format)
     tb_image_free(&back);
 }
 
-START_TEST(test_round_trip_gray8) { s_round_trip(TB_PNG_GRAY8); }
+START_TEST(test_round_trip_gray8)
+{
+    s_round_trip(TB_PNG_GRAY8);
+}
 END_TEST
-START_TEST(test_round_trip_gray16) { s_round_trip(TB_PNG_GRAY16); }
+START_TEST(test_round_trip_gray16)
+{
+    s_round_trip(TB_PNG_GRAY16);
+}
 END_TEST
-START_TEST(test_round_trip_rgb8) { s_round_trip(TB_PNG_RGB8); }
+START_TEST(test_round_trip_rgb8)
+{
+    s_round_trip(TB_PNG_RGB8);
+}
 END_TEST
-START_TEST(test_round_trip_rgba8) { s_round_trip(TB_PNG_RGBA8); }
+START_TEST(test_round_trip_rgba8)
+{
+    s_round_trip(TB_PNG_RGBA8);
+}
 END_TEST
 
 START_TEST(test_gray16_values_survive_exactly)
@@ -93,10 +105,12 @@ START_TEST(test_truncated_and_garbage_files_are_refused)
     tb_err_t err;
     /* Every truncation point fails cleanly and names the file. */
     for (size_t cut = 0; cut < n; cut += (cut < 100 ? 1 : 97)) {
-        ck_assert_int_eq(tb_png_read_mem(bytes, cut, "cut.png", TB_PNG_RGB8, 1 << 20, &back, &err), -1);
+        ck_assert_int_eq(tb_png_read_mem(bytes, cut, "cut.png", TB_PNG_RGB8, 1 << 20, &back, &err),
+                         -1);
         ck_assert_ptr_nonnull(strstr(err.msg, "cut.png"));
     }
-    ck_assert_int_eq(tb_png_read_mem("hello world", 11, "text.png", TB_PNG_RGB8, 100, &back, &err), -1);
+    ck_assert_int_eq(tb_png_read_mem("hello world", 11, "text.png", TB_PNG_RGB8, 100, &back, &err),
+                     -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "not a PNG"));
     /* Too many pixels is refused before decoding. */
     ck_assert_int_eq(tb_png_read_mem(bytes, n, "big.png", TB_PNG_RGB8, 100, &back, &err), -1);

@@ -17,7 +17,8 @@ static void s_task(void *ctx_, size_t task, int thread)
     s_ctx_t *ctx = ctx_;
     atomic_fetch_add(&ctx->hits[task], 1);
     atomic_fetch_add(&ctx->threads_seen[thread], 1);
-    double acc = 0; /* a float sum whose bits depend on its order: per task, then reduced in order */
+    double acc =
+        0; /* a float sum whose bits depend on its order: per task, then reduced in order */
     for (int i = 1; i <= 1000; i++)
         acc += 1.0 / ((double)task * 1000 + i);
     ctx->partial[task] = acc;

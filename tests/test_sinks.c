@@ -1,6 +1,6 @@
 /* Sink resolution (jobs/geology/sinks.h): after it there are no pits, every receiver is strictly
- * lower than its donor, the stack built on it is a topological order, the lake method gives the same
- * bits as the textbook flood of the whole box, and the same bits in any box. */
+ * lower than its donor, the stack built on it is a topological order, the lake method gives the
+ * same bits as the textbook flood of the whole box, and the same bits in any box. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -170,9 +170,8 @@ static int64_t s_against_full(double amplitude, double dome, double quantum)
     s_resolve(&a);
     tb_router_jitter_t jit = s_jit(3);
     tb_receivers_d8(&b.topo, b.node, b.h, &jit, b.dir, b.pits);
-    ck_assert_int_eq(tb_sinks_fill_priority_flood_full(b.sinks, &b.topo, b.node, b.h, b.dir, &jit,
-                                                       NULL),
-                     0);
+    ck_assert_int_eq(
+        tb_sinks_fill_priority_flood_full(b.sinks, &b.topo, b.node, b.h, b.dir, &jit, NULL), 0);
     s_check_drains(&a);
     s_check_drains(&b);
     int64_t fallbacks = tb_sinks_stats(a.sinks)->fallbacks;
@@ -216,8 +215,8 @@ END_TEST
 START_TEST(test_a_pit_listed_twice_floods_once)
 {
     /* The worklist can name a pit twice; the closed-basin flood once overran its cell list on that
-     * (a heap overflow found by a bake at a 0.3 km margin). A flat start takes the fallback at once;
-     * the doubled list must give the same bits as the single one. */
+     * (a heap overflow found by a bake at a 0.3 km margin). A flat start takes the fallback at
+     * once; the doubled list must give the same bits as the single one. */
     tb_frame_t box = tb_geo_box(2000, 200, 850, 0, 300, 160);
     uint8_t *mask;
     float *h;
@@ -234,7 +233,8 @@ START_TEST(test_a_pit_listed_twice_floods_once)
     memcpy(twice + npits, b.pits, npits * sizeof(int32_t));
     tb_err_t err;
     ck_assert_msg(tb_sinks_fill_priority_flood(b.sinks, &b.topo, b.node, b.h, b.dir, twice,
-                                               2 * npits, &jit, &err) >= 0, "%s", err.msg);
+                                               2 * npits, &jit, &err) >= 0,
+                  "%s", err.msg);
     ck_assert_int_gt(tb_sinks_stats(b.sinks)->fallbacks, 0);
     size_t nclosed;
     tb_sinks_closed(b.sinks, &nclosed); /* each cell once: never more than the solved cells */

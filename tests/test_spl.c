@@ -24,7 +24,8 @@ typedef struct {
 
 static void s_open(s_land_t *l, double n, double mfd, double jitter)
 {
-    l->box = tb_geo_box(4096, 512, 4000, 100, S_EDGE, S_EDGE); /* across the seam, for good measure */
+    l->box =
+        tb_geo_box(4096, 512, 4000, 100, S_EDGE, S_EDGE); /* across the seam, for good measure */
     tb_solve_params_t p = tb_geo_default_params();
     p.n = n;
     p.m = 0.5;
@@ -67,9 +68,9 @@ static void s_close(s_land_t *l)
 }
 
 typedef struct {
-    size_t cells, off;    /* cells asked about, cells off by more than 1e-4 relative */
-    double worst;         /* largest relative error */
-    double slope, r2;     /* least-squares fit of log S on log A */
+    size_t cells, off; /* cells asked about, cells off by more than 1e-4 relative */
+    double worst;      /* largest relative error */
+    double slope, r2;  /* least-squares fit of log S on log A */
 } s_verdict_t;
 
 static s_verdict_t s_judge(const s_land_t *l)
@@ -97,7 +98,8 @@ static s_verdict_t s_judge(const s_land_t *l)
             sxy += x * y;
             syy += y * y;
         }
-    double n = (double)v.cells, cov = sxy - sx * sy / n, vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
+    double n = (double)v.cells, cov = sxy - sx * sy / n, vx = sxx - sx * sx / n,
+           vy = syy - sy * sy / n;
     v.slope = cov / vx;
     v.r2 = cov * cov / (vx * vy);
     return v;
@@ -113,7 +115,8 @@ static int s_converge(s_land_t *l, int max_steps)
     tb_err_t err;
     for (;;) {
         memcpy(before, l->h, cells * sizeof(float));
-        ck_assert_msg(tb_geology_run(l->g, l->mask, l->u, l->k, l->h, step, 50, NULL, NULL, &err) == 0,
+        ck_assert_msg(tb_geology_run(l->g, l->mask, l->u, l->k, l->h, step, 50, NULL, NULL, &err) ==
+                          0,
                       "%s", err.msg);
         step += 50;
         double dmax = 0;
@@ -141,7 +144,8 @@ static void s_steady(double n, double mfd, double jitter)
                   early.cells);
     int steps = s_converge(&l, 20000);
     s_verdict_t v = s_judge(&l);
-    fprintf(stderr, "spl n=%g mfd=%g: steady after %d steps; %zu cells, worst %.2e, slope %.5f R2 %.6f\n",
+    fprintf(stderr,
+            "spl n=%g mfd=%g: steady after %d steps; %zu cells, worst %.2e, slope %.5f R2 %.6f\n",
             n, mfd, steps, v.cells, v.worst, v.slope, v.r2);
     ck_assert_msg(v.off == 0, "%zu of %zu cells off by more than 1e-4 (worst %.3g)", v.off, v.cells,
                   v.worst);
@@ -154,16 +158,28 @@ static void s_steady(double n, double mfd, double jitter)
 /* MFD runs with the router jitter off: with it on, cells whose two steepest descents are within
  * 0.05 % flip receivers from step to step and the landscape hovers about 2e-4 from the relation
  * (measured); D8 landscapes have no such ties at steady state and converge with the jitter on. */
-START_TEST(test_steady_state_n1_mfd) { s_steady(1, 1, 0); }
+START_TEST(test_steady_state_n1_mfd)
+{
+    s_steady(1, 1, 0);
+}
 END_TEST
 
-START_TEST(test_steady_state_n2_mfd) { s_steady(2, 1, 0); }
+START_TEST(test_steady_state_n2_mfd)
+{
+    s_steady(2, 1, 0);
+}
 END_TEST
 
-START_TEST(test_steady_state_n1_d8) { s_steady(1, 0, 5e-4); }
+START_TEST(test_steady_state_n1_d8)
+{
+    s_steady(1, 0, 5e-4);
+}
 END_TEST
 
-START_TEST(test_steady_state_n2_d8) { s_steady(2, 0, 5e-4); }
+START_TEST(test_steady_state_n2_d8)
+{
+    s_steady(2, 0, 5e-4);
+}
 END_TEST
 
 Suite *spl_suite(void)

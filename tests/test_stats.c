@@ -39,7 +39,8 @@ static tb_stats_t *s_new(double cell_m)
     return s;
 }
 
-/* --- relief ------------------------------------------------------------------------------------ */
+/* --- relief ------------------------------------------------------------------------------------
+ */
 
 /* The plain (2r+1)^2 window, outside the box at sea level, X wrapping when the box does. */
 static float s_brute_relief(const tb_frame_t *f, const float *h, int64_t r, int64_t i, int64_t j)
@@ -66,8 +67,8 @@ START_TEST(test_relief_matches_brute_force)
     const struct {
         int64_t w, h, r;
         bool wraps;
-    } cases[] = {{37, 23, 1, false}, {50, 40, 3, true},  {20, 70, 5, true}, {9, 9, 7, true},
-                 {64, 33, 10, false}, {3, 100, 2, false}, {1, 1, 4, false}, {41, 17, 6, false}};
+    } cases[] = {{37, 23, 1, false},  {50, 40, 3, true},  {20, 70, 5, true}, {9, 9, 7, true},
+                 {64, 33, 10, false}, {3, 100, 2, false}, {1, 1, 4, false},  {41, 17, 6, false}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int64_t w = cases[c].w, h = cases[c].h, r = cases[c].r;
         tb_frame_t f = cases[c].wraps ? s_frame(w, h + 10, 8, 0, 5, w, h)
@@ -262,8 +263,8 @@ START_TEST(test_slope_bins_match_degrees)
         ck_assert_int_eq(tb_stats_accumulate(s, &f, z, NULL, NULL, mask, NULL), 0);
         double edge = d / 0.1 - floor(d / 0.1);
         if (edge > 1e-3 && edge < 1 - 1e-3 && d < 89.5) {
-            ck_assert_msg(tb_hist_bin_count(h, k) == before + 1,
-                          "slope %.6f degrees not in bin %d", d, (int)k);
+            ck_assert_msg(tb_hist_bin_count(h, k) == before + 1, "slope %.6f degrees not in bin %d",
+                          d, (int)k);
             checked++;
         }
         free(z);
@@ -316,7 +317,8 @@ END_TEST
 static void s_channel_field(int64_t w, int64_t h, double cell, bool scramble, float **z_out,
                             float **a_out, uint8_t **mask_out)
 {
-    float *z = malloc((size_t)(w * h) * sizeof(float)), *a = malloc((size_t)(w * h) * sizeof(float));
+    float *z = malloc((size_t)(w * h) * sizeof(float)),
+          *a = malloc((size_t)(w * h) * sizeof(float));
     uint8_t *mask = calloc((size_t)(w * h), 1);
     const double c = 100, a0 = 1e6, per = 40;
     double s0 = c / sqrt(a0), k = log(2) / (2 * per); /* S(x) = s0 exp(-k x) */
@@ -412,7 +414,10 @@ typedef struct {
 static const char *const s_class_names[4] = {"ridge", "basin", "alpine steep", NULL};
 static int s_class_mode;
 
-static uint8_t s_class_of(int64_t x, int64_t y) { return (uint8_t)((x / 37 + y / 23 + x / 11) % 4); }
+static uint8_t s_class_of(int64_t x, int64_t y)
+{
+    return (uint8_t)((x / 37 + y / 23 + x / 11) % 4);
+}
 
 /* Region id of planet cell (x, y): six stripes of columns, the first straddling the seam, each
  * cut in two across Y at a stripe-dependent row. */
@@ -493,8 +498,7 @@ static tb_stats_t *s_pooled(const tb_frame_t *planet, const tb_synth_t *syn, con
         for (int v = 0; v < 4; v++) /* raster value v of region id is planet class v + id */
             names[v] = s_class_names[(v + (s_class_mode == 2 && id == 3 ? 0 : id)) % 4];
         ck_assert_msg(tb_stats_accumulate_classes(parts[id], &r.box, r.h, r.a, r.u, r.mask,
-                                                  s_class_mode ? r.cls : NULL, 4, names,
-                                                  &err) == 0,
+                                                  s_class_mode ? r.cls : NULL, 4, names, &err) == 0,
                       "region %d: %s", id, err.msg);
         s_free_region(&r);
     }
@@ -521,7 +525,10 @@ static void s_planet_setup(void)
     ck_assert_msg(tb_synth_planet(&s_planet, 11, 500, &s_syn, &err) == 0, "%s", err.msg);
 }
 
-static void s_planet_teardown(void) { tb_synth_free(&s_syn); }
+static void s_planet_teardown(void)
+{
+    tb_synth_free(&s_syn);
+}
 
 static bool s_same_bytes(const tb_stats_t *a, const tb_stats_t *b)
 {
@@ -614,8 +621,10 @@ START_TEST(test_pooled_equals_whole)
 
     /* The printed block agrees too. */
     tb_stats_extent_t ext;
-    ck_assert_int_eq(tb_stats_extent_measure(s_syn.height_m, s_syn.cells, -1024, 1024, &ext, NULL), 0);
-    char *tw = tb_stats_report_text(whole, &ext, NULL), *tp = tb_stats_report_text(pooled, &ext, NULL);
+    ck_assert_int_eq(tb_stats_extent_measure(s_syn.height_m, s_syn.cells, -1024, 1024, &ext, NULL),
+                     0);
+    char *tw = tb_stats_report_text(whole, &ext, NULL),
+         *tp = tb_stats_report_text(pooled, &ext, NULL);
     ck_assert_str_eq(tw, tp);
     ck_assert_ptr_nonnull(strstr(tw, "\nby painted class:\nalpine steep "));
     ck_assert_ptr_nonnull(strstr(tw, "\nslope-area, channel cells (A >= "));
@@ -629,8 +638,8 @@ START_TEST(test_pooled_equals_whole)
     ck_assert(!tb_stats_equal(wrong, whole));
     for (int b = 0; b < TB_STATS_NBUCKETS; b++)
         ck_assert(tb_hist_equal(tb_stats_slope_hist(wrong, b), tb_stats_slope_hist(whole, b)));
-    ck_assert(!tb_hist_equal(tb_stats_class_slope_hist(wrong, 0),
-                             tb_stats_class_slope_hist(whole, 0)));
+    ck_assert(
+        !tb_hist_equal(tb_stats_class_slope_hist(wrong, 0), tb_stats_class_slope_hist(whole, 0)));
     s_class_mode = 0;
 
     tb_stats_destroy(&wrong);
@@ -680,7 +689,8 @@ START_TEST(test_pooled_negative_controls)
 }
 END_TEST
 
-/* --- encoding ----------------------------------------------------------------------------------- */
+/* --- encoding -----------------------------------------------------------------------------------
+ */
 
 START_TEST(test_encode_roundtrip_and_bad_bytes)
 {
@@ -747,7 +757,8 @@ START_TEST(test_encode_roundtrip_and_bad_bytes)
 }
 END_TEST
 
-/* --- the report -------------------------------------------------------------------------------- */
+/* --- the report --------------------------------------------------------------------------------
+ */
 
 static int s_count_lines(const char *text)
 {
@@ -764,15 +775,28 @@ START_TEST(test_report_block)
                                          s_syn.uplift_m_yr, NULL, NULL),
                      0);
     tb_stats_extent_t ext;
-    ck_assert_int_eq(tb_stats_extent_measure(s_syn.height_m, s_syn.cells, -1024, 1024, &ext, NULL), 0);
+    ck_assert_int_eq(tb_stats_extent_measure(s_syn.height_m, s_syn.cells, -1024, 1024, &ext, NULL),
+                     0);
     char *text = tb_stats_report_text(s, &ext, NULL);
-    const char *expect[] = {"slopes: ", "% under 15 deg, ", "% under 30, ", "% over 50, median ",
-                            "\nslope-area: exponent ", " (expect -0.500), R2 ",
-                            "\nhypsometric integral ", "; drainage density ", " /km\n",
-                            "by uplift class:\n", "\nplain 0.00..0.10 mm/yr ",
-                            "\nrolling 0.10..0.50 mm/yr ", "\nmountain 0.50.. up mm/yr ",
-                            "% of land slope ", " deg median, ", " P90 relief ", " m/480 m at talus ",
-                            "\nall land 100% of land", "\nelevation: 0 .. ",
+    const char *expect[] = {"slopes: ",
+                            "% under 15 deg, ",
+                            "% under 30, ",
+                            "% over 50, median ",
+                            "\nslope-area: exponent ",
+                            " (expect -0.500), R2 ",
+                            "\nhypsometric integral ",
+                            "; drainage density ",
+                            " /km\n",
+                            "by uplift class:\n",
+                            "\nplain 0.00..0.10 mm/yr ",
+                            "\nrolling 0.10..0.50 mm/yr ",
+                            "\nmountain 0.50.. up mm/yr ",
+                            "% of land slope ",
+                            " deg median, ",
+                            " P90 relief ",
+                            " m/480 m at talus ",
+                            "\nall land 100% of land",
+                            "\nelevation: 0 .. ",
                             " m, clip 0.000% of cells outside elevation_m [-1024, 1024]\n"};
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
         ck_assert_msg(strstr(text, expect[i]) != NULL, "no \"%s\" in:\n%s", expect[i], text);
@@ -929,7 +953,8 @@ START_TEST(test_extent)
 }
 END_TEST
 
-/* --- refusals ---------------------------------------------------------------------------------- */
+/* --- refusals ----------------------------------------------------------------------------------
+ */
 
 START_TEST(test_refuses_bad_input)
 {

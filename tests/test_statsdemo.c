@@ -35,10 +35,10 @@ static tb_err_t s_bake_err;
 static int64_t s_w, s_h;
 static double s_cell_m, s_lo_m, s_hi_m;
 static float *s_height, *s_area, *s_uplift, *s_painted; /* the composite; painted: ocean at depth */
-static uint8_t *s_classes;                                /* the planet's painted classes */
+static uint8_t *s_classes;                              /* the planet's painted classes */
 static int s_n_names;
 static char s_names[TB_MAX_CLASSES][TB_NAME_MAX];
-static tb_stats_t *s_region[S_MAX_REGIONS];               /* decoded, in region-id order */
+static tb_stats_t *s_region[S_MAX_REGIONS]; /* decoded, in region-id order */
 static int s_n_regions;
 static tb_stats_params_t s_params;
 static char s_setup_err[TB_ERR_MSG_MAX];
@@ -224,7 +224,8 @@ START_TEST(test_pooled_equals_whole)
     ck_assert_msg(tb_stats_equal(pooled, whole), "pooled statistics differ from the one pass");
     /* and they are what tb_bake_run merged */
     ck_assert_msg(tb_stats_equal(pooled, s_bake.stats), "the bake's statistics differ");
-    char *a = tb_stats_report_text(pooled, NULL, NULL), *b = tb_stats_report_text(whole, NULL, NULL);
+    char *a = tb_stats_report_text(pooled, NULL, NULL),
+         *b = tb_stats_report_text(whole, NULL, NULL);
     ck_assert_str_eq(a, b);
     free(a);
     free(b);
@@ -294,7 +295,7 @@ START_TEST(test_analyze_agrees_with_the_bake)
     tb_analyze_result_t r;
     tb_err_t err;
     ck_assert_msg(tb_analyze_run(&o, &r, &err) == 0, "%s", err.msg);
-    ck_assert(r.wraps);                       /* from meta.json: the whole circumference */
+    ck_assert(r.wraps);                      /* from meta.json: the whole circumference */
     ck_assert_double_eq(r.cell_m, s_cell_m); /* from meta.json */
     ck_assert_int_eq(r.w, s_w);
     ck_assert_int_eq(r.h, s_h);
@@ -321,8 +322,8 @@ START_TEST(test_analyze_agrees_with_the_bake)
     ck_assert(fabs(x->slope_median_deg - y->slope_median_deg) <= es);
     ck_assert(fabs(x->slope_p90_deg - y->slope_p90_deg) <= es);
     fprintf(stderr, "  under 15 %.6f vs %.6f, under 30 %.6f vs %.6f, over 50 %.6f vs %.6f\n",
-            x->slope_under15, y->slope_under15, x->slope_under30, y->slope_under30,
-            x->slope_over50, y->slope_over50);
+            x->slope_under15, y->slope_under15, x->slope_under30, y->slope_under30, x->slope_over50,
+            y->slope_over50);
     ck_assert(fabs(x->slope_under15 - y->slope_under15) <= 0.01);
     ck_assert(fabs(x->slope_under30 - y->slope_under30) <= 0.01);
     ck_assert(fabs(x->slope_over50 - y->slope_over50) <= 0.01);
@@ -347,8 +348,9 @@ START_TEST(test_analyze_agrees_with_the_bake)
      * reach 1 km2. Measured on the demo: density 8 to 15 % low, the exponent 0.02 to 0.05
      * shallower (30 to 400 steps); the float heights (test_analyze_of_the_float_planet) agree
      * within 3 %. Bounds: density within 20 %, exponent within 0.1. */
-    fprintf(stderr, "  drainage density %.4f vs %.4f /km; slope-area %.4f (R2 %.3f, %d bins) vs "
-                    "%.4f (R2 %.3f, %d bins)\n",
+    fprintf(stderr,
+            "  drainage density %.4f vs %.4f /km; slope-area %.4f (R2 %.3f, %d bins) vs "
+            "%.4f (R2 %.3f, %d bins)\n",
             x->drainage_density_per_km, y->drainage_density_per_km, x->fit.exponent, x->fit.r2,
             (int)x->fit.bins, y->fit.exponent, y->fit.r2, (int)y->fit.bins);
     ck_assert(fabs(x->drainage_density_per_km - y->drainage_density_per_km) <=
@@ -366,8 +368,8 @@ END_TEST
 
 /* The same planet as raw float32 (the composite's own heights, sea at 0 m) beside the bake's
  * meta.json, which says X wraps: every statistic that reads heights is the bake's exactly (the
- * pooled statistics equal one pass, and analyze is that one pass); the drainage lines differ only by
- * the routing (one pass over the final heights, no jitter, against the solve's last step). */
+ * pooled statistics equal one pass, and analyze is that one pass); the drainage lines differ only
+ * by the routing (one pass over the final heights, no jitter, against the solve's last step). */
 START_TEST(test_analyze_of_the_float_planet)
 {
     s_ready();
@@ -398,8 +400,9 @@ START_TEST(test_analyze_of_the_float_planet)
     ck_assert_double_eq(x->elev_max_m, y->elev_max_m);
     ck_assert_double_eq(x->hypsometric_integral, y->hypsometric_integral);
     ck_assert_double_eq(x->near_repose_share, y->near_repose_share);
-    fprintf(stderr, "float planet: drainage density %.4f vs %.4f /km; slope-area %.4f (R2 %.3f) vs "
-                    "%.4f (R2 %.3f)\n",
+    fprintf(stderr,
+            "float planet: drainage density %.4f vs %.4f /km; slope-area %.4f (R2 %.3f) vs "
+            "%.4f (R2 %.3f)\n",
             x->drainage_density_per_km, y->drainage_density_per_km, x->fit.exponent, x->fit.r2,
             y->fit.exponent, y->fit.r2);
     ck_assert(fabs(x->drainage_density_per_km - y->drainage_density_per_km) <=

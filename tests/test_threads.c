@@ -52,11 +52,13 @@ static void s_out_free(s_out_t *o)
     free(o->area);
 }
 
-/* A land over `box` with its arrays allocated (mask and fields zero, heights filled by the caller). */
+/* A land over `box` with its arrays allocated (mask and fields zero, heights filled by the caller).
+ */
 static s_land_t s_land_new(const tb_frame_t *box, double mfd_exponent)
 {
-    return (s_land_t){*box, tb_geo_bytes(box), tb_geo_floats(box), tb_geo_floats(box),
-                      tb_geo_floats(box), mfd_exponent};
+    return (s_land_t){
+        *box,        tb_geo_bytes(box), tb_geo_floats(box), tb_geo_floats(box), tb_geo_floats(box),
+        mfd_exponent};
 }
 
 /* The benchmark grid, small: every cell solved but the ring, uniform uplift, 0..1 m of noise. */
@@ -219,8 +221,9 @@ static void s_same_after(const s_land_t *l, const char *what, int steps)
         ck_assert_msg(d == 0, "%s: %zu cells differ between 1 and %d threads", what, d, threads);
         s_out_free(&many);
     }
-    fprintf(stderr, "%s: 1, 2, 3 and 4 threads give the same bits after %d steps (largest basin "
-                    "%.0f %% of the land)\n",
+    fprintf(stderr,
+            "%s: 1, 2, 3 and 4 threads give the same bits after %d steps (largest basin "
+            "%.0f %% of the land)\n",
             what, steps, 100 * one.largest_share);
     s_out_free(&one);
 }

@@ -28,13 +28,14 @@ typedef struct {
     const char *out_dir;       /* required */
     const int64_t *only;       /* region ids to solve; NULL = all */
     int n_only;
-    int steps;                   /* > 0 overrides solve.steps */
-    tb_dispatch_opts_t dispatch; /* workers, threads, bind ...; store_dir and callbacks are set here */
-    bool quiet;                  /* no tables on stdout (the gate prints its own) */
-    bool no_incision;            /* test-only: stream-power incision off (a negative control) */
-    bool no_coast;               /* --no-coast: skip the coastal pass (docs/coast.md) */
-    bool tiles;                  /* run the tiles phase (docs/tiles.md): `terrain bake` sets it
-                                    unless --no-tiles; library callers opt in */
+    int steps; /* > 0 overrides solve.steps */
+    tb_dispatch_opts_t
+        dispatch;     /* workers, threads, bind ...; store_dir and callbacks are set here */
+    bool quiet;       /* no tables on stdout (the gate prints its own) */
+    bool no_incision; /* test-only: stream-power incision off (a negative control) */
+    bool no_coast;    /* --no-coast: skip the coastal pass (docs/coast.md) */
+    bool tiles;       /* run the tiles phase (docs/tiles.md): `terrain bake` sets it
+                         unless --no-tiles; library callers opt in */
 } tb_bake_opts_t;
 
 typedef struct {

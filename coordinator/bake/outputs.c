@@ -17,9 +17,9 @@ static void s_record(tb_bake_ctx_t *ctx, const char *name, const void *bytes, si
 }
 
 const char *const tb_bake_output_names[] = {
-    "planet_height.png", "map_flow.png",    "map_basins.png", "preview.png", "map_class.png",
-    "map_regions.png",   "map_uplift.png",  "summary.txt",    "plan.json",   "meta.json",
-    "report.html",
+    "planet_height.png", "map_flow.png",    "map_basins.png", "preview.png",
+    "map_class.png",     "map_regions.png", "map_uplift.png", "summary.txt",
+    "plan.json",         "meta.json",       "report.html",
 };
 const size_t tb_bake_n_output_names = sizeof tb_bake_output_names / sizeof *tb_bake_output_names;
 

@@ -63,7 +63,7 @@ typedef struct {
     /* coast */
     bool coast_ran;
     tb_coast_stats_t coast_stats;
-    double coast_s;               /* the coast phase's seconds */
+    double coast_s;                /* the coast phase's seconds */
     tb_dispatch_t *coast_dispatch; /* the coast job's record, for meta.json */
     /* outputs */
     int64_t clipped;      /* heightmap cells outside elevation_m */

@@ -2,9 +2,9 @@
  * (jobs/coast/coast.h, docs/coast.md), dispatched like a region - its spec compressed and
  * checksummed by the dispatch engine, its result in the store, reused by a rerun - after the
  * composite. The new heights replace the heightmap (the outputs phase measures its extent); the
- * moved and exposure maps are kept and drawn (map_coast.png, map_exposure.png); the coast block joins the
- * statistics (summary.txt, meta.json). `--no-coast` skips it and leaves the composite as it was.
- * Reads: classes, height_m. Writes: height_m, moved_m, exposure. */
+ * moved and exposure maps are kept and drawn (map_coast.png, map_exposure.png); the coast block
+ * joins the statistics (summary.txt, meta.json). `--no-coast` skips it and leaves the composite as
+ * it was. Reads: classes, height_m. Writes: height_m, moved_m, exposure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -24,10 +24,10 @@ static int s_read_painting(const tb_manifest_t *m, tb_image_t *out, tb_err_t *er
                         "%s: %u pixels wide, which does not divide the planet's %lld cells "
                         "(circumference_km %g / cell_m %g); paint it %lld pixels wide, or a "
                         "divisor of that",
-                        m->painting_path, w, (long long)m->planet_w, m->circumference_km,
-                        m->cell_m, (long long)m->planet_w);
-    if (rc == 0 && (uint64_t)h * (uint64_t)(m->planet_w / w) * (uint64_t)m->planet_w >
-                       TB_INPUT_MAX_PIXELS)
+                        m->painting_path, w, (long long)m->planet_w, m->circumference_km, m->cell_m,
+                        (long long)m->planet_w);
+    if (rc == 0 &&
+        (uint64_t)h * (uint64_t)(m->planet_w / w) * (uint64_t)m->planet_w > TB_INPUT_MAX_PIXELS)
         rc = tb_err_set(err, TB_E_INVALID,
                         "%s: %u x %u pixels make a planet of %lld x %llu cells, more than the "
                         "%llu allowed",

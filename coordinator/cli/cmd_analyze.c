@@ -62,12 +62,12 @@ int tb_cmd_analyze(int argc, char **argv)
         {"elevation-m", TB_OPT_STRING, &range, NULL, "LO,HI",
          "the heights of PNG samples 0 and 65535 (default: the meta.json beside it)"},
         {"mfd-exponent", TB_OPT_DOUBLE, &o.mfd_exponent, &o.has_mfd_exponent, "E",
-         "flow routing: MFD exponent, 0 for D8 (default: meta.json's, else 1)", TB_OPT_DRANGE(0, 100),
-         .range_text = "0 (D8) .. 100"},
+         "flow routing: MFD exponent, 0 for D8 (default: meta.json's, else 1)",
+         TB_OPT_DRANGE(0, 100), .range_text = "0 (D8) .. 100"},
         {"fit-min-area-m2", TB_OPT_DOUBLE, &o.fit_min_area_m2, &o.has_fit_min_area, "A",
          "the slope-area fit starts at this drainage area (default 1e4; 1e6 for a coarse DEM)"},
-        {"channel-min-area-m2", TB_OPT_DOUBLE, &o.channel_min_area_m2, &o.has_channel_min_area,
-         "A", "the channel-cell slope-area fit starts at this drainage area (default 1e5)"},
+        {"channel-min-area-m2", TB_OPT_DOUBLE, &o.channel_min_area_m2, &o.has_channel_min_area, "A",
+         "the channel-cell slope-area fit starts at this drainage area (default 1e5)"},
         {"border", TB_OPT_STRING, &border, NULL, "open|sea",
          "the map's edge: open (default; flow leaves at the edge's own height) or sea (held at "
          "0 m, a cliff: a bake's own region)"},
@@ -94,8 +94,9 @@ int tb_cmd_analyze(int argc, char **argv)
     if (range) {
         if (s_range(range, &o.elevation_lo_m, &o.elevation_hi_m) != 0 ||
             !(o.elevation_lo_m < o.elevation_hi_m))
-            return tb_verb_usage(&v, "--elevation-m \"%s\": expected LO,HI with LO < HI, e.g. "
-                                     "-1024,1024",
+            return tb_verb_usage(&v,
+                                 "--elevation-m \"%s\": expected LO,HI with LO < HI, e.g. "
+                                 "-1024,1024",
                                  range);
         o.has_elevation = true;
     }

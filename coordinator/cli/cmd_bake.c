@@ -1,8 +1,8 @@
 /* `terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] [--workers N] [--threads N]
  * [--bind ENDPOINT] ...`: plans the planet, solves its regions on workers, composites them and
- * writes the heightmap, the maps, summary.txt and meta.json (coordinator/bake/bake.h). Exit status 0 on
- * success, 1 when the bake failed (a job failed on 3 workers, the heightmap clips), 2 for bad usage
- * or input, 128 + signal when interrupted. */
+ * writes the heightmap, the maps, summary.txt and meta.json (coordinator/bake/bake.h). Exit status
+ * 0 on success, 1 when the bake failed (a job failed on 3 workers, the heightmap clips), 2 for bad
+ * usage or input, 128 + signal when interrupted. */
 #include <stdio.h>
 #include <string.h>
 

@@ -128,7 +128,7 @@ static int s_write_outputs(tb_dispatch_t *d, const char *dir, const tb_grind_spe
 static int s_usage_or_failed(const tb_err_t *err)
 {
     return err->code == TB_E_INVALID || err->code == TB_E_UNKNOWN_KEY ? TB_EXIT_USAGE
-                                                                       : TB_EXIT_FAILED;
+                                                                      : TB_EXIT_FAILED;
 }
 
 int tb_cmd_farm_check(int argc, char **argv)
@@ -138,7 +138,8 @@ int tb_cmd_farm_check(int argc, char **argv)
     tb_dispatch_cli_t cli;
     tb_dispatch_cli_init(&cli);
     const tb_opt_t opts[] = {
-        {"jobs", TB_OPT_INT, &n_jobs, NULL, "N", "jobs to dispatch (8)", TB_OPT_IRANGE(1, S_MAX_JOBS)},
+        {"jobs", TB_OPT_INT, &n_jobs, NULL, "N", "jobs to dispatch (8)",
+         TB_OPT_IRANGE(1, S_MAX_JOBS)},
         {"work", TB_OPT_INT, &work_k, NULL, "N",
          "thousands of squarings per lane and job, x1 to x1.75 (2000: ~0.1 s a job)",
          TB_OPT_IRANGE(0, 100000000)},
@@ -202,8 +203,8 @@ int tb_cmd_farm_check(int argc, char **argv)
                               .cells = (double)specs[i].work * specs[i].lanes,
                               .label = label,
                               /* a minute plus 20 x the squarings at 10 ns each, on one core */
-                              .deadline_s = 60 + 20 * 10e-9 * (double)specs[i].work *
-                                                     specs[i].lanes};
+                              .deadline_s =
+                                  60 + 20 * 10e-9 * (double)specs[i].work * specs[i].lanes};
         if (tb_dispatch_add(d, &desc, &err) < 0) {
             tb_dispatch_destroy(&d);
             free(specs);

@@ -1,8 +1,8 @@
 /* `terrain gate [MANIFEST] [--seeds 7,9342,67914] [--steps N] [--gates FILE] [--baseline DIR]
  * [--out DIR] [--junit FILE] [--circumference-km K] [--test-no-incision] + the dispatch options`:
  * bakes the planet on each seed (tb_bake_run, each into OUT/seed-N so the result store makes a
- * rerun fast), checks the statistics against the gates (coordinator/gate/gate.h), prints a table seed by
- * gate, writes OUT/gate.json, OUT/gate.txt and JUnit XML, and with --baseline reports each
+ * rerun fast), checks the statistics against the gates (coordinator/gate/gate.h), prints a table
+ * seed by gate, writes OUT/gate.json, OUT/gate.txt and JUnit XML, and with --baseline reports each
  * statistic's change against an earlier gate run's bake of the same seed. Exit status 0 when every
  * gate passed, 1 when one failed or a bake failed, 2 for bad usage or input, 128 + signal when
  * interrupted. docs/gate.md. */
@@ -32,13 +32,13 @@
 typedef struct {
     int64_t seed;
     char dir[4200];
-    bool baked;             /* the bake ran to its outputs (a clip failure still counts) */
+    bool baked;                 /* the bake ran to its outputs (a clip failure still counts) */
     char error[TB_ERR_MSG_MAX]; /* why the bake failed, or "" */
     double seconds;
     int regions;
-    cJSON *stats;           /* the statistics JSON, as meta.json holds it */
-    cJSON *base_stats;      /* the baseline's, or NULL */
-    int base_steps, steps;  /* the step counts of the baseline and of this bake */
+    cJSON *stats;          /* the statistics JSON, as meta.json holds it */
+    cJSON *base_stats;     /* the baseline's, or NULL */
+    int base_steps, steps; /* the step counts of the baseline and of this bake */
     char base_path[4200];
     tb_gate_check_t check[TB_GATE_MAX];
 } s_seed_t;
@@ -48,12 +48,13 @@ typedef struct {
     s_seed_t *seed;
     int n_seeds;
     const char *out_dir, *baseline_dir;
-    int steps;              /* 0: the manifest's */
+    int steps; /* 0: the manifest's */
     bool no_incision;
     int failed, checks;
 } s_run_t;
 
-/* Reads BASE/seed-N/meta.json: its statistics and step count. A seed with no baseline keeps NULL. */
+/* Reads BASE/seed-N/meta.json: its statistics and step count. A seed with no baseline keeps NULL.
+ */
 static void s_read_baseline(const char *base, s_seed_t *s)
 {
     char sub[64];
@@ -133,16 +134,18 @@ static double s_change(const tb_gate_check_t *c)
 static void s_baseline_table(FILE *out, const s_run_t *r)
 {
     const tb_gates_t *g = r->gates;
-    fprintf(out, "\nchange against the baseline %s (each seed paired with its own earlier bake; "
-                 "one seed alone cannot judge a change):\n",
+    fprintf(out,
+            "\nchange against the baseline %s (each seed paired with its own earlier bake; "
+            "one seed alone cannot judge a change):\n",
             r->baseline_dir);
     for (int s = 0; s < r->n_seeds; s++) {
         const s_seed_t *sd = &r->seed[s];
         if (!sd->base_stats)
             fprintf(out, "  seed %lld: no baseline (%s)\n", (long long)sd->seed, sd->base_path);
         else if (sd->base_steps && sd->steps && sd->base_steps != sd->steps)
-            fprintf(out, "  seed %lld: NOTE the baseline baked %d steps, this run %d: the change "
-                         "mixes two configurations\n",
+            fprintf(out,
+                    "  seed %lld: NOTE the baseline baked %d steps, this run %d: the change "
+                    "mixes two configurations\n",
                     (long long)sd->seed, sd->base_steps, sd->steps);
     }
     fprintf(out, "%-34s", "statistic");
@@ -201,15 +204,17 @@ static int s_junit(const char *path, const s_run_t *r, tb_err_t *err)
             sf += sd->check[i].status == TB_GATE_FAIL;
             se += sd->check[i].status == TB_GATE_ERROR;
         }
-        fprintf(f, "  <testsuite name=\"terrain gate seed %lld\" tests=\"%d\" failures=\"%d\" "
-                   "errors=\"%d\" time=\"%.3f\">\n",
+        fprintf(f,
+                "  <testsuite name=\"terrain gate seed %lld\" tests=\"%d\" failures=\"%d\" "
+                "errors=\"%d\" time=\"%.3f\">\n",
                 (long long)sd->seed, g->n, sf, se, sd->seconds);
         for (int i = 0; i < g->n; i++) {
             const tb_gate_check_t *c = &sd->check[i];
             char bound[80], v[32];
             tb_gate_bound_text(&g->gate[i], bound, sizeof bound);
             tb_gate_value_text(&g->gate[i], c->value, v, sizeof v);
-            fprintf(f, "    <testcase classname=\"terrain.gate.seed-%lld\" name=\"", (long long)sd->seed);
+            fprintf(f, "    <testcase classname=\"terrain.gate.seed-%lld\" name=\"",
+                    (long long)sd->seed);
             tb_gate_xml_escape(f, g->gate[i].name);
             fprintf(f, "\" time=\"0\">");
             if (c->status == TB_GATE_PASS) {
@@ -416,8 +421,13 @@ int tb_cmd_gate(int argc, char **argv)
         tb_err_set(&err, TB_E_NOMEM, "out of memory");
         return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
-    s_run_t run = {.gates = &gates, .seed = seeds, .n_seeds = n_seeds, .out_dir = out_dir,
-                   .baseline_dir = baseline, .steps = (int)steps, .no_incision = no_incision};
+    s_run_t run = {.gates = &gates,
+                   .seed = seeds,
+                   .n_seeds = n_seeds,
+                   .out_dir = out_dir,
+                   .baseline_dir = baseline,
+                   .steps = (int)steps,
+                   .no_incision = no_incision};
     status = TB_EXIT_OK;
     /* Baselines are read before anything is baked: --baseline may be this run's own --out. */
     for (int s = 0; s < n_seeds; s++) {
@@ -444,8 +454,7 @@ int tb_cmd_gate(int argc, char **argv)
         o.input.has_seed = true;
         o.input.seed = (uint64_t)sd->seed;
         o.out_dir = sd->dir;
-        tb_log_info("seed %lld (%d of %d) into %s", (long long)sd->seed, s + 1, n_seeds,
-                    sd->dir);
+        tb_log_info("seed %lld (%d of %d) into %s", (long long)sd->seed, s + 1, n_seeds, sd->dir);
         tb_bake_outcome_t oc;
         int rc = tb_bake_run(&o, &oc, &err);
         sd->seconds = oc.seconds;

@@ -1,9 +1,9 @@
 /* `terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]`: reads the painting, cuts
  * the planet into regions, solves nothing. Prints the region and class tables, what was dropped and
- * the bake-time floor; writes plan.json, map_class.png, map_regions.png and map_tiles.png to DIR. The files
- * are made in memory and written to temporary names first, so a failed plan leaves nothing under a
- * final name (docs/bake.md). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or
- * input. */
+ * the bake-time floor; writes plan.json, map_class.png, map_regions.png and map_tiles.png to DIR.
+ * The files are made in memory and written to temporary names first, so a failed plan leaves
+ * nothing under a final name (docs/bake.md). Exit status: 0 planned, 1 the outputs could not be
+ * written, 2 bad usage or input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,8 +139,8 @@ static void s_print(FILE *out, const tb_plan_t *p, int cores)
             m->rock.wavelength_km, m->faults.grain_wavelength_snapped_km,
             m->faults.grain_wavelength_km);
     double floor_s = tb_plan_estimate_floor_s(p, cores);
-    double largest_s = (double)s->largest_region_cells * m->solve.steps *
-                       TB_PLAN_NS_PER_CELL_STEP * 1e-9 / (double)(cores < 1 ? 1 : cores);
+    double largest_s = (double)s->largest_region_cells * m->solve.steps * TB_PLAN_NS_PER_CELL_STEP *
+                       1e-9 / (double)(cores < 1 ? 1 : cores);
     fprintf(out,
             "estimate: at least %.0f s on %d core%s (%lld region cells x %d steps x %g ns per "
             "cell-step on one thread, measured by scripts/bench solve, spread perfectly over "

@@ -1,8 +1,8 @@
 /* `terrain solve-region [MANIFEST] --region ID [--steps N] [--out DIR] [--threads N]`: runs one
  * region of the plan in-process, without workers or the result store, and writes its 16-bit
- * heightmap (region_height.png, the region's box over the manifest's elevation range), map_flow.png,
- * map_basins.png, map_uplift.png (fault traces in cyan), preview.png and summary.txt (its
- * statistics, PARTIAL), so the solve can be looked at alone. Exit status 0, 1 when the solve
+ * heightmap (region_height.png, the region's box over the manifest's elevation range),
+ * map_flow.png, map_basins.png, map_uplift.png (fault traces in cyan), preview.png and summary.txt
+ * (its statistics, PARTIAL), so the solve can be looked at alone. Exit status 0, 1 when the solve
  * failed, 2 for bad input. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +53,9 @@ static int s_outputs(const char *dir, const tb_manifest_t *m, const tb_region_sp
         return tb_err_set(err, TB_E_NOMEM, "out of memory");
     for (size_t i = 0; i < cells; i++) {
         const tb_class_t *k = &m->legend.classes[classes[i]];
-        h[i] = spec->solve_mask[i] ? r->height_m[i]
+        h[i] = spec->solve_mask[i]         ? r->height_m[i]
                : k->kind == TB_CLASS_OCEAN ? (float)-k->depth_m
-                                             : 0.0f;
+                                           : 0.0f;
     }
     tb_image_t img = {0};
     int rc = -1;
@@ -141,7 +141,8 @@ int tb_cmd_solve_region(int argc, char **argv)
         goto fail;
     const tb_manifest_t *m = tb_plan_manifest(plan);
     if (region < 1 || region > tb_plan_region_count(plan)) {
-        tb_err_set(&err, TB_E_INVALID, "--region %lld: no such region; this planet has regions 1..%d",
+        tb_err_set(&err, TB_E_INVALID,
+                   "--region %lld: no such region; this planet has regions 1..%d",
                    (long long)region, tb_plan_region_count(plan));
         goto fail;
     }
@@ -186,8 +187,9 @@ int tb_cmd_solve_region(int argc, char **argv)
     }
     fputs(text, stdout);
     free(text);
-    printf("solve-region: region %d, %d steps in %.1f s (%.1f ns per box cell-step); outputs in %s\n",
-           reg->id, spec.steps, secs, secs * 1e9 / ((double)reg->box_cells * spec.steps), out_dir);
+    printf(
+        "solve-region: region %d, %d steps in %.1f s (%.1f ns per box cell-step); outputs in %s\n",
+        reg->id, spec.steps, secs, secs * 1e9 / ((double)reg->box_cells * spec.steps), out_dir);
     status = TB_EXIT_OK;
 fail:
     if (status != TB_EXIT_OK)

@@ -3,8 +3,8 @@
  *
  * A verb declares a tb_dispatch_cli_t, fills it with tb_dispatch_cli_init(), gives cli.opts to its
  * verb frame as the shared group (coordinator/cli/verb.h), parses, and turns the values into
- * tb_dispatch_opts_t with tb_dispatch_cli_apply(). One table, so every verb spells and documents the
- * options the same way.
+ * tb_dispatch_opts_t with tb_dispatch_cli_apply(). One table, so every verb spells and documents
+ * the options the same way.
  */
 #ifndef TB_DISPATCH_CLI_H
 #define TB_DISPATCH_CLI_H
@@ -35,7 +35,8 @@ typedef struct {
     bool keep_workers;
     const char *worker_program;
     bool verbose;
-    tb_opt_t opts[TB_DISPATCH_CLI_N_OPTS]; /* bound to the fields above (the compiler checks the count) */
+    tb_opt_t opts[TB_DISPATCH_CLI_N_OPTS]; /* bound to the fields above (the compiler checks the
+                                              count) */
 } tb_dispatch_cli_t;
 
 /* Sets the defaults and binds cli->opts to *cli's fields. */

@@ -1,4 +1,5 @@
-/* `terrain`: the coordinator's command-line entry. Dispatches to one verb per coordinator/cmd_*.c. */
+/* `terrain`: the coordinator's command-line entry. Dispatches to one verb per coordinator/cmd_*.c.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -40,7 +41,8 @@ int main(int argc, char **argv)
         s_usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
         s_usage(stdout);
         return 0;
     }

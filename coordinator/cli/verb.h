@@ -38,7 +38,7 @@ enum { TB_EXIT_OK = 0, TB_EXIT_FAILED = 1, TB_EXIT_USAGE = 2 };
 #define TB_VERB_OPT_STEPS(out)                                                                     \
     {                                                                                              \
         "steps", TB_OPT_INT, (out), NULL, "N", "solve steps (default: the manifest's)",            \
-            TB_OPT_IRANGE(1, 1000000), .range_text = "1..1000000"                                   \
+            TB_OPT_IRANGE(1, 1000000), .range_text = "1..1000000"                                  \
     }
 #define TB_VERB_OPT_THREADS(out, help)                                                             \
     {                                                                                              \

@@ -240,8 +240,8 @@ void tb_broker_poll_events(tb_broker_t *self)
             self->suppressed = 0;
         }
         if (self->in_window++ < 5)
-            tb_log_warn("refused a connection on %s: %s (handshake error %u)", self->endpoint,
-                        why, (unsigned)value);
+            tb_log_warn("refused a connection on %s: %s (handshake error %u)", self->endpoint, why,
+                        (unsigned)value);
         else
             self->suppressed++;
     }

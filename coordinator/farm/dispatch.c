@@ -131,8 +131,8 @@ int64_t tb_dispatch_add(tb_dispatch_t *self, const tb_job_desc_t *desc, tb_err_t
     job->max_result_bytes = tb_job_result_bound(kind, desc->spec, desc->spec_bytes);
     job->kind_def = kind;
     job->deadline_s = self->opts.job_timeout_s > 0 ? self->opts.job_timeout_s
-                      : desc->deadline_s > 0      ? desc->deadline_s
-                                                  : 0;
+                      : desc->deadline_s > 0       ? desc->deadline_s
+                                                   : 0;
     job->worker = -1;
     tb_cache_key_make(&job->key, tb_build_id(), kind->name, desc->spec, desc->spec_bytes,
                       desc->input_hashes, desc->n_inputs);
@@ -253,8 +253,9 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
             cJSON_AddStringToObject(a, "worker", r.attempts[k].worker);
             cJSON_AddStringToObject(a, "outcome", r.attempts[k].outcome);
             bool running = strcmp(r.attempts[k].outcome, "running") == 0;
-            cJSON_AddNumberToObject(a, "seconds", running ? tb_now_s() - r.attempts[k].started_s
-                                                          : r.attempts[k].seconds);
+            cJSON_AddNumberToObject(a, "seconds",
+                                    running ? tb_now_s() - r.attempts[k].started_s
+                                            : r.attempts[k].seconds);
             cJSON_AddNumberToObject(a, "start_s", r.attempts[k].started_s - self->started_s);
             cJSON_AddItemToArray(attempts, a);
         }

@@ -99,7 +99,8 @@ typedef struct {
     char worker[128];
     char outcome[256]; /* "ok", "lost: ...", "failed: ...", "corrupt result: ...", "cancelled" */
     double seconds;
-    double started_s; /* tb_now_s() when it was dispatched (the record gives it from the run's start) */
+    double started_s; /* tb_now_s() when it was dispatched (the record gives it from the run's
+                         start) */
 } tb_attempt_t;
 
 /* What happened to one job. */

@@ -69,7 +69,7 @@ typedef struct {
     tb_err_t last_err;
     tb_err_t lost_err;     /* "lost its worker N times (last: ...)" */
     bool failed_by_losses; /* it failed the run by max_lost, not max_failures */
-    int64_t worker; /* the lease holder while S_LEASED */
+    int64_t worker;        /* the lease holder while S_LEASED */
     double progress;
     void *result;
     size_t result_bytes;
@@ -171,8 +171,8 @@ bool tb_dsp_blocklisted(const tb_dispatch_t *self, const char *conn);
 /* Ends w's lease. `failure` counts against the job and the worker; `lost` against the job only. */
 void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, bool failure,
                       bool lost, const tb_err_t *job_err);
-s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id,
-                              const char *conn, const tb_msg_t *ready);
+s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id, const char *conn,
+                              const tb_msg_t *ready);
 /* Fails the run with job `index` when it has failed max_failures times and no live worker is left
  * that has not tried it. */
 void tb_dsp_check_failed(tb_dispatch_t *self, size_t index);

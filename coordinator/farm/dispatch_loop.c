@@ -294,9 +294,8 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
             if (err->code == TB_OK)
                 err->code = TB_E_JOB;
             if (!job->failed_by_losses)
-                rc = tb_err_prefix(err, "%s failed %d times (on %d different workers)",
-                                   job->label, job->failures,
-                                   job->n_failed_on + job->n_forgotten);
+                rc = tb_err_prefix(err, "%s failed %d times (on %d different workers)", job->label,
+                                   job->failures, job->n_failed_on + job->n_forgotten);
             else /* its error says how often it lost its worker */
                 rc = tb_err_prefix(err, "%s", job->label);
             break;

@@ -42,8 +42,8 @@ void tb_dsp_failed_on_add(tb_dispatch_t *self, s_job_t *job, const char *conn)
         for (int i = 0; i < job->n_failed_on; i++) {
             bool live = false;
             for (size_t k = 0; k < self->n_workers && !live; k++)
-                live = self->workers[k].alive &&
-                       strcmp(self->workers[k].conn, job->failed_on[i]) == 0;
+                live =
+                    self->workers[k].alive && strcmp(self->workers[k].conn, job->failed_on[i]) == 0;
             if (live)
                 memmove(job->failed_on[keep++], job->failed_on[i], S_NAME_MAX);
         }

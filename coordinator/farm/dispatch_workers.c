@@ -35,8 +35,7 @@ void tb_dsp_conn_id(const tb_proto_frame_t *id, const char *user_id, char *out, 
     if (user_id)
         snprintf(out, n, "key:%.100s", user_id);
     else
-        snprintf(out, n, "conn:%016llx",
-                 (unsigned long long)XXH3_64bits(id->data, id->bytes));
+        snprintf(out, n, "conn:%016llx", (unsigned long long)XXH3_64bits(id->data, id->bytes));
 }
 
 bool tb_dsp_warn_ok(tb_dsp_warn_limit_t *l, long *suppressed)
@@ -186,8 +185,8 @@ void tb_dsp_worker_lost(tb_dispatch_t *self, s_worker_t *w, const char *why)
     tb_log_info("worker %s gone: %s", w->name, why);
 }
 
-s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id,
-                              const char *conn, const tb_msg_t *ready)
+s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id, const char *conn,
+                              const tb_msg_t *ready)
 {
     if (self->n_workers == self->cap_workers) {
         size_t cap = self->cap_workers ? 2 * self->cap_workers : 8;

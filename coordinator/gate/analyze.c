@@ -62,15 +62,17 @@ static int s_read_meta(const char *map_path, s_meta_t *meta, char *meta_path, si
     int rc = 0;
     if (!cJSON_IsObject(man) || !s_num(man, "cell_m", &meta->cell_m) || !(meta->cell_m > 0) ||
         !s_num(s_get(man, "derived"), "planet_w", &planet_w)) {
-        rc = tb_err_set(err, TB_E_FORMAT,
-                        "%s: not a bake's meta.json (no manifest with cell_m and derived.planet_w); "
-                        "give --no-meta to ignore it",
-                        meta_path);
+        rc =
+            tb_err_set(err, TB_E_FORMAT,
+                       "%s: not a bake's meta.json (no manifest with cell_m and derived.planet_w); "
+                       "give --no-meta to ignore it",
+                       meta_path);
         goto done;
     }
     meta->planet_w = (int64_t)planet_w;
     if (cJSON_IsArray(range) && cJSON_GetArraySize(range) == 2 &&
-        cJSON_IsNumber(cJSON_GetArrayItem(range, 0)) && cJSON_IsNumber(cJSON_GetArrayItem(range, 1))) {
+        cJSON_IsNumber(cJSON_GetArrayItem(range, 0)) &&
+        cJSON_IsNumber(cJSON_GetArrayItem(range, 1))) {
         meta->lo_m = cJSON_GetArrayItem(range, 0)->valuedouble;
         meta->hi_m = cJSON_GetArrayItem(range, 1)->valuedouble;
         meta->has_range = meta->lo_m < meta->hi_m;
@@ -118,17 +120,21 @@ static int s_load_raw(const char *path, int64_t w, int64_t hgt, float **heights,
 {
     uint64_t cells = (uint64_t)w * (uint64_t)hgt;
     if (w <= 0 || hgt <= 0 || cells >= S_MAX_CELLS)
-        return tb_err_set(err, TB_E_INVALID, "--raw-float32 %lldx%lld: expected a size of 3 .. 2^31 "
-                          "cells", (long long)w, (long long)hgt);
+        return tb_err_set(err, TB_E_INVALID,
+                          "--raw-float32 %lldx%lld: expected a size of 3 .. 2^31 "
+                          "cells",
+                          (long long)w, (long long)hgt);
     char *data;
     size_t bytes;
     if (tb_fs_read_all(path, (size_t)cells * 4 + 1, &data, &bytes, err) != 0)
         return -1;
     if (bytes != (size_t)cells * 4) {
         free(data);
-        return tb_err_set(err, TB_E_FORMAT, "%s: %zu bytes, but --raw-float32 %lldx%lld needs "
-                          "exactly %llu (4 bytes a cell)", path, bytes, (long long)w,
-                          (long long)hgt, (unsigned long long)(cells * 4));
+        return tb_err_set(err, TB_E_FORMAT,
+                          "%s: %zu bytes, but --raw-float32 %lldx%lld needs "
+                          "exactly %llu (4 bytes a cell)",
+                          path, bytes, (long long)w, (long long)hgt,
+                          (unsigned long long)(cells * 4));
     }
     float *h = tb_malloc((size_t)cells * sizeof(float), "heightmap", err);
     if (!h) {
@@ -240,11 +246,15 @@ int tb_analyze_run(const tb_analyze_opts_t *o, tb_analyze_result_t *out, tb_err_
     /* the cell size: an option, or meta.json's; never two that disagree */
     out->cell_m = o->cell_m > 0 ? o->cell_m : meta.cell_m;
     if (!(out->cell_m > 0) || !isfinite(out->cell_m))
-        return tb_err_set(err, TB_E_INVALID, "analyze %s: give --cell-m (the size of one cell in "
-                          "metres; no meta.json beside the map says it)", o->path);
+        return tb_err_set(err, TB_E_INVALID,
+                          "analyze %s: give --cell-m (the size of one cell in "
+                          "metres; no meta.json beside the map says it)",
+                          o->path);
     if (meta.present && o->cell_m > 0 && fabs(o->cell_m - meta.cell_m) > 1e-9 * meta.cell_m)
-        return tb_err_set(err, TB_E_INVALID, "--cell-m %g disagrees with %s (cell_m %g); every slope "
-                          "would be wrong by their ratio", o->cell_m, out->meta_path, meta.cell_m);
+        return tb_err_set(err, TB_E_INVALID,
+                          "--cell-m %g disagrees with %s (cell_m %g); every slope "
+                          "would be wrong by their ratio",
+                          o->cell_m, out->meta_path, meta.cell_m);
     out->sea_level_m = o->has_sea_level ? o->sea_level_m : 0;
     out->mfd_exponent = o->has_mfd_exponent ? o->mfd_exponent
                         : meta.has_solve    ? meta.mfd_exponent
@@ -262,20 +272,26 @@ int tb_analyze_run(const tb_analyze_opts_t *o, tb_analyze_result_t *out, tb_err_
         out->h = o->raw_h;
     } else {
         if (!s_has_suffix(o->path, ".png") && !s_has_suffix(o->path, ".PNG"))
-            return tb_err_set(err, TB_E_INVALID, "analyze %s: not a .png; give --raw-float32 WxH "
-                              "for raw float32 little-endian heights", o->path);
+            return tb_err_set(err, TB_E_INVALID,
+                              "analyze %s: not a .png; give --raw-float32 WxH "
+                              "for raw float32 little-endian heights",
+                              o->path);
         if (!has_range)
-            return tb_err_set(err, TB_E_INVALID, "analyze %s: a 16-bit PNG holds no elevations, only "
+            return tb_err_set(err, TB_E_INVALID,
+                              "analyze %s: a 16-bit PNG holds no elevations, only "
                               "0..65535: give --elevation-m LO,HI (the heights of 0 and 65535), or "
-                              "keep the bake's meta.json beside it", o->path);
+                              "keep the bake's meta.json beside it",
+                              o->path);
         if (s_load_png(o->path, lo, hi, out, &h, err) != 0)
             return -1;
         out->from_png = true;
     }
     size_t cells = (size_t)out->w * (size_t)out->h;
     if (out->w < 3 || out->h < 3 || cells >= S_MAX_CELLS) {
-        tb_err_set(err, TB_E_INVALID, "analyze %s: %lld x %lld cells; expected at least 3 x 3 and "
-                   "under 2^31", o->path, (long long)out->w, (long long)out->h);
+        tb_err_set(err, TB_E_INVALID,
+                   "analyze %s: %lld x %lld cells; expected at least 3 x 3 and "
+                   "under 2^31",
+                   o->path, (long long)out->w, (long long)out->h);
         goto done;
     }
     /* A bake's planet_height.png is the whole circumference: X wraps. A DEM's edges do not. */
@@ -357,14 +373,14 @@ int tb_analyze_run(const tb_analyze_opts_t *o, tb_analyze_result_t *out, tb_err_
             snprintf(border, sizeof border,
                      "X does not wrap: a border of %lld cells (%.0f m) is routed but not counted",
                      (long long)r, (double)r * out->cell_m);
-        int n = snprintf(head, sizeof head,
-                         "terrain analyze %s: %lld x %lld cells of %g m, sea level %g m (%lld sea "
-                         "cells), %s exponent %g, %s border; %s%s%s\n",
-                         o->path, (long long)out->w, (long long)out->h, out->cell_m,
-                         out->sea_level_m, (long long)out->sea_cells,
-                         out->mfd_exponent > 0 ? "MFD" : "D8", out->mfd_exponent,
-                         o->border_sea ? "sea (0 m)" : "open", border,
-                         out->meta_path[0] ? "; read " : "", out->meta_path);
+        int n =
+            snprintf(head, sizeof head,
+                     "terrain analyze %s: %lld x %lld cells of %g m, sea level %g m (%lld sea "
+                     "cells), %s exponent %g, %s border; %s%s%s\n",
+                     o->path, (long long)out->w, (long long)out->h, out->cell_m, out->sea_level_m,
+                     (long long)out->sea_cells, out->mfd_exponent > 0 ? "MFD" : "D8",
+                     out->mfd_exponent, o->border_sea ? "sea (0 m)" : "open", border,
+                     out->meta_path[0] ? "; read " : "", out->meta_path);
         size_t len = (size_t)n + strlen(block) + 1;
         out->text = malloc(len);
         if (!out->text) {

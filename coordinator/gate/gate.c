@@ -16,20 +16,24 @@ typedef struct {
     const char *name, *cls, *key, *key2, *what;
 } s_metric_t;
 
-#define S_CLASS_METRICS(c, label)                                                                   \
+#define S_CLASS_METRICS(c, label)                                                                  \
     {c "_land_share", c, "land_share", NULL, "share of all land in " label},                       \
-        {c "_slope_median_deg", c, "slope_median_deg", NULL, "median slope of " label ", degrees"}, \
-        {c "_slope_p90_deg", c, "slope_p90_deg", NULL, "90th percentile slope of " label ", degrees"}, \
-        {c "_slope_over50_share", c, "slope_over_50_share", NULL,                                   \
+        {c "_slope_median_deg", c, "slope_median_deg", NULL,                                       \
+         "median slope of " label ", degrees"},                                                    \
+        {c "_slope_p90_deg", c, "slope_p90_deg", NULL,                                             \
+         "90th percentile slope of " label ", degrees"},                                           \
+        {c "_slope_over50_share", c, "slope_over_50_share", NULL,                                  \
          "share of " label " steeper than 50 degrees"},                                            \
         {c "_relief_median_m", c, "relief_median_m", NULL, "median local relief of " label ", m"}, \
         {c "_relief_p90_m", c, "relief_p90_m", NULL, "90th percentile relief of " label ", m"},    \
-        {c "_near_repose_share", c, "near_repose_share", NULL,                                      \
+        {c "_near_repose_share", c, "near_repose_share", NULL,                                     \
          "share of " label " within 2 degrees of the repose angle"},                               \
-        {c "_hypsometric_integral", c, "hypsometric_integral", NULL,                                \
+        {c "_hypsometric_integral", c, "hypsometric_integral", NULL,                               \
          "hypsometric integral of " label},                                                        \
-        {c "_drainage_density_per_km", c, "drainage_density_per_km", NULL,                          \
-         "drainage density of " label ", /km"}
+    {                                                                                              \
+        c "_drainage_density_per_km", c, "drainage_density_per_km", NULL,                          \
+            "drainage density of " label ", /km"                                                   \
+    }
 
 static const s_metric_t s_metrics[] = {
     {"slope_area_exponent", NULL, "slope_area", "exponent",
@@ -97,18 +101,27 @@ static const s_metric_t s_painted[] = {
 };
 #define S_NPAINTED ((int)(sizeof s_painted / sizeof s_painted[0]))
 
-int tb_gate_metric_count(void) { return S_NMETRICS + S_NPAINTED; }
+int tb_gate_metric_count(void)
+{
+    return S_NMETRICS + S_NPAINTED;
+}
 
 static const s_metric_t *s_metric(int i)
 {
-    return i >= 0 && i < S_NMETRICS                ? &s_metrics[i]
+    return i >= 0 && i < S_NMETRICS                         ? &s_metrics[i]
            : i >= S_NMETRICS && i < S_NMETRICS + S_NPAINTED ? &s_painted[i - S_NMETRICS]
                                                             : NULL;
 }
 
-const char *tb_gate_metric_name(int i) { return s_metric(i) ? s_metric(i)->name : NULL; }
+const char *tb_gate_metric_name(int i)
+{
+    return s_metric(i) ? s_metric(i)->name : NULL;
+}
 
-const char *tb_gate_metric_what(int i) { return s_metric(i) ? s_metric(i)->what : NULL; }
+const char *tb_gate_metric_what(int i)
+{
+    return s_metric(i) ? s_metric(i)->what : NULL;
+}
 
 /* Splits "painted.CLASS.STAT" into the class (into cls) and the index of STAT; -1 when name is not
  * of that form. */
@@ -141,14 +154,16 @@ int tb_gate_metric_find(const char *name)
 /* The defaults: measured on the demo planet (docs/gate.md, "The defaults and why"). */
 static const char s_defaults[] =
     "{\n"
-    "  \"description\": \"terrain gate built-in gates: the 25 km demo planet, seeds 7, 9342, 67914, "
+    "  \"description\": \"terrain gate built-in gates: the 25 km demo planet, seeds 7, 9342, "
+    "67914, "
     "measured at 50 to 400 steps (docs/gate.md)\",\n"
     "  \"gates\": {\n"
     "    \"slope_area_exponent\": {\"min\": -0.65, \"max\": -0.15,\n"
     "      \"why\": \"stream power predicts -m/n = -0.5; measured -0.22 .. -0.39, without incision "
     "-0.36 .. -1.29\"},\n"
     "    \"slope_area_r2\": {\"min\": 0.65,\n"
-    "      \"why\": \"a river network, not scatter; measured 0.75 .. 0.97, without incision 0.12 .. "
+    "      \"why\": \"a river network, not scatter; measured 0.75 .. 0.97, without incision 0.12 "
+    ".. "
     "0.68\"},\n"
     "    \"slope_area_bins\": {\"min\": 10,\n"
     "      \"why\": \"fewer bins cannot judge a fit (docs/statistics.md); measured 37 .. "
@@ -179,7 +194,8 @@ static const char s_defaults[] =
     "      \"why\": \"valley floors and saddles, not a uniform mass (real: about a quarter); "
     "measured 0.20 .. 0.42, without incision 0.71\"},\n"
     "    \"painted.range.near_repose_share\": {\"max\": 0.1,\n"
-    "      \"why\": \"a shoulder at the repose angle, not a spike (real: under 0.07); measured 0 .. "
+    "      \"why\": \"a shoulder at the repose angle, not a spike (real: under 0.07); measured 0 "
+    ".. "
     "0.05, the clamp-shaped trial 0.17\"},\n"
     "    \"painted.range.relief_median_m\": {\"min\": 100,\n"
     "      \"why\": \"a range has relief over 500 m (real: about 200 m); measured 121 .. 157\"},\n"
@@ -192,7 +208,10 @@ static const char s_defaults[] =
     "  }\n"
     "}\n";
 
-const char *tb_gate_defaults_json(void) { return s_defaults; }
+const char *tb_gate_defaults_json(void)
+{
+    return s_defaults;
+}
 
 static int s_number(const cJSON *v, const char *src, const char *path, double *out, tb_err_t *err)
 {
@@ -202,7 +221,8 @@ static int s_number(const cJSON *v, const char *src, const char *path, double *o
     return 0;
 }
 
-/* Refuses a key that appears twice in one object (cJSON keeps both; which one wins is an accident). */
+/* Refuses a key that appears twice in one object (cJSON keeps both; which one wins is an accident).
+ */
 static int s_no_duplicates(const cJSON *obj, const char *src, const char *where, tb_err_t *err)
 {
     for (const cJSON *a = obj->child; a; a = a->next)
@@ -345,8 +365,8 @@ static double s_class_value(const cJSON *o, const s_metric_t *m)
     if (m->key2)
         v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, m->key2) : NULL;
     if (strcmp(m->key, "land_share") != 0) {
-        const cJSON *lc = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "land_cells")
-                                            : NULL;
+        const cJSON *lc =
+            cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "land_cells") : NULL;
         if (!cJSON_IsNumber(lc) || lc->valuedouble <= 0)
             return NAN;
     }
@@ -394,8 +414,8 @@ double tb_gate_metric_value(const cJSON *st, int metric)
         v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, m->key2) : NULL;
     /* A class with no land has nothing to measure; its shares are not 0. */
     if (m->cls && strcmp(m->key, "land_share") != 0) {
-        const cJSON *lc = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "land_cells")
-                                            : NULL;
+        const cJSON *lc =
+            cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "land_cells") : NULL;
         if (!cJSON_IsNumber(lc) || lc->valuedouble <= 0)
             return NAN;
     }
@@ -465,11 +485,21 @@ void tb_gate_xml_escape(FILE *out, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&apos;", out);
+            break;
         default:
             if (*p >= 0x20 || *p == '\t' || *p == '\n' || *p == '\r')
                 fputc(*p, out);

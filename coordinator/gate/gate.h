@@ -1,18 +1,20 @@
-/* The gates of `terrain gate`: bounds on the statistics of a bake, checked seed by seed (docs/gate.md).
+/* The gates of `terrain gate`: bounds on the statistics of a bake, checked seed by seed
+ * (docs/gate.md).
  *
- * A gates file is JSON, checked as strictly as the manifest (an unknown key is refused by its path):
+ * A gates file is JSON, checked as strictly as the manifest (an unknown key is refused by its
+ * path):
  *
  *   {"description": "optional text",
  *    "gates": {"slope_area_exponent": {"min": -0.8, "max": -0.15, "why": "optional text"},
  *              "clip_fraction": {"max": 0.001},
  *              "drainage_density_per_km": {"min": 0.35, "max_change": 0.05}}}
  *
- * Each key of "gates" names a statistic (tb_gate_metric_count lists them: the printed block's lines,
- * and "painted.CLASS.STAT" for a painted legend class of that name,
- * read from the same JSON that meta.json holds under "statistics"); each gate has a "min", a "max"
- * or both (inclusive), and optionally "max_change", the largest |change| against a baseline bake of
- * the same seed (checked only with --baseline). The gates file lists every gate that is checked;
- * the built-in defaults (tb_gate_defaults_json) are a gates file like any other.
+ * Each key of "gates" names a statistic (tb_gate_metric_count lists them: the printed block's
+ * lines, and "painted.CLASS.STAT" for a painted legend class of that name, read from the same JSON
+ * that meta.json holds under "statistics"); each gate has a "min", a "max" or both (inclusive), and
+ * optionally "max_change", the largest |change| against a baseline bake of the same seed (checked
+ * only with --baseline). The gates file lists every gate that is checked; the built-in defaults
+ * (tb_gate_defaults_json) are a gates file like any other.
  *
  * Values come from a statistics JSON object (tb_stats_report_json, or a meta.json's "statistics"),
  * so a baseline is read back from an earlier bake's meta.json by the same code that reads a fresh
@@ -76,9 +78,9 @@ typedef enum { TB_GATE_PASS = 0, TB_GATE_FAIL = 1, TB_GATE_ERROR = 2 } tb_gate_s
 /* One gate on one seed. */
 typedef struct {
     tb_gate_status_t status;
-    double value;          /* NaN: no value */
-    double baseline;       /* NaN: no baseline */
-    char message[256];     /* why it failed, or "" */
+    double value;      /* NaN: no value */
+    double baseline;   /* NaN: no baseline */
+    char message[256]; /* why it failed, or "" */
 } tb_gate_check_t;
 
 /* Checks value (and, when baseline is finite, the change) against gate g. */

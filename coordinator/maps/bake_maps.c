@@ -53,7 +53,8 @@ static void s_sample_cell(int64_t pxi, int64_t py, int64_t f, int64_t w, int64_t
 static void s_ramp(double t, uint8_t rgb[3])
 {
     /* dark blue -> cyan -> white: the flow ramp */
-    static const double stops[4][3] = {{20, 30, 60}, {30, 90, 170}, {60, 200, 230}, {255, 255, 255}};
+    static const double stops[4][3] = {
+        {20, 30, 60}, {30, 90, 170}, {60, 200, 230}, {255, 255, 255}};
     t = t < 0 ? 0 : t > 1 ? 1 : t;
     double x = t * 3;
     int k = x >= 3 ? 2 : (int)x;
@@ -102,12 +103,24 @@ static void s_hsv(double hue, double s, double v, uint8_t rgb[3])
     double f = hh - i, p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
     double r, g, b;
     switch (i) {
-    case 0: r = v, g = t, b = p; break;
-    case 1: r = q, g = v, b = p; break;
-    case 2: r = p, g = v, b = t; break;
-    case 3: r = p, g = q, b = v; break;
-    case 4: r = t, g = p, b = v; break;
-    default: r = v, g = p, b = q; break;
+    case 0:
+        r = v, g = t, b = p;
+        break;
+    case 1:
+        r = q, g = v, b = p;
+        break;
+    case 2:
+        r = p, g = v, b = t;
+        break;
+    case 3:
+        r = p, g = q, b = v;
+        break;
+    case 4:
+        r = t, g = p, b = v;
+        break;
+    default:
+        r = v, g = p, b = q;
+        break;
     }
     rgb[0] = (uint8_t)lround(r * 255);
     rgb[1] = (uint8_t)lround(g * 255);
@@ -147,7 +160,8 @@ int tb_map_preview(const float *height_m, int64_t w, int64_t h, double cell_m, d
         return -1;
     if (!(land_top_m > 0))
         land_top_m = 1;
-    static const double land[4][3] = {{70, 120, 60}, {150, 150, 90}, {140, 110, 80}, {225, 225, 225}};
+    static const double land[4][3] = {
+        {70, 120, 60}, {150, 150, 90}, {140, 110, 80}, {225, 225, 225}};
     uint8_t *px = out->pixels;
     for (int64_t py = 0; py < (int64_t)out->h; py++)
         for (int64_t pxi = 0; pxi < (int64_t)out->w; pxi++, px += 3) {
@@ -157,8 +171,10 @@ int tb_map_preview(const float *height_m, int64_t w, int64_t h, double cell_m, d
             /* hillshade from the neighbours f cells away (X wraps) */
             int64_t xl = (x - f + w) % w, xr = (x + f) % w;
             int64_t yu = y - f < 0 ? 0 : y - f, yd = y + f >= h ? h - 1 : y + f;
-            double dzdx = (height_m[(size_t)y * w + xr] - height_m[(size_t)y * w + xl]) / (2 * f * cell_m);
-            double dzdy = (height_m[(size_t)yd * w + x] - height_m[(size_t)yu * w + x]) / (2 * f * cell_m);
+            double dzdx =
+                (height_m[(size_t)y * w + xr] - height_m[(size_t)y * w + xl]) / (2 * f * cell_m);
+            double dzdy =
+                (height_m[(size_t)yd * w + x] - height_m[(size_t)yu * w + x]) / (2 * f * cell_m);
             double shade = 0.75 + 0.6 * (-dzdx - dzdy) / sqrt(1 + dzdx * dzdx + dzdy * dzdy);
             shade = shade < 0.35 ? 0.35 : shade > 1.25 ? 1.25 : shade;
             double rgb[3];

@@ -3,12 +3,12 @@
  * The predecessor's most useful diagnostic (docs/bake.md, "The outputs"): U is the
  * field everything else is a consequence of, and map_slope should be recognisably the same picture.
  * One pixel per cell, box row j at image row j like the painting and all maps (docs/determinism.md:
- * one convention for every PNG), so it lies over map_class and planet_height without a flip. Cells with U = 0 - the ocean - are
- * near black; land runs through viridis (monotone in luminance) in sqrt(U / top) from 0 to a round
- * ceiling at or above the box's largest rate (1, 2 or 5 times a power of ten mm/yr;
- * tb_map_uplift_top_mm_yr says which); the square root keeps a 0.012 mm/yr plain and a 0.06 mm/yr
- * massif apart. Traces are drawn as lines rather than as the rate they add, because a fault is a
- * couple of kilometres wide and the map is tens of kilometres across.
+ * one convention for every PNG), so it lies over map_class and planet_height without a flip. Cells
+ * with U = 0 - the ocean - are near black; land runs through viridis (monotone in luminance) in
+ * sqrt(U / top) from 0 to a round ceiling at or above the box's largest rate (1, 2 or 5 times a
+ * power of ten mm/yr; tb_map_uplift_top_mm_yr says which); the square root keeps a 0.012 mm/yr
+ * plain and a 0.06 mm/yr massif apart. Traces are drawn as lines rather than as the rate they add,
+ * because a fault is a couple of kilometres wide and the map is tens of kilometres across.
  */
 #ifndef TB_MAP_UPLIFT_H
 #define TB_MAP_UPLIFT_H

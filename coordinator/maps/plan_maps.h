@@ -30,8 +30,8 @@ int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out,
 int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err);
 
 /* The content (tb_tile_content_t) of every tile of lattice L, in tile order (row by row), from the
- * plan's classes; content has tb_tile_count(L) bytes. Returns the number of land and coast tiles, or
- * -1 when memory runs out. */
+ * plan's classes; content has tb_tile_count(L) bytes. Returns the number of land and coast tiles,
+ * or -1 when memory runs out. */
 int tb_plan_tile_census(const tb_plan_t *plan, const tb_tile_lattice_t *L, uint8_t *content);
 
 /* Renders map_tiles.png: map_class with the detail tile lattice drawn over it and the id of every

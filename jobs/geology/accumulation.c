@@ -22,13 +22,13 @@ typedef struct {
 /* One band's walk state; each on its own cache lines. */
 typedef struct {
     int64_t r0, r1;
-    size_t lo, hi;             /* the band's cells [lo, hi) */
-    size_t slow_lo, slow_hi;   /* cells outside [slow_lo, slow_hi) may release into other bands */
-    size_t atom_lo, atom_hi;   /* counters outside [atom_lo, atom_hi) are shared with a neighbour */
+    size_t lo, hi;           /* the band's cells [lo, hi) */
+    size_t slow_lo, slow_hi; /* cells outside [slow_lo, slow_hi) may release into other bands */
+    size_t atom_lo, atom_hi; /* counters outside [atom_lo, atom_hi) are shared with a neighbour */
     size_t solved, order_at, norder, stuck;
-    int dir0;                  /* the first sweep's direction */
+    int dir0; /* the first sweep's direction */
     double wait_s, walk_s;
-    s_inbox_t in_top, in_bot;  /* cells of row r0 freed by band b - 1, of row r1 - 1 by band b + 1 */
+    s_inbox_t in_top, in_bot; /* cells of row r0 freed by band b - 1, of row r1 - 1 by band b + 1 */
     char pad[64];
 } s_band_t;
 
@@ -123,7 +123,7 @@ static const float s_cw[8] = {0.25f, 0.5f, 0.25f, 0.5f, 0.5f, 0.25f, 0.5f, 0.25f
 
 typedef struct {
     float exponent;
-    int linear;       /* exponent == 1: no pow */
+    int linear; /* exponent == 1: no pow */
     float inv_dist[8];
     float contour[8]; /* L_k in cells */
 } s_weights_t;
@@ -163,19 +163,37 @@ static inline s_v4 s_load4(const float *p)
     return v;
 }
 
-static inline s_v4 s_sel(s_v4i m, s_v4 a, s_v4 b) { return (s_v4)((m & (s_v4i)a) | (~m & (s_v4i)b)); }
+static inline s_v4 s_sel(s_v4i m, s_v4 a, s_v4 b)
+{
+    return (s_v4)((m & (s_v4i)a) | (~m & (s_v4i)b));
+}
 
 /* Lane-wise a > b ? a : b, a where m is set else 0, and the sign bits of m as four bits: one
  * instruction each where SSE has them (x86-64 always does), the same values elsewhere. */
 #if defined(__SSE__)
 #include <xmmintrin.h>
-static inline s_v4 s_max(s_v4 a, s_v4 b) { return (s_v4)_mm_max_ps((__m128)a, (__m128)b); }
-static inline int s_mask4(s_v4i m) { return _mm_movemask_ps((__m128)m); }
+static inline s_v4 s_max(s_v4 a, s_v4 b)
+{
+    return (s_v4)_mm_max_ps((__m128)a, (__m128)b);
+}
+static inline int s_mask4(s_v4i m)
+{
+    return _mm_movemask_ps((__m128)m);
+}
 #else
-static inline s_v4 s_max(s_v4 a, s_v4 b) { return s_sel(a > b, a, b); }
-static inline int s_mask4(s_v4i m) { return (m[0] & 1) | (m[1] & 2) | (m[2] & 4) | (m[3] & 8); }
+static inline s_v4 s_max(s_v4 a, s_v4 b)
+{
+    return s_sel(a > b, a, b);
+}
+static inline int s_mask4(s_v4i m)
+{
+    return (m[0] & 1) | (m[1] & 2) | (m[2] & 4) | (m[3] & 8);
+}
 #endif
-static inline s_v4 s_and(s_v4i m, s_v4 a) { return (s_v4)(m & (s_v4i)a); }
+static inline s_v4 s_and(s_v4i m, s_v4 a)
+{
+    return (s_v4)(m & (s_v4i)a);
+}
 
 /* The eight neighbours of inner cell c of a row of stride W, in tb_nb order: lanes 0..3 (row
  * below and west) in *a, 4..7 (east and row above) in *b. Reads p[c - W - 1 .. c + W + 1] only. */
@@ -188,8 +206,8 @@ static inline void s_nb8(const float *p, size_t c, ptrdiff_t W, s_v4 *a, s_v4 *b
 
 /* The pull (area received) and outgoing weight sum of solved cell c at p = 1: lane-wise over the
  * eight neighbours, then summed in the fixed tree of s_tree. Inner columns only. */
-static inline float s_pull_linear_v(const float *h, const float *q, size_t c, ptrdiff_t W,
-                                    float hc, float *wsum, unsigned *lower)
+static inline float s_pull_linear_v(const float *h, const float *q, size_t c, ptrdiff_t W, float hc,
+                                    float *wsum, unsigned *lower)
 {
     s_v4 ha, hb, qa, qb;
     s_nb8(h, c, W, &ha, &hb);
@@ -386,7 +404,6 @@ static size_t s_poll(s_band_t *bd, s_chase_t *ch)
     }
     return got;
 }
-
 
 /* Waits until a neighbouring band hands something over, or every other band has finished (then
  * nothing more can come). */
@@ -597,13 +614,13 @@ static void s_coast_task(void *ctx_, size_t task, int thread)
     s_coast(cc->x, cc->coast, from, to < cc->ncoast ? to : cc->ncoast);
 }
 
-size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
-                          const float *h, double exponent, const int32_t *coast, size_t ncoast,
-                          float *area_m2, int32_t *order, size_t *seg_start, size_t *seg_count,
-                          tb_pool_t *pool, const tb_band_t *bands, int nbands, double *wait_s)
+size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
+                          double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
+                          int32_t *order, size_t *seg_start, size_t *seg_count, tb_pool_t *pool,
+                          const tb_band_t *bands, int nbands, double *wait_s)
 {
-    s_ctx_t x = {self, t, node, h, {(float)exponent, exponent == 1, {0}, {0}}, area_m2, order,
-                 nbands};
+    s_ctx_t x = {self,    t,     node,  h, {(float)exponent, exponent == 1, {0}, {0}},
+                 area_m2, order, nbands};
     for (int k = 0; k < 8; k++) {
         x.wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
         x.wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
@@ -660,8 +677,7 @@ void tb_accum_d8_coast(const tb_topo_t *t, const uint8_t *node, const uint8_t *d
 }
 
 void tb_accum_d8_stack(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
-                       const tb_stack_t *stack, const int32_t *coast, size_t ncoast,
-                       float *area_m2)
+                       const tb_stack_t *stack, const int32_t *coast, size_t ncoast, float *area_m2)
 {
     float cell = (float)t->cell_area_m2;
     for (size_t s = 0; s < stack->count; s++)

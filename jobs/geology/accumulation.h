@@ -19,9 +19,9 @@
  * slower at every width, 8 rows by 40 %.)
  *
  * Threads (docs/solve.md). The MFD graph does not split into independent drainage basins (a divide
- * cell sends area to both sides), so the walk is split by bands of rows (topology.h), each walked by
- * one thread: a release into another band's first or last row is an atomic decrement, and the cell
- * it frees is handed to that band's inbox; band 0 sweeps up and band 1 down from their shared
+ * cell sends area to both sides), so the walk is split by bands of rows (topology.h), each walked
+ * by one thread: a release into another band's first or last row is an atomic decrement, and the
+ * cell it frees is handed to that band's inbox; band 0 sweeps up and band 1 down from their shared
  * boundary first, so what they hand each other is ready early. Counts and pulls are the same float
  * operations as with one band, so the areas are the same bits for any number of bands.
  *
@@ -71,13 +71,13 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
  * order[seg_start[b] .. seg_start[b] + seg_count[b]) (the bands' solved cells, in band order), each
  * segment a Kahn order of its band: a cell comes after every higher neighbour of its own band, and
  * after one of another band only in real time (see tb_spl_erode_bands). wait_s[2 b] (may be NULL)
- * receives the seconds band b's thread spent waiting for other bands, wait_s[2 b + 1] its whole walk.
- * Same bits as one thread. The bands wait on each other, so there must be no more bands than the
- * pool has threads; SIZE_MAX when there are, or when memory runs out (nothing is computed). */
-size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node,
-                          const float *h, double exponent, const int32_t *coast, size_t ncoast,
-                          float *area_m2, int32_t *order, size_t *seg_start, size_t *seg_count,
-                          tb_pool_t *pool, const tb_band_t *bands, int nbands, double *wait_s);
+ * receives the seconds band b's thread spent waiting for other bands, wait_s[2 b + 1] its whole
+ * walk. Same bits as one thread. The bands wait on each other, so there must be no more bands than
+ * the pool has threads; SIZE_MAX when there are, or when memory runs out (nothing is computed). */
+size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
+                          double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
+                          int32_t *order, size_t *seg_start, size_t *seg_count, tb_pool_t *pool,
+                          const tb_band_t *bands, int nbands, double *wait_s);
 
 /* D8 drainage area along the stack (reverse order: donors before receivers), coast cells gathered
  * in neighbour order. */

@@ -9,14 +9,14 @@
 
 /* A band's scan: its row of marks and the cells it found too high. */
 typedef struct {
-    int32_t *flag;  /* one row: cells the smallest allowance would lower */
-    int32_t *hits;  /* cells that violate on the scanned surface */
+    int32_t *flag; /* one row: cells the smallest allowance would lower */
+    int32_t *hits; /* cells that violate on the scanned surface */
     size_t nhits, cap;
     int failed;
 } s_scan_t;
 
 struct tb_clamp_t {
-    int32_t *ring;  /* FIFO of lowered cells (each at most once in it) */
+    int32_t *ring; /* FIFO of lowered cells (each at most once in it) */
     uint8_t *queued;
     size_t cap;
     int64_t w;
@@ -69,8 +69,8 @@ typedef struct {
 static double s_factor(const s_clamp_t *s, size_t c)
 {
     int64_t j = (int64_t)(c / (size_t)s->t->w), i = (int64_t)(c % (size_t)s->t->w);
-    uint64_t bits = tb_hash_cell(s->p->key, tb_frame_lattice_x(s->t->box, i),
-                                 tb_frame_lattice_y(s->t->box, j));
+    uint64_t bits =
+        tb_hash_cell(s->p->key, tb_frame_lattice_x(s->t->box, i), tb_frame_lattice_y(s->t->box, j));
     return 1.0 - s->p->jitter * tb_hash_unit(bits);
 }
 

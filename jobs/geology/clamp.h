@@ -1,8 +1,8 @@
 /* The repose clamp: no solved cell stands more than the angle of repose above any neighbour
  * (docs/solve.md).
  *
- * Each solved cell c may stand at most A_ck = a_c * tan(talus) * dist_k above neighbour k, where the
- * allowance factor a_c = 1 - J u_c is jittered per cell and per step from the world-keyed hash
+ * Each solved cell c may stand at most A_ck = a_c * tan(talus) * dist_k above neighbour k, where
+ * the allowance factor a_c = 1 - J u_c is jittered per cell and per step from the world-keyed hash
  * (TB_SALT_CLAMP_ALLOWANCE; u in [0, 1), J = 0.05 by default), so a clamped slope is not one ruled
  * plane. The clamp lowers cells, never raises them, and fixed cells (0 m) bound their neighbours.
  *
@@ -25,9 +25,9 @@
 #include "jobs/geology/topology.h"
 
 typedef struct {
-    double tan_talus;   /* tan of the angle of repose */
-    double jitter;      /* J: the allowance factor lies in (1 - J, 1] */
-    uint64_t key;       /* tb_hash_key(seed, TB_SALT_CLAMP_ALLOWANCE, step) */
+    double tan_talus; /* tan of the angle of repose */
+    double jitter;    /* J: the allowance factor lies in (1 - J, 1] */
+    uint64_t key;     /* tb_hash_key(seed, TB_SALT_CLAMP_ALLOWANCE, step) */
 } tb_clamp_params_t;
 
 typedef struct tb_clamp_t tb_clamp_t;

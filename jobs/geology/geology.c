@@ -21,10 +21,10 @@ struct tb_geology_t {
     tb_solve_params_t params;
     tb_geology_options_t opt;
     uint64_t seed;
-    uint8_t *node;     /* TB_NODE_* per cell */
-    uint8_t *dir;      /* D8 direction per cell, TB_DIR_NONE for fixed */
+    uint8_t *node; /* TB_NODE_* per cell */
+    uint8_t *dir;  /* D8 direction per cell, TB_DIR_NONE for fixed */
     int32_t *pits;
-    int32_t *coast;    /* fixed cells bordering solved ones */
+    int32_t *coast; /* fixed cells bordering solved ones */
     size_t ncoast;
     size_t solved;
     float *area;       /* m2 */
@@ -39,16 +39,16 @@ struct tb_geology_t {
     tb_clamp_t *clamp;
     tb_geology_phases_t phases;
     /* threads (docs/solve.md) */
-    tb_pool_t *pool;           /* borrowed; NULL: the caller's thread */
+    tb_pool_t *pool; /* borrowed; NULL: the caller's thread */
     int nbands;
     tb_band_t bands[TB_GEOLOGY_MAX_BANDS]; /* balanced on land cells: the walks, the sinks */
     tb_band_t rows[TB_GEOLOGY_MAX_BANDS];  /* balanced on rows: route, hillslope, clamp */
     size_t seg_start[TB_GEOLOGY_MAX_BANDS], seg_count[TB_GEOLOGY_MAX_BANDS];
-    size_t band_pits[TB_GEOLOGY_MAX_BANDS];     /* pits found in a band's inner rows */
-    size_t edge_pits[TB_GEOLOGY_MAX_BANDS][2];  /* ... in its first and last rows */
-    int32_t *edge_pit_mem;     /* 2 rows per band */
+    size_t band_pits[TB_GEOLOGY_MAX_BANDS];    /* pits found in a band's inner rows */
+    size_t edge_pits[TB_GEOLOGY_MAX_BANDS][2]; /* ... in its first and last rows */
+    int32_t *edge_pit_mem;                     /* 2 rows per band */
     int band_bad[TB_GEOLOGY_MAX_BANDS];
-    uint8_t *flag;             /* the band-parallel update's done flags (one byte a cell) */
+    uint8_t *flag; /* the band-parallel update's done flags (one byte a cell) */
     unsigned spl_calls;
     int32_t *mouth_size;       /* D8: last step's tree size at each river mouth (a schedule hint) */
     size_t *tasks;             /* D8: task ranges of the mouth list */
@@ -128,7 +128,8 @@ tb_geology_t *tb_geology_new(const tb_frame_t *box, const tb_solve_params_t *p, 
     g->stack.order = g->receiver ? tb_malloc(n * sizeof(int32_t), "geology stack", err) : NULL;
     g->stack.tree_start =
         g->stack.order ? tb_malloc((n + 1) * sizeof(int32_t), "geology stack trees", err) : NULL;
-    g->stack.scratch = g->stack.tree_start ? tb_malloc(n * sizeof(int32_t), "geology walk", err) : NULL;
+    g->stack.scratch =
+        g->stack.tree_start ? tb_malloc(n * sizeof(int32_t), "geology walk", err) : NULL;
     g->sinks = g->stack.scratch ? tb_sinks_new(n, err) : NULL;
     g->accum = g->sinks ? tb_accum_new(n, g->topo.w, err) : NULL;
     g->hill = g->accum ? tb_hillslope_new(n, g->topo.w, err) : NULL;
@@ -282,8 +283,8 @@ static void s_route_edges(void *ctx_, size_t b, int thread)
     g->edge_pits[b][0] = g->edge_pits[b][1] = 0;
     tb_receivers_d8_row(&g->topo, g->node, x->h, x->jit, bd->r0, g->dir, mem, &g->edge_pits[b][0]);
     if (bd->r1 - 1 > bd->r0) /* a one-row band has one edge row */
-        tb_receivers_d8_row(&g->topo, g->node, x->h, x->jit, bd->r1 - 1, g->dir,
-                            mem + g->topo.w, &g->edge_pits[b][1]);
+        tb_receivers_d8_row(&g->topo, g->node, x->h, x->jit, bd->r1 - 1, g->dir, mem + g->topo.w,
+                            &g->edge_pits[b][1]);
 }
 
 /* Steps 1 and 2. Returns the number of pits, gathered at the front of g->pits in raster order;
@@ -456,14 +457,18 @@ static int s_d8_basins(tb_geology_t *g, const float *k, const tb_spl_params_t *p
     return 0;
 }
 
-void tb_geology_set_pool(tb_geology_t *g, tb_pool_t *pool) { g->pool = pool; }
+void tb_geology_set_pool(tb_geology_t *g, tb_pool_t *pool)
+{
+    g->pool = pool;
+}
 
 int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *uplift_m_yr,
                    const float *k, float *height_m, int64_t step0, int steps,
                    int (*progress)(void *ud, int64_t step_done), void *ud, tb_err_t *err)
 {
     if (!g || !solve_mask || !uplift_m_yr || !k || !height_m)
-        return tb_err_set(err, TB_E_INVALID, "geology: run needs a solve, a mask, U, K and heights");
+        return tb_err_set(err, TB_E_INVALID,
+                          "geology: run needs a solve, a mask, U, K and heights");
     if (step0 < 0 || steps < 0)
         return tb_err_set(err, TB_E_INVALID, "geology: steps %lld + %d, expected non-negative",
                           (long long)step0, steps);
@@ -519,8 +524,10 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
                                               g->ncoast, g->area, g->kahn, g->seg_start,
                                               g->seg_count, g->pool, g->bands, g->nbands, waits);
             if (stuck == SIZE_MAX)
-                return tb_err_set(err, TB_E_NOMEM, "geology: step %lld: out of memory for the "
-                                  "drainage-area walk", (long long)step);
+                return tb_err_set(err, TB_E_NOMEM,
+                                  "geology: step %lld: out of memory for the "
+                                  "drainage-area walk",
+                                  (long long)step);
             if (stuck > 0)
                 return tb_err_set(err, TB_E_INTERNAL,
                                   "geology: step %lld: %zu cells have no lower neighbour after the "
@@ -534,9 +541,10 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
                 if (tb_spl_erode_bands(t, g->node, g->dir, g->kahn, g->seg_start, g->seg_count,
                                        g->area, k, &sp, h, g->flag, epoch, g->pool, g->bands,
                                        g->nbands, waits) < 0)
-                    return tb_err_set(err, TB_E_INTERNAL, "geology: step %lld: %d bands on %d "
-                                      "threads", (long long)step, g->nbands,
-                                      tb_pool_threads(g->pool));
+                    return tb_err_set(err, TB_E_INTERNAL,
+                                      "geology: step %lld: %d bands on %d "
+                                      "threads",
+                                      (long long)step, g->nbands, tb_pool_threads(g->pool));
                 for (int b = 0; b < g->nbands; b++)
                     ph->wait_s += waits[b];
             }
@@ -585,8 +593,14 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
     return 0;
 }
 
-const float *tb_geology_area_m2(const tb_geology_t *g) { return g->have_step ? g->area : NULL; }
-const int32_t *tb_geology_basin(const tb_geology_t *g) { return g->have_step ? g->basin : NULL; }
+const float *tb_geology_area_m2(const tb_geology_t *g)
+{
+    return g->have_step ? g->area : NULL;
+}
+const int32_t *tb_geology_basin(const tb_geology_t *g)
+{
+    return g->have_step ? g->basin : NULL;
+}
 const int32_t *tb_geology_receiver(const tb_geology_t *g)
 {
     return g->have_step ? g->receiver : NULL;

@@ -14,9 +14,9 @@
  * docs/determinism.md: every random number is a hash of lattice coordinates and the step; every
  * kernel's result on a cell depends only on cells of its own landmass (fixed cells separate
  * landmasses and nothing crosses them), never on processing order, the box or a statistic of the
- * box. So a landmass gives the same bits in its own box, in a larger box beside other landmasses and
- * in a box across the seam (tests/test_geology.c). Workspaces are allocated once, by _new, for the
- * box; a step allocates nothing except when the sinks' lake lists first grow.
+ * box. So a landmass gives the same bits in its own box, in a larger box beside other landmasses
+ * and in a box across the seam (tests/test_geology.c). Workspaces are allocated once, by _new, for
+ * the box; a step allocates nothing except when the sinks' lake lists first grow.
  *
  * Memory: about 105 bytes a cell of workspace, plus the caller's height, uplift, K and mask.
  */
@@ -37,31 +37,31 @@
 
 /* Switches beyond the manifest's physics, for tests, negative controls and measurement. */
 typedef struct {
-    bool stream_power;       /* incision on (`terrain gate --test-no-incision` turns it off) */
-    bool hillslope;          /* diffusion on (also off when diffusion_m2_yr is 0) */
-    bool clamp;              /* repose clamp on */
-    double router_jitter;    /* relative tie-break jitter of the D8 router; 5e-4 */
-    double clamp_jitter;     /* allowance jitter of the clamp; 0.05 */
+    bool stream_power;    /* incision on (`terrain gate --test-no-incision` turns it off) */
+    bool hillslope;       /* diffusion on (also off when diffusion_m2_yr is 0) */
+    bool clamp;           /* repose clamp on */
+    double router_jitter; /* relative tie-break jitter of the D8 router; 5e-4 */
+    double clamp_jitter;  /* allowance jitter of the clamp; 0.05 */
     tb_hillslope_bound_t hillslope_bound; /* TB_HILLSLOPE_BOUND_CELL; others are controls */
 } tb_geology_options_t;
 
 /* Per-phase seconds and counters accumulated over every run of a solve, for the benchmark. */
 typedef struct {
     double uplift_route_s, sinks_s, stack_s, accumulation_s, spl_s, hillslope_s, clamp_s;
-    int64_t steps;              /* steps run */
-    int64_t cell_steps;         /* solved cells x steps */
-    int64_t pit_steps;          /* steps that found at least one pit */
-    int64_t pits;               /* pits found by the router, summed over steps */
-    int64_t closed_cells;       /* cells flooded, summed over steps */
-    int64_t sink_lakes;         /* lakes grown, summed over steps */
-    int64_t sink_fallbacks;     /* steps whose pits ended in the closed-basin flood */
-    int64_t hillslope_updates;  /* hillslope cell updates, summed over sub-steps and steps */
-    int64_t clamp_moves;        /* cells lowered by the clamp */
-    int hillslope_max_rate;     /* highest hillslope rate seen */
-    double serial_s;            /* wall seconds spent on one thread (the sinks' serial pass) */
-    double wait_s;              /* thread-seconds the band walks spent waiting for each other */
+    int64_t steps;               /* steps run */
+    int64_t cell_steps;          /* solved cells x steps */
+    int64_t pit_steps;           /* steps that found at least one pit */
+    int64_t pits;                /* pits found by the router, summed over steps */
+    int64_t closed_cells;        /* cells flooded, summed over steps */
+    int64_t sink_lakes;          /* lakes grown, summed over steps */
+    int64_t sink_fallbacks;      /* steps whose pits ended in the closed-basin flood */
+    int64_t hillslope_updates;   /* hillslope cell updates, summed over sub-steps and steps */
+    int64_t clamp_moves;         /* cells lowered by the clamp */
+    int hillslope_max_rate;      /* highest hillslope rate seen */
+    double serial_s;             /* wall seconds spent on one thread (the sinks' serial pass) */
+    double wait_s;               /* thread-seconds the band walks spent waiting for each other */
     int64_t largest_basin_cells; /* D8: the largest tree of each step, summed over steps */
-    int bands;                  /* bands of rows the last run was split into (1 per thread) */
+    int bands;                   /* bands of rows the last run was split into (1 per thread) */
 } tb_geology_phases_t;
 
 typedef struct tb_geology_t tb_geology_t;

@@ -23,28 +23,31 @@
 static const float s_rate[S_MAX_LEVEL + 1] = {1.f,  2.f,   4.f,   8.f,   16.f,  32.f,
                                               64.f, 128.f, 256.f, 512.f, 1024.f};
 static const float s_inv_rate[S_MAX_LEVEL + 1] = {
-    1.f, 0.5f, 0.25f, 0.125f, 0.0625f, 0.03125f, 0.015625f, 0.0078125f, 0.00390625f,
-    0.001953125f, 0.0009765625f};
+    1.f,       0.5f,       0.25f,       0.125f,       0.0625f,      0.03125f,
+    0.015625f, 0.0078125f, 0.00390625f, 0.001953125f, 0.0009765625f};
 
 struct tb_hillslope_t {
     size_t cells;
     int64_t w;
-    uint8_t *own;   /* log2 of the rate each cell's own faces need */
-    uint8_t *level; /* log2 of each cell's rate: the highest own level in its 3 x 3; fixed 0 */
-    uint8_t *touch; /* highest level of any face of the cell (its level and its neighbours') */
-    float *limit;   /* 1, or rate / S_c where even the capped rate falls short */
-    float *rinv;    /* 1 / rate: a face fires at the faster cell's rate, min of the two */
-    float *m0[4];   /* M of the forward faces (E, NW, N, NE) at the start of the step */
-    float *flux_mem;   /* row buffers of forward-face fluxes for the dense passes: per band two
-                        * rows of four faces, and one row of four faces per band boundary */
-    int flux_bands;    /* bands flux_mem has room for */
-    int32_t *list;  /* cells with a face above level 1, highest touch first */
+    uint8_t *own;    /* log2 of the rate each cell's own faces need */
+    uint8_t *level;  /* log2 of each cell's rate: the highest own level in its 3 x 3; fixed 0 */
+    uint8_t *touch;  /* highest level of any face of the cell (its level and its neighbours') */
+    float *limit;    /* 1, or rate / S_c where even the capped rate falls short */
+    float *rinv;     /* 1 / rate: a face fires at the faster cell's rate, min of the two */
+    float *m0[4];    /* M of the forward faces (E, NW, N, NE) at the start of the step */
+    float *flux_mem; /* row buffers of forward-face fluxes for the dense passes: per band two
+                      * rows of four faces, and one row of four faces per band boundary */
+    int flux_bands;  /* bands flux_mem has room for */
+    int32_t *list;   /* cells with a face above level 1, highest touch first */
     int32_t *first, *last; /* per row and touch level: first and last column at that level */
-    float *next;    /* Jacobi buffer of the sparse passes */
+    float *next;           /* Jacobi buffer of the sparse passes */
 };
 
 /* Forward slot of direction k (4..7 -> 0..3). */
-static inline int s_slot(int k) { return k - 4; }
+static inline int s_slot(int k)
+{
+    return k - 4;
+}
 
 tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
 {
@@ -148,7 +151,8 @@ static void s_faces(tb_hillslope_t *self, const tb_topo_t *t, const float *h, co
     }
 }
 
-/* M at the start for the face of cell c towards k (forward: own slot; backward: the neighbour's). */
+/* M at the start for the face of cell c towards k (forward: own slot; backward: the neighbour's).
+ */
 static inline float s_m0(const tb_hillslope_t *self, const tb_topo_t *t, uint8_t node_c, size_t c,
                          int k)
 {
@@ -189,7 +193,10 @@ static inline uint8_t s_max9(const tb_topo_t *t, const uint8_t *node, const uint
     return m;
 }
 
-static inline uint8_t s_max2(uint8_t a, uint8_t b) { return a > b ? a : b; }
+static inline uint8_t s_max2(uint8_t a, uint8_t b)
+{
+    return a > b ? a : b;
+}
 
 /* The same for column i of a row (dn, mid and up: the rows below, at and above), written out on
  * row pointers so the row loops around it vectorise. */
@@ -343,7 +350,8 @@ static int s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t 
     int64_t i_lo = t->wraps ? 0 : 1, i_hi = t->wraps ? w : w - 1;
     for (int64_t j = j0; j < j1; j++) {
         size_t row = (size_t)j * (size_t)w;
-        int32_t *first = self->first + j * (S_MAX_LEVEL + 1), *last = self->last + j * (S_MAX_LEVEL + 1);
+        int32_t *first = self->first + j * (S_MAX_LEVEL + 1),
+                *last = self->last + j * (S_MAX_LEVEL + 1);
         /* The touch levels, branch-free over the inner columns (it vectorises). */
         const uint8_t *restrict nd = node + row;
         uint8_t *restrict tr = self->touch + row;
@@ -355,7 +363,8 @@ static int s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t 
         }
         if (t->wraps)
             for (int64_t i = 0; i < w; i += w - 1)
-                tr[i] = (nd[i] & TB_NODE_SOLVED) ? s_max9(t, node, self->level, row + (size_t)i) : 0;
+                tr[i] =
+                    (nd[i] & TB_NODE_SOLVED) ? s_max9(t, node, self->level, row + (size_t)i) : 0;
         /* The census: a row at one level (the common case) in one pass of reductions. */
         uint8_t mn = 255, mx = 0;
         size_t cnt = 0;
@@ -569,9 +578,9 @@ typedef struct {
     tb_hillslope_bound_t bound;
     const tb_band_t *bands;
     int nbands;
-    int cap;            /* the highest level a cell may take */
-    uint8_t box_top;    /* the box's highest own level (the BOX control) */
-    int lr;             /* the current firing's level */
+    int cap;         /* the highest level a cell may take */
+    uint8_t box_top; /* the box's highest own level (the BOX control) */
+    int lr;          /* the current firing's level */
     size_t active, chunk;
     uint8_t top_own[TB_HILLSLOPE_MAX_BANDS];
     int most[TB_HILLSLOPE_MAX_BANDS];
@@ -595,7 +604,10 @@ static void s_bind(const tb_hillslope_t *self, int64_t w, int slot, s_fluxrow_t 
 }
 
 /* Buffer slots: band b owns 2b and 2b + 1; the boundary below band b + 1 is slot 2 nbands + b. */
-static int s_bnd_slot(int nbands, int b) { return 2 * nbands + b; }
+static int s_bnd_slot(int nbands, int b)
+{
+    return 2 * nbands + b;
+}
 
 static int s_grow_flux(tb_hillslope_t *self, int64_t w, int nbands)
 {
@@ -622,8 +634,8 @@ static void s_need_task(void *ctx_, size_t b, int thread)
 {
     (void)thread;
     s_ctx_t *x = ctx_;
-    x->top_own[b] = s_need_rows(x->self, x->t, x->node, &x->q, x->cap, x->bands[b].r0,
-                                x->bands[b].r1);
+    x->top_own[b] =
+        s_need_rows(x->self, x->t, x->node, &x->q, x->cap, x->bands[b].r0, x->bands[b].r1);
 }
 
 static void s_level_task(void *ctx_, size_t b, int thread)
@@ -754,8 +766,8 @@ int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, con
 
 int tb_hillslope_diffuse_bands(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
                                const tb_hillslope_params_t *p, float *h,
-                               tb_hillslope_stats_t *stats, tb_pool_t *pool,
-                               const tb_band_t *bands, int nbands, tb_err_t *err)
+                               tb_hillslope_stats_t *stats, tb_pool_t *pool, const tb_band_t *bands,
+                               int nbands, tb_err_t *err)
 {
     if (!(p->diffusion_m2_yr > 0))
         return 0;

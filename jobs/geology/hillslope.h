@@ -52,8 +52,8 @@ typedef enum {
 typedef struct {
     double diffusion_m2_yr; /* D */
     double dt_yr;
-    double critical_slope;  /* Sc = tan(talus) */
-    int max_substeps;       /* the highest rate is the largest power of two not above this */
+    double critical_slope; /* Sc = tan(talus) */
+    int max_substeps;      /* the highest rate is the largest power of two not above this */
     tb_hillslope_bound_t bound;
 } tb_hillslope_params_t;
 
@@ -83,7 +83,7 @@ int tb_hillslope_diffuse_nonlinear(tb_hillslope_t *self, const tb_topo_t *t, con
  * Returns 0, or -1 with *err when a flux buffer cannot be allocated. */
 int tb_hillslope_diffuse_bands(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
                                const tb_hillslope_params_t *p, float *h,
-                               tb_hillslope_stats_t *stats, tb_pool_t *pool,
-                               const tb_band_t *bands, int nbands, tb_err_t *err);
+                               tb_hillslope_stats_t *stats, tb_pool_t *pool, const tb_band_t *bands,
+                               int nbands, tb_err_t *err);
 
 #endif

@@ -4,12 +4,12 @@
 #include "common/hash.h"
 
 /* 1 / distance in cells: slopes compare in cell units, the metres cancel. */
-static const float s_inv_dist[8] = {0.70710678f, 1.0f, 0.70710678f, 1.0f,
-                                    1.0f,        0.70710678f, 1.0f, 0.70710678f};
+static const float s_inv_dist[8] = {0.70710678f, 1.0f,        0.70710678f, 1.0f,
+                                    1.0f,        0.70710678f, 1.0f,        0.70710678f};
 
 /* The jittered argmax over the strictly lower neighbours; only called on a near tie. */
-static uint8_t s_jittered(const float *h, size_t c, const ptrdiff_t *off, const tb_router_jitter_t *jit,
-                          int64_t lx, int64_t ly)
+static uint8_t s_jittered(const float *h, size_t c, const ptrdiff_t *off,
+                          const tb_router_jitter_t *jit, int64_t lx, int64_t ly)
 {
     uint64_t bits = tb_hash_cell(jit->key, lx, ly);
     float hc = h[c];

@@ -4,13 +4,13 @@
  * Each solved cell's receiver is the strictly lower neighbour k that maximises
  *     s_k * (1 + J * v_k),   s_k = (h_c - h_k) / dist_k,
  * where v_k in [-1, 1] is byte k of tb_hash_cell(key, lattice x, lattice y) and the key is derived
- * per step (TB_SALT_ROUTER_JITTER). A static jitter re-carves the same grooves a thousand times; one
- * that changes every step averages out. The hash is only taken when the two steepest slopes are
+ * per step (TB_SALT_ROUTER_JITTER). A static jitter re-carves the same grooves a thousand times;
+ * one that changes every step averages out. The hash is only taken when the two steepest slopes are
  * within the jitter of each other (otherwise it cannot change the answer), so the common case costs
  * nothing. A cell with no strictly lower neighbour is a pit and gets TB_DIR_NONE.
  *
- * Invariant: a receiver depends only on the cell's 3 x 3 heights, its lattice position and the step,
- * so it is the same in every box and in any processing order.
+ * Invariant: a receiver depends only on the cell's 3 x 3 heights, its lattice position and the
+ * step, so it is the same in every box and in any processing order.
  */
 #ifndef TB_GEOLOGY_RECEIVERS_H
 #define TB_GEOLOGY_RECEIVERS_H

@@ -42,30 +42,30 @@ typedef struct {
  * is the caller's; workers 1.. resolve the lakes of one band each. */
 typedef struct {
     s_bucket_t bucket[S_BUCKETS];
-    uint32_t last;    /* the last popped key */
+    uint32_t last; /* the last popped key */
     size_t queued;
     int nomem;
     s_entry_t *heap;
     size_t nheap, heap_cap;
     s_list_t lake, rim, pits, redo;
-    s_list_t defer;   /* a band worker's pits whose lakes may leave its zone */
-    size_t zlo, zhi;  /* a lake's cells must lie in [zlo, zhi) (its band less two rows a side) */
+    s_list_t defer;  /* a band worker's pits whose lakes may leave its zone */
+    size_t zlo, zhi; /* a lake's cells must lie in [zlo, zhi) (its band less two rows a side) */
     tb_sinks_stats_t stats;
     char pad[64];
 } s_work_t;
 
 struct tb_sinks_t {
     size_t cells;
-    uint8_t *mark;    /* S_* per cell; all S_NONE between calls */
-    int32_t *closed;  /* cells flooded by the last call's closed-basin flood */
+    uint8_t *mark;   /* S_* per cell; all S_NONE between calls */
+    int32_t *closed; /* cells flooded by the last call's closed-basin flood */
     size_t nclosed;
     int32_t *touched; /* seeds, to clear their marks */
     /* the lake method */
-    uint8_t *stamp;   /* per cell: S_IN, S_RIM or S_FILLED for a lake being resolved, else 0
-                       * (cleared after each lake: one byte a cell keeps the lakes' neighbourhoods
-                       * in few cache lines; band workers' lakes never share a cell) */
-    float *level;     /* new heights of lake cells, computed before any is written */
-    s_work_t *work;   /* workers; [0] the caller's */
+    uint8_t *stamp; /* per cell: S_IN, S_RIM or S_FILLED for a lake being resolved, else 0
+                     * (cleared after each lake: one byte a cell keeps the lakes' neighbourhoods
+                     * in few cache lines; band workers' lakes never share a cell) */
+    float *level;   /* new heights of lake cells, computed before any is written */
+    s_work_t *work; /* workers; [0] the caller's */
     int nwork;
     tb_sinks_stats_t stats;
 };
@@ -94,7 +94,8 @@ tb_sinks_t *tb_sinks_new(size_t cells, tb_err_t *err)
     self->cells = cells;
     self->mark = tb_calloc(cells, 1, "sinks marks", err);
     self->closed = self->mark ? tb_malloc(cells * sizeof(int32_t), "sinks closed list", err) : NULL;
-    self->touched = self->closed ? tb_malloc(cells * sizeof(int32_t), "sinks seed list", err) : NULL;
+    self->touched =
+        self->closed ? tb_malloc(cells * sizeof(int32_t), "sinks seed list", err) : NULL;
     self->stamp = self->touched ? tb_calloc(cells, 1, "sinks stamps", err) : NULL;
     self->level = self->stamp ? tb_malloc(cells * sizeof(float), "sinks levels", err) : NULL;
     if (self->level && s_workers(self, 1) != 0)
@@ -210,7 +211,10 @@ static inline int64_t s_nb_any(const tb_topo_t *t, const uint8_t *node, size_t c
     return tb_topo_nb_checked(t, (int64_t)(c % (size_t)t->w), (int64_t)(c / (size_t)t->w), k);
 }
 
-const tb_sinks_stats_t *tb_sinks_stats(const tb_sinks_t *self) { return &self->stats; }
+const tb_sinks_stats_t *tb_sinks_stats(const tb_sinks_t *self)
+{
+    return &self->stats;
+}
 
 /* ---- the closed-basin flood (fallback and reference) ---- */
 
@@ -695,8 +699,8 @@ static int64_t s_fill(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
 
 int64_t tb_sinks_fill_bands(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
                             uint8_t *dir, const int32_t *pits, size_t npits,
-                            const tb_router_jitter_t *jit, tb_pool_t *pool,
-                            const tb_band_t *bands, int nbands, tb_err_t *err)
+                            const tb_router_jitter_t *jit, tb_pool_t *pool, const tb_band_t *bands,
+                            int nbands, tb_err_t *err)
 {
     double t0 = s_now(), from = t0;
     int64_t rc = s_fill(self, t, node, h, dir, pits, npits, jit, pool, bands, nbands, &from, err);

@@ -14,15 +14,16 @@
  * How, cheaply: a pit's depression is usually a handful of cells on a channel that the hillslope
  * diffusion just silted up, while its closed basin (everything draining into it) can be a large
  * part of the landmass. So each pit grows its lake in level order (ties by box index) until the
- * pour point - the lowest rim cell that is fixed or has a lower neighbour outside the lake - and the
- * lake alone is flooded, seeded by its rim, then the lake and its rim are re-routed. A fill can leave
- * a pit behind on the rim (a lake that spills into another depression, or a chain of cells an ulp
- * apart on an old lake bed that diffusion roughened); it joins the worklist and is grown next, so a
- * chain costs its length. When the lakes have touched half the box's cells, or from the start when
- * one cell in 64 is a pit (a flat start's nest of lakes), the closed basins of the pits left
- * (everything draining into them) are flooded in one pass instead. Each lake fill only raises cells towards mu and the work stops only when
- * no pit remains, i.e. at mu, so neither the order of the pits nor the switch shows in the result.
- * The queue of the one-pass flood is a radix heap (monotone).
+ * pour point - the lowest rim cell that is fixed or has a lower neighbour outside the lake - and
+ * the lake alone is flooded, seeded by its rim, then the lake and its rim are re-routed. A fill can
+ * leave a pit behind on the rim (a lake that spills into another depression, or a chain of cells an
+ * ulp apart on an old lake bed that diffusion roughened); it joins the worklist and is grown next,
+ * so a chain costs its length. When the lakes have touched half the box's cells, or from the start
+ * when one cell in 64 is a pit (a flat start's nest of lakes), the closed basins of the pits left
+ * (everything draining into them) are flooded in one pass instead. Each lake fill only raises cells
+ * towards mu and the work stops only when no pit remains, i.e. at mu, so neither the order of the
+ * pits nor the switch shows in the result. The queue of the one-pass flood is a radix heap
+ * (monotone).
  *
  * tb_sinks_fill_priority_flood_full, the textbook flood of the whole box, is the test reference.
  */
@@ -72,8 +73,8 @@ int64_t tb_sinks_fill_priority_flood(tb_sinks_t *self, const tb_topo_t *t, const
  * is the unique mu, so the bits are those of one thread. */
 int64_t tb_sinks_fill_bands(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, float *h,
                             uint8_t *dir, const int32_t *pits, size_t npits,
-                            const tb_router_jitter_t *jit, tb_pool_t *pool,
-                            const tb_band_t *bands, int nbands, tb_err_t *err);
+                            const tb_router_jitter_t *jit, tb_pool_t *pool, const tb_band_t *bands,
+                            int nbands, tb_err_t *err);
 
 /* The reference: the textbook flood over every solved cell of the box, seeded with every fixed cell
  * that borders one, then the receivers of every solved cell. A queue operation per cell on every

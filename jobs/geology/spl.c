@@ -195,9 +195,19 @@ int64_t tb_spl_erode_bands(const tb_topo_t *t, const uint8_t *node, const uint8_
                            uint8_t *flag, uint8_t epoch, tb_pool_t *pool, const tb_band_t *bands,
                            int nbands, double *wait_s)
 {
-    s_band_ctx_t x = {.t = t, .node = node, .dir = dir, .order = order, .seg_start = seg_start,
-                      .seg_count = seg_count, .area = area_m2, .k = k, .h = h, .flag = flag,
-                      .epoch = epoch, .bands = bands, .nbands = nbands};
+    s_band_ctx_t x = {.t = t,
+                      .node = node,
+                      .dir = dir,
+                      .order = order,
+                      .seg_start = seg_start,
+                      .seg_count = seg_count,
+                      .area = area_m2,
+                      .k = k,
+                      .h = h,
+                      .flag = flag,
+                      .epoch = epoch,
+                      .bands = bands,
+                      .nbands = nbands};
     /* The bands wait on each other: each needs a thread of its own. */
     if (nbands > TB_TOPO_MAX_BANDS || (nbands > 1 && nbands > tb_pool_threads(pool)))
         return -1;
@@ -252,7 +262,8 @@ typedef struct {
 } s_basin_ctx_t;
 
 /* One tree: the stack from mouth c (depth-first, donors in neighbour order: tb_spl_build_stack's
- * order), its D8 areas, then its update. Returns the cells listed, or -1 when scratch cannot grow. */
+ * order), its D8 areas, then its update. Returns the cells listed, or -1 when scratch cannot grow.
+ */
 static int64_t s_tree(s_basin_ctx_t *x, tb_spl_scratch_t *sc, size_t mouth, int64_t *iters)
 {
     const tb_topo_t *t = x->t;
@@ -312,8 +323,16 @@ int64_t tb_spl_basins(const tb_topo_t *t, const uint8_t *node, const uint8_t *di
                       const float *k, const tb_spl_params_t *p, float *h, int32_t *tree_cells,
                       tb_spl_scratch_t *scratch, tb_pool_t *pool)
 {
-    s_basin_ctx_t x = {.t = t, .node = node, .dir = dir, .mouths = mouths, .tasks = tasks,
-                       .area = area_m2, .k = k, .p = p, .h = h, .tree_cells = tree_cells,
+    s_basin_ctx_t x = {.t = t,
+                       .node = node,
+                       .dir = dir,
+                       .mouths = mouths,
+                       .tasks = tasks,
+                       .area = area_m2,
+                       .k = k,
+                       .p = p,
+                       .h = h,
+                       .tree_cells = tree_cells,
                        .scratch = scratch};
     if (p)
         s_consts(&x.q, t, p);

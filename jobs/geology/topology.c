@@ -15,9 +15,10 @@ int tb_topo_init(tb_topo_t *t, const tb_frame_t *box, tb_err_t *err)
                           "(its ring is held at sea level)",
                           (long long)box->w, (long long)box->h);
     if ((uint64_t)box->w * (uint64_t)box->h >= (uint64_t)INT32_MAX)
-        return tb_err_set(err, TB_E_INVALID,
-                          "geology: box %lld x %lld cells is over 2^31 cells; cut the region smaller",
-                          (long long)box->w, (long long)box->h);
+        return tb_err_set(
+            err, TB_E_INVALID,
+            "geology: box %lld x %lld cells is over 2^31 cells; cut the region smaller",
+            (long long)box->w, (long long)box->h);
     t->w = box->w;
     t->h = box->h;
     t->n = (size_t)box->w * (size_t)box->h;

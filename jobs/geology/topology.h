@@ -28,7 +28,8 @@ enum {
     TB_NODE_EAST = 4    /* column w-1 of a wrapping box */
 };
 
-/* The D8 direction code of a cell with no receiver (fixed cells, and pits before sink resolution). */
+/* The D8 direction code of a cell with no receiver (fixed cells, and pits before sink resolution).
+ */
 #define TB_DIR_NONE 8
 
 typedef struct {
@@ -71,7 +72,10 @@ typedef struct {
 int tb_topo_bands(const tb_topo_t *t, const uint8_t *node, int want, bool by_rows, tb_band_t *out);
 
 /* Which offset row a node uses. */
-static inline int tb_topo_edge(uint8_t node) { return (node >> 1) & 3; }
+static inline int tb_topo_edge(uint8_t node)
+{
+    return (node >> 1) & 3;
+}
 
 /* The k-th neighbour of a SOLVED cell c whose node byte is node_c. */
 static inline size_t tb_topo_nb(const tb_topo_t *t, uint8_t node_c, size_t c, int k)

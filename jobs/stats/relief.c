@@ -1,9 +1,9 @@
 /* Local relief by van Herk / Gil-Werman running max and min; see relief.h.
  *
  * Indexing: "virtual" rows v = 0 .. hv-1 are data rows v - r, with rows outside 0..h-1 reading as
- * sea level; they are cut into blocks of k = 2r + 1. Output row j needs virtual rows j .. j + k - 1,
- * i.e. the suffix of block b = j / k from offset j - b k and the prefix of block b + 1 up to offset
- * j - b k - 1. The same holds along a row with "virtual" columns x = data column x - r.
+ * sea level; they are cut into blocks of k = 2r + 1. Output row j needs virtual rows j .. j + k -
+ * 1, i.e. the suffix of block b = j / k from offset j - b k and the prefix of block b + 1 up to
+ * offset j - b k - 1. The same holds along a row with "virtual" columns x = data column x - r.
  */
 #include "jobs/stats/relief.h"
 
@@ -15,15 +15,15 @@ struct tb_relief_t {
     tb_frame_t box;
     const float *height;
     int64_t r, k, w, h;
-    size_t cap_rows, cap_line;         /* allocated sizes of the buffers below */
-    float *smax, *smin;                /* k rows x w: suffix max/min of block b */
-    float *pmax, *pmin;                /* w: running prefix max/min of block b + 1 */
-    int64_t p_rows;                    /* rows of block b + 1 folded into the running prefix */
-    float *zero;                       /* a row of sea level */
-    float *line;                       /* 6 lines of the padded row length: e, s, p for max/min */
-    float *out;                        /* w: the relief row */
-    size_t line_len;                   /* padded row length, a multiple of k */
-    int64_t block;                     /* block last prepared, -1 for none */
+    size_t cap_rows, cap_line; /* allocated sizes of the buffers below */
+    float *smax, *smin;        /* k rows x w: suffix max/min of block b */
+    float *pmax, *pmin;        /* w: running prefix max/min of block b + 1 */
+    int64_t p_rows;            /* rows of block b + 1 folded into the running prefix */
+    float *zero;               /* a row of sea level */
+    float *line;               /* 6 lines of the padded row length: e, s, p for max/min */
+    float *out;                /* w: the relief row */
+    size_t line_len;           /* padded row length, a multiple of k */
+    int64_t block;             /* block last prepared, -1 for none */
 };
 
 int64_t tb_relief_radius_cells(double window_m, double cell_m)
@@ -78,8 +78,8 @@ int tb_relief_begin(tb_relief_t *self, const tb_frame_t *box, const float *heigh
     size_t line_len = (size_t)((w + 2 * radius + k - 1) / k * k);
     if (rows > self->cap_rows) {
         free(self->smax);
-        self->smax = tb_malloc((2 * rows + 2 * (size_t)w) * sizeof(float), "relief block buffers",
-                               err);
+        self->smax =
+            tb_malloc((2 * rows + 2 * (size_t)w) * sizeof(float), "relief block buffers", err);
         if (!self->smax) {
             self->cap_rows = 0;
             return -1;
@@ -115,8 +115,14 @@ int tb_relief_begin(tb_relief_t *self, const tb_frame_t *box, const float *heigh
     return 0;
 }
 
-static inline float s_max(float a, float b) { return a > b ? a : b; }
-static inline float s_min(float a, float b) { return a < b ? a : b; }
+static inline float s_max(float a, float b)
+{
+    return a > b ? a : b;
+}
+static inline float s_min(float a, float b)
+{
+    return a < b ? a : b;
+}
 
 void tb_relief_block(tb_relief_t *self, int64_t b)
 {

@@ -1,16 +1,17 @@
 /* Local relief: max - min of height over a square window, in O(1) work per cell.
  *
- * The window is (2r + 1) x (2r + 1) cells centred on the cell; r comes from a window width in metres
- * (tb_relief_radius_cells). Relief is separable - the max over a square is the max over rows of the
- * max over columns - and each 1-D running max/min is the van Herk / Gil-Werman algorithm (van Herk
- * 1992, Pattern Recognition Letters 13; Gil & Werman 1993, IEEE PAMI 15): cut the line into blocks
- * of k = 2r + 1, take a prefix max forward and a suffix max backward inside each block, and the max
- * over any window of k is max(suffix[start], prefix[start + k - 1]). Three comparisons per cell per
- * pass whatever r is, against (2r+1)^2 for a plain window (63^2 = 3969 at 8 m cells).
+ * The window is (2r + 1) x (2r + 1) cells centred on the cell; r comes from a window width in
+ * metres (tb_relief_radius_cells). Relief is separable - the max over a square is the max over rows
+ * of the max over columns - and each 1-D running max/min is the van Herk / Gil-Werman algorithm
+ * (van Herk 1992, Pattern Recognition Letters 13; Gil & Werman 1993, IEEE PAMI 15): cut the line
+ * into blocks of k = 2r + 1, take a prefix max forward and a suffix max backward inside each block,
+ * and the max over any window of k is max(suffix[start], prefix[start + k - 1]). Three comparisons
+ * per cell per pass whatever r is, against (2r+1)^2 for a plain window (63^2 = 3969 at 8 m cells).
  *
  * Outside the box is sea level: cells beyond the box's rows, and beyond its columns unless the box
- * wraps (tb_frame_wraps: column w-1 neighbours column 0), read as 0 m. A region box that holds every
- * cell within r of its land therefore gives its land the same relief as the whole planet does.
+ * wraps (tb_frame_wraps: column w-1 neighbours column 0), read as 0 m. A region box that holds
+ * every cell within r of its land therefore gives its land the same relief as the whole planet
+ * does.
  *
  * The streaming form (tb_relief_begin / _block / _row) serves the statistics pass, which needs one
  * row at a time: the workspace holds the suffix max and min of one block of k rows and a running
@@ -44,8 +45,8 @@ int tb_relief_begin(tb_relief_t *self, const tb_frame_t *box, const float *heigh
 /* Prepares output rows [b k, b k + k) (k = 2r + 1): the suffix half of the vertical pass. */
 void tb_relief_block(tb_relief_t *self, int64_t b);
 /* The relief of row j, which must lie in the block last prepared; rows are cheapest asked in
- * increasing order (the prefix half of the vertical pass runs as they come). The row (box->w floats)
- * is owned by the workspace and valid until the next call. */
+ * increasing order (the prefix half of the vertical pass runs as they come). The row (box->w
+ * floats) is owned by the workspace and valid until the next call. */
 const float *tb_relief_row(tb_relief_t *self, int64_t j);
 
 /* The relief of every cell of the box into relief_m (box->w x box->h), e.g. for map_relief.png.

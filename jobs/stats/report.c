@@ -81,11 +81,21 @@ static void s_class_label(const tb_stats_params_t *p, int c, char *out, size_t n
 {
     const double *e = p->uplift_edges_mm_yr;
     switch (c) {
-    case TB_STATS_PLAIN: snprintf(out, n, "plain %.2f..%.2f mm/yr", fmin(0, e[0]), e[0]); break;
-    case TB_STATS_ROLLING: snprintf(out, n, "rolling %.2f..%.2f mm/yr", e[0], e[1]); break;
-    case TB_STATS_MOUNTAIN: snprintf(out, n, "mountain %.2f.. up mm/yr", e[1]); break;
-    case TB_STATS_UNCLASSIFIED: snprintf(out, n, "unclassified (no uplift field)"); break;
-    default: snprintf(out, n, "all land"); break;
+    case TB_STATS_PLAIN:
+        snprintf(out, n, "plain %.2f..%.2f mm/yr", fmin(0, e[0]), e[0]);
+        break;
+    case TB_STATS_ROLLING:
+        snprintf(out, n, "rolling %.2f..%.2f mm/yr", e[0], e[1]);
+        break;
+    case TB_STATS_MOUNTAIN:
+        snprintf(out, n, "mountain %.2f.. up mm/yr", e[1]);
+        break;
+    case TB_STATS_UNCLASSIFIED:
+        snprintf(out, n, "unclassified (no uplift field)");
+        break;
+    default:
+        snprintf(out, n, "all land");
+        break;
     }
 }
 
@@ -99,7 +109,8 @@ static void s_class_line(s_text_t *t, const tb_stats_params_t *p, const tb_stats
         s_line(t, "%s 0%% of land", label);
         return;
     }
-    s_line(t, "%s %.0f%% of land slope %.1f deg median, %.1f P90 relief %.0f m/%.0f m at talus %.0f%%",
+    s_line(t,
+           "%s %.0f%% of land slope %.1f deg median, %.1f P90 relief %.0f m/%.0f m at talus %.0f%%",
            label, 100 * b->land_share, b->slope_median_deg, b->slope_p90_deg, b->relief_median_m,
            sum->relief_window_m, 100 * b->near_repose_share);
 }
@@ -113,10 +124,12 @@ static void s_painted_line(s_text_t *t, const char *name, const tb_stats_bucket_
     if (b->fit.bins >= 2 && b->fit.exponent == b->fit.exponent)
         snprintf(fit, sizeof fit, " slope-area %.3f R2 %.3f over %d bins", b->fit.exponent,
                  b->fit.r2, (int)b->fit.bins);
-    s_line(t, "%s %.0f%% of land slope %.1f deg median, %.1f P90, %.0f%% under 15 relief %.0f m/%.0f m "
-              "at talus %.0f%%%s",
-           name, 100 * b->land_share, b->slope_median_deg, b->slope_p90_deg,
-           100 * b->slope_under15, b->relief_median_m, window_m, 100 * b->near_repose_share, fit);
+    s_line(
+        t,
+        "%s %.0f%% of land slope %.1f deg median, %.1f P90, %.0f%% under 15 relief %.0f m/%.0f m "
+        "at talus %.0f%%%s",
+        name, 100 * b->land_share, b->slope_median_deg, b->slope_p90_deg, 100 * b->slope_under15,
+        b->relief_median_m, window_m, 100 * b->near_repose_share, fit);
 }
 
 static void s_fit_line(s_text_t *t, const char *what, const tb_stats_fit_t *f)
@@ -141,8 +154,9 @@ char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *exte
     const tb_stats_bucket_summary_t *all = &sum->bucket[TB_STATS_ALL];
     s_text_t t = {.prefix = partial ? "PARTIAL " : ""};
     if (partial)
-        s_line(&t, "bake of %s only: the ground statistics cover those regions, the extent the "
-                   "whole planet",
+        s_line(&t,
+               "bake of %s only: the ground statistics cover those regions, the extent the "
+               "whole planet",
                partial);
     if (all->land_cells == 0) {
         s_line(&t, "slopes: no land counted");
@@ -164,9 +178,8 @@ char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *exte
             snprintf(density, sizeof density, "n/a (no drainage area)");
         else
             snprintf(density, sizeof density, "%.2f /km", all->drainage_density_per_km);
-        s_line(&t, "hypsometric integral %.3f (%s); drainage density %s",
-               all->hypsometric_integral, s_hypsometric_reading(all->hypsometric_integral),
-               density);
+        s_line(&t, "hypsometric integral %.3f (%s); drainage density %s", all->hypsometric_integral,
+               s_hypsometric_reading(all->hypsometric_integral), density);
         s_line(&t, "by uplift class:");
         if (sum->classified_cells > 0)
             for (int c = TB_STATS_PLAIN; c <= TB_STATS_MOUNTAIN; c++)
@@ -188,12 +201,14 @@ char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *exte
         }
     }
     if (sum->edge_cells > 0)
-        s_line(&t, "WARNING %lld land cells lie within %.0f m of an inner box edge: their relief "
-                   "read sea level beyond it",
+        s_line(&t,
+               "WARNING %lld land cells lie within %.0f m of an inner box edge: their relief "
+               "read sea level beyond it",
                (long long)sum->edge_cells, (sum->relief_window_m - p->cell_m) / 2);
     if (extent) {
         double clip = extent->cells > 0 ? (double)extent->clipped / (double)extent->cells : NAN;
-        s_line(&t, "elevation: %.0f .. %.0f m, clip %.3f%% of cells outside elevation_m [%.0f, %.0f]",
+        s_line(&t,
+               "elevation: %.0f .. %.0f m, clip %.3f%% of cells outside elevation_m [%.0f, %.0f]",
                extent->min_m, extent->max_m, 100 * clip, extent->range_lo_m, extent->range_hi_m);
     }
     free(sum);

@@ -49,7 +49,8 @@ int tb_stats_route_area_border(const tb_frame_t *box, const float *height_m, dou
      * ring (all four for a map that does not wrap, the two Y sides for one that does), so the
      * map's own edge cells are routed land standing at their own heights, and only the added ring
      * is held at 0 m. The geology's kernels need their fixed cells at 0 m (the MFD release count
-     * treats a fixed neighbour as lower), which is why the edge is not simply held at its height. */
+     * treats a fixed neighbour as lower), which is why the edge is not simply held at its height.
+     */
     bool wraps = tb_frame_wraps(box);
     int64_t pw = wraps ? box->w : box->w + 2, ph = box->h + 2, dx = wraps ? 0 : 1;
     tb_frame_t pad;
@@ -116,8 +117,8 @@ int tb_stats_route_area(const tb_frame_t *box, const float *height_m, double mfd
     size_t npits = tb_receivers_d8(&t, w.node, w.h, &jit, w.dir, w.pits);
     int64_t flooded = 0;
     if (npits > 0) {
-        flooded = tb_sinks_fill_priority_flood(w.sinks, &t, w.node, w.h, w.dir, w.pits, npits, &jit,
-                                               err);
+        flooded =
+            tb_sinks_fill_priority_flood(w.sinks, &t, w.node, w.h, w.dir, w.pits, npits, &jit, err);
         if (flooded < 0) {
             tb_err_prefix(err, "route: sink resolution");
             goto done;
@@ -130,17 +131,18 @@ int tb_stats_route_area(const tb_frame_t *box, const float *height_m, double mfd
         size_t stuck = tb_accum_mfd_kahn(w.accum, &t, w.node, w.h, mfd_exponent, w.coast, ncoast,
                                          area_m2, NULL);
         if (stuck > 0) {
-            tb_err_set(err, TB_E_INTERNAL, "route: %zu cells have no lower neighbour after the "
-                       "sink resolution", stuck);
+            tb_err_set(err, TB_E_INTERNAL,
+                       "route: %zu cells have no lower neighbour after the "
+                       "sink resolution",
+                       stuck);
             goto done;
         }
     } else {
         w.stack.order = tb_malloc(n * sizeof(int32_t), "route stack", err);
-        w.stack.tree_start = w.stack.order ? tb_malloc((n + 1) * sizeof(int32_t), "route trees",
-                                                       err)
-                                           : NULL;
-        w.stack.scratch = w.stack.tree_start ? tb_malloc(n * sizeof(int32_t), "route walk", err)
-                                             : NULL;
+        w.stack.tree_start =
+            w.stack.order ? tb_malloc((n + 1) * sizeof(int32_t), "route trees", err) : NULL;
+        w.stack.scratch =
+            w.stack.tree_start ? tb_malloc(n * sizeof(int32_t), "route walk", err) : NULL;
         if (!w.stack.scratch)
             goto done;
         size_t listed = tb_spl_build_stack(&t, w.node, w.dir, &w.stack);

@@ -9,7 +9,8 @@
  *   1. D8 receivers (O'Callaghan & Mark 1984) with no tie-break jitter (ties go to the first
  *      neighbour in tb_nb order), receivers.h;
  *   2. sink resolution by priority-flood + epsilon (Barnes, Lehman & Mulla 2014) on a copy of the
- *      heights, sinks.h: every depression of the map becomes a flat with a ladder to its pour point;
+ *      heights, sinks.h: every depression of the map becomes a flat with a ladder to its pour
+ * point;
  *   3. drainage area by MFD in Kahn order (Freeman 1991, Quinn et al. 1991) at the given exponent,
  *      or D8 along the Braun & Willett stack at exponent 0, accumulation.h and spl.h.
  * The area is taken on the filled copy; the heights the caller passes are not changed, so the

@@ -1,12 +1,12 @@
 /* The statistics of a heightmap region; see stats.h.
  *
  * One pass over the box, in blocks of k = 2r + 1 rows (the relief window): blocks with no counted
- * land are skipped whole; for a row with land, the relief row comes from the streaming van Herk pass
- * (relief.c), and each counted land cell reads its 3x3 neighbourhood from three padded copies of the
- * rows around it (wrapped or sea level at the box's sides) and bins directly into the raw counters
- * of its bucket's histograms. Every bin is decided by exact comparisons (a power-of-two bin width,
- * a float table of tangents, the float bits of a log2 bin), so a cell lands in the same bin
- * whichever box it is seen through, and the pooled statistics equal the whole to the last bit.
+ * land are skipped whole; for a row with land, the relief row comes from the streaming van Herk
+ * pass (relief.c), and each counted land cell reads its 3x3 neighbourhood from three padded copies
+ * of the rows around it (wrapped or sea level at the box's sides) and bins directly into the raw
+ * counters of its bucket's histograms. Every bin is decided by exact comparisons (a power-of-two
+ * bin width, a float table of tangents, the float bits of a log2 bin), so a cell lands in the same
+ * bin whichever box it is seen through, and the pooled statistics equal the whole to the last bit.
  */
 #include "jobs/stats/stats.h"
 
@@ -21,9 +21,10 @@
 
 #define S_MAGIC 0x54534254u /* "TBST" little-endian */
 #define S_VERSION 2
-#define S_HEIGHT_LIMIT_M 1e6f        /* |height| above this is refused: not a planet, and the
-                                        gradient of such cells could overflow a float */
-#define S_ELEV_QUANTUM (1.0 / 1024)  /* the elevation sum's quantum, metres; a power of two */
+#define S_HEIGHT_LIMIT_M                                                                           \
+    1e6f                            /* |height| above this is refused: not a planet, and the       \
+                                       gradient of such cells could overflow a float */
+#define S_ELEV_QUANTUM (1.0 / 1024) /* the elevation sum's quantum, metres; a power of two */
 #define S_DEG_PER_RAD (180.0 / 3.14159265358979323846)
 
 /* Area bins (m2) and squared-gradient bins of the slope-area table: fixed, because the fit and the
@@ -40,8 +41,8 @@
 
 /* The float-bit slots of the slope guess table, over the SQUARED gradient g2 = |grad h|^2 in
  * [2^-32, 2^16), 2^8 slots an octave of g2 (2^9 an octave of the gradient): at 0.1 degree bins a
- * slot never spans more than one edge, so the lookup is the guess plus one branch-free step (a while
- * loop catches finer bins). Binning g2 against exact thresholds keeps the square root off the
+ * slot never spans more than one edge, so the lookup is the guess plus one branch-free step (a
+ * while loop catches finer bins). Binning g2 against exact thresholds keeps the square root off the
  * per-cell critical path. */
 #define S_SLOT_BITS 8
 #define S_SLOT_EXP_LO (127 - 32)
@@ -64,27 +65,27 @@ typedef struct {
 
 struct tb_stats_t {
     tb_stats_params_t p;
-    int64_t edge_cells;             /* counted land within the halo of an inner box edge */
+    int64_t edge_cells; /* counted land within the halo of an inner box edge */
     int64_t radius;
     int32_t slope_nbins, relief_nbins, elev_nbins;
     float inv_relief_bin, inv_elev_bin, inv_8dx;
-    int32_t near_lo, near_hi;       /* slope bins [near_lo, near_hi) make the repose band */
-    float channel_area;             /* as a float, compared with the float areas */
+    int32_t near_lo, near_hi; /* slope bins [near_lo, near_hi) make the repose band */
+    float channel_area;       /* as a float, compared with the float areas */
     float uplift_edge_m_yr[2];
-    float *g2_edge;                 /* slope_nbins + 2: the least g2 whose sqrtf reaches the tan of
-                                       each edge, then +inf and a NaN sentinel */
-    uint16_t *slope_guess;          /* S_NSLOTS: the bin of the start of each float-bit slot */
-    int32_t slope_guess_top;        /* the bin of 2^8 */
-    bool slope_one_step;            /* no slot spans more than one edge: guess + 1 step is exact */
+    float *g2_edge;          /* slope_nbins + 2: the least g2 whose sqrtf reaches the tan of
+                                each edge, then +inf and a NaN sentinel */
+    uint16_t *slope_guess;   /* S_NSLOTS: the bin of the start of each float-bit slot */
+    int32_t slope_guess_top; /* the bin of 2^8 */
+    bool slope_one_step;     /* no slot spans more than one edge: guess + 1 step is exact */
     tb_hist_log2_lut_t area_lut, grad_lut;
     s_bucket_t b[TB_STATS_NBUCKETS];
-    int32_t n_classes;              /* painted classes seen, sorted by name */
+    int32_t n_classes; /* painted classes seen, sorted by name */
     char class_name[TB_STATS_MAX_CLASSES][TB_STATS_CLASS_NAME_MAX];
     s_bucket_t cls[TB_STATS_MAX_CLASSES];
     /* workspace, reused across calls */
     tb_relief_t *relief;
-    float *rows;                    /* 3 padded rows of w + 2 */
-    float *row_t;                   /* w: the squared gradient of each cell of the current row */
+    float *rows;  /* 3 padded rows of w + 2 */
+    float *row_t; /* w: the squared gradient of each cell of the current row */
     int32_t *row_slot, *row_kr, *row_ke; /* w: its slope slot, relief bin and elevation bin */
     int32_t *row_q, *row_ka, *row_kg;    /* w: its quantised height, area bin and g2 bin */
     int32_t *row_land_idx;               /* w: the columns of the row's counted land */
@@ -197,8 +198,8 @@ static int s_bucket_init(const tb_stats_t *s, s_bucket_t *b, tb_err_t *err)
     b->relief = b->slope ? tb_hist_new_linear(0, s->p.relief_max_m, s->relief_nbins, 0, err) : NULL;
     b->elev = b->relief ? tb_hist_new_linear(0, s->p.elev_max_m, s->elev_nbins, S_ELEV_QUANTUM, err)
                         : NULL;
-    b->area = b->elev ? tb_hist_new_log2(S_AREA_LO_EXP2, S_AREA_PER_OCTAVE, S_AREA_NBINS, 0, err)
-                      : NULL;
+    b->area =
+        b->elev ? tb_hist_new_log2(S_AREA_LO_EXP2, S_AREA_PER_OCTAVE, S_AREA_NBINS, 0, err) : NULL;
     for (int k = 0; b->area && k < S_AREA_NBINS; k++) {
         b->sa[k] = tb_hist_new_log2(S_GRAD_LO_EXP2, S_GRAD_PER_OCTAVE, S_GRAD_NBINS, 0, err);
         if (!b->sa[k])
@@ -248,7 +249,8 @@ static int s_slope_tables(tb_stats_t *s, tb_err_t *err)
      * more than its guess. */
     s->slope_one_step = nb <= 65535;
     for (uint32_t slot = 0; s->slope_one_step && slot < S_NSLOTS; slot++) {
-        uint32_t bits = ((S_SLOT0 + slot + 1) << (23 - S_SLOT_BITS)) - 1; /* last float of the slot */
+        uint32_t bits =
+            ((S_SLOT0 + slot + 1) << (23 - S_SLOT_BITS)) - 1; /* last float of the slot */
         float end;
         memcpy(&end, &bits, sizeof end);
         int32_t g = s->slope_guess[slot];
@@ -331,11 +333,20 @@ void tb_stats_destroy(tb_stats_t **self_p)
     *self_p = NULL;
 }
 
-const tb_stats_params_t *tb_stats_params(const tb_stats_t *self) { return &self->p; }
+const tb_stats_params_t *tb_stats_params(const tb_stats_t *self)
+{
+    return &self->p;
+}
 
-int64_t tb_stats_relief_window_cells(const tb_stats_t *self) { return 2 * self->radius + 1; }
+int64_t tb_stats_relief_window_cells(const tb_stats_t *self)
+{
+    return 2 * self->radius + 1;
+}
 
-int64_t tb_stats_edge_cells(const tb_stats_t *self) { return self->edge_cells; }
+int64_t tb_stats_edge_cells(const tb_stats_t *self)
+{
+    return self->edge_cells;
+}
 
 /* The square of Horn's gradient (m/m) at the centre of a 3x3 block read from three padded rows (n
  * is the row above, c the centre, s below; column i of the box is index i + 1); the gradient is its
@@ -421,9 +432,8 @@ static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
 
 /* Checks the inputs before anything is counted (so a failure leaves the statistics unchanged) and
  * flags the rows that hold counted land. */
-static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height,
-                      const float *area, const float *uplift, const uint8_t *mask,
-                      int64_t *edge_cells, tb_err_t *err)
+static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height, const float *area,
+                      const float *uplift, const uint8_t *mask, int64_t *edge_cells, tb_err_t *err)
 {
     int64_t w = box->w, r = s->radius;
     /* A box side is "inner" when the planet goes on beyond it: either X side of a box that does not
@@ -505,8 +515,8 @@ typedef struct {
     int64_t *sa[S_AREA_NBINS];
 } s_raw_t;
 
-static const float s_inv_dist[8] = {0.70710678f, 1.0f, 0.70710678f, 1.0f,
-                                    1.0f,        0.70710678f, 1.0f, 0.70710678f};
+static const float s_inv_dist[8] = {0.70710678f, 1.0f,        0.70710678f, 1.0f,
+                                    1.0f,        0.70710678f, 1.0f,        0.70710678f};
 
 /* The steepest-descent step of a channel cell: 1 cardinal, 2 diagonal, 0 no lower neighbour. */
 static inline int s_descent(const float *const rows[3], int64_t i, float z)
@@ -527,8 +537,8 @@ static inline int s_descent(const float *const rows[3], int64_t i, float z)
 typedef struct {
     const float *rows[3];
     const float *relief, *area;
-    int64_t n;              /* counted land cells of the row */
-    const int32_t *land;    /* their columns */
+    int64_t n;           /* counted land cells of the row */
+    const int32_t *land; /* their columns */
 } s_rowdata_t;
 
 /* Pass 2 of a row: the increments of the land cells into the buckets bk[k] names (-1: none). The
@@ -691,7 +701,10 @@ static void s_sa_extremes(tb_hist_t *h)
     tb_hist_add_raw_extras(h, 0, 0, min, max);
 }
 
-static double s_deg(float t) { return atan((double)t) * S_DEG_PER_RAD; }
+static double s_deg(float t)
+{
+    return atan((double)t) * S_DEG_PER_RAD;
+}
 
 /* Index of the class named `name`, or -(insertion point) - 1 when there is none. */
 static int s_class_search(const tb_stats_t *s, const char *name)
@@ -815,8 +828,8 @@ static void s_raw_init(s_bucket_t *b, s_raw_t *raw, s_ext_t *ext, s_chan_t *chan
     raw->area = tb_hist_counts_raw(b->area);
     for (int k = 0; k < S_AREA_NBINS; k++)
         raw->sa[k] = tb_hist_counts_raw(b->sa[k]);
-    *ext = (s_ext_t){INFINITY, -INFINITY, INFINITY, -INFINITY,
-                     INFINITY, -INFINITY, INFINITY, -INFINITY, 0};
+    *ext = (s_ext_t){INFINITY,  -INFINITY, INFINITY,  -INFINITY, INFINITY,
+                     -INFINITY, INFINITY,  -INFINITY, 0};
     memset(chan, 0, sizeof *chan);
 }
 
@@ -945,11 +958,16 @@ static int64_t *s_counter(s_chan_t *c, int i)
 static tb_hist_t *s_hist(const s_bucket_t *b, int i)
 {
     switch (i) {
-    case 0: return b->slope;
-    case 1: return b->relief;
-    case 2: return b->elev;
-    case 3: return b->area;
-    default: return b->sa[i - 4];
+    case 0:
+        return b->slope;
+    case 1:
+        return b->relief;
+    case 2:
+        return b->elev;
+    case 3:
+        return b->area;
+    default:
+        return b->sa[i - 4];
     }
 }
 
@@ -1009,8 +1027,8 @@ int tb_stats_merge(tb_stats_t *dst, const tb_stats_t *src, tb_err_t *err)
         if (s_bucket_merge(&dst->b[c], &src->b[c], err) != 0)
             return -1;
     for (int c = 0; c < src->n_classes; c++)
-        if (s_bucket_merge(&dst->cls[s_class_search(dst, src->class_name[c])], &src->cls[c],
-                           err) != 0)
+        if (s_bucket_merge(&dst->cls[s_class_search(dst, src->class_name[c])], &src->cls[c], err) !=
+            0)
             return -1;
     return 0;
 }
@@ -1047,10 +1065,10 @@ bool tb_stats_equal(const tb_stats_t *a, const tb_stats_t *b)
  *   channel_fit_min_area_m2,
  *   the fixed table shape: u32 area_lo_exp2, area_per_octave, area_nbins, grad_lo_exp2,
  *   grad_per_octave, grad_nbins, i64 edge cells,
- *   per bucket: 4 i64 channel counters (cells, cardinal, diagonal, no descent), then its histograms (tb_hist_encode) slope, relief, elevation,
- *   area, and per area bin a u8 (0 empty, 1 present) followed by the gradient histogram if present;
- *   then u16 painted classes, each a u8 name length, the name's bytes and a bucket as above, in
- *   ascending name order. */
+ *   per bucket: 4 i64 channel counters (cells, cardinal, diagonal, no descent), then its histograms
+ * (tb_hist_encode) slope, relief, elevation, area, and per area bin a u8 (0 empty, 1 present)
+ * followed by the gradient histogram if present; then u16 painted classes, each a u8 name length,
+ * the name's bytes and a bucket as above, in ascending name order. */
 static void s_bucket_put(const s_bucket_t *b, tb_bytes_t *out)
 {
     s_chan_t ch = b->ch;
@@ -1074,9 +1092,17 @@ uint8_t *tb_stats_encode(const tb_stats_t *self, size_t *len, tb_err_t *err)
     tb_bytes_put_u32(&out, S_MAGIC);
     tb_bytes_put_u16(&out, S_VERSION);
     tb_bytes_put_u16(&out, TB_STATS_NBUCKETS);
-    const double f[] = {p->cell_m, p->talus_deg, p->repose_band_deg, p->m, p->n,
-                        p->uplift_edges_mm_yr[0], p->uplift_edges_mm_yr[1], p->relief_window_m,
-                        p->channel_area_m2, p->fit_min_area_m2, p->channel_fit_min_area_m2};
+    const double f[] = {p->cell_m,
+                        p->talus_deg,
+                        p->repose_band_deg,
+                        p->m,
+                        p->n,
+                        p->uplift_edges_mm_yr[0],
+                        p->uplift_edges_mm_yr[1],
+                        p->relief_window_m,
+                        p->channel_area_m2,
+                        p->fit_min_area_m2,
+                        p->channel_fit_min_area_m2};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         tb_bytes_put_f64(&out, f[i]);
     tb_bytes_put_u32(&out, (uint32_t)p->fit_min_bin_cells);
@@ -1173,15 +1199,24 @@ tb_stats_t *tb_stats_decode(const void *data, size_t len, tb_err_t *err)
     }
     uint16_t version = tb_reader_u16(&r), nbuckets = tb_reader_u16(&r);
     if (r.failed || version != S_VERSION || nbuckets != TB_STATS_NBUCKETS) {
-        tb_err_set(err, TB_E_FORMAT, "stats: version %u with %u buckets, this build reads %d with %d",
-                   version, nbuckets, S_VERSION, TB_STATS_NBUCKETS);
+        tb_err_set(err, TB_E_FORMAT,
+                   "stats: version %u with %u buckets, this build reads %d with %d", version,
+                   nbuckets, S_VERSION, TB_STATS_NBUCKETS);
         return NULL;
     }
     tb_stats_params_t p;
     memset(&p, 0, sizeof p);
-    double *f[] = {&p.cell_m, &p.talus_deg, &p.repose_band_deg, &p.m, &p.n,
-                   &p.uplift_edges_mm_yr[0], &p.uplift_edges_mm_yr[1], &p.relief_window_m,
-                   &p.channel_area_m2, &p.fit_min_area_m2, &p.channel_fit_min_area_m2};
+    double *f[] = {&p.cell_m,
+                   &p.talus_deg,
+                   &p.repose_band_deg,
+                   &p.m,
+                   &p.n,
+                   &p.uplift_edges_mm_yr[0],
+                   &p.uplift_edges_mm_yr[1],
+                   &p.relief_window_m,
+                   &p.channel_area_m2,
+                   &p.fit_min_area_m2,
+                   &p.channel_fit_min_area_m2};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         *f[i] = tb_reader_f64(&r);
     p.fit_min_bin_cells = (int32_t)tb_reader_u32(&r);
@@ -1233,8 +1268,7 @@ tb_stats_t *tb_stats_decode(const void *data, size_t len, tb_err_t *err)
             goto malformed;
         tb_reader_get(&r, name, nlen);
         name[nlen] = 0;
-        if (r.failed || strlen(name) != nlen ||
-            (c > 0 && strcmp(s->class_name[c - 1], name) >= 0))
+        if (r.failed || strlen(name) != nlen || (c > 0 && strcmp(s->class_name[c - 1], name) >= 0))
             goto malformed; /* a NUL inside, or not in ascending order */
         if (s_class_insert(s, name, err) != 0) {
             tb_stats_destroy(&s);
@@ -1552,7 +1586,10 @@ int tb_stats_slope_grid(const tb_frame_t *box, const float *height_m, float *slo
     return 0;
 }
 
-int tb_stats_class_count(const tb_stats_t *self) { return self->n_classes; }
+int tb_stats_class_count(const tb_stats_t *self)
+{
+    return self->n_classes;
+}
 
 const char *tb_stats_class_name(const tb_stats_t *self, int i)
 {

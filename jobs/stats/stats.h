@@ -1,15 +1,17 @@
 /* The statistics of a heightmap, pooled from regions (docs/statistics.md).
  *
- * A region job fills a tb_stats_t while its grid is alive (tb_stats_accumulate), encodes it, and the
- * coordinator decodes and merges the regions in region-id order (tb_stats_merge). Every quantity is
- * a fixed-bin histogram (common/hist.h) or an integer counter, so the merge is exact in any order and
- * the pooled statistics of a planet equal those of one pass over the composite to the last bit.
+ * A region job fills a tb_stats_t while its grid is alive (tb_stats_accumulate), encodes it, and
+ * the coordinator decodes and merges the regions in region-id order (tb_stats_merge). Every
+ * quantity is a fixed-bin histogram (common/hist.h) or an integer counter, so the merge is exact in
+ * any order and the pooled statistics of a planet equal those of one pass over the composite to the
+ * last bit.
  *
  * What is kept, per uplift class bucket (plain below 0.1 mm/yr, rolling 0.1 to 0.5, mountain at or
  * above 0.5, by the cell's own U; "unclassified" when no uplift field is given) - "all land" is the
  * sum of the buckets:
  *   - slope in degrees, Horn's 3x3 gradient (Horn 1981, Proc. IEEE 69), 0.1 degree bins;
- *   - local relief, max - min over a (2r+1)^2 window of about 500 m (jobs/stats/relief.h), 0.25 m bins;
+ *   - local relief, max - min over a (2r+1)^2 window of about 500 m (jobs/stats/relief.h), 0.25 m
+ * bins;
  *   - land elevation, 1 m bins, with an exact sum (quantum 2^-10 m) for the hypsometric integral;
  *   - slope against drainage area: per area bin (log2, 4 per octave from 1 m2) a histogram of the
  *     squared gradient S^2 (log2, 4 per octave from 2^-40: 8 per octave of S from 2^-20), for the
@@ -19,13 +21,14 @@
  *   - cells within 2 degrees of the repose angle, read off the slope bins: slopes in [talus - 2,
  *     talus + 2), exact when both ends are bin edges (33 and 37 degrees by default).
  * The elevation extent and clip fraction are NOT here: regions carry overlapping ocean margins, so
- * they are measured once on the composited planet (tb_stats_extent_measure) and handed to the report.
+ * they are measured once on the composited planet (tb_stats_extent_measure) and handed to the
+ * report.
  *
  * Land is a counted cell (count_mask 1, or every cell when the mask is NULL) whose height is above
- * sea level (0 m). Neighbourhoods read the heights as given, whatever the mask says; outside the box
- * is sea level, except across the seam of a box that wraps (tb_frame_wraps). The caller guarantees a
- * region box holds every cell within tb_stats_halo_cells of its counted land, and tb_stats_edge_cells
- * says when it did not.
+ * sea level (0 m). Neighbourhoods read the heights as given, whatever the mask says; outside the
+ * box is sea level, except across the seam of a box that wraps (tb_frame_wraps). The caller
+ * guarantees a region box holds every cell within tb_stats_halo_cells of its counted land, and
+ * tb_stats_edge_cells says when it did not.
  *
  * A tb_stats_t is not thread-safe: give each thread its own over its own rows (their boxes carry
  * the halo like regions) and merge them; the result is the same bits.
@@ -48,15 +51,16 @@
 #include "common/hist.h"
 
 typedef struct {
-    double cell_m;               /* must equal the box's cell_m */
-    double talus_deg;            /* angle of repose (the solve's talus_deg) */
-    double repose_band_deg;      /* "at talus": |slope - talus| <= this; 2 */
-    double m, n;                 /* stream-power exponents; the slope-area fit expects -m/n */
-    double uplift_edges_mm_yr[2];/* class edges: plain < [0] <= rolling < [1] <= mountain */
-    double relief_window_m;      /* width of the relief window; 500 (nearest odd cell count) */
-    double channel_area_m2;      /* channel threshold for the drainage density; 1e6 */
-    double fit_min_area_m2;      /* the slope-area fit uses area bins whose lower edge is >= this */
-    double channel_fit_min_area_m2; /* the channel-cell fit: area bins whose lower edge is >= this */
+    double cell_m;                /* must equal the box's cell_m */
+    double talus_deg;             /* angle of repose (the solve's talus_deg) */
+    double repose_band_deg;       /* "at talus": |slope - talus| <= this; 2 */
+    double m, n;                  /* stream-power exponents; the slope-area fit expects -m/n */
+    double uplift_edges_mm_yr[2]; /* class edges: plain < [0] <= rolling < [1] <= mountain */
+    double relief_window_m;       /* width of the relief window; 500 (nearest odd cell count) */
+    double channel_area_m2;       /* channel threshold for the drainage density; 1e6 */
+    double fit_min_area_m2; /* the slope-area fit uses area bins whose lower edge is >= this */
+    double
+        channel_fit_min_area_m2; /* the channel-cell fit: area bins whose lower edge is >= this */
     int32_t fit_min_bin_cells;   /* ... and that hold at least this many cells; 16 */
     double slope_bin_deg;        /* slope bin width; 90 / it a whole number; 0.1 */
     double relief_bin_m;         /* relief bin width, a power of two; 0.25 */
@@ -78,7 +82,7 @@ typedef enum {
     TB_STATS_MOUNTAIN = 2,
     TB_STATS_UNCLASSIFIED = 3, /* land with no uplift field (analyze of a DEM) */
     TB_STATS_NBUCKETS = 4,
-    TB_STATS_ALL = 4           /* pseudo-bucket: the sum of the four, for the queries below */
+    TB_STATS_ALL = 4 /* pseudo-bucket: the sum of the four, for the queries below */
 } tb_stats_bucket_t;
 
 typedef struct tb_stats_t tb_stats_t;
@@ -97,7 +101,8 @@ const tb_stats_params_t *tb_stats_params(const tb_stats_t *self);
  *   uplift_m_yr  rock uplift rate, metres per year, or NULL (land goes to TB_STATS_UNCLASSIFIED)
  *   count_mask   1 for cells this call counts (a region's own land), or NULL for every cell
  * Area and uplift are read only at counted land, where they must be finite (area >= 0). Returns 0,
- * or -1 with *err naming the first bad cell or argument; the statistics are unchanged on failure. */
+ * or -1 with *err naming the first bad cell or argument; the statistics are unchanged on failure.
+ */
 int tb_stats_accumulate(tb_stats_t *self, const tb_frame_t *box, const float *height_m,
                         const float *area_m2, const float *uplift_m_yr, const uint8_t *count_mask,
                         tb_err_t *err);
@@ -147,15 +152,15 @@ int64_t tb_stats_edge_cells(const tb_stats_t *self);
 int64_t tb_stats_relief_window_cells(const tb_stats_t *self);
 
 /* The slope-area fit: log10 S = a + b log10 A by least squares over the area bins that qualify
- * (lower edge >= fit_min_area_m2, at least fit_min_bin_cells cells, a positive median), one point per
- * bin at (geometric centre of the bin, median gradient of its cells). */
+ * (lower edge >= fit_min_area_m2, at least fit_min_bin_cells cells, a positive median), one point
+ * per bin at (geometric centre of the bin, median gradient of its cells). */
 #define TB_STATS_MAX_FIT_BINS 256
 typedef struct {
-    int32_t bins;               /* points in the fit */
-    double exponent;            /* b; NaN when fewer than 2 points */
-    double intercept;           /* a */
-    double r2;                  /* coefficient of determination of the fit over its points */
-    double expect;              /* -m/n */
+    int32_t bins;     /* points in the fit */
+    double exponent;  /* b; NaN when fewer than 2 points */
+    double intercept; /* a */
+    double r2;        /* coefficient of determination of the fit over its points */
+    double expect;    /* -m/n */
     double area_m2[TB_STATS_MAX_FIT_BINS], median_slope[TB_STATS_MAX_FIT_BINS];
     int64_t cells[TB_STATS_MAX_FIT_BINS];
 } tb_stats_fit_t;
@@ -168,24 +173,24 @@ void tb_stats_fit_slope_area_channels(const tb_stats_t *self, int bucket, tb_sta
 /* The statistics a report prints, for one bucket. NaN where there is nothing to measure. */
 typedef struct {
     int64_t land_cells;
-    double land_share;          /* of all counted land */
+    double land_share;                                 /* of all counted land */
     double slope_under15, slope_under30, slope_over50; /* shares of the bucket's land */
     double slope_median_deg, slope_p90_deg;
     double relief_median_m, relief_p90_m;
     double near_repose_share;
     double elev_min_m, elev_max_m, elev_mean_m, elev_median_m;
-    double hypsometric_integral; /* (mean - min) / (max - min) of land elevation */
+    double hypsometric_integral;    /* (mean - min) / (max - min) of land elevation */
     double drainage_density_per_km; /* channel length / land area, 1/km; NaN without area */
-    tb_stats_fit_t fit;         /* over area bins from fit_min_area_m2 */
+    tb_stats_fit_t fit;             /* over area bins from fit_min_area_m2 */
     tb_stats_fit_t channel_fit; /* over area bins from channel_fit_min_area_m2 (channel cells) */
 } tb_stats_bucket_summary_t;
 
 typedef struct {
     tb_stats_bucket_summary_t bucket[TB_STATS_NBUCKETS + 1]; /* [TB_STATS_ALL] is all land */
     double relief_window_m;
-    int64_t area_cells;         /* land cells with a drainage area (0: no slope-area, no density) */
-    int64_t classified_cells;   /* land cells with an uplift rate */
-    int64_t edge_cells;         /* see tb_stats_edge_cells */
+    int64_t area_cells;       /* land cells with a drainage area (0: no slope-area, no density) */
+    int64_t classified_cells; /* land cells with an uplift rate */
+    int64_t edge_cells;       /* see tb_stats_edge_cells */
 } tb_stats_summary_t;
 
 void tb_stats_summarise(const tb_stats_t *self, tb_stats_summary_t *out);
@@ -221,9 +226,9 @@ const tb_hist_t *tb_stats_class_relief_hist(const tb_stats_t *self, int i);
 
 /* The elevation extent of a composited planet, measured once (regions overlap in their margins). */
 typedef struct {
-    double min_m, max_m;        /* over finite cells */
-    int64_t cells;              /* all cells */
-    int64_t clipped;            /* outside [range_lo_m, range_hi_m], or not finite */
+    double min_m, max_m;           /* over finite cells */
+    int64_t cells;                 /* all cells */
+    int64_t clipped;               /* outside [range_lo_m, range_hi_m], or not finite */
     double range_lo_m, range_hi_m; /* the manifest's elevation_m */
 } tb_stats_extent_t;
 
@@ -233,9 +238,9 @@ int tb_stats_extent_measure(const float *height_m, size_t cells, double range_lo
                             double range_hi_m, tb_stats_extent_t *out, tb_err_t *err);
 
 /* The printed verdict block (docs/statistics.md), newline-terminated lines; the caller frees
- * it. extent may be NULL (no elevation line). partial is NULL for a whole bake, or a short note such
- * as "regions 2,3 of 14" for a partial one: every line then starts "PARTIAL". NULL only when memory
- * runs out. */
+ * it. extent may be NULL (no elevation line). partial is NULL for a whole bake, or a short note
+ * such as "regions 2,3 of 14" for a partial one: every line then starts "PARTIAL". NULL only when
+ * memory runs out. */
 char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *extent,
                            const char *partial);
 /* The same block as JSON for meta.json (numbers, with null for NaN; the slope-area points). The

@@ -24,7 +24,10 @@ typedef struct {
 } s_key_t;
 
 /* Lower first; ties by index, so the order is total and the result deterministic. */
-static inline bool s_less(s_key_t a, s_key_t b) { return a.h < b.h || (a.h == b.h && a.i < b.i); }
+static inline bool s_less(s_key_t a, s_key_t b)
+{
+    return a.h < b.h || (a.h == b.h && a.i < b.i);
+}
 
 static void s_push(s_key_t *heap, size_t *n, s_key_t k)
 {
@@ -115,7 +118,8 @@ int tb_synth_planet(const tb_frame_t *f, uint64_t seed, double relief_m, tb_synt
         for (int64_t j = 0; j < f->h; j += 2)
             for (int64_t i = 1; i < f->w; i += 2) {
                 int64_t right = i + 1 < f->w ? i + 1 : (tb_frame_wraps(f) ? 0 : i - 1);
-                v[tb_idx(f->w, i, j)] = 0.5f * (v[tb_idx(f->w, i - 1, j)] + v[tb_idx(f->w, right, j)]);
+                v[tb_idx(f->w, i, j)] =
+                    0.5f * (v[tb_idx(f->w, i - 1, j)] + v[tb_idx(f->w, right, j)]);
             }
         for (int64_t j = 1; j < f->h; j += 2)
             for (int64_t i = 0; i < f->w; i++) {

@@ -3,10 +3,11 @@
  *
  * It is a fixture, not a landscape model: the heights are fBm of gradient noise (common/noise.h,
  * wrapping exactly at the seam) cut at a sea level, and the drainage area is the plain D8
- * accumulation of those heights (every cell passes its area, starting at one cell's, to its steepest
- * lower neighbour; pits keep theirs). What it gives a test is realistic *variety* - slopes from flat
- * to steep, channels spanning orders of magnitude of area, every uplift class, coasts, the seam - at
- * any size, as a pure function of (frame, seed). A few million cells take a second or two.
+ * accumulation of those heights (every cell passes its area, starting at one cell's, to its
+ * steepest lower neighbour; pits keep theirs). What it gives a test is realistic *variety* - slopes
+ * from flat to steep, channels spanning orders of magnitude of area, every uplift class, coasts,
+ * the seam - at any size, as a pure function of (frame, seed). A few million cells take a second or
+ * two.
  */
 #ifndef TB_STATS_SYNTHETIC_H
 #define TB_STATS_SYNTHETIC_H
@@ -25,8 +26,8 @@ typedef struct {
 } tb_synth_t;
 
 /* Fills *out over the frame, whose lattice must be the whole planet's (the noise wraps at
- * lattice_w * cell_m). relief_m scales the land's height. Returns 0, or -1 with *err set; on success
- * the caller frees with tb_synth_free. */
+ * lattice_w * cell_m). relief_m scales the land's height. Returns 0, or -1 with *err set; on
+ * success the caller frees with tb_synth_free. */
 int tb_synth_planet(const tb_frame_t *frame, uint64_t seed, double relief_m, tb_synth_t *out,
                     tb_err_t *err);
 /* Frees the arrays and zeroes *s; accepts NULL. */

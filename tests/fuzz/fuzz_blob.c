@@ -1,6 +1,7 @@
 /* libFuzzer target for the stored-data decoders (CC=clang, -DTB_FUZZ=ON): blobs
- * (common/blob.h) and stored-result files (coordinator/farm/cache.h), with a small size limit. Whatever
- * the bytes, decoding either fails or returns bytes whose XXH3 is the one the header promised.
+ * (common/blob.h) and stored-result files (coordinator/farm/cache.h), with a small size limit.
+ * Whatever the bytes, decoding either fails or returns bytes whose XXH3 is the one the header
+ * promised.
  *
  *   build-fuzz/fuzz_blob -max_total_time=60 tests/fuzz/corpus-blob tests/fuzz/seeds/blob */
 #include <stdint.h>

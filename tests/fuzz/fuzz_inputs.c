@@ -1,8 +1,9 @@
 /* libFuzzer target for the decoders of what a user or a peer hands us (CC=clang, -DTB_FUZZ=ON): the
- * manifest and legend JSON (common/manifest.h), PNG files (common/png_io.h), and region and coast job
- * specs and results (jobs/region.h, jobs/coast/coast.h: untrusted bytes from the wire or the store). The first byte picks the
- * decoder. Whatever the bytes, each call either fails with a message or returns a value that passes
- * its own checks; nothing may crash, leak or read out of bounds.
+ * manifest and legend JSON (common/manifest.h), PNG files (common/png_io.h), and region and coast
+ * job specs and results (jobs/region.h, jobs/coast/coast.h: untrusted bytes from the wire or the
+ * store). The first byte picks the decoder. Whatever the bytes, each call either fails with a
+ * message or returns a value that passes its own checks; nothing may crash, leak or read out of
+ * bounds.
  *
  *   build-fuzz/fuzz_inputs -max_total_time=60 */
 #include <stdint.h>

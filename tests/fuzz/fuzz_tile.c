@@ -2,7 +2,8 @@
  * results (jobs/detail/tile.h). Whatever the bytes, decoding either fails or gives a spec and a
  * result that encode again without error (a decoded spec passed every check the encoder makes).
  *
- *   build-fuzz/fuzz_tile -max_total_time=60 -max_len=20000 tests/fuzz/corpus-tile tests/fuzz/seeds/tile
+ *   build-fuzz/fuzz_tile -max_total_time=60 -max_len=20000 tests/fuzz/corpus-tile
+ * tests/fuzz/seeds/tile
  *
  * The seed is the spec of a 40-sample tile with a 4-cell margin (4 KB). Run for 60 s under ASan and
  * UBSan when it was written: 0.9 M inputs, no finding. */

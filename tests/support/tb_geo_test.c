@@ -40,8 +40,9 @@ void tb_geo_noise(const tb_frame_t *box, uint64_t seed, double amplitude, float 
     uint64_t key = tb_hash_key(seed, TB_SALT_TEST, 0);
     for (int64_t j = 0; j < box->h; j++)
         for (int64_t i = 0; i < box->w; i++)
-            out[tb_idx(box->w, i, j)] = (float)(amplitude *
-                tb_hash_unit(tb_hash_cell(key, tb_frame_lattice_x(box, i), tb_frame_lattice_y(box, j))));
+            out[tb_idx(box->w, i, j)] =
+                (float)(amplitude * tb_hash_unit(tb_hash_cell(key, tb_frame_lattice_x(box, i),
+                                                              tb_frame_lattice_y(box, j))));
 }
 
 static int s_inside(const tb_frame_t *box, int64_t i, int64_t j, double cx, double cy, double rx,
@@ -55,8 +56,8 @@ static int s_inside(const tb_frame_t *box, int64_t i, int64_t j, double cx, doub
     return (dx * dx) / (rx * rx) + (dy * dy) / (ry * ry) <= 1.0;
 }
 
-void tb_geo_ellipse(const tb_frame_t *box, double cx, double cy, double rx, double ry,
-                    float value, float *out)
+void tb_geo_ellipse(const tb_frame_t *box, double cx, double cy, double rx, double ry, float value,
+                    float *out)
 {
     for (int64_t j = 0; j < box->h; j++)
         for (int64_t i = 0; i < box->w; i++)

@@ -22,8 +22,8 @@ void tb_geo_noise(const tb_frame_t *box, uint64_t seed, double amplitude, float 
 
 /* Sets out[c] = value for every cell whose lattice position lies in the ellipse centred on lattice
  * (cx, cy) with radii (rx, ry) (x distance taken across the seam). */
-void tb_geo_ellipse(const tb_frame_t *box, double cx, double cy, double rx, double ry,
-                    float value, float *out);
+void tb_geo_ellipse(const tb_frame_t *box, double cx, double cy, double rx, double ry, float value,
+                    float *out);
 void tb_geo_ellipse_u8(const tb_frame_t *box, double cx, double cy, double rx, double ry,
                        uint8_t value, uint8_t *out);
 

@@ -29,8 +29,14 @@ static const char *s_env_path(const char *var, const char *fallback, const char 
     return s_buf;
 }
 
-const char *tb_test_build_path(const char *name) { return s_env_path("TB_BUILD_DIR", ".", name); }
-const char *tb_test_source_path(const char *name) { return s_env_path("TB_SOURCE_DIR", "..", name); }
+const char *tb_test_build_path(const char *name)
+{
+    return s_env_path("TB_BUILD_DIR", ".", name);
+}
+const char *tb_test_source_path(const char *name)
+{
+    return s_env_path("TB_SOURCE_DIR", "..", name);
+}
 
 const char *tb_test_write_file(const char *dir, const char *name, const char *text)
 {
