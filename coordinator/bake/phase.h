@@ -57,7 +57,6 @@ typedef struct {
     tb_stats_t *stats;   /* merged in region order; moved to out->stats at the end */
     const char *partial; /* "regions 2,3 of 4" for a partial bake, else NULL */
     char partial_text[256];
-    char farm_endpoint[512]; /* a farm bake's bound endpoint: the coast's dispatch binds it again */
     tb_region_mouth_t *mouths; /* the regions' river mouths, in region order */
     size_t n_mouths, cap_mouths;
     /* coast */

@@ -100,11 +100,10 @@ fail:
     tb_region_result_free(&r);
 }
 
-/* A farm bake's endpoint, kept for the coast phase, then the caller's callback. */
+/* The caller's callback with the caller's user pointer (the engine's user is the composite). */
 static void s_on_listening(void *user, const char *endpoint)
 {
     s_composite_t *c = user;
-    snprintf(c->ctx->farm_endpoint, sizeof c->ctx->farm_endpoint, "%s", endpoint);
     if (c->on_listening)
         c->on_listening(c->listening_user, endpoint);
 }
