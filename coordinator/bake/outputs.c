@@ -13,13 +13,27 @@ static void s_record(tb_bake_ctx_t *ctx, const char *name, const void *bytes, si
 {
     char hex[17];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)tb_xxh3(bytes, n));
-    cJSON_AddStringToObject(ctx->hashes, name, hex);
+    /* a file written again (summary.txt, once the tiles are in) keeps one entry: the last one */
+    if (cJSON_GetObjectItemCaseSensitive(ctx->hashes, name))
+        cJSON_ReplaceItemInObjectCaseSensitive(ctx->hashes, name, cJSON_CreateString(hex));
+    else
+        cJSON_AddStringToObject(ctx->hashes, name, hex);
 }
 
 const char *const tb_bake_output_names[] = {
-    "planet_height.png", "map_flow.png",    "map_basins.png", "preview.png",
-    "map_class.png",     "map_regions.png", "map_uplift.png", "summary.txt",
-    "plan.json",         "meta.json",       "report.html",
+    "planet_height.png",
+    "map_flow.png",
+    "map_basins.png",
+    "preview.png",
+    "map_class.png",
+    "map_regions.png",
+    "map_uplift.png",
+    "summary.txt",
+    "plan.json",
+    "meta.json",
+    "report.html",
+    "preview_detail.png",
+    "preview_detail_crop.png",
 };
 const size_t tb_bake_n_output_names = sizeof tb_bake_output_names / sizeof *tb_bake_output_names;
 

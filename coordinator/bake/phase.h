@@ -119,6 +119,12 @@ int tb_bake_write_bytes(tb_bake_ctx_t *ctx, const char *name, const void *bytes,
 /* Records the XXH3 of out_dir/NAME, a file another module wrote. */
 int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err);
 
+/* Writes out_dir/summary.txt (coordinator/bake/summary.c): the head line, the statistics, the coast
+ * block and, when ctx->tiles_meta is set, the detail block (docs/tiles.md). Written whole to a
+ * temporary name and renamed, so the detail phase may write it again. Printed unless quiet: all of
+ * it, or only the detail block when print_detail_only. */
+int tb_bake_summary_write(tb_bake_ctx_t *ctx, bool print_detail_only, tb_err_t *err);
+
 /* Adds `item` (taken over) to meta.json as the top-level section `key` (e.g. "coast": the coast
  * phase's statistics and its dispatch record); a key the bake already writes is refused
  * (TB_E_INTERNAL). 0 or -1. */

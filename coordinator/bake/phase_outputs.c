@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "common/fs.h"
-#include "common/version.h"
 #include "coordinator/bake/phase.h"
 #include "coordinator/maps/bake_maps.h"
 #include "coordinator/maps/map_uplift.h"
@@ -80,64 +79,6 @@ static int s_plan_maps(tb_bake_ctx_t *ctx, tb_image_t *img, tb_err_t *err)
     return rc;
 }
 
-/* summary.txt: a head line naming the build, the planet and the bake, then the statistics' verdict.
- */
-static int s_summary(tb_bake_ctx_t *ctx, tb_err_t *err)
-{
-    const tb_manifest_t *m = ctx->manifest;
-    const tb_bake_outcome_t *out = ctx->out;
-    char *stats_text = tb_stats_report_text(ctx->stats, &out->extent, ctx->partial);
-    if (!stats_text)
-        return tb_err_set(err, TB_E_NOMEM, "out of memory printing the summary");
-    /* the coast block after the statistics (docs/coast.md, "Reading the block"); a partial bake
-     * says PARTIAL on each of its lines, as on every line of the statistics */
-    char block[1024], coast[1536];
-    if (ctx->coast_ran)
-        tb_coast_stats_format(&ctx->coast_stats, block, sizeof block);
-    else
-        snprintf(block, sizeof block, "coast: skipped (--no-coast): every coast is a step\n");
-    size_t k = 0;
-    for (const char *line = block; *line && k < sizeof coast;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
-        k += (size_t)snprintf(coast + k, sizeof coast - k, "%s%.*s", ctx->partial ? "PARTIAL " : "",
-                              (int)len, line);
-        line += len;
-    }
-    char *text = malloc(strlen(stats_text) + strlen(coast) + 1);
-    if (!text) {
-        free(stats_text);
-        return tb_err_set(err, TB_E_NOMEM, "out of memory printing the summary");
-    }
-    strcpy(text, stats_text);
-    strcat(text, coast);
-    free(stats_text);
-    char head[1024];
-    snprintf(head, sizeof head,
-             "terrain bake %s: %s, %lld x %lld cells of %g m, %d steps of %g yr, %d of %d "
-             "regions%s\n",
-             tb_build_id(), m->source, (long long)tb_planet_w(ctx->planet),
-             (long long)tb_planet_h(ctx->planet), m->cell_m, ctx->steps, m->solve.dt_yr,
-             out->regions_solved, out->regions_total, ctx->partial ? " (PARTIAL)" : "");
-    size_t n = strlen(head) + strlen(text) + 1;
-    char *all = malloc(n);
-    if (!all) {
-        free(text);
-        return tb_err_set(err, TB_E_NOMEM, "out of memory");
-    }
-    snprintf(all, n, "%s%s", head, text);
-    free(text);
-    int rc = tb_bake_write_text(ctx, "summary.txt", all, err);
-    if (rc == 0) {
-        tb_fs_join(ctx->out->summary_path, sizeof ctx->out->summary_path, ctx->opts->out_dir,
-                   "summary.txt", NULL);
-        if (!ctx->opts->quiet)
-            fputs(all, stdout);
-    }
-    free(all);
-    return rc;
-}
-
 /* The extent of height_m against elevation_m, and the share of cells the 16-bit encoding clips. */
 static int s_extent(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
@@ -162,7 +103,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     int trc = text ? tb_bake_write_text(ctx, "plan.json", text, err)
                    : tb_err_set(err, TB_E_NOMEM, "out of memory writing plan.json");
     free(text);
-    if (trc != 0 || s_summary(ctx, err) != 0)
+    if (trc != 0 || tb_bake_summary_write(ctx, false, err) != 0)
         goto done;
     rc = 0;
 done:

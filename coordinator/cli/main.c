@@ -22,6 +22,7 @@ static const s_command_t s_commands[] = {
     {"gate", tb_cmd_gate, "bake on several seeds and check the statistics against gates (CI)"},
     {"analyze", tb_cmd_analyze, "the statistics block of any heightmap (a DEM, a bake's PNG)"},
     {"report", tb_cmd_report, "rewrite a bake's report.html from its meta.json and outputs"},
+    {"stitch", tb_cmd_stitch, "one seamless mosaic of any area of a bake's detail tiles"},
     {"farm-check", tb_cmd_farm_check, "dispatch verifiable test jobs to check workers and a farm"},
     {"farm-keys", tb_cmd_farm_keys, "write CURVE certificates for a farm"},
 };
