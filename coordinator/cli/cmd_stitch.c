@@ -1,11 +1,11 @@
-/* `terrain stitch OUT --area X0,Y0,W,H [--out FILE] [--format png|r16]`: one seamless mosaic of
- * the baked detail heights of any area of the planet, in world metres (x east from the planet's
- * x = 0, y south from its north edge), across the X seam, from OUT/tiles/index.json and the tile
- * files (coordinator/maps/tile_mosaic.h, docs/tiles.md "Stitching"). Every file is checked against
- * the index's XXH3 before use. Unbaked (ocean) tiles are filled with 0 m encoded and their share is
- * reported. Exit 0; 1 when the bake is damaged (a listed file missing, unreadable or not matching
- * its XXH3; an index that does not hold together); 2 for bad usage (the area, the format, a
- * directory without tiles, an area over the budget). */
+/* `terrain stitch OUT --area X0,Y0,W,H [--out FILE] [--format png|r16] [--max-samples N]`: one
+ * seamless mosaic of the baked detail heights of any area of the planet, in world metres (x east
+ * from the planet's x = 0, y south from its north edge), across the X seam, from
+ * OUT/tiles/index.json and the tile files (coordinator/maps/tile_mosaic.h, docs/tiles.md
+ * "Stitching"). Every file is checked against the index's XXH3 before use. Unbaked (ocean) tiles
+ * are filled with 0 m encoded and their share is reported. Exit 0; 1 when the bake is damaged (a
+ * listed file missing, unreadable or not matching its XXH3; an index that does not hold together);
+ * 2 for bad usage (the area, the format, a directory without tiles, an area over the budget). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +62,7 @@ static int s_write(const char *path, bool png, const uint16_t *v, const tb_mosai
 int tb_cmd_stitch(int argc, char **argv)
 {
     const char *area = NULL, *out_path = NULL, *format = NULL;
+    int64_t max_samples = TB_MOSAIC_MAX_SAMPLES;
     const tb_opt_t opts[] = {
         {"area", TB_OPT_STRING, &area, NULL, "X0,Y0,W,H",
          "the area in world metres: x east from x = 0 (taken modulo the circumference, so an area "
@@ -71,9 +72,14 @@ int tb_cmd_stitch(int argc, char **argv)
         {"format", TB_OPT_STRING, &format, NULL, "png|r16",
          "16-bit grey PNG or little-endian u16 .r16, in the planet's elevation encoding (default: "
          "from --out's extension, else png)"},
+        {"max-samples", TB_OPT_INT, &max_samples, NULL, "N",
+         "refuse an area of more than N samples (default and most: 2^26 = 67108864, 8192 x 8192, "
+         "128 MiB of heights)",
+         TB_OPT_IRANGE(1, TB_MOSAIC_MAX_SAMPLES), .range_text = "1..2^26"},
     };
     tb_verb_t v = {.name = "stitch",
-                   .usage = "terrain stitch OUT --area X0,Y0,W,H [--out FILE] [--format png|r16]",
+                   .usage = "terrain stitch OUT --area X0,Y0,W,H [--out FILE] [--format png|r16] "
+                            "[--max-samples N]",
                    TB_VERB_OPTS(opts),
                    .min_positional = 1,
                    .max_positional = 1,
@@ -104,8 +110,7 @@ int tb_cmd_stitch(int argc, char **argv)
     tb_mosaic_info_t info;
     tb_mosaic_info(m, &info);
     tb_mosaic_rect_t r;
-    if (tb_mosaic_area_samples(&info, a[0], a[1], a[2], a[3], TB_MOSAIC_MAX_SAMPLES, &r, &err) !=
-        0) {
+    if (tb_mosaic_area_samples(&info, a[0], a[1], a[2], a[3], max_samples, &r, &err) != 0) {
         tb_mosaic_close(&m);
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
