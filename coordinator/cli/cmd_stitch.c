@@ -123,11 +123,12 @@ int tb_cmd_stitch(int argc, char **argv)
         s_write(out_path, png, h, &r, &err) != 0) {
         rc = tb_verb_error(&v, TB_EXIT_FAILED, &err);
     } else {
-        printf("stitch: %s, %lld x %lld samples of %g m from sample (%lld, %lld) (world %g, %g m), "
-               "%.2f %% filled with 0 m (unbaked ocean tiles)\n",
-               out_path, (long long)r.w, (long long)r.h, info.cell_m, (long long)r.x0,
-               (long long)r.y0, (double)r.x0 * info.cell_m, (double)r.y0 * info.cell_m,
-               100.0 * (double)filled / (double)(r.w * r.h));
+        printf(
+            "stitch: %s, %lld x %lld samples of %g m from sample (%lld, %lld) (world %g, %g m), "
+            "%.2f %% filled with 0 m (tiles the index does not list: ocean tiles are not baked)\n",
+            out_path, (long long)r.w, (long long)r.h, info.cell_m, (long long)r.x0, (long long)r.y0,
+            (double)r.x0 * info.cell_m, (double)r.y0 * info.cell_m,
+            100.0 * (double)filled / (double)(r.w * r.h));
         rc = TB_EXIT_OK;
     }
     free(h);
