@@ -5,14 +5,15 @@
 #  - a mosaic is the tiles' samples: an area equal to a tile decodes to that tile's samples (both
 #    formats, against the tile's .png decoded and its .r16); an area across the two tiles is the
 #    concatenation of their columns; an area across the X seam (from x = 9 km, and the same area
-#    given as x = -1 km) is c001's east columns then c000's west columns;
+#    given as x = -1 km) is c001's east columns then c000's west columns, and so is the flow
+#    map's (8-bit, --layer flow);
 #  - the joins are seamless: on the whole ring, the height steps across the two joins (the tile
 #    join at x = 5 km and the X seam) are no larger than the steps between neighbours inside the
 #    tiles (max and mean). That is the measurable half; the exact half is that tiles are seamless
 #    by construction (tests/test_detail.c: a 2 x 2 block of tiles is byte-identical to one tile
 #    computed whole) and that a mosaic copies samples (above). Negative control: the same check on
 #    a splice of c000 with c001 shifted 200 rows south must fail;
-#  - refusals: bad areas, a bad format, an area over --max-samples, a directory without tiles
+#  - refusals: bad areas, a bad format or layer, an area over --max-samples, a directory without tiles
 #    exit 2; a listed tile file missing, or one byte flipped (its XXH3), exit 1 naming the file,
 #    and leave no output behind; an area outside the damage still stitches; a tile the index does
 #    not list (an unbaked ocean tile) is filled with 0 m encoded and reported as 100 % filled;
@@ -52,35 +53,43 @@ cmp -s "$T/one.r16" "$B/tiles/c000r000.r16" || fail "the mosaic of tile c000r000
 cmp -s "$T/c000.raw" "$T/c001.raw" && fail "the two tiles are the same (the comparisons cannot fail)"
 echo "ok: an area equal to a tile is that tile's samples (png and r16)"
 
-# cols.py OUT FILE:X0:N...: the columns X0..X0+N-1 of each raw u16 tile file (2500 samples a row),
-# joined side by side row by row
+# cols.py OUT BYTES FILE:X0:N...: the columns X0..X0+N-1 of each raw tile file (2500 samples a
+# row of BYTES bytes: 2 for heights, 1 for the maps), joined side by side row by row
 cat >"$T/cols.py" <<'EOF'
 import sys
 out = b''
-pieces = [s.split(':') for s in sys.argv[2:]]
+k = int(sys.argv[2])
+pieces = [s.split(':') for s in sys.argv[3:]]
 data = [open(p[0], 'rb').read() for p in pieces]
-rows = len(data[0]) // (2 * 2500)
+rows = len(data[0]) // (k * 2500)
 for r in range(rows):
     for d, (_, x0, n) in zip(data, pieces):
         x0, n = int(x0), int(n)
-        out += d[2 * (r * 2500 + x0):2 * (r * 2500 + x0 + n)]
+        out += d[k * (r * 2500 + x0):k * (r * 2500 + x0 + n)]
 open(sys.argv[1], 'wb').write(out)
 EOF
 
 # 2. Across the two tiles: x 4000..6000 m = c000 columns 2000..2499 then c001 columns 0..499.
 stitch_ok two --area 4000,0,2000,3200 --out "$T/two.r16"
-python3 "$T/cols.py" "$T/two.want" "$T/c000.raw:2000:500" "$T/c001.raw:0:500"
+python3 "$T/cols.py" "$T/two.want" 2 "$T/c000.raw:2000:500" "$T/c001.raw:0:500"
 cmp -s "$T/two.r16" "$T/two.want" || fail "the mosaic across the tile join is not the two tiles' columns"
 echo "ok: an area across two tiles is the concatenation of their columns"
 
 # 3. Across the X seam: x 9000..11000 m = c001 columns 2000..2499 then c000 columns 0..499.
 stitch_ok seam --area 9000,0,2000,3200 --out "$T/seam.r16"
 stitch_ok seam_neg --area -1000,0,2000,3200 --out "$T/seam_neg.r16"
-python3 "$T/cols.py" "$T/seam.want" "$T/c001.raw:2000:500" "$T/c000.raw:0:500"
+python3 "$T/cols.py" "$T/seam.want" 2 "$T/c001.raw:2000:500" "$T/c000.raw:0:500"
 cmp -s "$T/seam.r16" "$T/seam.want" || fail "the mosaic across the X seam is not the two halves"
 cmp -s "$T/seam_neg.r16" "$T/seam.want" || fail "x0 = -1000 m is not the same area as x0 = 9000 m"
 grep -q '0.00 % filled' "$T/seam.out" || fail "the seam mosaic says it filled samples: $(cat "$T/seam.out")"
-echo "ok: an area across the X seam is the east tile's columns then the west tile's"
+# an 8-bit map across the seam: the tiles' _flow.png decoded, side by side
+stitch_ok seam_flow --area 9000,0,2000,3200 --layer flow --out "$T/seam_flow.png"
+[ "$("$RAW" "$T/seam_flow.png" "$T/seam_flow.raw")" = "1000 1600 8" ] || fail "the flow mosaic is not 1000 x 1600 8-bit"
+"$RAW" "$B/tiles/c000r000_flow.png" "$T/c000f.raw" >/dev/null
+"$RAW" "$B/tiles/c001r000_flow.png" "$T/c001f.raw" >/dev/null
+python3 "$T/cols.py" "$T/seam_flow.want" 1 "$T/c001f.raw:2000:500" "$T/c000f.raw:0:500"
+cmp -s "$T/seam_flow.raw" "$T/seam_flow.want" || fail "the flow mosaic across the X seam is not the two halves"
+echo "ok: an area across the X seam is the east tile's columns then the west tile's (heights and flow)"
 
 # 4. The joins of the whole ring, and the negative control.
 stitch_ok ring --area 0,0,10000,3200 --out "$T/ring.r16"
@@ -122,6 +131,7 @@ echo "ok: negative control - $(cat "$T/joins_bad.out")"
 # 5. Refusals: bad usage (2).
 for bad in "--area 0,0,0,100" "--area 0,0,100" "--area 0,0,100,x" "--area 0,3000,100,400" \
   "--area 0,-2,100,100" "--area 0,0,10002,100" "--area 0,0,100,100 --format tif" \
+  "--area 0,0,100,100 --layer splat" "--area 0,0,100,100 --layer wear --format r16" \
   "--area 0,0,1000,1000 --max-samples 1000"; do
   # shellcheck disable=SC2086
   rc=$(stitch_rc "$B" $bad --out "$T/refused.png")
@@ -131,7 +141,7 @@ done
 grep -q 'budget of 1000 samples' "$T/rc.err" || fail "the budget refusal does not say so: $(cat "$T/rc.err")"
 [ "$(stitch_rc "$T" --area 0,0,100,100 --out "$T/refused.png")" = 2 ] || fail "a directory without tiles was not refused with 2"
 grep -q 'tiles/index.json' "$T/rc.err" || fail "the refusal does not name tiles/index.json"
-echo "ok: bad areas, format, budget and a directory without tiles exit 2 and write nothing"
+echo "ok: bad areas, format, layer, budget and a directory without tiles exit 2 and write nothing"
 
 # 6. A damaged bake (1): a copy of the tiles with one file missing, then one with a flipped byte.
 mkdir -p "$T/broken/tiles"

@@ -1,8 +1,9 @@
-/* `terrain stitch OUT --area X0,Y0,W,H [--out FILE] [--format png|r16] [--max-samples N]`: one
- * seamless mosaic of the baked detail heights of any area of the planet, in world metres (x east
- * from the planet's x = 0, y south from its north edge), across the X seam, from
+/* `terrain stitch OUT --area X0,Y0,W,H [--out FILE] [--format png|r16] [--layer L] [--max-samples
+ * N]`: one seamless mosaic of the baked detail heights of any area of the planet, in world metres
+ * (x east from the planet's x = 0, y south from its north edge), across the X seam, from
  * OUT/tiles/index.json and the tile files (coordinator/maps/tile_mosaic.h, docs/tiles.md
- * "Stitching"). Every file is checked against the index's XXH3 before use. Unbaked (ocean) tiles
+ * "Stitching"); --layer flow, wear or deposit stitches one of the 8-bit maps instead (PNG only).
+ * Every file is checked against the index's XXH3 before use. Unbaked (ocean) tiles
  * are filled with 0 m encoded and their share is reported. Exit 0; 1 when the bake is damaged (a
  * listed file missing, unreadable or not matching its XXH3; an index that does not hold together);
  * 2 for bad usage (the area, the format, a directory without tiles, an area over the budget). */
@@ -38,13 +39,16 @@ static int s_parse_area(const char *text, double v[4])
     return *p == '\0' ? 0 : -1;
 }
 
-static int s_write(const char *path, bool png, const uint16_t *v, const tb_mosaic_rect_t *r,
-                   tb_err_t *err)
+static int s_write(const char *path, bool png, bool wide, const void *samples,
+                   const tb_mosaic_rect_t *r, tb_err_t *err)
 {
     size_t n = (size_t)(r->w * r->h);
+    const uint16_t *v = samples;
     if (png) {
-        tb_image_t img = {
-            .w = (uint32_t)r->w, .h = (uint32_t)r->h, .format = TB_PNG_GRAY16, .pixels = (void *)v};
+        tb_image_t img = {.w = (uint32_t)r->w,
+                          .h = (uint32_t)r->h,
+                          .format = wide ? TB_PNG_GRAY16 : TB_PNG_GRAY8,
+                          .pixels = (void *)samples};
         return tb_png_write(path, &img, 6, err);
     }
     unsigned char *b = tb_malloc(2 * n, "the .r16 bytes", err);
@@ -61,7 +65,7 @@ static int s_write(const char *path, bool png, const uint16_t *v, const tb_mosai
 
 int tb_cmd_stitch(int argc, char **argv)
 {
-    const char *area = NULL, *out_path = NULL, *format = NULL;
+    const char *area = NULL, *out_path = NULL, *format = NULL, *layer_name = "height";
     int64_t max_samples = TB_MOSAIC_MAX_SAMPLES;
     const tb_opt_t opts[] = {
         {"area", TB_OPT_STRING, &area, NULL, "X0,Y0,W,H",
@@ -72,6 +76,9 @@ int tb_cmd_stitch(int argc, char **argv)
         {"format", TB_OPT_STRING, &format, NULL, "png|r16",
          "16-bit grey PNG or little-endian u16 .r16, in the planet's elevation encoding (default: "
          "from --out's extension, else png)"},
+        {"layer", TB_OPT_STRING, &layer_name, NULL, "height|flow|wear|deposit",
+         "what to stitch: the heights (default), or one of the 8-bit maps (PNG only; "
+         "docs/tiles.md)"},
         {"max-samples", TB_OPT_INT, &max_samples, NULL, "N",
          "refuse an area of more than N samples (default and most: 2^26 = 67108864, 8192 x 8192, "
          "128 MiB of heights)",
@@ -79,7 +86,7 @@ int tb_cmd_stitch(int argc, char **argv)
     };
     tb_verb_t v = {.name = "stitch",
                    .usage = "terrain stitch OUT --area X0,Y0,W,H [--out FILE] [--format png|r16] "
-                            "[--max-samples N]",
+                            "[--layer height|flow|wear|deposit] [--max-samples N]",
                    TB_VERB_OPTS(opts),
                    .min_positional = 1,
                    .max_positional = 1,
@@ -99,6 +106,18 @@ int tb_cmd_stitch(int argc, char **argv)
     bool png = strcmp(format, "png") == 0;
     if (!png && strcmp(format, "r16") != 0)
         return tb_verb_usage(&v, "--format \"%s\": expected png or r16", format);
+    static const char *const layers[] = {"height", "flow", "wear", "deposit"};
+    int layer = -1;
+    for (int k = 0; k < 4; k++)
+        if (strcmp(layer_name, layers[k]) == 0)
+            layer = k;
+    if (layer < 0)
+        return tb_verb_usage(&v, "--layer \"%s\": expected height, flow, wear or deposit",
+                             layer_name);
+    bool wide = layer == TB_MOSAIC_HEIGHT;
+    if (!wide && !png)
+        return tb_verb_usage(&v, "--layer %s is 8-bit: --format png only (.r16 is for heights)",
+                             layer_name);
     if (!out_path)
         out_path = png ? "stitch.png" : "stitch.r16";
 
@@ -114,21 +133,21 @@ int tb_cmd_stitch(int argc, char **argv)
         tb_mosaic_close(&m);
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
-    uint16_t *h = tb_malloc((size_t)(r.w * r.h) * sizeof *h, "the mosaic", &err);
+    void *h = tb_malloc((size_t)(r.w * r.h) * (wide ? 2 : 1), "the mosaic", &err);
     int64_t filled = 0;
     int rc = TB_EXIT_FAILED;
     if (!h ||
-        tb_mosaic_stitch(m, TB_MOSAIC_HEIGHT, r, tb_mosaic_encode_m(&info, 0.0), h, &filled,
-                         &err) != 0 ||
-        s_write(out_path, png, h, &r, &err) != 0) {
+        tb_mosaic_stitch(m, (tb_mosaic_layer_t)layer, r, wide ? tb_mosaic_encode_m(&info, 0.0) : 0,
+                         h, &filled, &err) != 0 ||
+        s_write(out_path, png, wide, h, &r, &err) != 0) {
         rc = tb_verb_error(&v, TB_EXIT_FAILED, &err);
     } else {
         printf(
             "stitch: %s, %lld x %lld samples of %g m from sample (%lld, %lld) (world %g, %g m), "
-            "%.2f %% filled with 0 m (tiles the index does not list: ocean tiles are not baked)\n",
+            "%.2f %% filled with %s (tiles the index does not list: ocean tiles are not baked)\n",
             out_path, (long long)r.w, (long long)r.h, info.cell_m, (long long)r.x0, (long long)r.y0,
             (double)r.x0 * info.cell_m, (double)r.y0 * info.cell_m,
-            100.0 * (double)filled / (double)(r.w * r.h));
+            100.0 * (double)filled / (double)(r.w * r.h), wide ? "0 m" : "0");
         rc = TB_EXIT_OK;
     }
     free(h);
