@@ -26,6 +26,19 @@ set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 RAW=$1/tb_png_raw
 
+# the verb frame (docs/architecture.md, how to add a verb): --help, and one line naming a bad option
+"$TERRAIN" stitch --help >"$T/help.out" || fail "terrain stitch --help exited $?"
+grep -q '^usage: terrain stitch OUT --area' "$T/help.out" || fail "terrain stitch --help prints no usage line"
+for bad in "--bogus|--bogus" "x|--area" "x --max-samples 0|--max-samples" "|output directory" \
+  "$T/nobake --area 0,0,2,2|nobake/tiles/index.json"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$TERRAIN" stitch ${bad%%|*} >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$T/bad.err")" = 1 ] && grep -qF -- "${bad#*|}" "$T/bad.err" ||
+    fail "terrain stitch ${bad%%|*}: exit $rc, expected 2 and one line naming ${bad#*|}: $(cat "$T/bad.err")"
+done
+echo "ok: terrain stitch --help; bad usage exits 2 with one line naming the option"
+
 bake "$T/b" --circumference-km 10 --steps 20 --workers 2
 B=$T/b
 
