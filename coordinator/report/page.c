@@ -1402,6 +1402,8 @@ static void s_maps(s_ctx_t *c)
         {"map_regions.png", "regions"},
         {"map_coast.png", "what the coastal pass moved: cut cool, laid warm"},
         {"map_exposure.png", "shore exposure, sheltered violet to open yellow"},
+        {"preview_detail.png", "the 2 m tiles of the largest landmass, hillshaded, reduced"},
+        {"preview_detail_crop.png", "2 m at full size: the steepest tile, deposits in sand"},
         {"planet_height_low.png", "reduced 16-bit heightmap"},
         {"planet_height.png", "the 16-bit heightmap"},
     };
