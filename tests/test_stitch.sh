@@ -20,8 +20,9 @@
 #  - the detail phase: preview_detail.png (2500 x 800: the largest landmass's tiles are the whole
 #    5000 x 1600 ring, at 1:2 under the 4096-pixel cap) and preview_detail_crop.png (1024 x 1024)
 #    exist with those sizes; summary.txt's detail lines are exactly what meta.json's
-#    "tiles"."detail_statistics" give; summary.txt is hashed once in meta.json; with --no-tiles the
-#    phase is skipped and writes nothing.
+#    "tiles"."detail_statistics" give; summary.txt is hashed once in meta.json; report.html shows
+#    both previews; with --no-tiles the phase is skipped and writes nothing (nor does the page show
+#    a preview).
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 RAW=$1/tb_png_raw
@@ -232,12 +233,15 @@ sed -E 's/^(detail: eroded [0-9]+\.[0-9][0-9])([0-9])/\1X/' "$B/summary.txt" >"$
 cmp -s "$B/summary.txt" "$T/summary.bad" && fail "negative control: the edit changed nothing"
 python3 "$T/detail.py" "$B/meta.json" "$T/summary.bad" >/dev/null &&
   fail "negative control: a changed eroded volume passed the comparison"
-echo "ok: preview_detail.png 2500 x 800, preview_detail_crop.png 1024 x 1024, the detail block is meta.json's"
+grep -q '<img src="preview_detail.png"' "$B/report.html" && grep -q '<img src="preview_detail_crop.png"' "$B/report.html" ||
+  fail "report.html does not show the detail previews"
+echo "ok: preview_detail.png 2500 x 800, preview_detail_crop.png 1024 x 1024 (both in report.html), the detail block is meta.json's"
 
 bake "$T/nt" --circumference-km 10 --steps 20 --workers 2 --no-tiles
 [ "$(json_get "$T/nt/meta.json" "[p.get('skip_reason') for p in d['phases'] if p['name'] == 'detail'][0]")" = "the tiles phase did not run" ] ||
   fail "meta.json does not record the detail phase as skipped"
 [ ! -e "$T/nt/preview_detail.png" ] && [ ! -e "$T/nt/preview_detail_crop.png" ] || fail "--no-tiles wrote a detail preview"
 grep -q '^detail:' "$T/nt/summary.txt" && fail "--no-tiles' summary has a detail block"
+grep -q 'preview_detail' "$T/nt/report.html" && fail "--no-tiles' report.html shows a detail preview"
 assert_clean "after the stitch test"
 echo "ok: --no-tiles skips the detail phase"
