@@ -64,12 +64,18 @@ static int s_shade(const tb_mosaic_t *mo, tb_mosaic_rect_t r, double z_exag, flo
     }
     tb_mosaic_hillshade(&I, pad, r.w, r.h, z_exag, shade);
     if (baked)
-        for (int64_t j = 0; j < r.h; j++)
+        for (int64_t j = 0; j < r.h; j++) {
+            int64_t row = (r.y0 + j) / I.tile_samples, last_col = -1;
+            bool has = false;
             for (int64_t i = 0; i < r.w; i++) {
-                int64_t gx = (r.x0 + i) % I.planet_w;
-                baked[j * r.w + i] =
-                    tb_mosaic_has_tile(mo, gx / I.tile_samples, (r.y0 + j) / I.tile_samples);
+                int64_t col = (r.x0 + i) % I.planet_w / I.tile_samples;
+                if (col != last_col) {
+                    has = tb_mosaic_has_tile(mo, col, row);
+                    last_col = col;
+                }
+                baked[j * r.w + i] = has;
             }
+        }
     rc = 0;
 done:
     free(raw);

@@ -28,7 +28,8 @@ struct tb_mosaic {
     tb_mosaic_info_t info;
     cJSON *index;
     s_tile_t *tiles;
-    int64_t *at; /* [row * cols + col]: index into tiles, or -1 */
+    int64_t n_tiles; /* tiles[0..n_tiles), sorted by (row, col): found by binary search, so a
+                        planet of millions of lattice tiles costs only what the index lists */
 };
 
 static int s_num(const cJSON *o, const char *key, const char *path, double *out, tb_err_t *err)
@@ -97,6 +98,14 @@ static int s_lattice(tb_mosaic_t *m, tb_err_t *err)
     return 0;
 }
 
+static int s_cmp_tile(const void *a, const void *b)
+{
+    const s_tile_t *x = a, *y = b;
+    if (x->row != y->row)
+        return x->row < y->row ? -1 : 1;
+    return x->col < y->col ? -1 : x->col > y->col ? 1 : 0;
+}
+
 static int s_tiles(tb_mosaic_t *m, tb_err_t *err)
 {
     const char *p = m->index_path;
@@ -106,11 +115,8 @@ static int s_tiles(tb_mosaic_t *m, tb_err_t *err)
         return tb_err_set(err, TB_E_FORMAT, "%s: no \"tiles\" array", p);
     int64_t n = cJSON_GetArraySize(arr), k = 0;
     m->tiles = tb_calloc((size_t)n + 1, sizeof *m->tiles, "tile index", err);
-    m->at = tb_malloc((size_t)(I->cols * I->rows) * sizeof *m->at, "tile index", err);
-    if (!m->tiles || !m->at)
+    if (!m->tiles)
         return -1;
-    for (int64_t i = 0; i < I->cols * I->rows; i++)
-        m->at[i] = -1;
     for (cJSON *e = arr->child; e; e = e->next, k++) {
         s_tile_t *t = &m->tiles[k];
         char where[S_PATH + 64];
@@ -140,12 +146,53 @@ static int s_tiles(tb_mosaic_t *m, tb_err_t *err)
         if (!cJSON_IsObject(t->files))
             return tb_err_set(err, TB_E_FORMAT, "%s: tile %s has no \"files\" object", where,
                               t->id);
-        int64_t *slot = &m->at[t->row * I->cols + t->col];
-        if (*slot >= 0)
-            return tb_err_set(err, TB_E_FORMAT, "%s: tile %s is listed twice", where, t->id);
-        *slot = k;
     }
-    I->n_tiles = n;
+    qsort(m->tiles, (size_t)n, sizeof *m->tiles, s_cmp_tile);
+    for (int64_t i = 1; i < n; i++)
+        if (s_cmp_tile(&m->tiles[i - 1], &m->tiles[i]) == 0)
+            return tb_err_set(err, TB_E_FORMAT, "%s: tile %s is listed twice", p, m->tiles[i].id);
+    m->n_tiles = I->n_tiles = n;
+    return 0;
+}
+
+/* The index of tile (col, row) in m->tiles, or -1. */
+static int64_t s_find(const tb_mosaic_t *m, int64_t col, int64_t row)
+{
+    int64_t lo = 0, hi = m->n_tiles;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        const s_tile_t *t = &m->tiles[mid];
+        if (t->row < row || (t->row == row && t->col < col))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n_tiles && m->tiles[lo].row == row && m->tiles[lo].col == col ? lo : -1;
+}
+
+/* The index's bytes, parsed and checked; m->dir and m->index_path are set. */
+static int s_parse(tb_mosaic_t *m, const char *text, size_t n, tb_err_t *err)
+{
+    m->index = cJSON_ParseWithLength(text, n);
+    if (!cJSON_IsObject(m->index))
+        return tb_err_set(err, TB_E_FORMAT, "%s: not a JSON object", m->index_path);
+    return s_lattice(m, err) == 0 && s_tiles(m, err) == 0 ? 0 : -1;
+}
+
+int tb_mosaic_parse(const char *out_dir, const char *text, size_t n, tb_mosaic_t **out,
+                    tb_err_t *err)
+{
+    *out = NULL;
+    tb_mosaic_t *m = tb_calloc(1, sizeof *m, "tile mosaic", err);
+    if (!m)
+        return -1;
+    if (tb_fs_join(m->dir, sizeof m->dir, out_dir, "tiles", err) != 0 ||
+        tb_fs_join(m->index_path, sizeof m->index_path, m->dir, "index.json", err) != 0 ||
+        s_parse(m, text, n, err) != 0) {
+        tb_mosaic_close(&m);
+        return -1;
+    }
+    *out = m;
     return 0;
 }
 
@@ -161,13 +208,9 @@ int tb_mosaic_open(const char *out_dir, tb_mosaic_t **out, tb_err_t *err)
         tb_fs_join(m->index_path, sizeof m->index_path, m->dir, "index.json", err) != 0 ||
         tb_fs_read_all(m->index_path, S_INDEX_MAX_BYTES, &text, &n, err) != 0)
         goto fail;
-    m->index = cJSON_ParseWithLength(text, n);
+    int prc = s_parse(m, text, n, err);
     free(text);
-    if (!cJSON_IsObject(m->index)) {
-        tb_err_set(err, TB_E_FORMAT, "%s: not a JSON object", m->index_path);
-        goto fail;
-    }
-    if (s_lattice(m, err) != 0 || s_tiles(m, err) != 0)
+    if (prc != 0)
         goto fail;
     *out = m;
     return 0;
@@ -175,14 +218,12 @@ fail:
     tb_mosaic_close(&m);
     return -1;
 }
-
 void tb_mosaic_close(tb_mosaic_t **m)
 {
     if (!m || !*m)
         return;
     cJSON_Delete((*m)->index);
     free((*m)->tiles);
-    free((*m)->at);
     free(*m);
     *m = NULL;
 }
@@ -195,8 +236,7 @@ void tb_mosaic_info(const tb_mosaic_t *m, tb_mosaic_info_t *out)
 bool tb_mosaic_has_tile(const tb_mosaic_t *m, int64_t col, int64_t row)
 {
     const tb_mosaic_info_t *I = &m->info;
-    return col >= 0 && col < I->cols && row >= 0 && row < I->rows &&
-           m->at[row * I->cols + col] >= 0;
+    return col >= 0 && col < I->cols && row >= 0 && row < I->rows && s_find(m, col, row) >= 0;
 }
 
 int tb_mosaic_area_samples(const tb_mosaic_info_t *info, double x0_m, double y0_m, double w_m,
@@ -339,7 +379,7 @@ int tb_mosaic_stitch(const tb_mosaic_t *m, tb_mosaic_layer_t layer, tb_mosaic_re
             int64_t nx = T - tx0;
             if (nx > r.w - ox)
                 nx = r.w - ox;
-            int64_t k = m->at[row * I->cols + col];
+            int64_t k = s_find(m, col, row);
             if (k < 0) {
                 for (int64_t yy = y; yy < ny; yy++)
                     for (int64_t i = 0; i < nx; i++) {

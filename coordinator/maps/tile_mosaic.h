@@ -58,6 +58,10 @@ typedef enum {
  * a tile listed twice, a size that is not the tile's: TB_E_FORMAT naming the index and the tile).
  * TB_E_IO when the index cannot be read. */
 int tb_mosaic_open(const char *out_dir, tb_mosaic_t **out, tb_err_t *err);
+/* The same from the index's bytes in memory (text[0..n), no terminator needed); the tile files
+ * are looked for in out_dir/tiles. What tests/fuzz/fuzz_tile_index.c drives. */
+int tb_mosaic_parse(const char *out_dir, const char *text, size_t n, tb_mosaic_t **out,
+                    tb_err_t *err);
 void tb_mosaic_close(tb_mosaic_t **m);
 void tb_mosaic_info(const tb_mosaic_t *m, tb_mosaic_info_t *out);
 
