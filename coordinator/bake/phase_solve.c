@@ -155,6 +155,12 @@ static int64_t s_add_region_job(tb_bake_ctx_t *ctx, int ri, tb_err_t *err)
         return -1;
     char label[32];
     snprintf(label, sizeof label, "region %d", reg->id);
+    /* a bake that reuses its outputs solves nothing: every region comes from the store */
+    if (tb_bake_reuses_outputs(ctx) &&
+        tb_bake_require_stored(ctx, "region", bytes, n, label, err) != 0) {
+        free(bytes);
+        return -1;
+    }
     tb_job_desc_t desc = {.kind = "region",
                           .spec = bytes,
                           .spec_bytes = n,

@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "common/png_io.h"
 #include "coordinator/bake/phase.h"
+#include "coordinator/bake/tiles_select.h"
 #include "jobs/detail/planet_inputs.h"
 #include "jobs/detail/tile.h"
 #include "jobs/detail/tile_files.h"
@@ -234,19 +235,6 @@ static void s_writer_close(s_tiles_t *t, pthread_t th)
     pthread_join(th, NULL);
 }
 
-/* The classes the tile specs carry: the legend's, plus one ocean class for cells that matched
- * none (TB_CLASS_NONE), which a spec would refuse. */
-static int s_classes(const tb_manifest_t *m, tb_tile_class_t *cls)
-{
-    int n = tb_tile_classes_from_legend(&m->legend, cls);
-    if (n < TB_TILE_MAX_CLASSES) {
-        cls[n].ocean = 1;
-        cls[n].relief_mult = 1;
-        n++;
-    }
-    return n;
-}
-
 /* The pooled detail statistics for meta.json: volumes, channel share, and the slope histogram per
  * class as counts a degree. */
 static cJSON *s_stats_json(const s_tiles_t *t, const tb_tile_lattice_t *L, const tb_manifest_t *m)
@@ -285,16 +273,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     size_t cells = tb_planet_cells(planet);
     double t0 = tb_now_s();
     tb_detail_params_t p;
-    tb_detail_params_defaults(&p);
-    p.size_km = m->tiles.size_km;
-    p.cell_m = m->tiles.cell_m;
-    p.margin_cells = m->tiles.margin_cells;
     tb_tile_lattice_t L;
-    if (tb_detail_params_check(&p, m->source, err) != 0 ||
-        tb_tile_lattice_make(&L, pw, ph, m->cell_m, p.size_km, p.cell_m, err) != 0)
+    if (tb_bake_tile_params(m, pw, ph, &p, &L, err) != 0)
         return -1;
     tb_tile_class_t cls[TB_TILE_MAX_CLASSES];
-    int n_cls = s_classes(m, cls);
+    int n_cls = tb_bake_tile_classes(m, cls);
     const uint8_t *classes = tb_planet_cclasses(planet);
     uint8_t *class_idx = tb_malloc(cells, "tile classes", err);
     uint8_t *land = tb_malloc(cells, "tile land mask", err);
@@ -322,6 +305,10 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                             .area_m2 = tb_planet_carea_m2(planet),
                             .rock_k = NULL,
                             .class_idx = class_idx};
+    if (ctx->opts->measure_margin) {
+        rc = tb_bake_tiles_measure(ctx, &src, &p, cls, n_cls, land, err);
+        goto done;
+    }
     char dir[4200];
     if (tb_fs_join(dir, sizeof dir, ctx->opts->out_dir, "tiles", err) != 0 ||
         tb_fs_mkdir_p(dir, err) != 0)
@@ -331,6 +318,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     dopts.on_result = s_on_result;
     dopts.user = &t;
     dopts.label = "tiles";
+    dopts.fresh = dopts.fresh || ctx->tile_sel; /* --tiles-only re-runs its tiles */
     dispatch = tb_dispatch_new(&dopts, err);
     if (!dispatch)
         goto done;
@@ -343,6 +331,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                 continue;
             n_land += what == TB_TILE_LAND;
             n_coast += what == TB_TILE_COAST;
+            if (ctx->tile_sel && !ctx->tile_sel[row * L.cols + col])
+                continue;
             tb_tile_spec_owned_t spec;
             void *bytes;
             size_t n;
@@ -424,6 +414,14 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                             "_flow, _wear, _deposit: 8-bit; _splat: RGBA rock, "
                             "grass, sediment, scree or snow (docs/tiles.md)");
     cJSON_AddNumberToObject(index, "margin_cells", p.margin_cells);
+    cJSON *rerun = NULL;
+    if (ctx->tile_sel) {
+        /* --tiles-only: only the chosen tiles' entries change (coordinator/bake/reuse.c) */
+        rerun = tb_bake_tiles_merge(ctx, &t.index_tiles, err);
+        if (!rerun)
+            goto done;
+    }
+    int n_index = cJSON_GetArraySize(t.index_tiles);
     cJSON_AddItemToObject(index, "tiles", t.index_tiles);
     t.index_tiles = NULL;
     char *text = cJSON_Print(index);
@@ -432,6 +430,15 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         goto done;
     }
     free(text);
+    if (rerun) {
+        cJSON_AddNumberToObject(rerun, "seconds", tb_now_s() - t0);
+        cJSON_AddItemToObject(rerun, "dispatch", tb_dispatch_record_json(dispatch));
+        ctx->out->tiles_baked = t.written;
+        ctx->out->tiles_seconds = tb_now_s() - t0;
+        ctx->tiles_meta = tb_bake_tiles_rerun_meta(ctx, rerun, n_index);
+        rc = ctx->tiles_meta ? 0 : tb_err_set(err, TB_E_NOMEM, "out of memory");
+        goto done;
+    }
     /* meta.json */
     ctx->tiles_meta = cJSON_CreateObject();
     cJSON_AddNumberToObject(ctx->tiles_meta, "tiles", n_jobs);

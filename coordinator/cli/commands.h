@@ -15,5 +15,6 @@ int tb_cmd_solve_region(int argc, char **argv);
 int tb_cmd_gate(int argc, char **argv);
 int tb_cmd_analyze(int argc, char **argv);
 int tb_cmd_report(int argc, char **argv);
+int tb_cmd_tiles(int argc, char **argv);
 
 #endif
