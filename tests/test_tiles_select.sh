@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Choosing tiles (docs/tiles.md, "Re-running chosen tiles"), on the 10 km demo planet (two coast
+# tiles, c000r000 and c001r000) at 20 steps:
+#  - `terrain tiles OUT --only c001r000` re-runs that tile only: every region and the coast come from
+#    the store, the tile is computed afresh (its job ran, not from the store), its files come back
+#    byte-identical (the control: both tiles' .png damaged first - the chosen one is restored, the
+#    other is left as it was, so the run rewrote exactly the chosen tile), index.json is unchanged and
+#    meta.json differs only in "tiles" (its "rerun" record);
+#  - `terrain bake --tiles-only c000r000` does the same for the other tile; with other --steps it is
+#    refused (exit 2), and so are a bad tile id (naming it and the range), a store without the
+#    regions (naming one) and a manifest whose XXH3 is not the one the bake recorded - each leaving
+#    the bake as it was;
+#  - resume: a bake SIGKILLed in its tiles phase after one tile was stored, run again into the same
+#    directory, takes that tile from the store and computes the other (meta.json's tiles.from_store
+#    is the count stored before the kill), and every tile file equals the uninterrupted bake's;
+#  - a 5 km planet (one tile column: a tile and its 72-cell margin do not fit round it) is refused
+#    at plan time with exit 2 naming the limit, and nothing is written; with --no-tiles it bakes
+#    (the control: the refusal is the tiles').
+set -euo pipefail
+source "$2/tests/support/bake_test.sh" "$1" "$2"
+
+run=(--circumference-km 10 --steps 20)
+A=$T/whole
+bake "$A" "${run[@]}" --workers 2
+ids=$(json_get "$A/tiles/index.json" "' '.join(t['id'] for t in d['tiles'])")
+[ "$ids" = "c000r000 c001r000" ] || fail "the 10 km planet's tiles are '$ids', not c000r000 c001r000"
+mkdir "$T/ref"
+cp "$A"/tiles/* "$T/ref/"
+cp "$A/meta.json" "$T/meta.before"
+
+# tiles_status NAME ARGS...: `terrain tiles ARGS`, logging to $T/NAME.{out,err}; prints the exit status.
+tiles_status() {
+  local name=$1 rc=0
+  shift
+  "$TERRAIN" tiles "$@" >"$T/$name.out" 2>"$T/$name.err" || rc=$?
+  echo $rc
+}
+# meta_except_tiles DIR: meta.json without its "tiles" section, canonically.
+meta_except_tiles() {
+  json_get "$1" "json.dumps({k: v for k, v in d.items() if k != 'tiles'}, sort_keys=True)"
+}
+
+# --- terrain tiles OUT --only c001r000
+printf 'damaged' >"$A/tiles/c001r000.png"
+printf 'damaged' >"$A/tiles/c000r000.png"
+rc=$(tiles_status only1 "$A" --only c001r000 --workers 0)
+[ "$rc" = 0 ] || fail "terrain tiles --only c001r000: exit $rc"
+grep -q "4 of 4 results reused" "$T/only1.err" || fail "terrain tiles did not take the 4 regions from the store"
+[ "$(json_get "$A/meta.json" "d['tiles']['rerun']['ids']")" = "['c001r000']" ] || fail "rerun.ids"
+[ "$(json_get "$A/meta.json" "(d['tiles']['rerun']['dispatch']['stats']['ran'], d['tiles']['rerun']['dispatch']['stats']['from_store'])")" = "(1, 0)" ] ||
+  fail "the chosen tile was not computed afresh"
+[ "$(json_get "$A/meta.json" "(d['tiles']['rerun']['unchanged'], d['tiles']['rerun']['changed'])")" = "(1, [])" ] ||
+  fail "the re-run tile does not match its index entry"
+for f in "$T"/ref/c001r000*; do
+  cmp -s "$f" "$A/tiles/$(basename "$f")" || fail "tiles/$(basename "$f") differs after the re-run"
+done
+[ "$(cat "$A/tiles/c000r000.png")" = damaged ] || fail "a tile that was not chosen was rewritten"
+cmp -s "$T/ref/index.json" "$A/tiles/index.json" || fail "index.json changed"
+[ "$(meta_except_tiles "$A/meta.json")" = "$(meta_except_tiles "$T/meta.before")" ] || fail "meta.json changed outside \"tiles\""
+[ "$(json_get "$A/meta.json" "{k: v for k, v in d['tiles'].items() if k != 'rerun'} == json.load(open('$T/meta.before'))['tiles']")" = True ] ||
+  fail "meta.json's tiles changed beyond its rerun record"
+echo "ok: terrain tiles --only c001r000 recomputed that tile to the same bytes and touched nothing else"
+
+# --- terrain bake --tiles-only c000r000
+LOG=bakeonly bake "$A" "${run[@]}" --tiles-only c000r000 --workers 0
+cmp -s "$T/ref/c000r000.png" "$A/tiles/c000r000.png" || fail "bake --tiles-only c000r000 did not restore c000r000.png"
+[ "$(json_get "$A/meta.json" "d['tiles']['rerun']['ids']")" = "['c000r000']" ] || fail "rerun.ids after bake --tiles-only"
+cp "$A/meta.json" "$T/meta.good"
+rc=$(LOG=steps bake_status "$A" --circumference-km 10 --steps 21 --tiles-only c000r000 --workers 0)
+[ "$rc" = 2 ] || fail "--tiles-only with other --steps: exit $rc, expected 2"
+grep -q "solved 20 steps, this one 21" "$T/steps.err" || fail "--steps 21: the message does not name the steps"
+rc=$(tiles_status badid "$A" --only c000r000,c002r000 --workers 0)
+[ "$rc" = 2 ] || fail "--only c002r000: exit $rc, expected 2"
+grep -q "c002r000: no such tile; this planet's tiles are c000r000..c001r000" "$T/badid.err" ||
+  fail "a bad tile id: the message does not name it and the range"
+rc=$(tiles_status badform "$A" --only c1r0x --workers 0)
+[ "$rc" = 2 ] && grep -q "c1r0x: not a tile id" "$T/badform.err" || fail "--only c1r0x: exit $rc"
+# the store without its regions: a copy of the bake whose .cache holds only the tiles
+cp -r "$A" "$T/nostore"
+for f in "$T"/nostore/.cache/*.tbr; do rm -f "$f"; done
+rc=$(tiles_status nostore "$T/nostore" --only c000r000 --workers 0)
+[ "$rc" = 2 ] || fail "terrain tiles without the regions in the store: exit $rc, expected 2"
+grep -q "has no result of region 1 for this build" "$T/nostore.err" || fail "the missing regions are not named"
+# a manifest that is not the one the bake read
+mkdir "$T/forged"
+python3 - "$A/meta.json" "$T/forged" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = sys.argv[2] + '/planet.json'
+d['inputs'] = {'manifest': {'path': f, 'xxh3': '0000000000000000'}, 'painting': {'path': f, 'xxh3': '0'}}
+json.dump(d, open(sys.argv[2] + '/meta.json', 'w'))
+EOF
+echo '{}' >"$T/forged/planet.json"
+rc=$(tiles_status forged "$T/forged" --only c000r000 --workers 0)
+[ "$rc" = 2 ] || fail "a changed manifest: exit $rc, expected 2"
+grep -q "planet.json: the manifest changed since the bake" "$T/forged.err" || fail "a changed manifest: no clear message"
+# a directory that is not a bake
+rc=$(tiles_status notbake "$T/ref" --workers 0)
+[ "$rc" = 2 ] && grep -q "not a complete bake" "$T/notbake.err" || fail "terrain tiles on a directory without meta.json: exit $rc"
+cmp -s "$T/meta.good" "$A/meta.json" || fail "a refused re-run changed meta.json"
+cmp -s "$T/ref/index.json" "$A/tiles/index.json" || fail "a refused re-run changed index.json"
+echo "ok: bake --tiles-only re-runs its tile; other steps, a bad id, a store without regions, a changed manifest refused"
+
+# --- resume: killed in the tiles phase after one tile was stored
+R=$T/resumed
+"$TERRAIN" bake "${run[@]}" --workers 0 --out "$R" >"$T/killed.out" 2>"$T/killed.err" &
+pid=$!
+track $pid
+stored=0
+for ((i = 0; i < 6000; i++)); do # 4 regions, the coast, then the first tile
+  stored=$({ find "$R/.cache" -name '*.tbr' 2>/dev/null || true; } | wc -l)
+  [ "$stored" -ge 6 ] && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.05
+done
+{ kill -9 $pid && wait $pid; } 2>/dev/null || true
+[ "$stored" -ge 6 ] || fail "the bake ended before a tile was stored ($stored results)"
+[ ! -e "$R/meta.json" ] || fail "the killed bake wrote meta.json (it finished before the kill)"
+tiles_before=$(($(find "$R/.cache" -name '*.tbr' | wc -l) - 5))
+[ "$tiles_before" -ge 1 ] && [ "$tiles_before" -lt 2 ] || fail "$tiles_before tiles stored before the kill: the test needs 1"
+LOG=resume bake "$R" "${run[@]}" --workers 2
+[ "$(json_get "$R/meta.json" "(d['tiles']['from_store'], d['tiles']['dispatch']['stats']['ran'])")" = "($tiles_before, $((2 - tiles_before)))" ] ||
+  fail "the resumed bake took $(json_get "$R/meta.json" "d['tiles']['from_store']") tiles from the store, $tiles_before were stored"
+for f in "$T"/ref/*; do
+  [ "$(basename "$f")" = index.json ] && continue
+  cmp -s "$f" "$R/tiles/$(basename "$f")" || fail "tiles/$(basename "$f") of the resumed bake differs from the whole bake's"
+done
+[ "$(json_get "$R/tiles/index.json" "json.dumps(d['tiles'], sort_keys=True)")" = "$(json_get "$T/ref/index.json" "json.dumps(d['tiles'], sort_keys=True)")" ] ||
+  fail "the resumed bake's index differs"
+echo "ok: a bake killed after $tiles_before stored tile(s) resumes with them from the store; every tile file identical"
+
+# --- a planet too small for a tile and its margin
+rc=$(LOG=small bake_status "$T/small" --circumference-km 5 --steps 2 --workers 0)
+[ "$rc" = 2 ] || fail "a 5 km planet with tiles: exit $rc, expected 2"
+grep -q "need a circumference of at least 2644 detail cells.*margin of 72" "$T/small.err" || fail "the 5 km refusal does not name the limit"
+[ ! -e "$T/small" ] || fail "the refused 5 km bake wrote $T/small"
+LOG=smallnt bake "$T/smallnt" --circumference-km 5 --steps 2 --workers 0 --no-tiles
+assert_clean "after the tile selection bakes"
+echo "ok: a 5 km planet is refused at plan time with the limit; with --no-tiles it bakes"
