@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Choosing tiles (docs/tiles.md, "Re-running chosen tiles"), on the 10 km demo planet (two coast
-# tiles, c000r000 and c001r000) at 20 steps:
-#  - `terrain tiles OUT --only c001r000` re-runs that tile only: every region and the coast come from
-#    the store, the tile is computed afresh (its job ran, not from the store), its files come back
+# Choosing tiles (docs/tiles.md, "Re-running chosen tiles", "Tiles of a partial bake"), on the 10 km
+# demo planet (two coast tiles, c000r000 and c001r000) at 20 steps without the coastal pass:
+#  - a partial bake (--only 2,3) bakes c000r000, whose window holds only land of regions 2 and 3, and
+#    lists c001r000 as skipped; the whole bake into the same directory then takes c000r000 from the
+#    store (its spec is the same bytes) and its files equal the partial bake's (the control: the two
+#    tiles differ, and the whole bake computed c001r000);
+#  - `terrain tiles OUT --only c001r000` re-runs that tile only: every region comes from the store,
+#    the tile is computed afresh (its job ran, not from the store), its files come back
 #    byte-identical (the control: both tiles' .png damaged first - the chosen one is restored, the
 #    other is left as it was, so the run rewrote exactly the chosen tile), index.json is unchanged and
 #    meta.json differs only in "tiles" (its "rerun" record);
 #  - `terrain bake --tiles-only c000r000` does the same for the other tile; with other --steps it is
 #    refused (exit 2), and so are a bad tile id (naming it and the range), a store without the
-#    regions (naming one) and a manifest whose XXH3 is not the one the bake recorded - each leaving
-#    the bake as it was;
+#    regions (naming one), a manifest whose XXH3 is not the one the bake recorded and a directory
+#    without meta.json - each leaving the bake as it was;
 #  - resume: a bake SIGKILLed in its tiles phase after one tile was stored, run again into the same
 #    directory, takes that tile from the store and computes the other (meta.json's tiles.from_store
 #    is the count stored before the kill), and every tile file equals the uninterrupted bake's;
@@ -19,11 +23,32 @@
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
-run=(--circumference-km 10 --steps 20)
+run=(--circumference-km 10 --steps 20 --no-coast)
 A=$T/whole
-bake "$A" "${run[@]}" --workers 2
+
+# --- a partial bake's tiles: --only 2,3 solves the land of c000r000's whole window (region boxes in
+# plan.json: regions 1 and 4 lie east of it), not of c001r000's
+LOG=partial bake "$A" "${run[@]}" --only 2,3 --workers 2
+[ "$(json_get "$A/tiles/index.json" "' '.join(t['id'] for t in d['tiles'])")" = c000r000 ] ||
+  fail "the partial bake of regions 2,3 did not bake exactly c000r000"
+[ "$(json_get "$A/meta.json" "[s['id'] for s in d['tiles']['skipped']]")" = "['c001r000']" ] ||
+  fail "the partial bake does not list c001r000 as skipped"
+mkdir "$T/partial"
+cp "$A"/tiles/c000r000* "$T/partial/"
+echo "ok: a partial bake bakes the tile its regions cover and lists the other as skipped"
+
+# the whole bake into the same directory: regions 2 and 3 and tile c000r000 from the store - its spec
+# (every raster it reads) is the same bytes - and its files identical to the partial bake's
+LOG=whole bake "$A" "${run[@]}" --workers 2
 ids=$(json_get "$A/tiles/index.json" "' '.join(t['id'] for t in d['tiles'])")
 [ "$ids" = "c000r000 c001r000" ] || fail "the 10 km planet's tiles are '$ids', not c000r000 c001r000"
+[ "$(json_get "$A/meta.json" "d['tiles']['from_store']")" = 1 ] || fail "the whole bake did not find the partial bake's tile in the store"
+for f in "$T"/partial/*; do
+  cmp -s "$f" "$A/tiles/$(basename "$f")" || fail "tiles/$(basename "$f") of the partial bake differs from the whole bake's"
+done
+# the control: the other tile is not the same picture, so the comparison can fail
+! cmp -s "$A/tiles/c000r000.png" "$A/tiles/c001r000.png" || fail "the two tiles are the same bytes"
+echo "ok: the partial bake's tile is byte-identical to the whole bake's"
 mkdir "$T/ref"
 cp "$A"/tiles/* "$T/ref/"
 cp "$A/meta.json" "$T/meta.before"
@@ -46,6 +71,7 @@ printf 'damaged' >"$A/tiles/c000r000.png"
 rc=$(tiles_status only1 "$A" --only c001r000 --workers 0)
 [ "$rc" = 0 ] || fail "terrain tiles --only c001r000: exit $rc"
 grep -q "4 of 4 results reused" "$T/only1.err" || fail "terrain tiles did not take the 4 regions from the store"
+grep -q "skipped: --no-coast" "$T/only1.err" || fail "terrain tiles did not read --no-coast from meta.json"
 [ "$(json_get "$A/meta.json" "d['tiles']['rerun']['ids']")" = "['c001r000']" ] || fail "rerun.ids"
 [ "$(json_get "$A/meta.json" "(d['tiles']['rerun']['dispatch']['stats']['ran'], d['tiles']['rerun']['dispatch']['stats']['from_store'])")" = "(1, 0)" ] ||
   fail "the chosen tile was not computed afresh"
@@ -66,7 +92,7 @@ LOG=bakeonly bake "$A" "${run[@]}" --tiles-only c000r000 --workers 0
 cmp -s "$T/ref/c000r000.png" "$A/tiles/c000r000.png" || fail "bake --tiles-only c000r000 did not restore c000r000.png"
 [ "$(json_get "$A/meta.json" "d['tiles']['rerun']['ids']")" = "['c000r000']" ] || fail "rerun.ids after bake --tiles-only"
 cp "$A/meta.json" "$T/meta.good"
-rc=$(LOG=steps bake_status "$A" --circumference-km 10 --steps 21 --tiles-only c000r000 --workers 0)
+rc=$(LOG=steps bake_status "$A" --circumference-km 10 --steps 21 --no-coast --tiles-only c000r000 --workers 0)
 [ "$rc" = 2 ] || fail "--tiles-only with other --steps: exit $rc, expected 2"
 grep -q "solved 20 steps, this one 21" "$T/steps.err" || fail "--steps 21: the message does not name the steps"
 rc=$(tiles_status badid "$A" --only c000r000,c002r000 --workers 0)
@@ -107,16 +133,16 @@ R=$T/resumed
 pid=$!
 track $pid
 stored=0
-for ((i = 0; i < 6000; i++)); do # 4 regions, the coast, then the first tile
+for ((i = 0; i < 6000; i++)); do # 4 regions (no coast job), then the first tile
   stored=$({ find "$R/.cache" -name '*.tbr' 2>/dev/null || true; } | wc -l)
-  [ "$stored" -ge 6 ] && break
+  [ "$stored" -ge 5 ] && break
   kill -0 $pid 2>/dev/null || break
   sleep 0.05
 done
 { kill -9 $pid && wait $pid; } 2>/dev/null || true
-[ "$stored" -ge 6 ] || fail "the bake ended before a tile was stored ($stored results)"
+[ "$stored" -ge 5 ] || fail "the bake ended before a tile was stored ($stored results)"
 [ ! -e "$R/meta.json" ] || fail "the killed bake wrote meta.json (it finished before the kill)"
-tiles_before=$(($(find "$R/.cache" -name '*.tbr' | wc -l) - 5))
+tiles_before=$(($(find "$R/.cache" -name '*.tbr' | wc -l) - 4))
 [ "$tiles_before" -ge 1 ] && [ "$tiles_before" -lt 2 ] || fail "$tiles_before tiles stored before the kill: the test needs 1"
 LOG=resume bake "$R" "${run[@]}" --workers 2
 [ "$(json_get "$R/meta.json" "(d['tiles']['from_store'], d['tiles']['dispatch']['stats']['ran'])")" = "($tiles_before, $((2 - tiles_before)))" ] ||

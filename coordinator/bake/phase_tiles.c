@@ -61,8 +61,10 @@ static const char *s_skip(const tb_bake_ctx_t *ctx)
 {
     if (!ctx->opts->tiles)
         return "--no-tiles";
-    if (ctx->out->partial)
-        return "a partial bake (--only): tiles need the whole composite";
+    if (ctx->out->partial && !ctx->opts->no_coast)
+        return "a partial bake (--only) with the coastal pass: the pass runs over the whole "
+               "composite, so a partial bake's coast and tiles differ from the whole bake's "
+               "(bake with --no-coast, or the whole planet; docs/tiles.md)";
     if (ctx->opts->dispatch.bind)
         return "farm mode (--bind): the farm's workers are released after the solve, and tiles "
                "over a farm are not wired yet";
@@ -265,6 +267,35 @@ static cJSON *s_stats_json(const s_tiles_t *t, const tb_tile_lattice_t *L, const
     return o;
 }
 
+/* A partial bake (without the coastal pass) bakes a tile only when its window holds no land of a
+ * region this bake did not solve (tb_bake_tile_covered): then its bytes are the whole bake's. The
+ * others are listed in *skipped with the reason. Returns 0 to bake the tile; -1 to skip it (err
+ * cleared) or on error (err set); --tiles-only naming such a tile is an error. */
+static int s_partial_skip(tb_bake_ctx_t *ctx, const tb_tile_lattice_t *L, tb_tile_id_t id,
+                          int margin, const uint8_t *land, cJSON **skipped, tb_err_t *err)
+{
+    int c = tb_bake_tile_covered(L, id, margin, land, tb_planet_csolved(ctx->planet), err);
+    if (c != 0)
+        return c < 0 ? -1 : 0;
+    char name[TB_TILE_ID_MAX];
+    tb_tile_id_format(id, name);
+    if (ctx->tile_sel)
+        return tb_err_set(err, TB_E_INVALID,
+                          "--tiles-only %s: its window reaches land of a region this partial "
+                          "bake (%s) did not solve, so it cannot be the whole bake's tile",
+                          name, ctx->partial ? ctx->partial : "--only");
+    if (!*skipped)
+        *skipped = cJSON_CreateArray();
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "id", name);
+    cJSON_AddStringToObject(e, "reason",
+                            "its window (the tile, its margin and the resampler's stencil) "
+                            "reaches land of a region this partial bake did not solve");
+    cJSON_AddItemToArray(*skipped, e);
+    *err = (tb_err_t){0};
+    return -1;
+}
+
 static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_manifest_t *m = ctx->manifest;
@@ -290,6 +321,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                    .mu = PTHREAD_MUTEX_INITIALIZER,
                    .cv = PTHREAD_COND_INITIALIZER};
     tb_dispatch_t *dispatch = NULL;
+    cJSON *skipped = NULL; /* a partial bake's tiles it cannot bake */
     int rc = -1;
     if (!class_idx || !land || !job_tile || !index)
         goto done;
@@ -333,6 +365,12 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
             n_coast += what == TB_TILE_COAST;
             if (ctx->tile_sel && !ctx->tile_sel[row * L.cols + col])
                 continue;
+            if (ctx->out->partial &&
+                s_partial_skip(ctx, &L, id, p.margin_cells, land, &skipped, err) != 0) {
+                if (err->code != TB_OK)
+                    goto done;
+                continue;
+            }
             tb_tile_spec_owned_t spec;
             void *bytes;
             size_t n;
@@ -445,6 +483,14 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddNumberToObject(ctx->tiles_meta, "land", n_land);
     cJSON_AddNumberToObject(ctx->tiles_meta, "coast", n_coast);
     cJSON_AddNumberToObject(ctx->tiles_meta, "lattice_tiles", (double)tb_tile_count(&L));
+    if (ctx->out->partial) {
+        cJSON_AddItemToObject(ctx->tiles_meta, "skipped", skipped ? skipped : cJSON_CreateArray());
+        skipped = NULL;
+        if (!ctx->opts->quiet)
+            tb_log_info(
+                "partial bake: %d tile(s) skipped: their windows reach land not solved here",
+                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ctx->tiles_meta, "skipped")));
+    }
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_cells", p.margin_cells);
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_measured_cells",
                             TB_TILES_MEASURED_MARGIN_CELLS);
@@ -464,6 +510,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     ctx->out->tiles_seconds, ds.from_store);
     rc = 0;
 done:
+    cJSON_Delete(skipped);
     tb_dispatch_destroy(&dispatch);
     cJSON_Delete(t.index_tiles);
     cJSON_Delete(index);
@@ -475,7 +522,8 @@ done:
 
 const tb_phase_t tb_phase_tiles = {
     .name = "tiles",
-    .reads = TB_PLANET_BIT(HEIGHT_M) | TB_PLANET_BIT(AREA_M2) | TB_PLANET_BIT(CLASSES),
+    .reads = TB_PLANET_BIT(HEIGHT_M) | TB_PLANET_BIT(AREA_M2) | TB_PLANET_BIT(CLASSES) |
+             TB_PLANET_BIT(SOLVED),
     .writes = 0,
     .writes_files = true,
     .skip = s_skip,

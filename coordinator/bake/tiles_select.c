@@ -166,3 +166,19 @@ int tb_bake_tile_parse_list(const char *text, const char *option, const tb_tile_
     }
     return chosen;
 }
+
+int tb_bake_tile_covered(const tb_tile_lattice_t *L, tb_tile_id_t id, int margin,
+                         const uint8_t *land, const uint8_t *solved, tb_err_t *err)
+{
+    tb_frame_t win, geo;
+    if (tb_tile_window(L, id, margin, &win, err) != 0 ||
+        tb_tile_geo_window(L, &win, &geo, err) != 0)
+        return -1;
+    for (int64_t j = 0; j < geo.h; j++)
+        for (int64_t i = 0; i < geo.w; i++) {
+            size_t at = tb_idx(L->geo_w, tb_frame_lattice_x(&geo, i), geo.y0 + j);
+            if (land[at] && !solved[at])
+                return 0;
+        }
+    return 1;
+}

@@ -38,4 +38,11 @@ void tb_bake_tile_land(const tb_manifest_t *m, const uint8_t *classes, size_t ce
 int tb_bake_tile_parse_list(const char *text, const char *option, const tb_tile_lattice_t *L,
                             const uint8_t *land, uint8_t *sel, tb_err_t *err);
 
+/* Whether every geology cell tile `id`'s spec reads (its window of `margin` cells and the
+ * resampler's stencil, tb_tile_geo_window) is ocean or was solved in this bake: then the tile of a
+ * partial bake without the coastal pass is the same bytes as the whole bake's (docs/tiles.md,
+ * "Tiles of a partial bake"). land and solved are planet-sized. 1, 0, or -1 with *err. */
+int tb_bake_tile_covered(const tb_tile_lattice_t *L, tb_tile_id_t id, int margin,
+                         const uint8_t *land, const uint8_t *solved, tb_err_t *err);
+
 #endif
