@@ -97,7 +97,7 @@ rc=$(LOG=steps bake_status "$A" --circumference-km 10 --steps 21 --no-coast --ti
 grep -q "solved 20 steps, this one 21" "$T/steps.err" || fail "--steps 21: the message does not name the steps"
 rc=$(tiles_status badid "$A" --only c000r000,c002r000 --workers 0)
 [ "$rc" = 2 ] || fail "--only c002r000: exit $rc, expected 2"
-grep -q "c002r000: no such tile; this planet's tiles are c000r000..c001r000" "$T/badid.err" ||
+grep -q -- "--only c002r000: no such tile; this planet's tiles are c000r000..c001r000" "$T/badid.err" ||
   fail "a bad tile id: the message does not name it and the range"
 rc=$(tiles_status badform "$A" --only c1r0x --workers 0)
 [ "$rc" = 2 ] && grep -q "c1r0x: not a tile id" "$T/badform.err" || fail "--only c1r0x: exit $rc"

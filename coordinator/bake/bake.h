@@ -43,6 +43,7 @@ typedef struct {
      * and index entries, and meta.json keeps everything but its "tiles" section and those files'
      * hashes. NULL: every tile. */
     const char *tiles_only;
+    const char *tiles_only_option; /* how the user spelled it, for messages; NULL: --tiles-only */
     /* `terrain tiles OUT --measure-margin`: like tiles_only (everything from the store, nothing
      * of the bake rewritten), but instead of baking tiles the tiles phase measures the margin on
      * the planet's steepest land tile and two more (jobs/detail/margin.h) with sample tiles of

@@ -39,7 +39,9 @@ static int s_tiles(tb_bake_ctx_t *ctx, tb_err_t *err)
         return -1;
     }
     tb_bake_tile_land(ctx->manifest, tb_grid_cu8(tb_plan_classes(ctx->plan)), cells, land);
-    int n = tb_bake_tile_parse_list(o->tiles_only, "--tiles-only", &L, land, ctx->tile_sel, err);
+    int n = tb_bake_tile_parse_list(o->tiles_only,
+                                    o->tiles_only_option ? o->tiles_only_option : "--tiles-only",
+                                    &L, land, ctx->tile_sel, err);
     free(land);
     return n < 0 ? -1 : 0;
 }

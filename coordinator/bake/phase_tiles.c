@@ -279,11 +279,15 @@ static int s_partial_skip(tb_bake_ctx_t *ctx, const tb_tile_lattice_t *L, tb_til
         return c < 0 ? -1 : 0;
     char name[TB_TILE_ID_MAX];
     tb_tile_id_format(id, name);
-    if (ctx->tile_sel)
+    if (ctx->tile_sel) {
+        ctx->out->bad_input = true; /* nothing was baked: exit 2 */
         return tb_err_set(err, TB_E_INVALID,
-                          "--tiles-only %s: its window reaches land of a region this partial "
-                          "bake (%s) did not solve, so it cannot be the whole bake's tile",
+                          "%s %s: its window reaches land of a region this partial bake (%s) "
+                          "did not solve, so it cannot be the whole bake's tile",
+                          ctx->opts->tiles_only_option ? ctx->opts->tiles_only_option
+                                                       : "--tiles-only",
                           name, ctx->partial ? ctx->partial : "--only");
+    }
     if (!*skipped)
         *skipped = cJSON_CreateArray();
     cJSON *e = cJSON_CreateObject();

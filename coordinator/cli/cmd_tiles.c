@@ -172,6 +172,7 @@ int tb_cmd_tiles(int argc, char **argv)
     o.out_dir = out_dir;
     o.tiles = true;
     o.tiles_only = measure ? NULL : (ids ? ids : "all");
+    o.tiles_only_option = "--only";
     o.measure_margin = measure;
     o.margin_sample_km = sample_km;
     o.dispatch.interrupted = tb_signals_catch();
