@@ -12,8 +12,12 @@
  * multiplier is the uplift module's field (tb_tile_rock_k, about 0.55 s a default tile, before
  * dispatch). A writer thread does the decoding, encoding and writing, because the dispatch loop
  * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false), in
- * a partial bake, and in farm mode (--bind: the solve's dispatch releases the farm's workers;
- * keeping them for a second dispatch is not wired yet). Reads height_m, area_m2, classes. */
+ * a partial bake with the coastal pass, and in farm mode (--bind: the solve's dispatch releases the
+ * farm's workers; keeping them for a second dispatch is not wired yet). A partial bake without the
+ * coast bakes the tiles its solved land covers (docs/tiles.md, "Tiles of a partial bake");
+ * --tiles-only re-runs the chosen tiles afresh and merges them into the index, and
+ * --measure-margin hands the planet to tiles_margin.c (docs/tiles.md, "Re-running chosen tiles").
+ * Reads height_m, area_m2, classes, solved. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +330,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                    .cv = PTHREAD_COND_INITIALIZER};
     tb_dispatch_t *dispatch = NULL;
     cJSON *skipped = NULL; /* a partial bake's tiles it cannot bake */
+    cJSON *rerun = NULL;   /* --tiles-only: meta.json's record of the re-run */
     int rc = -1;
     if (!class_idx || !land || !job_tile || !index)
         goto done;
@@ -456,7 +461,6 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                             "_flow, _wear, _deposit: 8-bit; _splat: RGBA rock, "
                             "grass, sediment, scree or snow (docs/tiles.md)");
     cJSON_AddNumberToObject(index, "margin_cells", p.margin_cells);
-    cJSON *rerun = NULL;
     if (ctx->tile_sel) {
         /* --tiles-only: only the chosen tiles' entries change (coordinator/bake/reuse.c) */
         rerun = tb_bake_tiles_merge(ctx, &t.index_tiles, err);
@@ -478,6 +482,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         ctx->out->tiles_baked = t.written;
         ctx->out->tiles_seconds = tb_now_s() - t0;
         ctx->tiles_meta = tb_bake_tiles_rerun_meta(ctx, rerun, n_index);
+        rerun = NULL; /* taken over */
         rc = ctx->tiles_meta ? 0 : tb_err_set(err, TB_E_NOMEM, "out of memory");
         goto done;
     }
@@ -515,6 +520,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     rc = 0;
 done:
     cJSON_Delete(skipped);
+    cJSON_Delete(rerun);
     tb_dispatch_destroy(&dispatch);
     cJSON_Delete(t.index_tiles);
     cJSON_Delete(index);
