@@ -5,12 +5,16 @@
  * manifest, painting or legend whose XXH3 no longer matches the record is refused. The bake runs
  * again with every region and the coast from the store (a missing one is refused: nothing is
  * re-solved), then only the chosen tiles, computed afresh (coordinator/bake/bake.h, tiles_only).
- * Exit status 0, 1 when a tile job failed, 2 for bad usage, a directory that holds no complete
- * bake, changed inputs or results missing from the store, 128 + signal when interrupted. */
+ * The verb runs in the directory the bake ran in (meta.json's bake.cwd), so the manifest is read
+ * by the path the bake was given. Exit status 0, 1 when a tile job failed, 2 for bad usage, a
+ * directory that holds no complete bake, changed inputs or results missing from the store, 128 +
+ * signal when interrupted. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -29,23 +33,31 @@ static const cJSON *s_get(const cJSON *o, const char *a, const char *b)
     return b ? cJSON_GetObjectItemCaseSensitive(x, b) : x;
 }
 
-/* The input file `key` of meta.json's "inputs" ({"path", "xxh3"}) still has its recorded XXH3. */
-static int s_check_input(const char *out_dir, const cJSON *inputs, const char *key, char *path_out,
+/* The input file `key` of meta.json's "inputs" ({"path", "xxh3"}) still has its recorded XXH3.
+ * A relative path is taken from the directory the bake ran in (bake.cwd) when it was recorded. The
+ * path used goes to path_out (may be NULL). */
+static int s_check_input(const char *out_dir, const cJSON *meta, const char *key, char *path_out,
                          size_t path_n, tb_err_t *err)
 {
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(inputs, key);
+    const cJSON *f = s_get(meta, "inputs", key);
     const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path");
     const cJSON *want = cJSON_GetObjectItemCaseSensitive(f, "xxh3");
+    const cJSON *cwd = s_get(meta, "bake", "cwd");
     if (!cJSON_IsString(path) || !cJSON_IsString(want))
         return tb_err_set(err, TB_E_INVALID,
                           "%s/meta.json: inputs.%s: no path and XXH3 recorded (a bake made "
                           "before they were): re-bake it with `terrain bake`",
                           out_dir, key);
+    char full[PATH_MAX + 64];
+    if (path->valuestring[0] != '/' && cJSON_IsString(cwd))
+        snprintf(full, sizeof full, "%s/%s", cwd->valuestring, path->valuestring);
+    else
+        snprintf(full, sizeof full, "%s", path->valuestring);
     if (path_out)
-        snprintf(path_out, path_n, "%s", path->valuestring);
+        snprintf(path_out, path_n, "%s", full);
     char *bytes;
     size_t n;
-    if (tb_fs_read_all(path->valuestring, (size_t)1 << 34, &bytes, &n, err) != 0)
+    if (tb_fs_read_all(full, (size_t)1 << 34, &bytes, &n, err) != 0)
         return tb_err_prefix(err, "%s/meta.json names the %s the bake read", out_dir, key);
     char hex[17];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)tb_xxh3(bytes, n));
@@ -54,7 +66,7 @@ static int s_check_input(const char *out_dir, const cJSON *inputs, const char *k
         return tb_err_set(err, TB_E_INVALID,
                           "%s: the %s changed since the bake in %s (XXH3 %s, the bake read %s): "
                           "its tiles would not match the bake's; bake again with `terrain bake`",
-                          path->valuestring, key, out_dir, hex, want->valuestring);
+                          full, key, out_dir, hex, want->valuestring);
     return 0;
 }
 
@@ -71,15 +83,15 @@ static int s_from_meta(const char *out_dir, const cJSON *meta, tb_bake_opts_t *o
                           "bake.steps)",
                           out_dir);
     if (cJSON_GetObjectItemCaseSensitive(inputs, "manifest")) {
-        /* the absolute path when the bake recorded one, else the path as it was given */
-        const cJSON *abs = s_get(meta, "bake", "manifest_path");
-        if (s_check_input(out_dir, inputs, "manifest", manifest, manifest_n, err) != 0 ||
-            s_check_input(out_dir, inputs, "painting", NULL, 0, err) != 0 ||
+        /* the manifest as the bake was given it: the resolved manifest (which the reuse check
+         * compares) holds the paths as spelled, and the verb runs in the bake's directory */
+        const cJSON *given = s_get(s_get(meta, "inputs", "manifest"), "path", NULL);
+        if (s_check_input(out_dir, meta, "manifest", manifest, manifest_n, err) != 0 ||
+            s_check_input(out_dir, meta, "painting", NULL, 0, err) != 0 ||
             (cJSON_GetObjectItemCaseSensitive(inputs, "legend") &&
-             s_check_input(out_dir, inputs, "legend", NULL, 0, err) != 0))
+             s_check_input(out_dir, meta, "legend", NULL, 0, err) != 0))
             return -1;
-        if (cJSON_IsString(abs))
-            snprintf(manifest, manifest_n, "%s", abs->valuestring);
+        snprintf(manifest, manifest_n, "%s", given->valuestring);
         o->manifest_path = manifest;
     } else {
         const cJSON *km = s_get(meta, "manifest", "circumference_km");
@@ -161,6 +173,23 @@ int tb_cmd_tiles(int argc, char **argv)
     free(text);
     if (!meta) {
         tb_err_set(&err, TB_E_FORMAT, "%s: not JSON", path);
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    }
+    /* the bake's relative input paths are taken from the directory it ran in (bake.cwd) */
+    char abs_out[PATH_MAX];
+    const cJSON *cwd = s_get(meta, "bake", "cwd");
+    if (!realpath(out_dir, abs_out)) {
+        cJSON_Delete(meta);
+        tb_err_set(&err, TB_E_IO, "%s: %s", out_dir, strerror(errno));
+        return tb_verb_error(&v, TB_EXIT_USAGE, &err);
+    }
+    out_dir = abs_out;
+    if (cJSON_IsString(cwd) && chdir(cwd->valuestring) != 0) {
+        tb_err_set(&err, TB_E_IO,
+                   "%s/meta.json: the directory the bake ran in, %s, cannot be entered (%s): "
+                   "the bake's relative input paths are taken from there",
+                   out_dir, cwd->valuestring, strerror(errno));
+        cJSON_Delete(meta);
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
     static int64_t only[TB_BAKE_MAX_ONLY];
