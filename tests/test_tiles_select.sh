@@ -4,7 +4,8 @@
 #  - a partial bake (--only 2,3) bakes c000r000, whose window holds only land of regions 2 and 3, and
 #    lists c001r000 as skipped; the whole bake into the same directory then takes c000r000 from the
 #    store (its spec is the same bytes) and its files equal the partial bake's (the control: the two
-#    tiles differ, and the whole bake computed c001r000);
+#    tiles differ, and the whole bake computed c001r000); and once the store holds every region, a
+#    partial bake into that directory bakes both tiles, the whole bake's bytes;
 #  - `terrain tiles OUT --only c001r000` re-runs that tile only: every region comes from the store,
 #    the tile is computed afresh (its job ran, not from the store), its files come back
 #    byte-identical (the control: both tiles' .png damaged first - the chosen one is restored, the
@@ -154,6 +155,17 @@ done
 [ "$(json_get "$R/tiles/index.json" "json.dumps(d['tiles'], sort_keys=True)")" = "$(json_get "$T/ref/index.json" "json.dumps(d['tiles'], sort_keys=True)")" ] ||
   fail "the resumed bake's index differs"
 echo "ok: a bake killed after $tiles_before stored tile(s) resumes with them from the store; every tile file identical"
+
+# --- a partial bake borrows the stored regions it did not solve: after the whole bake, --only 2,3
+# into the same directory bakes both tiles (c001r000's window reaches regions 1 and 4, which the
+# store holds), both from the store (their specs are the whole bake's), the same files
+LOG=partial2 bake "$A" "${run[@]}" --only 2,3 --workers 2
+[ "$(json_get "$A/meta.json" "(d['bake']['partial'], d['tiles']['tiles'], d['tiles']['skipped'], d['tiles']['regions_from_store'], d['tiles']['from_store'])")" = \
+  "(True, 2, [], 2, 2)" ] || fail "the partial bake after the whole one did not bake both tiles from the stored regions"
+for f in "$T"/ref/c*; do
+  cmp -s "$f" "$A/tiles/$(basename "$f")" || fail "tiles/$(basename "$f") of the second partial bake differs from the whole bake's"
+done
+echo "ok: a partial bake bakes the tiles whose other regions the store holds, the whole bake's bytes"
 
 # --- a planet too small for a tile and its margin
 rc=$(LOG=small bake_status "$T/small" --circumference-km 5 --steps 2 --workers 0)

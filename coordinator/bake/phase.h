@@ -110,6 +110,18 @@ int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err);
  * must be in the store. */
 bool tb_bake_reuses_outputs(const tb_bake_ctx_t *ctx);
 
+/* The canonical spec of region index ri's job (coordinator/bake/phase_solve.c): the bytes that key
+ * its result in the store. 0, or -1 with *err. */
+int tb_bake_region_spec(const tb_bake_ctx_t *ctx, int ri, void **bytes, size_t *n, tb_err_t *err);
+
+/* A partial bake's tiles (coordinator/bake/tiles_partial.c): copies of the composited heights and
+ * drainage area with the land of every region this bake did not solve but whose result of this
+ * build is in the store written in as the whole bake composites it, and the mask of land so known
+ * (solved or stored). Only without the coastal pass (then the composite is local). *n_borrowed
+ * gets the number of stored regions used. 0, or -1 with *err. */
+int tb_bake_tiles_borrow(const tb_bake_ctx_t *ctx, float *height_m, float *area_m2, uint8_t *known,
+                         int *n_borrowed, tb_err_t *err);
+
 /* In a bake that reuses its outputs: 0 when the result store holds a result of this build for the
  * job (kind, spec), else -1 with *err (TB_E_INVALID) naming `label` (coordinator/bake/reuse.c). */
 int tb_bake_require_stored(const tb_bake_ctx_t *ctx, const char *kind, const void *spec, size_t n,

@@ -276,9 +276,10 @@ static cJSON *s_stats_json(const s_tiles_t *t, const tb_tile_lattice_t *L, const
  * others are listed in *skipped with the reason. Returns 0 to bake the tile; -1 to skip it (err
  * cleared) or on error (err set); --tiles-only naming such a tile is an error. */
 static int s_partial_skip(tb_bake_ctx_t *ctx, const tb_tile_lattice_t *L, tb_tile_id_t id,
-                          int margin, const uint8_t *land, cJSON **skipped, tb_err_t *err)
+                          int margin, const uint8_t *land, const uint8_t *known, cJSON **skipped,
+                          tb_err_t *err)
 {
-    int c = tb_bake_tile_covered(L, id, margin, land, tb_planet_csolved(ctx->planet), err);
+    int c = tb_bake_tile_covered(L, id, margin, land, known, err);
     if (c != 0)
         return c < 0 ? -1 : 0;
     char name[TB_TILE_ID_MAX];
@@ -287,7 +288,8 @@ static int s_partial_skip(tb_bake_ctx_t *ctx, const tb_tile_lattice_t *L, tb_til
         ctx->out->bad_input = true; /* nothing was baked: exit 2 */
         return tb_err_set(err, TB_E_INVALID,
                           "%s %s: its window reaches land of a region this partial bake (%s) "
-                          "did not solve, so it cannot be the whole bake's tile",
+                          "did not solve and the store does not hold, so it cannot be the whole "
+                          "bake's tile",
                           ctx->opts->tiles_only_option ? ctx->opts->tiles_only_option
                                                        : "--tiles-only",
                           name, ctx->partial ? ctx->partial : "--only");
@@ -298,7 +300,8 @@ static int s_partial_skip(tb_bake_ctx_t *ctx, const tb_tile_lattice_t *L, tb_til
     cJSON_AddStringToObject(e, "id", name);
     cJSON_AddStringToObject(e, "reason",
                             "its window (the tile, its margin and the resampler's stencil) "
-                            "reaches land of a region this partial bake did not solve");
+                            "reaches land of a region this partial bake did not solve and the "
+                            "store does not hold");
     cJSON_AddItemToArray(*skipped, e);
     *err = (tb_err_t){0};
     return -1;
@@ -329,8 +332,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                    .mu = PTHREAD_MUTEX_INITIALIZER,
                    .cv = PTHREAD_COND_INITIALIZER};
     tb_dispatch_t *dispatch = NULL;
-    cJSON *skipped = NULL; /* a partial bake's tiles it cannot bake */
-    cJSON *rerun = NULL;   /* --tiles-only: meta.json's record of the re-run */
+    cJSON *skipped = NULL;                  /* a partial bake's tiles it cannot bake */
+    cJSON *rerun = NULL;                    /* --tiles-only: meta.json's record of the re-run */
+    float *p_height = NULL, *p_area = NULL; /* a partial bake's: with the stored regions */
+    uint8_t *p_known = NULL;
+    int n_borrowed = 0;
     int rc = -1;
     if (!class_idx || !land || !job_tile || !index)
         goto done;
@@ -346,6 +352,18 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                             .area_m2 = tb_planet_carea_m2(planet),
                             .rock_k = NULL,
                             .class_idx = class_idx};
+    if (ctx->out->partial) {
+        /* the land of stored regions this bake did not solve, for the tiles only (tiles_partial.c)
+         */
+        p_height = tb_malloc(cells * sizeof *p_height, "tile heights", err);
+        p_area = tb_malloc(cells * sizeof *p_area, "tile areas", err);
+        p_known = tb_malloc(cells, "tile land known", err);
+        if (!p_height || !p_area || !p_known ||
+            tb_bake_tiles_borrow(ctx, p_height, p_area, p_known, &n_borrowed, err) != 0)
+            goto done;
+        src.height_m = p_height;
+        src.area_m2 = p_area;
+    }
     if (ctx->opts->measure_margin) {
         rc = tb_bake_tiles_measure(ctx, &src, &p, cls, n_cls, land, err);
         goto done;
@@ -375,7 +393,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
             if (ctx->tile_sel && !ctx->tile_sel[row * L.cols + col])
                 continue;
             if (ctx->out->partial &&
-                s_partial_skip(ctx, &L, id, p.margin_cells, land, &skipped, err) != 0) {
+                s_partial_skip(ctx, &L, id, p.margin_cells, land, p_known, &skipped, err) != 0) {
                 if (err->code != TB_OK)
                     goto done;
                 continue;
@@ -495,6 +513,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (ctx->out->partial) {
         cJSON_AddItemToObject(ctx->tiles_meta, "skipped", skipped ? skipped : cJSON_CreateArray());
         skipped = NULL;
+        cJSON_AddNumberToObject(ctx->tiles_meta, "regions_from_store", n_borrowed);
         if (!ctx->opts->quiet)
             tb_log_info(
                 "partial bake: %d tile(s) skipped: their windows reach land not solved here",
@@ -519,6 +538,9 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     ctx->out->tiles_seconds, ds.from_store);
     rc = 0;
 done:
+    free(p_height);
+    free(p_area);
+    free(p_known);
     cJSON_Delete(skipped);
     cJSON_Delete(rerun);
     tb_dispatch_destroy(&dispatch);
