@@ -15,6 +15,8 @@
 #    refused (exit 2), and so are a bad tile id (naming it and the range), a store without the
 #    regions (naming one), a manifest whose XXH3 is not the one the bake recorded and a directory
 #    without meta.json - each leaving the bake as it was;
+#  - `terrain tiles OUT --measure-margin` prints its table and a verdict on the default margin and
+#    writes nothing;
 #  - resume: a bake SIGKILLed in its tiles phase after one tile was stored, run again into the same
 #    directory, takes that tile from the store and computes the other (meta.json's tiles.from_store
 #    is the count stored before the kill), and every tile file equals the uninterrupted bake's;
@@ -127,6 +129,15 @@ rc=$(tiles_status notbake "$T/ref" --workers 0)
 cmp -s "$T/meta.good" "$A/meta.json" || fail "a refused re-run changed meta.json"
 cmp -s "$T/ref/index.json" "$A/tiles/index.json" || fail "a refused re-run changed index.json"
 echo "ok: bake --tiles-only re-runs its tile; other steps, a bad id, a store without regions, a changed manifest refused"
+
+# --- the margin measured on this planet: a table, a verdict, and nothing written
+rc=$(tiles_status margin "$A" --measure-margin --sample-km 0.4 --workers 0)
+[ "$rc" = 0 ] || fail "terrain tiles --measure-margin: exit $rc"
+grep -qE "^measured margin: [0-9]+ cells for identical 16-bit interiors .* provable bound 104; margin in use 72 \(default 72\): covers" "$T/margin.out" ||
+  fail "terrain tiles --measure-margin printed no verdict covering the default margin: $(tail -3 "$T/margin.out")"
+[ "$(grep -cE '^ +[0-9]+ ' "$T/margin.out")" = 18 ] || fail "the margin table does not have its 18 margins (0 .. 104)"
+cmp -s "$T/meta.good" "$A/meta.json" && cmp -s "$T/ref/index.json" "$A/tiles/index.json" || fail "--measure-margin wrote into the bake"
+echo "ok: --measure-margin: $(grep '^measured margin' "$T/margin.out" | cut -c1-110)"
 
 # --- resume: killed in the tiles phase after one tile was stored
 R=$T/resumed
