@@ -155,6 +155,19 @@ row 2 '--threads' "$TERRAIN" solve-region base/planet.json --region 1 --threads 
 row 2 '--threads 100000' "$WORKER" --connect tcp://127.0.0.1:1 --threads 100000
 row 2 '--circumference-km applies to the demo planet only' "$TERRAIN" plan base/planet.json --circumference-km 20 --out OUT
 
+# -- tiles: choosing them (docs/tiles.md, "Re-running chosen tiles"); refused before anything is written
+row 2 '--tiles-only c000r000 with --no-tiles' "$TERRAIN" bake base/planet.json --tiles-only c000r000 --no-tiles --out OUT
+row 2 "--tiles-only c009r000: no such tile; this planet's tiles are c000r000\.\.c001r000" "$TERRAIN" bake base/planet.json --tiles-only c009r000 --steps 2 --out OUT
+row 2 '--tiles-only x1: not a tile id' "$TERRAIN" bake base/planet.json --tiles-only c000r000,x1 --steps 2 --out OUT
+row 2 '--tiles-only c001r000-c000r000: a range runs from its north-west' "$TERRAIN" bake base/planet.json --tiles-only c001r000-c000r000 --steps 2 --out OUT
+row 2 'meta.json: no complete bake here' "$TERRAIN" bake base/planet.json --tiles-only c000r000 --steps 2 --out OUT
+row 2 'need a circumference of at least 2644 detail cells' "$TERRAIN" bake --circumference-km 5 --steps 2 --out OUT
+row 2 'not a complete bake' "$TERRAIN" tiles OUT
+row 2 'base: not a complete bake' "$TERRAIN" tiles base
+row 2 '--only and --measure-margin: give one or the other' "$TERRAIN" tiles OUT --only c000r000 --measure-margin
+row 2 '--sample-km goes with --measure-margin' "$TERRAIN" tiles OUT --sample-km 0.4
+row 2 '--sample-km' "$TERRAIN" tiles OUT --measure-margin --sample-km -1
+
 # -- farm refusals: exit 2 and no empty result store
 row 2 'reachable from other hosts: give CURVE keys' "$TERRAIN" bake base/planet.json --steps 2 --bind 'tcp://0.0.0.0:*' --out OUT
 row 2 'nokey.cert: not a ZeroMQ certificate' "$TERRAIN" farm-check --bind 'tcp://127.0.0.1:*' --curve-cert nokey.cert --out OUT

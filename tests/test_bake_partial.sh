@@ -23,6 +23,9 @@ printed=$(grep -cE '^(slopes|slope-area|hypsometric|by uplift|plain|rolling|moun
 [ "$printed" = 0 ] || fail "$printed statistics lines printed without PARTIAL"
 [ "$(grep -c '^PARTIAL ' "$T/bake.out")" = "$stats_lines" ] || fail "stdout and summary.txt differ in PARTIAL lines"
 grep -q '^PARTIAL bake of regions 2,3 of 4 only' "$T/bake.out" || fail "the partial bake does not name its regions"
+# with the coastal pass a partial bake's coast is not the whole bake's, so it bakes no tile (docs/tiles.md)
+[ "$(json_get "$T/bake/meta.json" "[p.get('skip_reason', '')[:46] for p in d['phases'] if p['name'] == 'tiles'][0]")" = \
+  "a partial bake (--only) with the coastal pass:" ] && [ ! -e "$T/bake/tiles" ] || fail "the partial bake with the coast baked tiles"
 echo "ok: --only 2,3 solved regions 2 and 3, and all $stats_lines statistics lines say PARTIAL"
 
 # The whole bake into the same directory: regions 2 and 3 come from the store, no line says PARTIAL.

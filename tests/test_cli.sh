@@ -13,7 +13,7 @@ TERRAIN="$build/terrain"
 WORKER="$build/terrain-worker"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-verbs=(version schema plan init bake solve-region gate analyze farm-check farm-keys report)
+verbs=(version schema plan init bake solve-region gate analyze farm-check farm-keys report tiles)
 for v in "${verbs[@]}"; do
   rc=0
   "$TERRAIN" "$v" --help >"$T/out" 2>"$T/err" || rc=$?
@@ -58,6 +58,11 @@ bad=(
   "report|output directory"
   "report --bogus x|--bogus"
   "report a b|\"b\""
+  "tiles|output directory"
+  "tiles --bogus x|--bogus"
+  "tiles a b|\"b\""
+  "tiles x --sample-km 0|--sample-km"
+  "bake --tiles-only|--tiles-only"
   "report nobake|nobake/meta.json: not found"
   "frobnicate|frobnicate"
 )

@@ -36,6 +36,20 @@ typedef struct {
     bool no_coast;    /* --no-coast: skip the coastal pass (docs/coast.md) */
     bool tiles;       /* run the tiles phase (docs/tiles.md): `terrain bake` sets it
                          unless --no-tiles; library callers opt in */
+    /* Re-running chosen tiles against the complete bake in out_dir (docs/tiles.md, "Re-running
+     * chosen tiles"): tile ids and ranges as tiles_select.h parses them. Every region and the
+     * coast must come from the store (else TB_E_INVALID before anything is written), the outputs
+     * and maps are left as they are, the chosen tiles are computed afresh and replace their files
+     * and index entries, and meta.json keeps everything but its "tiles" section and those files'
+     * hashes. NULL: every tile. */
+    const char *tiles_only;
+    const char *tiles_only_option; /* how the user spelled it, for messages; NULL: --tiles-only */
+    /* `terrain tiles OUT --measure-margin`: like tiles_only (everything from the store, nothing
+     * of the bake rewritten), but instead of baking tiles the tiles phase measures the margin on
+     * the planet's steepest land tile and two more (jobs/detail/margin.h) with sample tiles of
+     * margin_sample_km, and prints the table; no file is written. */
+    bool measure_margin;
+    double margin_sample_km; /* 0: 0.4 km, as the bench */
 } tb_bake_opts_t;
 
 typedef struct {

@@ -59,13 +59,15 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
         return tb_err_set(err, TB_E_INTERNAL, "phase %s reads %s, which no earlier phase wrote",
                           ph->name, names);
     }
-    if (ph->writes_files && !*removed_meta) {
+    /* a bake that reuses its outputs rewrites no file its meta.json describes but the tiles it was
+     * asked for, and updates that meta.json at the end (coordinator/bake/reuse.c) */
+    if (ph->writes_files && !*removed_meta && !tb_bake_reuses_outputs(ctx)) {
         if (s_remove_old_meta(ctx, err) != 0)
             return -1;
         *removed_meta = true;
     }
     /* report.html goes live once the plan exists (docs/report.md); each phase rewrites it */
-    if (ctx->plan && !ctx->live) {
+    if (ctx->plan && !ctx->live && !tb_bake_reuses_outputs(ctx)) {
         int n = 0;
         for (int ri = 0; ri < tb_plan_region_count(ctx->plan); ri++)
             n += ctx->selected && ctx->selected[ri];
@@ -123,7 +125,9 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     if (tb_bake_run_phases(&ctx, tb_bake_phases, tb_bake_n_phases, err) != 0)
         goto done;
     /* meta.json, last: its presence says the bake is complete */
-    if (tb_bake_check_interrupted(&ctx, err) != 0 || tb_bake_meta_write(&ctx, err) != 0)
+    if (tb_bake_check_interrupted(&ctx, err) != 0 ||
+        (tb_bake_reuses_outputs(&ctx) ? tb_bake_reuse_meta_write(&ctx, err)
+                                      : tb_bake_meta_write(&ctx, err)) != 0)
         goto done;
     out->seconds = tb_now_s() - ctx.started_s;
     if (out->clip_fraction > TB_BAKE_MAX_CLIP_FRACTION) {
@@ -145,6 +149,9 @@ done:
     cJSON_Delete(ctx.hashes);
     cJSON_Delete(ctx.meta_sections);
     cJSON_Delete(ctx.tiles_meta);
+    cJSON_Delete(ctx.before_meta);
+    cJSON_Delete(ctx.before_index);
+    free(ctx.tile_sel);
     tb_planet_destroy(&ctx.planet);
     free(ctx.selected);
     tb_dispatch_destroy(&ctx.dispatch);

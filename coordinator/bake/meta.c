@@ -1,7 +1,9 @@
 /* meta.json, the record of a bake, written last; see phase.h and docs/bake.md. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fs.h"
 #include "common/log.h"
@@ -83,6 +85,11 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddNumberToObject(bake, "seconds", tb_now_s() - ctx->started_s);
     if (o->no_incision)
         cJSON_AddBoolToObject(bake, "test_no_incision", true);
+    /* the directory the bake ran in: the input paths below are as given, maybe relative, and
+     * `terrain tiles OUT` may run from anywhere (docs/tiles.md) */
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd))
+        cJSON_AddStringToObject(bake, "cwd", cwd);
     cJSON *extent = cJSON_AddObjectToObject(meta, "extent");
     cJSON_AddNumberToObject(extent, "min_m", out->extent.min_m);
     cJSON_AddNumberToObject(extent, "max_m", out->extent.max_m);

@@ -21,6 +21,7 @@
 #include "coordinator/bake/planet_input.h"
 #include "coordinator/farm/dispatch.h"
 #include "coordinator/report/report.h"
+#include "jobs/detail/tile.h"
 #include "jobs/coast/coast.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
@@ -52,6 +53,9 @@ typedef struct {
     bool *selected;       /* [region index]: solved in this bake (--only) */
     char store_dir[4200]; /* out_dir/.cache */
     tb_planet_t *planet;
+    uint8_t *tile_sel;   /* [lattice tile]: chosen by opts->tiles_only (NULL: every tile) */
+    cJSON *before_meta;  /* tiles_only, measure_margin: out_dir/meta.json as it was; owned */
+    cJSON *before_index; /* tiles_only: out_dir/tiles/index.json as it was; owned */
     /* solve */
     tb_dispatch_t *dispatch;
     tb_stats_t *stats;   /* merged in region order; moved to out->stats at the end */
@@ -100,6 +104,53 @@ int tb_bake_run_phases(tb_bake_ctx_t *ctx, const tb_phase_t *const *phases, int 
 /* TB_E_INTERRUPTED when the program's SIGINT/SIGTERM flag is up: a phase checks it between its
  * steps, so an interrupted bake stops before meta.json. */
 int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err);
+
+/* Whether the bake only reads what out_dir holds (opts->tiles_only or opts->measure_margin): the
+ * previous meta.json stays, the outputs and maps are not rewritten, every region and the coast
+ * must be in the store. */
+bool tb_bake_reuses_outputs(const tb_bake_ctx_t *ctx);
+
+/* The canonical spec of region index ri's job (coordinator/bake/phase_solve.c): the bytes that key
+ * its result in the store. 0, or -1 with *err. */
+int tb_bake_region_spec(const tb_bake_ctx_t *ctx, int ri, void **bytes, size_t *n, tb_err_t *err);
+
+/* A partial bake's tiles (coordinator/bake/tiles_partial.c): copies of the composited heights and
+ * drainage area with the land of every region this bake did not solve but whose result of this
+ * build is in the store written in as the whole bake composites it, and the mask of land so known
+ * (solved or stored). Only without the coastal pass (then the composite is local). *n_borrowed
+ * gets the number of stored regions used. 0, or -1 with *err. */
+int tb_bake_tiles_borrow(const tb_bake_ctx_t *ctx, float *height_m, float *area_m2, uint8_t *known,
+                         int *n_borrowed, tb_err_t *err);
+
+/* In a bake that reuses its outputs: 0 when the result store holds a result of this build for the
+ * job (kind, spec), else -1 with *err (TB_E_INVALID) naming `label` (coordinator/bake/reuse.c). */
+int tb_bake_require_stored(const tb_bake_ctx_t *ctx, const char *kind, const void *spec, size_t n,
+                           const char *label, tb_err_t *err);
+
+/* The plan phase's part of a bake that reuses its outputs: reads out_dir/meta.json (and the tile
+ * index for tiles_only) into ctx and refuses, with TB_E_INVALID, a directory that holds no complete
+ * bake or a bake of another planet (resolved manifest, class raster, steps, coast, --only). */
+int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err);
+
+/* The driver's last step in such a bake: out_dir/meta.json as it was, with "tiles" replaced by
+ * ctx->tiles_meta and the hashes of every file this run wrote (ctx->hashes) put in "outputs".
+ * Nothing when measure_margin. */
+int tb_bake_reuse_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err);
+
+/* --tiles-only: merges the entries of the tiles just re-run (*tiles, an array in tile order, taken
+ * over) into the previous index's "tiles" array, which replaces *tiles; returns the "rerun" record
+ * for meta.json (ids, computed, unchanged, changed), or NULL with *err. */
+cJSON *tb_bake_tiles_merge(tb_bake_ctx_t *ctx, cJSON **tiles, tb_err_t *err);
+
+/* --tiles-only: meta.json's "tiles" as it was, with "rerun" (taken over) and the count of tiles the
+ * index now lists. NULL when out of memory. */
+cJSON *tb_bake_tiles_rerun_meta(tb_bake_ctx_t *ctx, cJSON *rerun, int n_index);
+
+/* `terrain tiles --measure-margin` (coordinator/bake/tiles_margin.c): measures the margin on this
+ * planet's steepest land tile and two more, with sample tiles, and prints the table. */
+int tb_bake_tiles_measure(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
+                          const tb_detail_params_t *p, const tb_tile_class_t *cls, int n_cls,
+                          const uint8_t *land, tb_err_t *err);
 
 /* The output writers (coordinator/bake/outputs.c): each writes out_dir/NAME atomically and records
  * its XXH3 in ctx->hashes under NAME. */

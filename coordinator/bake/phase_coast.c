@@ -126,6 +126,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                           .weight = (double)tb_planet_cells(p),
                           .cells = (double)tb_planet_cells(p),
                           .label = "coast"};
+    if (tb_bake_reuses_outputs(ctx) &&
+        tb_bake_require_stored(ctx, "coast", spec, n, "the coast job", err) != 0) {
+        ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */
+        goto done;
+    }
     if (tb_dispatch_add(ctx->coast_dispatch, &desc, err) < 0 ||
         tb_dispatch_run(ctx->coast_dispatch, err) != 0)
         goto done;
@@ -137,7 +142,9 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     }
     if (tb_coast_result_decode(data, bytes, &r, err) != 0 || s_take(ctx, &r, err) != 0)
         goto done;
-    if (tb_bake_check_interrupted(ctx, err) != 0 || s_maps(ctx, err) != 0)
+    /* a bake that reuses its outputs keeps the maps it has */
+    if (tb_bake_check_interrupted(ctx, err) != 0 ||
+        (!tb_bake_reuses_outputs(ctx) && s_maps(ctx, err) != 0))
         goto done;
     ctx->coast_ran = true;
     ctx->coast_s = tb_now_s() - t0;

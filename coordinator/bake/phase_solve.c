@@ -131,8 +131,7 @@ static double s_region_deadline_s(int64_t box_cells, int steps)
     return 600 + 20 * estimate_s;
 }
 
-/* Encodes and adds the job of region index ri; returns its job index, or -1. */
-static int64_t s_add_region_job(tb_bake_ctx_t *ctx, int ri, tb_err_t *err)
+int tb_bake_region_spec(const tb_bake_ctx_t *ctx, int ri, void **bytes, size_t *n, tb_err_t *err)
 {
     const tb_plan_region_t *reg = tb_plan_region(ctx->plan, ri);
     tb_grid_t *classes = NULL, *mask = NULL;
@@ -146,15 +145,28 @@ static int64_t s_add_region_job(tb_bake_ctx_t *ctx, int ri, tb_err_t *err)
                              .classes = tb_grid_cu8(classes),
                              .solve_mask = tb_grid_cu8(mask),
                              .no_incision = ctx->opts->no_incision};
-    void *bytes;
-    size_t n;
-    int erc = tb_region_spec_encode(&spec, &bytes, &n, err);
+    int erc = tb_region_spec_encode(&spec, bytes, n, err);
     tb_grid_destroy(&classes);
     tb_grid_destroy(&mask);
-    if (erc != 0)
+    return erc;
+}
+
+/* Encodes and adds the job of region index ri; returns its job index, or -1. */
+static int64_t s_add_region_job(tb_bake_ctx_t *ctx, int ri, tb_err_t *err)
+{
+    const tb_plan_region_t *reg = tb_plan_region(ctx->plan, ri);
+    void *bytes;
+    size_t n;
+    if (tb_bake_region_spec(ctx, ri, &bytes, &n, err) != 0)
         return -1;
     char label[32];
     snprintf(label, sizeof label, "region %d", reg->id);
+    /* a bake that reuses its outputs solves nothing: every region comes from the store */
+    if (tb_bake_reuses_outputs(ctx) &&
+        tb_bake_require_stored(ctx, "region", bytes, n, label, err) != 0) {
+        free(bytes);
+        return -1;
+    }
     tb_job_desc_t desc = {.kind = "region",
                           .spec = bytes,
                           .spec_bytes = n,

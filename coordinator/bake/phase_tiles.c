@@ -12,8 +12,12 @@
  * multiplier is the uplift module's field (tb_tile_rock_k, about 0.55 s a default tile, before
  * dispatch). A writer thread does the decoding, encoding and writing, because the dispatch loop
  * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false), in
- * a partial bake, and in farm mode (--bind: the solve's dispatch releases the farm's workers;
- * keeping them for a second dispatch is not wired yet). Reads height_m, area_m2, classes. */
+ * a partial bake with the coastal pass, and in farm mode (--bind: the solve's dispatch releases the
+ * farm's workers; keeping them for a second dispatch is not wired yet). A partial bake without the
+ * coast bakes the tiles its solved land covers (docs/tiles.md, "Tiles of a partial bake");
+ * --tiles-only re-runs the chosen tiles afresh and merges them into the index, and
+ * --measure-margin hands the planet to tiles_margin.c (docs/tiles.md, "Re-running chosen tiles").
+ * Reads height_m, area_m2, classes, solved. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 #include "common/log.h"
 #include "common/png_io.h"
 #include "coordinator/bake/phase.h"
+#include "coordinator/bake/tiles_select.h"
 #include "jobs/detail/planet_inputs.h"
 #include "jobs/detail/tile.h"
 #include "jobs/detail/tile_files.h"
@@ -60,8 +65,10 @@ static const char *s_skip(const tb_bake_ctx_t *ctx)
 {
     if (!ctx->opts->tiles)
         return "--no-tiles";
-    if (ctx->out->partial)
-        return "a partial bake (--only): tiles need the whole composite";
+    if (ctx->out->partial && !ctx->opts->no_coast)
+        return "a partial bake (--only) with the coastal pass: the pass runs over the whole "
+               "composite, so a partial bake's coast and tiles differ from the whole bake's "
+               "(bake with --no-coast, or the whole planet; docs/tiles.md)";
     if (ctx->opts->dispatch.bind)
         return "farm mode (--bind): the farm's workers are released after the solve, and tiles "
                "over a farm are not wired yet";
@@ -234,19 +241,6 @@ static void s_writer_close(s_tiles_t *t, pthread_t th)
     pthread_join(th, NULL);
 }
 
-/* The classes the tile specs carry: the legend's, plus one ocean class for cells that matched
- * none (TB_CLASS_NONE), which a spec would refuse. */
-static int s_classes(const tb_manifest_t *m, tb_tile_class_t *cls)
-{
-    int n = tb_tile_classes_from_legend(&m->legend, cls);
-    if (n < TB_TILE_MAX_CLASSES) {
-        cls[n].ocean = 1;
-        cls[n].relief_mult = 1;
-        n++;
-    }
-    return n;
-}
-
 /* The pooled detail statistics for meta.json: volumes, channel share, and the slope histogram per
  * class as counts a degree. */
 static cJSON *s_stats_json(const s_tiles_t *t, const tb_tile_lattice_t *L, const tb_manifest_t *m)
@@ -277,6 +271,42 @@ static cJSON *s_stats_json(const s_tiles_t *t, const tb_tile_lattice_t *L, const
     return o;
 }
 
+/* A partial bake (without the coastal pass) bakes a tile only when its window holds no land of a
+ * region this bake did not solve (tb_bake_tile_covered): then its bytes are the whole bake's. The
+ * others are listed in *skipped with the reason. Returns 0 to bake the tile; -1 to skip it (err
+ * cleared) or on error (err set); --tiles-only naming such a tile is an error. */
+static int s_partial_skip(tb_bake_ctx_t *ctx, const tb_tile_lattice_t *L, tb_tile_id_t id,
+                          int margin, const uint8_t *land, const uint8_t *known, cJSON **skipped,
+                          tb_err_t *err)
+{
+    int c = tb_bake_tile_covered(L, id, margin, land, known, err);
+    if (c != 0)
+        return c < 0 ? -1 : 0;
+    char name[TB_TILE_ID_MAX];
+    tb_tile_id_format(id, name);
+    if (ctx->tile_sel) {
+        ctx->out->bad_input = true; /* nothing was baked: exit 2 */
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s %s: its window reaches land of a region this partial bake (%s) "
+                          "did not solve and the store does not hold, so it cannot be the whole "
+                          "bake's tile",
+                          ctx->opts->tiles_only_option ? ctx->opts->tiles_only_option
+                                                       : "--tiles-only",
+                          name, ctx->partial ? ctx->partial : "--only");
+    }
+    if (!*skipped)
+        *skipped = cJSON_CreateArray();
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "id", name);
+    cJSON_AddStringToObject(e, "reason",
+                            "its window (the tile, its margin and the resampler's stencil) "
+                            "reaches land of a region this partial bake did not solve and the "
+                            "store does not hold");
+    cJSON_AddItemToArray(*skipped, e);
+    *err = (tb_err_t){0};
+    return -1;
+}
+
 static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_manifest_t *m = ctx->manifest;
@@ -285,16 +315,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     size_t cells = tb_planet_cells(planet);
     double t0 = tb_now_s();
     tb_detail_params_t p;
-    tb_detail_params_defaults(&p);
-    p.size_km = m->tiles.size_km;
-    p.cell_m = m->tiles.cell_m;
-    p.margin_cells = m->tiles.margin_cells;
     tb_tile_lattice_t L;
-    if (tb_detail_params_check(&p, m->source, err) != 0 ||
-        tb_tile_lattice_make(&L, pw, ph, m->cell_m, p.size_km, p.cell_m, err) != 0)
+    if (tb_bake_tile_params(m, pw, ph, &p, &L, err) != 0)
         return -1;
     tb_tile_class_t cls[TB_TILE_MAX_CLASSES];
-    int n_cls = s_classes(m, cls);
+    int n_cls = tb_bake_tile_classes(m, cls);
     const uint8_t *classes = tb_planet_cclasses(planet);
     uint8_t *class_idx = tb_malloc(cells, "tile classes", err);
     uint8_t *land = tb_malloc(cells, "tile land mask", err);
@@ -307,6 +332,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                    .mu = PTHREAD_MUTEX_INITIALIZER,
                    .cv = PTHREAD_COND_INITIALIZER};
     tb_dispatch_t *dispatch = NULL;
+    cJSON *skipped = NULL;                  /* a partial bake's tiles it cannot bake */
+    cJSON *rerun = NULL;                    /* --tiles-only: meta.json's record of the re-run */
+    float *p_height = NULL, *p_area = NULL; /* a partial bake's: with the stored regions */
+    uint8_t *p_known = NULL;
+    int n_borrowed = 0;
     int rc = -1;
     if (!class_idx || !land || !job_tile || !index)
         goto done;
@@ -322,6 +352,22 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                             .area_m2 = tb_planet_carea_m2(planet),
                             .rock_k = NULL,
                             .class_idx = class_idx};
+    if (ctx->out->partial) {
+        /* the land of stored regions this bake did not solve, for the tiles only (tiles_partial.c)
+         */
+        p_height = tb_malloc(cells * sizeof *p_height, "tile heights", err);
+        p_area = tb_malloc(cells * sizeof *p_area, "tile areas", err);
+        p_known = tb_malloc(cells, "tile land known", err);
+        if (!p_height || !p_area || !p_known ||
+            tb_bake_tiles_borrow(ctx, p_height, p_area, p_known, &n_borrowed, err) != 0)
+            goto done;
+        src.height_m = p_height;
+        src.area_m2 = p_area;
+    }
+    if (ctx->opts->measure_margin) {
+        rc = tb_bake_tiles_measure(ctx, &src, &p, cls, n_cls, land, err);
+        goto done;
+    }
     char dir[4200];
     if (tb_fs_join(dir, sizeof dir, ctx->opts->out_dir, "tiles", err) != 0 ||
         tb_fs_mkdir_p(dir, err) != 0)
@@ -331,6 +377,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     dopts.on_result = s_on_result;
     dopts.user = &t;
     dopts.label = "tiles";
+    dopts.fresh = dopts.fresh || ctx->tile_sel; /* --tiles-only re-runs its tiles */
     dispatch = tb_dispatch_new(&dopts, err);
     if (!dispatch)
         goto done;
@@ -343,6 +390,14 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                 continue;
             n_land += what == TB_TILE_LAND;
             n_coast += what == TB_TILE_COAST;
+            if (ctx->tile_sel && !ctx->tile_sel[row * L.cols + col])
+                continue;
+            if (ctx->out->partial &&
+                s_partial_skip(ctx, &L, id, p.margin_cells, land, p_known, &skipped, err) != 0) {
+                if (err->code != TB_OK)
+                    goto done;
+                continue;
+            }
             tb_tile_spec_owned_t spec;
             void *bytes;
             size_t n;
@@ -424,6 +479,13 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                             "_flow, _wear, _deposit: 8-bit; _splat: RGBA rock, "
                             "grass, sediment, scree or snow (docs/tiles.md)");
     cJSON_AddNumberToObject(index, "margin_cells", p.margin_cells);
+    if (ctx->tile_sel) {
+        /* --tiles-only: only the chosen tiles' entries change (coordinator/bake/reuse.c) */
+        rerun = tb_bake_tiles_merge(ctx, &t.index_tiles, err);
+        if (!rerun)
+            goto done;
+    }
+    int n_index = cJSON_GetArraySize(t.index_tiles);
     cJSON_AddItemToObject(index, "tiles", t.index_tiles);
     t.index_tiles = NULL;
     char *text = cJSON_Print(index);
@@ -432,12 +494,31 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         goto done;
     }
     free(text);
+    if (rerun) {
+        cJSON_AddNumberToObject(rerun, "seconds", tb_now_s() - t0);
+        cJSON_AddItemToObject(rerun, "dispatch", tb_dispatch_record_json(dispatch));
+        ctx->out->tiles_baked = t.written;
+        ctx->out->tiles_seconds = tb_now_s() - t0;
+        ctx->tiles_meta = tb_bake_tiles_rerun_meta(ctx, rerun, n_index);
+        rerun = NULL; /* taken over */
+        rc = ctx->tiles_meta ? 0 : tb_err_set(err, TB_E_NOMEM, "out of memory");
+        goto done;
+    }
     /* meta.json */
     ctx->tiles_meta = cJSON_CreateObject();
     cJSON_AddNumberToObject(ctx->tiles_meta, "tiles", n_jobs);
     cJSON_AddNumberToObject(ctx->tiles_meta, "land", n_land);
     cJSON_AddNumberToObject(ctx->tiles_meta, "coast", n_coast);
     cJSON_AddNumberToObject(ctx->tiles_meta, "lattice_tiles", (double)tb_tile_count(&L));
+    if (ctx->out->partial) {
+        cJSON_AddItemToObject(ctx->tiles_meta, "skipped", skipped ? skipped : cJSON_CreateArray());
+        skipped = NULL;
+        cJSON_AddNumberToObject(ctx->tiles_meta, "regions_from_store", n_borrowed);
+        if (!ctx->opts->quiet)
+            tb_log_info(
+                "partial bake: %d tile(s) skipped: their windows reach land not solved here",
+                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ctx->tiles_meta, "skipped")));
+    }
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_cells", p.margin_cells);
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_measured_cells",
                             TB_TILES_MEASURED_MARGIN_CELLS);
@@ -457,6 +538,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     ctx->out->tiles_seconds, ds.from_store);
     rc = 0;
 done:
+    free(p_height);
+    free(p_area);
+    free(p_known);
+    cJSON_Delete(skipped);
+    cJSON_Delete(rerun);
     tb_dispatch_destroy(&dispatch);
     cJSON_Delete(t.index_tiles);
     cJSON_Delete(index);
@@ -468,7 +554,8 @@ done:
 
 const tb_phase_t tb_phase_tiles = {
     .name = "tiles",
-    .reads = TB_PLANET_BIT(HEIGHT_M) | TB_PLANET_BIT(AREA_M2) | TB_PLANET_BIT(CLASSES),
+    .reads = TB_PLANET_BIT(HEIGHT_M) | TB_PLANET_BIT(AREA_M2) | TB_PLANET_BIT(CLASSES) |
+             TB_PLANET_BIT(SOLVED),
     .writes = 0,
     .writes_files = true,
     .skip = s_skip,

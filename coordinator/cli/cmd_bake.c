@@ -23,7 +23,7 @@ static void s_on_listening(void *user, const char *endpoint)
 
 int tb_cmd_bake(int argc, char **argv)
 {
-    const char *out_dir = "out/bake", *only_text = NULL;
+    const char *out_dir = "out/bake", *only_text = NULL, *tiles_only = NULL;
     int64_t steps = 0, seed = 0;
     double circumference_km = 0;
     bool seed_given = false, circ_given = false, no_incision = false, no_coast = false,
@@ -42,18 +42,27 @@ int tb_cmd_bake(int argc, char **argv)
          "skip the coastal pass: every coast stays a step (docs/coast.md)"},
         {"no-tiles", TB_OPT_FLAG, &no_tiles, NULL, NULL,
          "skip the detail tiles (out_dir/tiles, docs/tiles.md)"},
+        {"tiles-only", TB_OPT_STRING, &tiles_only, NULL, "IDS",
+         "re-run only these detail tiles (c001r000, ranges c000r000-c002r001, or all) of the "
+         "complete bake in --out, every region from its store (docs/tiles.md)"},
         {"test-no-incision", TB_OPT_FLAG, &no_incision, NULL, NULL,
          "TEST ONLY: turn stream-power incision off (a negative control for the gates)"},
     };
     tb_verb_t v = {.name = "bake",
-                   .usage = "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
-                            "[--no-coast] [--no-tiles] [--workers N] [--threads N] "
-                            "[--bind ENDPOINT] [--fresh]",
+                   .usage =
+                       "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
+                       "[--no-coast] [--no-tiles] [--tiles-only IDS] [--workers N] [--threads N] "
+                       "[--bind ENDPOINT] [--fresh]",
                    TB_VERB_SHARED(opts, cli.opts),
                    .max_positional = 1};
     int status = tb_verb_parse(&v, argc, argv);
     if (status != TB_VERB_RUN)
         return status;
+    if (tiles_only && no_tiles)
+        return tb_verb_usage(&v,
+                             "--tiles-only %s with --no-tiles: the one re-runs tiles, the "
+                             "other makes none; give one or the other",
+                             tiles_only);
     tb_err_t err;
     tb_bake_opts_t o = {0};
     if (tb_dispatch_cli_apply(&cli, &o.dispatch, &err) != 0)
@@ -77,6 +86,7 @@ int tb_cmd_bake(int argc, char **argv)
     o.no_incision = no_incision;
     o.no_coast = no_coast;
     o.tiles = !no_tiles;
+    o.tiles_only = tiles_only;
     o.dispatch.on_listening = s_on_listening;
     o.dispatch.interrupted = tb_signals_catch();
     tb_bake_outcome_t outcome;
@@ -84,6 +94,13 @@ int tb_cmd_bake(int argc, char **argv)
         bool bad_input = outcome.bad_input;
         tb_bake_outcome_free(&outcome);
         return tb_verb_error(&v, bad_input ? TB_EXIT_USAGE : TB_EXIT_FAILED, &err);
+    }
+    if (tiles_only) {
+        printf("bake: %d detail tiles re-run in %.1f s, in %s/tiles (index.json and meta.json "
+               "updated; every region from the store)\n",
+               outcome.tiles_baked, outcome.tiles_seconds, out_dir);
+        tb_bake_outcome_free(&outcome);
+        return TB_EXIT_OK;
     }
     printf("bake: %d of %d regions (%zu solved, %zu from the store) in %.1f s; outputs in %s "
            "(summary.txt, meta.json, planet_height.png, maps)\n",

@@ -14,6 +14,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/png_io.h"
+#include "coordinator/bake/tiles_select.h"
 #include "coordinator/cli/commands.h"
 #include "coordinator/cli/verb.h"
 #include "coordinator/maps/plan_maps.h"
@@ -286,6 +287,11 @@ static void s_print_tiles(FILE *out, const tb_plan_t *p, int cores)
             L.lattice_h % L.tile_cells ? ", the last row partial" : "", (long long)land,
             (long long)coast, dp.margin_cells, each, each * (double)n / (cores < 1 ? 1 : cores),
             cores, cores == 1 ? "" : "s");
+    /* the bake refuses a planet a tile and its margin do not fit round (docs/tiles.md) */
+    tb_detail_params_t bp;
+    tb_tile_lattice_t bl;
+    if (tb_bake_tile_params(tb_plan_manifest(p), L.geo_w, L.geo_h, &bp, &bl, &err) != 0)
+        fprintf(out, "tiles: %s\n", err.msg);
 }
 
 int tb_cmd_plan(int argc, char **argv)

@@ -21,6 +21,7 @@ static const s_command_t s_commands[] = {
     {"solve-region", tb_cmd_solve_region, "solve one region in-process and write its maps"},
     {"gate", tb_cmd_gate, "bake on several seeds and check the statistics against gates (CI)"},
     {"analyze", tb_cmd_analyze, "the statistics block of any heightmap (a DEM, a bake's PNG)"},
+    {"tiles", tb_cmd_tiles, "re-run chosen detail tiles of a bake, or measure the tile margin"},
     {"report", tb_cmd_report, "rewrite a bake's report.html from its meta.json and outputs"},
     {"stitch", tb_cmd_stitch, "one seamless mosaic of any area of a bake's detail tiles"},
     {"farm-check", tb_cmd_farm_check, "dispatch verifiable test jobs to check workers and a farm"},
