@@ -32,6 +32,10 @@ static const uint8_t s_ocean_rgb[3] = {38, 64, 96};
 
 static const char *s_skip(const tb_bake_ctx_t *ctx)
 {
+    /* A re-run of chosen tiles keeps the bake's previews and summary.txt as they are: its pooled
+     * statistics hold the re-run tiles only (docs/tiles.md, "Re-running chosen tiles"). */
+    if (tb_bake_reuses_outputs(ctx))
+        return "reusing the bake's outputs (--tiles-only, terrain tiles)";
     return ctx->tiles_meta ? NULL : "the tiles phase did not run";
 }
 
