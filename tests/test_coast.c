@@ -115,7 +115,16 @@ typedef struct {
     tb_coast_stats_t stats;
 } s_out_t;
 
+static void s_run_threads(s_planet_t *pl, const tb_coast_params_t *p, tb_coast_debug_t *debug,
+                          int threads, s_out_t *o);
+
 static void s_run(s_planet_t *pl, const tb_coast_params_t *p, tb_coast_debug_t *debug, s_out_t *o)
+{
+    s_run_threads(pl, p, debug, 1, o);
+}
+
+static void s_run_threads(s_planet_t *pl, const tb_coast_params_t *p, tb_coast_debug_t *debug,
+                          int threads, s_out_t *o)
 {
     size_t cells = (size_t)(pl->w * pl->h);
     o->moved = malloc(cells * sizeof(float));
@@ -124,7 +133,7 @@ static void s_run(s_planet_t *pl, const tb_coast_params_t *p, tb_coast_debug_t *
                                 pl->cls, &pl->legend, pl->mouths, pl->n_mouths};
     tb_coast_maps_t maps = {o->moved, o->exposure, {0}};
     tb_err_t err;
-    int rc = tb_coast_run(p, &planet, &maps, 1, debug, NULL, NULL, &err);
+    int rc = tb_coast_run(p, &planet, &maps, threads, debug, NULL, NULL, &err);
     ck_assert_msg(rc == 0, "coast run failed: %s", err.msg);
     o->stats = maps.stats;
 }
@@ -228,6 +237,72 @@ static void s_roll(s_planet_t *dst, const s_planet_t *src, int64_t k)
         dst->mouths[m].x = tb_wrap(src->mouths[m].x + k, src->w);
     }
 }
+
+/* ---- threads ---- */
+
+/* A planet tall enough that the fetch sweeps and the box sums split into bands on 2 and 3 threads
+ * (jobs/coast/exposure.c, boxsum.c): islands across the band boundaries, a shoal long in Y that the
+ * north-south fetch crosses, rivers. */
+static void s_tall_planet(s_planet_t *pl)
+{
+    s_new(pl, 260, 640);
+    s_island(pl, 5, 320, 40, 50); /* straddles x = 0 and the middle row */
+    s_island(pl, 130, 210, 30, 30);
+    s_island(pl, 130, 345, 15, 20); /* its south shore sees 90 cells of water north of the last */
+    s_island(pl, 180, 430, 35, 80);
+    s_island(pl, 90, 600, 20, 20);
+    for (int64_t y = 60; y < 560; y++)
+        for (int64_t x = 60; x < 66; x++)
+            if (pl->cls[y * pl->w + x] != LAND)
+                pl->cls[y * pl->w + x] = SHELF;
+    pl->mouths[0] = (tb_coast_mouth_t){5, 320 - 42, 3e7};
+    pl->mouths[1] = (tb_coast_mouth_t){130, 210 + 32, 2e7};
+    pl->mouths[2] = (tb_coast_mouth_t){180, 430 - 37, 4e7};
+    pl->n_mouths = 3;
+}
+
+static bool s_same(const s_planet_t *a, const s_out_t *oa, const s_planet_t *b, const s_out_t *ob)
+{
+    size_t cells = (size_t)(a->w * a->h);
+    return memcmp(a->height, b->height, cells * sizeof(float)) == 0 &&
+           memcmp(oa->moved, ob->moved, cells * sizeof(float)) == 0 &&
+           memcmp(oa->exposure, ob->exposure, cells * sizeof(uint16_t)) == 0 &&
+           memcmp(&oa->stats, &ob->stats, sizeof oa->stats) == 0;
+}
+
+/* Any number of threads gives the same bits, maps and statistics alike (docs/coast.md, "Threads").
+ * Negative control: fetch bands that start with half the warm-up they need differ from one
+ * thread. */
+START_TEST(test_threads_give_the_same_bits)
+{
+    tb_coast_params_t p;
+    s_params(&p);
+    s_planet_t one;
+    s_tall_planet(&one);
+    s_out_t o1;
+    s_run_threads(&one, &p, NULL, 1, &o1);
+    ck_assert(o1.stats.laid_m3 > 1e3 && o1.stats.cut_m3 > 1e3);
+    for (int threads = 2; threads <= 7; threads += threads == 3 ? 4 : 1) {
+        s_planet_t pl;
+        s_tall_planet(&pl);
+        s_out_t o;
+        s_run_threads(&pl, &p, NULL, threads, &o);
+        ck_assert_msg(s_same(&one, &o1, &pl, &o), "%d threads differ from one", threads);
+        s_out_free(&o);
+        s_free(&pl);
+    }
+    s_planet_t bad;
+    s_tall_planet(&bad);
+    tb_coast_debug_t debug = {.short_warmup = true};
+    s_out_t ob;
+    s_run_threads(&bad, &p, &debug, 2, &ob);
+    ck_assert_msg(!s_same(&one, &o1, &bad, &ob), "a short warm-up went unseen");
+    s_out_free(&ob);
+    s_free(&bad);
+    s_out_free(&o1);
+    s_free(&one);
+}
+END_TEST
 
 START_TEST(test_roll_gives_the_rolled_result)
 {
@@ -576,8 +651,8 @@ START_TEST(test_seam_step_like_an_interior_column)
         kind[i] = pl.cls[i] == LAND;
     tb_err_t err;
     ck_assert(tb_edt_squared(kind, pl.w, pl.h, false, 1, d2, &err) == 0);
-    tb_coast_bathymetry_shelf_slope(&p, CELL_M, cells, kind, d2, pl.cls, &pl.legend, pl.height,
-                                    kind);
+    tb_coast_bathymetry_shelf_slope(NULL, &p, CELL_M, pl.w, pl.h, kind, d2, pl.cls, &pl.legend,
+                                    pl.height, kind);
     s_steps(&pl, &seam, &interior);
     ck_assert_msg(seam > 2 * interior, "no seam step without wrap: seam %g m, interior %g m", seam,
                   interior);
@@ -902,7 +977,7 @@ START_TEST(test_box_sum_skipping_zeros_is_exact)
                     v[i] = (int64_t)(i * 2654435761u % 1000) - 500; /* dense */
             s_box_direct(v, w, h, r, want);
             memcpy(got, v, n * sizeof *v);
-            ck_assert(tb_coast_boxsum_i64(got, w, h, r, &err) == 0);
+            ck_assert(tb_coast_boxsum_i64(NULL, got, w, h, r, &err) == 0);
             ck_assert_msg(memcmp(got, want, n * sizeof *v) == 0,
                           "box sum %lld x %lld r %lld, %d clusters differs from the direct sum",
                           (long long)w, (long long)h, (long long)r, clusters);
@@ -912,7 +987,7 @@ START_TEST(test_box_sum_skipping_zeros_is_exact)
             memset(got, 0, n * sizeof *got);
             int64_t y0 = (x0 * 7) % h;
             got[y0 * w + x0] = 5;
-            ck_assert(tb_coast_boxsum_i64(got, w, h, r, &err) == 0);
+            ck_assert(tb_coast_boxsum_i64(NULL, got, w, h, r, &err) == 0);
             int64_t inside = 0;
             for (int64_t y = 0; y < h; y++)
                 for (int64_t x = 0; x < w; x++) {
@@ -995,6 +1070,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_budget_closes_on_an_island);
     tcase_add_test(tc, test_budget_catches_a_leak);
     tcase_add_test(tc, test_roll_gives_the_rolled_result);
+    tcase_add_test(tc, test_threads_give_the_same_bits);
     tcase_add_test(tc, test_closed_bay_is_sheltered_and_gets_more_beach);
     tcase_add_test(tc, test_straight_open_coast_is_not_sheltered);
     tcase_add_test(tc, test_bay_across_the_seam_is_sheltered_like_mid_map);
