@@ -628,6 +628,44 @@ static void s_seam_planet(s_planet_t *pl)
     s_island(pl, 140, 150, 25, 20);
 }
 
+/* A delta grows with its mouth's supply, however large: the stretch's bell sums stay inside int64
+ * (jobs/coast/sediment.c quantises and averages them). Negative control (tried): with the sums of
+ * the river units themselves, a bell three drift radii wide wraps round past 2^63 for a mouth of a
+ * few Mm3, and the huge mouth here gets nothing laid in front of it, as a round hole in the delta
+ * did on the 400-step demo planet. */
+START_TEST(test_delta_grows_with_supply)
+{
+    tb_coast_params_t p;
+    s_params(&p);
+    p.drift_km = 0.2;
+    p.deposit_reach_m = 60;
+    const double eroded[3] = {2e5, 4e6, 1e13};
+    int64_t reach[3];
+    for (int k = 0; k < 3; k++) {
+        s_planet_t pl;
+        s_shelf_planet(&pl, 30);
+        int64_t y = 0;
+        while (pl.cls[y * pl.w + 50] == LAND)
+            y++;
+        pl.mouths[0] = (tb_coast_mouth_t){50, y, eroded[k]};
+        pl.n_mouths = 1;
+        s_out_t o;
+        s_run(&pl, &p, NULL, &o);
+        ck_assert(tb_coast_budget_error(&o.stats) < 1e-9);
+        /* no hole in front of the mouth */
+        for (int64_t yy = y; yy < y + 6; yy++)
+            ck_assert_msg(o.moved[yy * pl.w + 50] > 0, "supply %g m3: nothing laid at row %lld",
+                          eroded[k], (long long)yy);
+        reach[k] = s_deposit_reach_cells(&pl, &o, 50);
+        s_out_free(&o);
+        s_free(&pl);
+    }
+    ck_assert_msg(reach[0] < reach[1] && reach[1] <= reach[2],
+                  "the delta reaches %lld, %lld, %lld cells for growing supplies",
+                  (long long)reach[0], (long long)reach[1], (long long)reach[2]);
+}
+END_TEST
+
 START_TEST(test_seam_step_like_an_interior_column)
 {
     tb_coast_params_t p;
@@ -1077,6 +1115,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_floor_descends_to_the_painted_depth);
     tcase_add_test(tc, test_seam_step_like_an_interior_column);
     tcase_add_test(tc, test_river_mouth_builds_a_delta);
+    tcase_add_test(tc, test_delta_grows_with_supply);
     tcase_add_test(tc, test_spec_round_trips_and_runs_as_a_job);
     tcase_add_test(tc, test_bad_spec_is_refused);
     tcase_add_test(tc, test_region_reports_river_supply);

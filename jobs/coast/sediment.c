@@ -54,6 +54,11 @@ static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m)
     double shelter = 1 - e;
     if (shelter < s->p->shelter_floor)
         shelter = s->p->shelter_floor;
+    /* a river-dominated delta: where the rivers' supply within the bell reaches delta_ref_m3 the
+     * waves winnow none of it, below that in proportion (stretch - 1 is that supply over
+     * delta_ref_m3) */
+    if (stretch - 1 > shelter)
+        shelter = stretch - 1 < 1 ? stretch - 1 : 1;
     double profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
     double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
     double room = floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
@@ -262,18 +267,50 @@ static int64_t s_centre_weight_1d(int64_t half, int passes)
     return c;
 }
 
-/* Delta stretch: a mouth's supply pushes its shoreface out. The river units are summed over two
- * tents of half the drift's radius (four boxes: a bell whose level sets are nearly round, so a lobe
- * does not come out square), exactly in integers (a rolled planet gives a rolled field), and read
- * in m3 as that bell weighs them (a mouth at the cell counts whole, one past the drift radius not
- * at all); the stretch is 1 + that volume / delta_ref_m3, at most TB_COAST_MAX_STRETCH. Pointwise
- * after the sums; deterministic. */
+/* Delta stretch: a mouth's supply pushes its shoreface out. The river units, in quanta of
+ * delta_ref_m3 / 2^24, are averaged over two tents of half the bell's radius (four boxes: a bell
+ * whose level sets are nearly round, so a lobe does not come out square), each tent an exact
+ * integer sum floor-divided by its weight (a rolled planet gives a rolled field; the division keeps
+ * the sums inside int64 whatever the bell's radius, and one quantum is a sixteen-millionth of
+ * delta_ref_m3, so the floors lose nothing the stretch can show), and read in m3 as that bell
+ * weighs them (a mouth at the cell counts whole, one past the bell's radius not at all); the
+ * stretch is 1 + that volume / delta_ref_m3, at most TB_COAST_MAX_STRETCH. The bell's radius is the
+ * second drift's (S_SECOND_REACH drift radii), so a large mouth's lobe reaches as far as its
+ * sediment drifts. A cell is clamped to 2^34 quanta (1024 delta_ref_m3, far past the most the
+ * stretch takes) or less for a bell so wide that its tent could overflow. Pointwise after the sums;
+ * deterministic. */
 typedef struct {
-    const int64_t *river;
+    int64_t *river;
     float *stretch;
     int64_t w;
-    double to_m3, ref_m3;
+    double unit_q;  /* quanta in a unit */
+    int64_t clamp;  /* most quanta in a cell */
+    int64_t weight; /* a tent's total weight */
+    double to_ref;  /* quanta of the bell's mean to multiples of delta_ref_m3 */
 } s_stretch_t;
+
+static void s_quanta_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_stretch_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
+        if (!c->river[i])
+            continue;
+        double q = floor((double)c->river[i] * c->unit_q);
+        c->river[i] = q >= (double)c->clamp ? c->clamp : (int64_t)q;
+    }
+}
+
+static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_stretch_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
+        if (c->river[i])
+            c->river[i] /= c->weight;
+}
 
 static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
@@ -281,7 +318,7 @@ static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int 
     (void)thread;
     const s_stretch_t *c = ctx;
     for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
-        double s = 1 + (double)c->river[i] * c->to_m3 / c->ref_m3;
+        double s = 1 + (double)c->river[i] * c->to_ref;
         c->stretch[i] = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
     }
 }
@@ -289,15 +326,25 @@ static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int 
 int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
                            int64_t h, int64_t *river, float *stretch, tb_err_t *err)
 {
-    int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
+    int64_t r = S_SECOND_REACH * tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
     int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
-    if (tb_coast_tentsum_i64(pool, river, w, h, half_r, err) != 0 ||
-        tb_coast_tentsum_i64(pool, river, w, h, half_r, err) != 0)
-        return -1;
+    double side = (double)(2 * box + 1), tent = side * side * side * side;
+    double quanta_per_ref = 16777216.0;                       /* 2^24 */
+    double clamp = fmin(17179869184.0, floor(4.6e18 / tent)); /* 2^34, or what fits 2^62 */
     int64_t c1 = s_centre_weight_1d(box, 4);
-    s_stretch_t c = {river, stretch, w,
-                     TB_COAST_UNIT_M * cell_m * cell_m / ((double)c1 * (double)c1),
-                     p->delta_ref_m3};
+    s_stretch_t c = {river,
+                     stretch,
+                     w,
+                     TB_COAST_UNIT_M * cell_m * cell_m / p->delta_ref_m3 * quanta_per_ref,
+                     clamp >= 1 ? (int64_t)clamp : 1,
+                     (int64_t)tent,
+                     tent * tent / ((double)c1 * (double)c1) / quanta_per_ref};
+    tb_coast_par_rows(pool, h, s_quanta_rows, &c);
+    for (int k = 0; k < 2; k++) {
+        if (tb_coast_tentsum_i64(pool, river, w, h, half_r, err) != 0)
+            return -1;
+        tb_coast_par_rows(pool, h, s_mean_rows, &c);
+    }
     tb_coast_par_rows(pool, h, s_stretch_rows, &c);
     return 0;
 }
