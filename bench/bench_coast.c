@@ -15,8 +15,8 @@
  *
  * Usage: bench_coast [--size WxH] [--seed N] [--threads N] [--maps DIR]   (DIR: map_coast.png,
  * map_exposure.png)
- *        bench_coast --spec FILE [--threads N] [--maps DIR]   (a coast job's spec bytes: the pass on a
- * baked planet, its block and map_coast.png)
+ *        bench_coast --spec FILE [--threads N] [--maps DIR]   (a coast job's spec bytes: the pass
+ * on a baked planet, its block and map_coast.png)
  */
 #include <math.h>
 #include <stdio.h>
