@@ -187,6 +187,7 @@ typedef struct {
     uint8_t *wl;
     int64_t *acc;
     int64_t w, h;
+    uint8_t *near; /* w a thread */
 } s_wl_t;
 
 /* Waterline cells: sea with land among the 3 x 3 round it; acc starts at 1 on them (the sweeps add
@@ -194,22 +195,25 @@ typedef struct {
 static void s_waterline_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
-    (void)thread;
     const s_wl_t *c = ctx;
     int64_t w = c->w, h = c->h;
+    uint8_t *near = c->near + (size_t)thread * (size_t)w;
     for (int64_t y = y0; y < y1; y++) {
         const uint8_t *k = c->kind + (size_t)y * (size_t)w;
-        const uint8_t *up = y > 0 ? k - w : k, *down = y + 1 < h ? k + w : k;
+        /* a column OR, then a row OR */
+        for (int64_t x = 0; x < w; x++) {
+            uint8_t a = k[x] == TB_COAST_LAND;
+            if (y > 0)
+                a |= k[x - w] == TB_COAST_LAND;
+            if (y + 1 < h)
+                a |= k[x + w] == TB_COAST_LAND;
+            near[x] = a;
+        }
         uint8_t *out = c->wl + (size_t)y * (size_t)w;
         int64_t *acc = c->acc + (size_t)y * (size_t)w;
         for (int64_t x = 0; x < w; x++) {
             int64_t l = x == 0 ? w - 1 : x - 1, r = x == w - 1 ? 0 : x + 1;
-            uint8_t near = (k[l] == TB_COAST_LAND) | (k[x] == TB_COAST_LAND) |
-                           (k[r] == TB_COAST_LAND) | (up[l] == TB_COAST_LAND) |
-                           (up[x] == TB_COAST_LAND) | (up[r] == TB_COAST_LAND) |
-                           (down[l] == TB_COAST_LAND) | (down[x] == TB_COAST_LAND) |
-                           (down[r] == TB_COAST_LAND);
-            out[x] = k[x] != TB_COAST_LAND && near;
+            out[x] = k[x] != TB_COAST_LAND && (near[l] | near[x] | near[r]);
             acc[x] = out[x];
         }
     }
@@ -254,7 +258,8 @@ int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, 
         free(wl);
         return -1;
     }
-    s_wl_t c = {kind, wl, acc, w, h};
+    /* the waterline's scratch rows are the fetch rows' first bytes: used before the sweeps */
+    s_wl_t c = {kind, wl, acc, w, h, (uint8_t *)buf};
     tb_coast_par_rows(pool, h, s_waterline_rows, &c);
     double ref_m = p->ref_fetch_km * 1000.0;
     unsigned wave_mask = tb_coast_wave_mask(p);

@@ -88,6 +88,10 @@ typedef struct {
     bool last;
     s_tally_t *chunk;
     int64_t *total;
+    /* every cell's weight and room as s_weight gave them before the shares: the deposition reads
+     * them back (nothing between changes a height), rather than computing them again */
+    uint16_t *wq;
+    double *room;
 } s_drift_t;
 
 static void s_total_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
@@ -105,9 +109,11 @@ static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
     (void)chunk;
     (void)thread;
     const s_drift_t *d = ctx;
-    double room;
-    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++)
-        d->work[i] = s_weight(d->site, i, &room);
+    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++) {
+        int64_t wq = s_weight(d->site, i, &d->room[i]);
+        d->work[i] = wq;
+        d->wq[i] = (uint16_t)wq;
+    }
 }
 
 /* shares: src becomes q = floor(src 2^bits / Wt) */
@@ -135,9 +141,9 @@ static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
 /* Lays cell i's share, what fits its room; returns whether it laid a unit or more. */
 static inline bool s_lay(const s_drift_t *d, size_t i, s_tally_t *t, bool *leak)
 {
-    double room;
     int64_t *src = d->src;
-    int64_t wq = src[i] ? s_weight(d->site, i, &room) : 0;
+    int64_t wq = src[i] ? d->wq[i] : 0;
+    double room = d->room[i];
     double dep = (double)wq * (double)src[i] / (double)((int64_t)1 << d->bits);
     src[i] = 0;
     if (!wq || !(dep > 0))
@@ -183,16 +189,22 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
     size_t n_chunks = tb_coast_chunks(h);
     s_tally_t *chunk = tb_calloc(n_chunks, sizeof *chunk, "coast drift tallies", err);
     int64_t *totals = chunk ? tb_calloc(n_chunks, sizeof *totals, "coast drift totals", err) : NULL;
-    if (!totals) {
+    size_t cells = (size_t)w * (size_t)h;
+    uint16_t *wq = totals ? tb_malloc(cells * sizeof *wq, "coast drift weights", err) : NULL;
+    double *room = wq ? tb_malloc(cells * sizeof *room, "coast drift room", err) : NULL;
+    if (!room) {
         free(chunk);
+        free(totals);
+        free(wq);
         return -1;
     }
-    s_drift_t d = {site, w, src, work, height_m, moved_m, 0, last, chunk, totals};
+    s_drift_t d = {site, w, src, work, height_m, moved_m, 0, last, chunk, totals, wq, room};
     tb_coast_par_rows(pool, h, s_total_rows, &d);
     int64_t total = 0;
     for (size_t c = 0; c < n_chunks; c++)
         total += totals[c];
     free(totals);
+    d.total = NULL;
     int rc = -1;
     if (total == 0) {
         rc = 0;
@@ -219,7 +231,6 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
     if (*leak) {
         /* the negative control runs in row-major order on the calling thread: the first cell that
          * lays a unit loses it, the same cell whatever the threads */
-        size_t cells = (size_t)w * (size_t)h;
         for (size_t i = 0; i < cells; i++)
             if (src[i])
                 s_lay(&d, i, &chunk[(size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS], leak);
@@ -235,6 +246,8 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
     rc = 0;
 done:
     free(chunk);
+    free(wq);
+    free(room);
     return rc;
 }
 
