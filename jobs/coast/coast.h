@@ -18,7 +18,8 @@
  * pass on a planet rolled by k columns gives the rolled result to the last bit, and any number of
  * threads gives the same bits. Only the printed statistics are double sums in row-major order.
  *
- * Memory: about 36 bytes a cell at the peak, besides the caller's heights and classes.
+ * Memory: about 45 bytes a cell at the peak, the caller's heights and classes included
+ * (docs/coast.md, "Cost").
  */
 #ifndef TB_JOBS_COAST_H
 #define TB_JOBS_COAST_H

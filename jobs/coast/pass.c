@@ -1,7 +1,7 @@
 /* The coastal pass in order (docs/coast.md): distances, bathymetry, exposure, its carry, surf,
  * river supply, sediment, statistics. Typical size: a whole planet, 3 M (demo) to 76 M cells
- * (12500 x 6076 at 8 m); about 36 bytes a cell of workspace at the peak, the two distance
- * transforms never alive beside the two 8-byte sediment arrays. */
+ * (12500 x 6076 at 8 m); about 45 bytes a cell at the peak (the drifts' weights and room among
+ * them), the two distance transforms never alive beside the two 8-byte sediment arrays. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
