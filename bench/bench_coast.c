@@ -6,14 +6,17 @@
  * rising inland to a few hundred metres, the sea painted 60 m near the coast and in a checkerboard
  * of 4 km squares, 900 m elsewhere, and a river mouth every 32 rows where a row first meets the
  * sea. The pass runs once on one thread (tb_coast_run, as the coast job runs it; --threads N gives
- * it N, which only the distance transforms use); the figures are
- * its thread CPU time and wall time per cell, and the process's peak resident memory (getrusage
+ * it N, over which every phase splits with the same bits); the figures are its wall time per cell
+ * on that many threads, the CPU time of the calling thread and of all threads, the same per phase,
+ * and the process's peak resident memory (getrusage
  * maxrss: the planet's heights and classes, the pass's maps and its workspace) per cell, and an
  * FNV-1a hash of the heights, moved and exposure maps (two builds with equal hashes made the same
  * bits). One run; never a timed test.
  *
  * Usage: bench_coast [--size WxH] [--seed N] [--threads N] [--maps DIR]   (DIR: map_coast.png,
  * map_exposure.png)
+ *        bench_coast --spec FILE [--threads N] [--maps DIR]   (a coast job's spec bytes: the pass
+ * on a baked planet, its block and map_coast.png)
  */
 #include <math.h>
 #include <stdio.h>
@@ -55,11 +58,90 @@ static double s_maxrss_bytes(void)
     return (double)ru.ru_maxrss * 1024.0;
 }
 
+/* --spec FILE: a coast job's spec bytes (as the bake dispatches them), run as the job runs it, with
+ * its block, hash, time and maps: the pass on a real planet without baking it again. */
+static int s_run_spec(const char *path, int threads, const char *maps_dir)
+{
+    tb_err_t err;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "bench_coast: cannot open %s\n", path);
+        return 2;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *bytes = n > 0 ? malloc((size_t)n) : NULL;
+    if (!bytes || fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        fprintf(stderr, "bench_coast: cannot read %s\n", path);
+        return 2;
+    }
+    fclose(f);
+    tb_coast_spec_owned_t spec;
+    if (tb_coast_spec_decode(bytes, (size_t)n, &spec, &err) != 0) {
+        fprintf(stderr, "bench_coast: %s: %s\n", path, err.msg);
+        return 2;
+    }
+    free(bytes);
+    const tb_coast_spec_t *sp = &spec.spec;
+    size_t cells = (size_t)sp->w * (size_t)sp->h;
+    float *height = malloc(cells * sizeof *height), *moved = malloc(cells * sizeof *moved);
+    uint16_t *exposure = malloc(cells * sizeof *exposure);
+    if (!height || !moved || !exposure) {
+        fprintf(stderr, "bench_coast: out of memory\n");
+        return 1;
+    }
+    memcpy(height, sp->height_m, cells * sizeof *height);
+    tb_coast_planet_t planet = {sp->w,       sp->h,       sp->cell_m, height,
+                                sp->classes, &sp->legend, sp->mouths, sp->n_mouths};
+    tb_coast_maps_t maps = {moved, exposure, {0}};
+    tb_coast_debug_t phases = {0};
+    double w0 = tb_now_s();
+    if (tb_coast_run(&sp->params, &planet, &maps, threads, &phases, NULL, NULL, &err) != 0) {
+        fprintf(stderr, "bench_coast: %s\n", err.msg);
+        return 1;
+    }
+    double wall = tb_now_s() - w0;
+    char block[1024];
+    tb_coast_stats_format(&maps.stats, block, sizeof block);
+    printf("bench coast: the spec %s, %lld x %lld at %g m, %zu mouths\n%s", path, (long long)sp->w,
+           (long long)sp->h, sp->cell_m, sp->n_mouths, block);
+    printf("budget relative error %.2e; unplaced: %.3f Mm3 no shallows, %.3f full, %.3f rounding\n",
+           tb_coast_budget_error(&maps.stats), maps.stats.unplaced_no_shallows_m3 / 1e6,
+           maps.stats.unplaced_full_m3 / 1e6, maps.stats.unplaced_rounding_m3 / 1e6);
+    uint64_t hash = s_hash(14695981039346656037ull, height, cells * sizeof *height);
+    hash = s_hash(hash, moved, cells * sizeof *moved);
+    hash = s_hash(hash, exposure, cells * sizeof *exposure);
+    printf("output hash %016llx; %.2f s wall on %d thread%s\n", (unsigned long long)hash, wall,
+           threads, threads > 1 ? "s" : "");
+    if (maps_dir) {
+        uint8_t *land_mask = malloc(cells);
+        for (size_t i = 0; land_mask && i < cells; i++)
+            land_mask[i] = !sp->legend.ocean[sp->classes[i]];
+        tb_image_t img = {0};
+        char out[4096];
+        snprintf(out, sizeof out, "%s/map_coast.png", maps_dir);
+        if (!land_mask ||
+            tb_map_coast(moved, height, land_mask, sp->w, sp->h, sp->params.break_depth_m, 4096,
+                         &img, NULL, &err) != 0 ||
+            tb_png_write(out, &img, 6, &err) != 0)
+            fprintf(stderr, "bench_coast: %s: %s\n", out, err.msg);
+        tb_image_free(&img);
+        free(land_mask);
+    }
+    free(height);
+    free(moved);
+    free(exposure);
+    tb_coast_spec_free(&spec);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     long long w = 12500, h = 6076, seed = 7;
     int threads = 1;
-    const char *maps_dir = NULL;
+    const char *maps_dir = NULL, *spec_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
             sscanf(argv[i + 1], "%lldx%lld", &w, &h) == 2 && w >= 64 && h >= 16 &&
@@ -70,14 +152,18 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
                    atoi(argv[i + 1]) <= 16) {
             threads = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--spec") == 0 && i + 1 < argc) {
+            spec_path = argv[++i];
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             seed = atoll(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench_coast [--size WxH (at least 64x16)] [--seed N] "
-                            "[--threads 1..16] [--maps DIR]\n");
+                            "[--threads 1..16] [--maps DIR] [--spec FILE]\n");
             return 2;
         }
     }
+    if (spec_path)
+        return s_run_spec(spec_path, threads, maps_dir);
     size_t cells = (size_t)w * (size_t)h;
     double circ = (double)w * S_CELL_M;
     tb_err_t err;
@@ -152,13 +238,17 @@ int main(int argc, char **argv)
     tb_coast_planet_t planet = {w, h, S_CELL_M, height, cls, &legend, mouths, n_mouths};
     tb_coast_maps_t maps = {moved, exposure, {0}};
     double rss_before = s_maxrss_bytes();
-    double c0 = s_cpu_s(), w0 = tb_now_s();
+    struct timespec pts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pts);
+    double c0 = s_cpu_s(), w0 = tb_now_s(), p0 = (double)pts.tv_sec + 1e-9 * (double)pts.tv_nsec;
     tb_coast_debug_t phases = {0};
     if (tb_coast_run(&p, &planet, &maps, threads, &phases, NULL, NULL, &err) != 0) {
         fprintf(stderr, "bench_coast: %s\n", err.msg);
         return 1;
     }
     double cpu = s_cpu_s() - c0, wall = tb_now_s() - w0;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pts);
+    double pcpu = (double)pts.tv_sec + 1e-9 * (double)pts.tv_nsec - p0;
     double rss = s_maxrss_bytes();
     char block[1024];
     tb_coast_stats_format(&maps.stats, block, sizeof block);
@@ -173,11 +263,17 @@ int main(int argc, char **argv)
     hash = s_hash(hash, exposure, cells * sizeof *exposure);
     printf("output hash %016llx (heights, moved, exposure; equal hashes: the same bits)\n",
            (unsigned long long)hash);
-    printf("pass: %.2f s CPU of the calling thread, %.2f s wall, %d thread%s\n", cpu, wall, threads,
-           threads > 1 ? "s (the others' CPU is not counted)" : "");
-    printf("per cell: %.1f ns CPU (target %.0f, predecessor 26), %.1f ns wall\n",
-           1e9 * cpu / (double)cells, S_TARGET_NS, 1e9 * wall / (double)cells);
-    printf("phases, ns a cell of CPU:");
+    printf("pass: %d thread%s: %.2f s wall, %.2f s CPU of the calling thread, %.2f s CPU of all "
+           "threads\n",
+           threads, threads > 1 ? "s" : "", wall, cpu, pcpu);
+    printf("per cell, %d thread%s: %.1f ns wall (target %.0f, predecessor 26), %.1f ns CPU of the "
+           "calling thread, %.1f ns CPU of all threads\n",
+           threads, threads > 1 ? "s" : "", 1e9 * wall / (double)cells, S_TARGET_NS,
+           1e9 * cpu / (double)cells, 1e9 * pcpu / (double)cells);
+    printf("phases, ns a cell of wall:");
+    for (int k = 0; k < TB_COAST_PHASES; k++)
+        printf(" %s %.1f", tb_coast_phase_names[k], 1e9 * phases.phase_wall_s[k] / (double)cells);
+    printf("\nphases, ns a cell of the calling thread's CPU:");
     for (int k = 0; k < TB_COAST_PHASES; k++)
         printf(" %s %.1f", tb_coast_phase_names[k], 1e9 * phases.phase_cpu_s[k] / (double)cells);
     printf("\n");

@@ -50,8 +50,9 @@
     X(river_share, 0, 1, 0.002,                                                                    \
       "Share of the volume a basin's solve eroded that its river mouth delivers to the coast.")    \
     X(delta_ref_m3, 1, 1e12, 2e4,                                                                  \
-      "River sediment within the drift radius that doubles how far out a shallow takes sediment "  \
-      "(its beach profile stretched with it): a delta's fan; at most four times.")
+      "River sediment within the delta bell (three drift radii) that doubles how far out a "       \
+      "shallow takes sediment (its beach profile stretched with it) and fills it whatever the "    \
+      "waves: a delta's fan; at most four times.")
 
 /* The wave sector key: [from, to] compass bearings in degrees (0 north, 90 east), -360..720. */
 #define TB_COAST_SECTOR_KEY "wave_from_deg"

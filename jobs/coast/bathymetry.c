@@ -33,25 +33,50 @@ double tb_coast_shelf_slope_depth_m(const tb_coast_params_t *p, double dist_m, d
  * for every cell (land, sea shallower than shoal_depth_m, open sea). Units: metres; d2 in cells
  * squared (TB_EDT_FAR, no land anywhere, reads as far away). Deterministic and pointwise, so
  * rolling the planet rolls the floor exactly. */
-void tb_coast_bathymetry_shelf_slope(const tb_coast_params_t *p, double cell_m, size_t cells,
-                                     const uint8_t *land, const uint32_t *d2,
+typedef struct {
+    const tb_coast_params_t *p;
+    double cell_m;
+    int64_t w;
+    uint32_t far_d2;
+    const uint8_t *land;
+    const uint32_t *d2;
+    const uint8_t *classes;
+    const tb_coast_classes_t *legend;
+    float *height_m;
+    uint8_t *kind;
+} s_bathy_t;
+
+static void s_bathy_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_bathy_t *b = ctx;
+    const uint8_t *land = b->land;
+    const uint32_t *d2 = b->d2;
+    for (size_t i = (size_t)y0 * (size_t)b->w; i < (size_t)y1 * (size_t)b->w; i++) {
+        if (land[i]) {
+            b->kind[i] = TB_COAST_LAND;
+            continue;
+        }
+        double painted = b->legend->depth_m[b->classes[i]];
+        double depth = d2[i] > b->far_d2
+                           ? painted
+                           : tb_coast_shelf_slope_depth_m(
+                                 b->p, tb_coast_waterline_m(d2[i], b->cell_m), painted);
+        b->height_m[i] = (float)-depth;
+        b->kind[i] = depth < b->p->shoal_depth_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
+    }
+}
+
+void tb_coast_bathymetry_shelf_slope(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
+                                     int64_t w, int64_t h, const uint8_t *land, const uint32_t *d2,
                                      const uint8_t *classes, const tb_coast_classes_t *legend,
                                      float *height_m, uint8_t *kind)
 {
     /* past shelf and slope every sea is at its painted depth: no square root out there */
     double far_cells = (p->shelf_km + p->slope_km) * 1000.0 / cell_m + 1.5;
-    uint32_t far_d2 = (uint32_t)fmin(4e9, ceil(far_cells * far_cells));
-    for (size_t i = 0; i < cells; i++) {
-        if (land[i]) {
-            kind[i] = TB_COAST_LAND;
-            continue;
-        }
-        double painted = legend->depth_m[classes[i]];
-        double depth =
-            d2[i] > far_d2
-                ? painted
-                : tb_coast_shelf_slope_depth_m(p, tb_coast_waterline_m(d2[i], cell_m), painted);
-        height_m[i] = (float)-depth;
-        kind[i] = depth < p->shoal_depth_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
-    }
+    s_bathy_t b = {p,        cell_m, w,       (uint32_t)fmin(4e9, ceil(far_cells * far_cells)),
+                   land,     d2,     classes, legend,
+                   height_m, kind};
+    tb_coast_par_rows(pool, h, s_bathy_rows, &b);
 }

@@ -16,6 +16,33 @@ int64_t tb_coast_radius_cells(double metres, double cell_m)
     return r < 1 ? 1 : r;
 }
 
+typedef struct {
+    void (*fn)(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread);
+    void *ctx;
+    int64_t h;
+} s_rows_ctx_t;
+
+static void s_rows_task(void *ctx, size_t task, int thread)
+{
+    const s_rows_ctx_t *c = ctx;
+    int64_t y0 = (int64_t)task * TB_COAST_CHUNK_ROWS;
+    int64_t y1 = y0 + TB_COAST_CHUNK_ROWS < c->h ? y0 + TB_COAST_CHUNK_ROWS : c->h;
+    c->fn(c->ctx, y0, y1, task, thread);
+}
+
+size_t tb_coast_chunks(int64_t h)
+{
+    return (size_t)((h + TB_COAST_CHUNK_ROWS - 1) / TB_COAST_CHUNK_ROWS);
+}
+
+void tb_coast_par_rows(tb_pool_t *pool, int64_t h,
+                       void (*fn)(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread),
+                       void *ctx)
+{
+    s_rows_ctx_t c = {fn, ctx, h};
+    tb_pool_run(pool, tb_coast_chunks(h), s_rows_task, &c);
+}
+
 /* Columns per block of the zero skipping: a block of a row whose inputs within the radius are all
  * zero has a zero row sum, and a block whose column window holds only zero row sums has a zero
  * output, so the far sea, where a coastal field is zero, costs one read of its input. */
@@ -95,44 +122,55 @@ static void s_row_pass(const s_rows_t *c, const int64_t *src, int64_t *dst, uint
     }
 }
 
+/* One band of output rows [j0, j1) of the box sum, in place in v. Input rows outside the band come
+ * from copies taken before any band wrote (lo: rows [lo0, j0), hi: rows [j1, j1 + r), both clipped
+ * to the planet), so bands run at once without reading each other's outputs. The workspace (ring,
+ * col, flags, count) is the band's own. */
+typedef struct {
+    int64_t *v;
+    int64_t w, h, r, j0, j1, lo0;
+    const int64_t *lo, *hi;
+    int64_t *ring, *col, *count;
+    uint8_t *flags;
+} s_band_t;
+
+static const int64_t *s_in_row(const s_band_t *b, int64_t k)
+{
+    if (k < b->j0)
+        return b->lo + (size_t)(k - b->lo0) * (size_t)b->w;
+    if (k >= b->j1)
+        return b->hi + (size_t)(k - b->j1) * (size_t)b->w;
+    return b->v + (size_t)k * (size_t)b->w;
+}
+
 /* Box sum by separable running sums (summed-area tables by rows then columns), in place: row j of
  * the result is written only after the row pass of row j + r has read its input, and a ring of
  * 2r + 2 row sums holds the rows the column window still needs. Exact in int64, so the result does
- * not depend on where the running sums start: a rolled input gives the rolled output to the bit.
- * Blocks of S_BLOCK columns whose row sums are zero are skipped in the row and the column passes
- * (adding a zero changes no bit), and an output block whose column window is all zero is written
- * only when its input was not already zero: the same bits as summing everything (tests/test_coast.c
- * holds it to a direct sum). Deterministic; single-threaded. */
-int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err)
+ * not depend on where the running sums start: a rolled input gives the rolled output to the bit,
+ * and a band started at any row gives the same rows as the whole planet. Blocks of S_BLOCK columns
+ * whose row sums are zero are skipped in the row and the column passes (adding a zero changes no
+ * bit), and an output block whose column window is all zero is written only when its input was not
+ * already zero: the same bits as summing everything (tests/test_coast.c holds it to a direct sum).
+ */
+static void s_box_band(const s_band_t *band)
 {
-    if (2 * r + 1 > w)
-        return tb_err_set(err, TB_E_INVALID,
-                          "coast: a box of radius %lld cells is wider than the "
-                          "planet's %lld columns",
-                          (long long)r, (long long)w);
+    int64_t w = band->w, h = band->h, r = band->r, j0 = band->j0, j1 = band->j1;
     int64_t ring_n = 2 * r + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     /* the last block may be narrow: one block more either side covers the radius */
     s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1};
-    int64_t *ring = tb_malloc((size_t)ring_n * (size_t)w * sizeof *ring, "coast box ring", err);
-    int64_t *col = tb_calloc((size_t)w, sizeof *col, "coast box columns", err);
-    uint8_t *flags = tb_calloc((size_t)(ring_n + 1) * (size_t)nb, 1, "coast box flags", err);
-    int64_t *count = tb_calloc((size_t)nb, sizeof *count, "coast box counts", err);
-    if (!ring || !col || !flags || !count) {
-        free(ring);
-        free(col);
-        free(flags);
-        free(count);
-        return -1;
-    }
+    int64_t *ring = band->ring, *col = band->col, *count = band->count;
+    memset(col, 0, (size_t)w * sizeof *col);
+    memset(count, 0, (size_t)nb * sizeof *count);
     /* per ring slot, which row sums were computed; and the scratch of a row's non-zero blocks */
-    uint8_t *rs_nz = flags, *in_nz = flags + (size_t)ring_n * (size_t)nb;
+    uint8_t *rs_nz = band->flags, *in_nz = band->flags + (size_t)ring_n * (size_t)nb;
 #define S_SLOT(a, k) ((a) + (size_t)((k) % ring_n) * (size_t)nb)
 #define S_RING(k) (ring + (size_t)((k) % ring_n) * (size_t)w)
-    /* the column window of row 0 holds rows 0 .. r; count[b]: row sums of the window computed */
-    for (int64_t k = 0; k <= r && k < h; k++) {
+    /* the column window of row j0 holds rows j0 - r .. j0 + r; count[b]: row sums of the window
+     * computed */
+    for (int64_t k = j0 - r > 0 ? j0 - r : 0; k <= j0 + r && k < h; k++) {
         int64_t *rs = S_RING(k);
         uint8_t *rf = S_SLOT(rs_nz, k);
-        s_row_pass(&c, v + (size_t)k * (size_t)w, rs, in_nz, rf);
+        s_row_pass(&c, s_in_row(band, k), rs, in_nz, rf);
         for (int64_t b = 0; b < nb; b++) {
             if (!rf[b])
                 continue;
@@ -142,15 +180,15 @@ int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *e
                 col[x] = (int64_t)((uint64_t)col[x] + (uint64_t)rs[x]);
         }
     }
-    for (int64_t j = 0; j < h; j++) {
-        int64_t *out = v + (size_t)j * (size_t)w;
+    for (int64_t j = j0; j < j1; j++) {
+        int64_t *out = band->v + (size_t)j * (size_t)w;
         int64_t in = j + r + 1, gone = j - r;
         const int64_t *rs_in = in < h ? S_RING(in) : NULL;
         const int64_t *rs_gone = gone >= 0 ? S_RING(gone) : NULL;
         const uint8_t *in_f = NULL, *gone_f = NULL;
         if (rs_in) {
             /* row j's input slot is not row in's: ring_n > 2r + 1 rows apart */
-            s_row_pass(&c, v + (size_t)in * (size_t)w, S_RING(in), in_nz, S_SLOT(rs_nz, in));
+            s_row_pass(&c, s_in_row(band, in), S_RING(in), in_nz, S_SLOT(rs_nz, in));
             in_f = S_SLOT(rs_nz, in);
         }
         if (rs_gone)
@@ -178,20 +216,101 @@ int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *e
     }
 #undef S_SLOT
 #undef S_RING
-    free(ring);
-    free(col);
+}
+
+typedef struct {
+    s_band_t *bands;
+    size_t n;
+} s_bands_t;
+
+/* First section: every band copies the input rows it reads outside itself (before any band
+ * writes). */
+static void s_band_copy(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    s_band_t *b = &((s_bands_t *)ctx)->bands[task];
+    size_t row = (size_t)b->w * sizeof(int64_t);
+    if (b->j0 > b->lo0)
+        memcpy((int64_t *)b->lo, b->v + (size_t)b->lo0 * (size_t)b->w,
+               (size_t)(b->j0 - b->lo0) * row);
+    int64_t hi1 = b->j1 + b->r < b->h ? b->j1 + b->r : b->h;
+    if (hi1 > b->j1)
+        memcpy((int64_t *)b->hi, b->v + (size_t)b->j1 * (size_t)b->w, (size_t)(hi1 - b->j1) * row);
+}
+
+static void s_band_run(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    s_box_band(&((s_bands_t *)ctx)->bands[task]);
+}
+
+/* The box sum over the pool's threads: the rows split into one band per thread (at least 4 r rows
+ * each, so the r rows of row sums a band computes twice stay a small part), each band exact, so any
+ * split gives the same bits. Deterministic. */
+int tb_coast_boxsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err)
+{
+    if (2 * r + 1 > w)
+        return tb_err_set(err, TB_E_INVALID,
+                          "coast: a box of radius %lld cells is wider than the "
+                          "planet's %lld columns",
+                          (long long)r, (long long)w);
+    int64_t n =
+        tb_pool_threads(pool) < TB_COAST_MAX_THREADS ? tb_pool_threads(pool) : TB_COAST_MAX_THREADS;
+    int64_t min_rows = 4 * r > 64 ? 4 * r : 64;
+    if (n > h / min_rows)
+        n = h / min_rows;
+    if (n < 1)
+        n = 1;
+    int64_t ring_n = 2 * r + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
+    size_t per_ring = (size_t)ring_n * (size_t)w, per_halo = n > 1 ? 2 * (size_t)r * (size_t)w : 0;
+    size_t per_flags = (size_t)(ring_n + 1) * (size_t)nb;
+    s_band_t bands[TB_COAST_MAX_THREADS];
+    int64_t *mem =
+        tb_malloc((size_t)n * (per_ring + (size_t)w + (size_t)nb + per_halo) * sizeof(int64_t),
+                  "coast box workspace", err);
+    uint8_t *flags = mem ? tb_calloc((size_t)n * per_flags, 1, "coast box flags", err) : NULL;
+    if (!flags) {
+        free(mem);
+        return -1;
+    }
+    int64_t *m = mem;
+    for (int64_t t = 0; t < n; t++) {
+        s_band_t *b = &bands[t];
+        b->v = v;
+        b->w = w;
+        b->h = h;
+        b->r = r;
+        b->j0 = h * t / n;
+        b->j1 = h * (t + 1) / n;
+        b->lo0 = b->j0 - r > 0 ? b->j0 - r : 0;
+        b->ring = m;
+        m += per_ring;
+        b->col = m;
+        m += w;
+        b->count = m;
+        m += nb;
+        b->lo = m;
+        b->hi = m + (size_t)r * (size_t)w;
+        m += per_halo;
+        b->flags = flags + (size_t)t * per_flags;
+    }
+    s_bands_t all = {bands, (size_t)n};
+    if (n > 1)
+        tb_pool_run(pool, (size_t)n, s_band_copy, &all);
+    tb_pool_run(pool, (size_t)n, s_band_run, &all);
+    free(mem);
     free(flags);
-    free(count);
     return 0;
 }
 
 /* The tent of radius r: the box of radius ceil(r / 2) applied twice, a symmetric kernel whose
  * weights fall linearly from the centre, so a strong source does not print the square outline of a
  * box into what it spreads. Exact, in place, like the box. */
-int tb_coast_tentsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err)
+int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64_t r,
+                         tb_err_t *err)
 {
     int64_t half = (r + 1) / 2;
-    if (tb_coast_boxsum_i64(v, w, h, half, err) != 0)
+    if (tb_coast_boxsum_i64(pool, v, w, h, half, err) != 0)
         return -1;
-    return tb_coast_boxsum_i64(v, w, h, half, err);
+    return tb_coast_boxsum_i64(pool, v, w, h, half, err);
 }

@@ -18,7 +18,8 @@
  * pass on a planet rolled by k columns gives the rolled result to the last bit, and any number of
  * threads gives the same bits. Only the printed statistics are double sums in row-major order.
  *
- * Memory: about 36 bytes a cell at the peak, besides the caller's heights and classes.
+ * Memory: about 45 bytes a cell at the peak, the caller's heights and classes included
+ * (docs/coast.md, "Cost").
  */
 #ifndef TB_JOBS_COAST_H
 #define TB_JOBS_COAST_H
@@ -133,12 +134,15 @@ extern const char *const tb_coast_phase_names[TB_COAST_PHASES];
 /* Test and benchmark switches; nothing here changes a result except the negative control. */
 typedef struct {
     bool leak_one_deposit; /* drop the first cell's deposit without counting it anywhere */
-    double phase_cpu_s[TB_COAST_PHASES]; /* filled by the pass: this thread's CPU seconds */
+    bool short_warmup;     /* the fetch sweep's bands start half the warm-up they need early */
+    double phase_cpu_s[TB_COAST_PHASES];  /* filled by the pass: this thread's CPU seconds */
+    double phase_wall_s[TB_COAST_PHASES]; /* and the wall seconds (all threads at work) */
 } tb_coast_debug_t;
 
 /* The whole pass (pass.c): heights rewritten in place, maps and statistics filled. threads >= 1
- * (the distance transforms split; same bits). debug may be NULL. progress may be NULL; returning
- * true cancels (TB_E_INTERRUPTED). Returns 0 or -1 with *err set (a bad input names the cell). */
+ * (every phase splits; same bits, docs/coast.md "Threads"). debug may be NULL. progress may be
+ * NULL; returning true cancels (TB_E_INTERRUPTED). Returns 0 or -1 with *err set (a bad input names
+ * the cell). */
 int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *planet, tb_coast_maps_t *maps,
                  int threads, tb_coast_debug_t *debug,
                  bool (*progress)(void *user, double fraction, const char *note), void *user,

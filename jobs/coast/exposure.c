@@ -54,6 +54,7 @@ typedef struct {
     double step_m; /* metres of one step */
     double ref_m;
     int64_t *acc;
+    int64_t warm; /* steps a band starts before its first: cap + 2 */
 } s_sweep_t;
 
 /* Adds the direction's exposure, in thousandths, to a waterline cell the waves can reach from the
@@ -74,10 +75,10 @@ static inline void s_record(const s_sweep_t *s, int64_t x, int64_t y, uint32_t g
  * whatever the start (every cell behind a shallow cell is exact after the first lap, and a row with
  * none is saturated everywhere). So the seam is nowhere special. Rows without a waterline cell are
  * skipped: their fetches along the row are never read. */
-static void s_sweep_row_ring(const s_sweep_t *s)
+static void s_sweep_row_ring(const s_sweep_t *s, int64_t y0, int64_t y1)
 {
     int64_t w = s->w, dx = s_dx[s->dir];
-    for (int64_t y = 0; y < s->h; y++) {
+    for (int64_t y = y0; y < y1; y++) {
         const uint8_t *k = s->kind + (size_t)y * (size_t)w;
         const uint8_t *wl = s->waterline + (size_t)y * (size_t)w;
         int64_t any = 0, start = -1;
@@ -123,17 +124,20 @@ static void s_row_step(const uint8_t *restrict k, const uint32_t *restrict up_fo
 }
 
 /* North, south and the diagonals: row by row from the Y edge the waves come from (beyond which is
- * taken as open sea), each cell reading its upwind neighbour in the previous row, X wrapping. */
-static int s_sweep_rows(const s_sweep_t *s, tb_err_t *err)
+ * taken as open sea), each cell reading its upwind neighbour in the previous row, X wrapping. The
+ * sweep of steps [t0, t1) (step t is row h - 1 - t for waves from the north, row t otherwise)
+ * starts `warm` steps earlier from the saturated state: after cap steps every value is exact
+ * whatever the state it started from (a value not reset to an exact one by land, a shallow or an
+ * open cell grew by a step a cell and is saturated), so bands of steps give the whole sweep's
+ * values. buf: 4 w. */
+static void s_sweep_rows(const s_sweep_t *s, int64_t t0, int64_t t1, uint32_t *buf)
 {
     int64_t w = s->w, dx = s_dx[s->dir], dy = s_dy[s->dir];
-    uint32_t *buf = tb_malloc((size_t)w * 4 * sizeof *buf, "coast fetch rows", err);
-    if (!buf)
-        return -1;
     uint32_t *pfo = buf, *pg = buf + w, *cfo = buf + 2 * w, *cg = buf + 3 * w;
     for (int64_t x = 0; x < w; x++)
         pfo[x] = pg[x] = s->cap;
-    for (int64_t t = 0; t < s->h; t++) {
+    int64_t ts = t0 - s->warm > 0 ? t0 - s->warm : 0;
+    for (int64_t t = ts; t < t1; t++) {
         int64_t y = dy > 0 ? s->h - 1 - t : t;
         const uint8_t *k = s->kind + (size_t)y * (size_t)w;
         const uint8_t *wl = s->waterline + (size_t)y * (size_t)w;
@@ -144,17 +148,91 @@ static int s_sweep_rows(const s_sweep_t *s, tb_err_t *err)
             int64_t x = dx > 0 ? w - 1 : 0, ux = dx > 0 ? 0 : w - 1;
             s_step(k[x], pfo[ux], pg[ux], s->cap, &cfo[x], &cg[x]);
         }
-        for (int64_t x = 0; x < w; x++)
-            if (wl[x])
-                s_record(s, x, y, cg[x]);
+        if (t >= t0)
+            for (int64_t x = 0; x < w; x++)
+                if (wl[x])
+                    s_record(s, x, y, cg[x]);
         uint32_t *tf = pfo, *tg = pg;
         pfo = cfo;
         pg = cg;
         cfo = tf;
         cg = tg;
     }
-    free(buf);
-    return 0;
+}
+
+typedef struct {
+    const s_sweep_t *sweep;
+    int64_t bands;
+    uint32_t *buf; /* 4 w per band */
+} s_bands_t;
+
+static void s_band_task(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    const s_bands_t *b = ctx;
+    int64_t h = b->sweep->h, t = (int64_t)task;
+    s_sweep_rows(b->sweep, h * t / b->bands, h * (t + 1) / b->bands,
+                 b->buf + (size_t)task * 4 * (size_t)b->sweep->w);
+}
+
+static void s_ring_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    s_sweep_row_ring(ctx, y0, y1);
+}
+
+typedef struct {
+    const uint8_t *kind;
+    uint8_t *wl;
+    int64_t *acc;
+    int64_t w, h;
+    uint8_t *near; /* w a thread */
+} s_wl_t;
+
+/* Waterline cells: sea with land among the 3 x 3 round it; acc starts at 1 on them (the sweeps add
+ * (q << 8) | 1 per direction, so the low byte counts) and 0 elsewhere. */
+static void s_waterline_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    const s_wl_t *c = ctx;
+    int64_t w = c->w, h = c->h;
+    uint8_t *near = c->near + (size_t)thread * (size_t)w;
+    for (int64_t y = y0; y < y1; y++) {
+        const uint8_t *k = c->kind + (size_t)y * (size_t)w;
+        /* a column OR, then a row OR */
+        for (int64_t x = 0; x < w; x++) {
+            uint8_t a = k[x] == TB_COAST_LAND;
+            if (y > 0)
+                a |= k[x - w] == TB_COAST_LAND;
+            if (y + 1 < h)
+                a |= k[x + w] == TB_COAST_LAND;
+            near[x] = a;
+        }
+        uint8_t *out = c->wl + (size_t)y * (size_t)w;
+        int64_t *acc = c->acc + (size_t)y * (size_t)w;
+        for (int64_t x = 0; x < w; x++) {
+            int64_t l = x == 0 ? w - 1 : x - 1, r = x == w - 1 ? 0 : x + 1;
+            out[x] = k[x] != TB_COAST_LAND && (near[l] | near[x] | near[r]);
+            acc[x] = out[x];
+        }
+    }
+}
+
+/* The mean over the directions, in thousandths, packed (e << 24) | 1. */
+static void s_pack_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_wl_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
+        int64_t a = c->acc[i];
+        if (!a)
+            continue;
+        int64_t n = (a & 0xFF) - 1, sum = a >> 8;
+        int64_t e = n > 0 ? (2 * sum + n) / (2 * n) : 0;
+        c->acc[i] = (e << 24) | 1;
+    }
 }
 
 /* Fetch exposure by directional sweeps (after the predecessor's wrap-aware fetch, docs/coast.md):
@@ -165,38 +243,24 @@ static int s_sweep_rows(const s_sweep_t *s, tb_err_t *err)
  * integer of the cell's upwind line, so the X seam is crossed like any column and a rolled planet
  * gives rolled exposures. Output in thousandths, packed for the carry kernel as (exposure << 24)
  * | 1. */
-int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                                   const uint8_t *kind, int64_t *acc, tb_err_t *err)
+int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
+                                   int64_t w, int64_t h, const uint8_t *kind, int64_t *acc,
+                                   const tb_coast_debug_t *debug, tb_err_t *err)
 {
     size_t cells = (size_t)w * (size_t)h;
+    int64_t threads =
+        tb_pool_threads(pool) < TB_COAST_MAX_THREADS ? tb_pool_threads(pool) : TB_COAST_MAX_THREADS;
     uint8_t *wl = tb_malloc(cells, "coast waterline", err);
-    uint8_t *near = tb_malloc((size_t)w, "coast waterline row", err);
-    if (!wl || !near) {
+    uint32_t *buf =
+        wl ? tb_malloc((size_t)threads * 4 * (size_t)w * sizeof *buf, "coast fetch rows", err)
+           : NULL;
+    if (!buf) {
         free(wl);
-        free(near);
         return -1;
     }
-    /* waterline cells: sea with land among the 3 x 3 round it (a column OR, then a row OR) */
-    for (int64_t y = 0; y < h; y++) {
-        const uint8_t *k = kind + (size_t)y * (size_t)w;
-        for (int64_t x = 0; x < w; x++) {
-            uint8_t a = k[x] == TB_COAST_LAND;
-            if (y > 0)
-                a |= k[x - w] == TB_COAST_LAND;
-            if (y + 1 < h)
-                a |= k[x + w] == TB_COAST_LAND;
-            near[x] = a;
-        }
-        uint8_t *out = wl + (size_t)y * (size_t)w;
-        for (int64_t x = 0; x < w; x++) {
-            int64_t l = x == 0 ? w - 1 : x - 1, r = x == w - 1 ? 0 : x + 1;
-            out[x] = k[x] != TB_COAST_LAND && (near[l] | near[x] | near[r]);
-        }
-    }
-    free(near);
-    /* the sweeps add (q << 8) | 1 per direction to a waterline cell, so the low byte counts */
-    for (size_t i = 0; i < cells; i++)
-        acc[i] = wl[i];
+    /* the waterline's scratch rows are the fetch rows' first bytes: used before the sweeps */
+    s_wl_t c = {kind, wl, acc, w, h, (uint8_t *)buf};
+    tb_coast_par_rows(pool, h, s_waterline_rows, &c);
     double ref_m = p->ref_fetch_km * 1000.0;
     unsigned wave_mask = tb_coast_wave_mask(p);
     for (int d = 0; d < TB_COAST_DIRECTIONS; d++) {
@@ -204,22 +268,25 @@ int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, in
             continue;
         double step_m = cell_m * ((s_dx[d] && s_dy[d]) ? sqrt(2.0) : 1.0);
         double cap = ceil(ref_m / step_m);
-        s_sweep_t s = {kind,   wl,    w,  h, d, cap > 4e9 ? 4000000000u : (uint32_t)cap,
-                       step_m, ref_m, acc};
-        if (s_dy[d] == 0)
-            s_sweep_row_ring(&s);
-        else if (s_sweep_rows(&s, err) != 0) {
-            free(wl);
-            return -1;
-        }
-    }
-    free(wl);
-    for (size_t i = 0; i < cells; i++) {
-        if (!acc[i])
+        uint32_t cap_steps = cap > 4e9 ? 4000000000u : (uint32_t)cap;
+        s_sweep_t s = {kind, wl, w, h, d, cap_steps, step_m, ref_m, acc, (int64_t)cap_steps + 2};
+        if (debug && debug->short_warmup)
+            s.warm = s.warm / 2; /* the negative control: too few steps to forget the start */
+        if (s_dy[d] == 0) {
+            tb_coast_par_rows(pool, h, s_ring_rows, &s);
             continue;
-        int64_t n = (acc[i] & 0xFF) - 1, sum = acc[i] >> 8;
-        int64_t e = n > 0 ? (2 * sum + n) / (2 * n) : 0;
-        acc[i] = (e << 24) | 1;
+        }
+        /* bands of at least twice the warm-up, one a thread */
+        int64_t bands = threads, least = 2 * ((int64_t)cap_steps + 2);
+        if (bands > h / least)
+            bands = h / least;
+        if (bands < 1)
+            bands = 1;
+        s_bands_t b = {&s, bands, buf};
+        tb_pool_run(pool, (size_t)bands, s_band_task, &b);
     }
+    free(buf);
+    free(wl);
+    tb_coast_par_rows(pool, h, s_pack_rows, &c);
     return 0;
 }

@@ -16,9 +16,27 @@
 #include <stdint.h>
 
 #include "common/grid.h"
+#include "common/pool.h"
 #include "jobs/coast/coast.h"
 
 enum { TB_COAST_LAND = 0, TB_COAST_SHALLOW = 1, TB_COAST_OPEN = 2 };
+
+/* Threads. Every phase runs over the pool the pass was given (NULL: the calling thread only) with
+ * the same bits on any number of threads (docs/coast.md, "Threads"): the pointwise phases over
+ * chunks of TB_COAST_CHUNK_ROWS rows, whose double reductions are kept per chunk and summed in
+ * chunk order (integer ones in any order), the box sums and the fetch sweeps over bands of rows,
+ * each exact. */
+#define TB_COAST_CHUNK_ROWS 16
+#define TB_COAST_MAX_THREADS 64
+
+/* boxsum.c: the number of row chunks of a planet h rows high. */
+size_t tb_coast_chunks(int64_t h);
+
+/* boxsum.c: fn(ctx, y0, y1, chunk, thread) for every chunk of rows [y0, y1), on the pool's threads
+ * (in any order; thread < tb_pool_threads(pool) names the thread for per-thread scratch). */
+void tb_coast_par_rows(tb_pool_t *pool, int64_t h,
+                       void (*fn)(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread),
+                       void *ctx);
 
 /* One sediment unit is this many metres of height over one cell. */
 #define TB_COAST_UNIT_M 0.001
@@ -37,8 +55,8 @@ double tb_coast_shelf_slope_depth_m(const tb_coast_params_t *p, double dist_m, d
 
 /* bathymetry.c: rewrites every sea cell's height as minus tb_coast_shelf_slope_depth_m and sets
  * kind[] for every cell. */
-void tb_coast_bathymetry_shelf_slope(const tb_coast_params_t *p, double cell_m, size_t cells,
-                                     const uint8_t *land, const uint32_t *d2,
+void tb_coast_bathymetry_shelf_slope(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
+                                     int64_t w, int64_t h, const uint8_t *land, const uint32_t *d2,
                                      const uint8_t *classes, const tb_coast_classes_t *legend,
                                      float *height_m, uint8_t *kind);
 
@@ -48,17 +66,20 @@ bool tb_coast_is_waterline(const uint8_t *kind, int64_t w, int64_t h, int64_t x,
 /* exposure.c: the exposure of every waterline cell, in thousandths, written as
  * acc[i] = (exposure << 24) | 1 on waterline cells and 0 elsewhere (the packing the carry kernel
  * sums). acc is w x h, caller owned. Returns 0 or -1 with *err (out of memory). */
-int tb_coast_exposure_fetch_sweeps(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                                   const uint8_t *kind, int64_t *acc, tb_err_t *err);
+int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
+                                   int64_t w, int64_t h, const uint8_t *kind, int64_t *acc,
+                                   const tb_coast_debug_t *debug, tb_err_t *err);
 
 /* boxsum.c: v[i] = sum of v over the (2r+1) x (2r+1) box round cell i, X wrapping, rows beyond the
  * Y edges counting zero, in place, exactly (wrapping unsigned arithmetic: a sum that fits in int64
  * is exact whatever the intermediate values did). Requires
  * 2r + 1 <= w. Returns 0 or -1 with *err (out of memory). */
-int tb_coast_boxsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err);
+int tb_coast_boxsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64_t r,
+                        tb_err_t *err);
 
 /* boxsum.c: the tent of radius r (the box of radius ceil(r/2) twice), the same way. */
-int tb_coast_tentsum_i64(int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err);
+int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64_t r,
+                         tb_err_t *err);
 
 /* The most a river's supply stretches the deposit reach (sediment.c). */
 #define TB_COAST_MAX_STRETCH 4.0
@@ -69,21 +90,22 @@ int64_t tb_coast_radius_cells(double metres, double cell_m);
 /* surf.c: plans the land within exposure x surf_reach_m of the waterline down towards the platform,
  * writes the cut (negative) into moved_m and the cut units into src, and accumulates planed_m2 and
  * cut_m3 into *s. exposure is the carried map. */
-void tb_coast_surf_platform_cut(const tb_coast_params_t *p, double cell_m, size_t cells,
-                                const uint8_t *kind, const uint32_t *d2, const uint16_t *exposure,
-                                float *height_m, float *moved_m, int64_t *src, tb_coast_stats_t *s);
+void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
+                                int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
+                                const uint16_t *exposure, float *height_m, float *moved_m,
+                                int64_t *src, tb_coast_stats_t *s);
 
 /* sediment.c: the delta stretch of every cell, 1 .. TB_COAST_MAX_STRETCH: 1 + the river units
  * (river, w x h; destroyed) within the drift tent, in m3, over delta_ref_m3. */
-int tb_coast_delta_stretch(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                           int64_t *river, float *stretch, tb_err_t *err);
+int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
+                           int64_t h, int64_t *river, float *stretch, tb_err_t *err);
 
 /* sediment.c: redistributes the units in src over the sheltered shallows with the drift kernel,
  * lays what fits, and fills the budget of *s (river_m3 must already hold the river units' volume).
  * stretch (may be NULL: 1 everywhere) widens the deposit reach near river mouths. src and work are
  * w x h scratch (src destroyed). Returns 0 or -1 with *err. */
-int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                                    const uint8_t *kind, const uint32_t *d2,
+int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
+                                    int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                     const uint16_t *exposure, const float *stretch, int64_t *src,
                                     int64_t *work, float *height_m, float *moved_m,
                                     tb_coast_stats_t *s, const tb_coast_debug_t *debug,

@@ -1,7 +1,7 @@
 /* The coastal pass in order (docs/coast.md): distances, bathymetry, exposure, its carry, surf,
  * river supply, sediment, statistics. Typical size: a whole planet, 3 M (demo) to 76 M cells
- * (12500 x 6076 at 8 m); about 36 bytes a cell of workspace at the peak, the two distance
- * transforms never alive beside the two 8-byte sediment arrays. */
+ * (12500 x 6076 at 8 m); about 45 bytes a cell at the peak (the drifts' weights and room among
+ * them), the two distance transforms never alive beside the two 8-byte sediment arrays. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,9 +80,40 @@ static int s_check_input(const tb_coast_params_t *p, const tb_coast_planet_t *pl
     return 0;
 }
 
+typedef struct {
+    int64_t w;
+    const uint8_t *land;
+    uint8_t *sea;
+    uint32_t *d2;
+    const uint32_t *tmp;
+    /* the carry */
+    int64_t *acc;
+    uint16_t *exposure;
+    int64_t *hist; /* per thread, TB_COAST_EXPOSURE_ONE + 1 each */
+} s_rows_t;
+
+static void s_sea_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_rows_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
+        c->sea[i] = !c->land[i];
+}
+
+static void s_merge_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_rows_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
+        if (c->land[i])
+            c->d2[i] = c->tmp[i];
+}
+
 /* The distances of every cell from the waterline: sea to land, and land to sea, in one array. */
-static int s_distances(const uint8_t *land, int64_t w, int64_t h, int threads, uint32_t *d2,
-                       tb_err_t *err)
+static int s_distances(tb_pool_t *pool, const uint8_t *land, int64_t w, int64_t h, int threads,
+                       uint32_t *d2, tb_err_t *err)
 {
     size_t cells = (size_t)w * (size_t)h;
     if (tb_edt_squared(land, w, h, true, threads, d2, err) != 0)
@@ -92,13 +123,11 @@ static int s_distances(const uint8_t *land, int64_t w, int64_t h, int threads, u
     int rc = -1;
     if (!tmp)
         goto done;
-    for (size_t i = 0; i < cells; i++)
-        sea[i] = !land[i];
+    s_rows_t c = {.w = w, .land = land, .sea = sea, .d2 = d2, .tmp = tmp};
+    tb_coast_par_rows(pool, h, s_sea_rows, &c);
     if (tb_edt_squared(sea, w, h, true, threads, tmp, err) != 0)
         goto done;
-    for (size_t i = 0; i < cells; i++)
-        if (land[i])
-            d2[i] = tmp[i];
+    tb_coast_par_rows(pool, h, s_merge_rows, &c);
     rc = 0;
 done:
     free(sea);
@@ -106,19 +135,51 @@ done:
     return rc;
 }
 
+static void s_hist_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    const s_rows_t *c = ctx;
+    int64_t *hist = c->hist + (size_t)thread * (TB_COAST_EXPOSURE_ONE + 1);
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
+        if (c->acc[i])
+            hist[c->acc[i] >> 24]++;
+}
+
+/* The carried exposure: the mean of the waterline cells in the box, kept within carry_m of the
+ * waterline, a round band (the surf and the deposition read it only nearer than that). carry_d2:
+ * no cell past this squared distance is within carry_m. */
+static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_rows_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
+        int64_t count = c->acc[i] & 0xFFFFFF, sum = c->acc[i] >> 24;
+        uint16_t e = count ? (uint16_t)((2 * sum + count) / (2 * count)) : TB_COAST_NO_EXPOSURE;
+        c->exposure[i] = e;
+    }
+}
+
 /* Exposure percentiles over the waterline (histogram of thousandths) and the carry of each
  * waterline cell's exposure to the cells within carry_m: normalised box sum of the packed
  * (exposure << 24 | 1), so the carried value is the mean of the waterline cells in the box. */
-static int s_carry(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h, int64_t *acc,
-                   uint16_t *exposure, tb_coast_stats_t *s, tb_err_t *err)
+static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
+                   int64_t *acc, uint16_t *exposure, tb_coast_stats_t *s, tb_err_t *err)
 {
-    size_t cells = (size_t)w * (size_t)h;
     int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = 0;
-    for (size_t i = 0; i < cells; i++)
-        if (acc[i]) {
-            hist[acc[i] >> 24]++;
-            n++;
-        }
+    int threads = tb_pool_threads(pool);
+    int64_t *per = tb_calloc((size_t)threads * (TB_COAST_EXPOSURE_ONE + 1), sizeof *per,
+                             "coast exposure histogram", err);
+    if (!per)
+        return -1;
+    s_rows_t c = {.w = w, .acc = acc, .exposure = exposure, .hist = per};
+    tb_coast_par_rows(pool, h, s_hist_rows, &c);
+    for (int t = 0; t < threads; t++)
+        for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
+            hist[e] += per[(size_t)t * (TB_COAST_EXPOSURE_ONE + 1) + (size_t)e];
+    free(per);
+    for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
+        n += hist[e];
     s->waterline_cells = n;
     double *pct[3] = {&s->exposure_p10, &s->exposure_p50, &s->exposure_p90};
     const double at[3] = {0.1, 0.5, 0.9};
@@ -129,13 +190,31 @@ static int s_carry(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t
             seen += hist[e++];
         *pct[k] = n > 0 ? e / (double)TB_COAST_EXPOSURE_ONE : 0;
     }
-    if (tb_coast_boxsum_i64(acc, w, h, tb_coast_radius_cells(p->carry_m, cell_m), err) != 0)
+    if (tb_coast_boxsum_i64(pool, acc, w, h, tb_coast_radius_cells(p->carry_m, cell_m), err) != 0)
         return -1;
-    for (size_t i = 0; i < cells; i++) {
-        int64_t count = acc[i] & 0xFFFFFF, sum = acc[i] >> 24;
-        exposure[i] = count ? (uint16_t)((2 * sum + count) / (2 * count)) : TB_COAST_NO_EXPOSURE;
-    }
+    tb_coast_par_rows(pool, h, s_mean_rows, &c);
     return 0;
+}
+
+typedef struct {
+    const tb_coast_params_t *p;
+    double cell_m;
+    int64_t w;
+    const uint32_t *d2;
+    uint16_t *exposure;
+} s_trim_t;
+
+/* the box carried the exposure to its square; keep it within carry_m of the waterline, a round band
+ * (the surf and the deposition read it only nearer than that) */
+static void s_trim_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_trim_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
+        if (c->exposure[i] != TB_COAST_NO_EXPOSURE &&
+            tb_coast_waterline_m(c->d2[i], c->cell_m) > c->p->carry_m)
+            c->exposure[i] = TB_COAST_NO_EXPOSURE;
 }
 
 /* A mouth's share of its eroded volume, river_share, in whole units. */
@@ -174,21 +253,26 @@ static void s_rivers(const tb_coast_params_t *p, const tb_coast_planet_t *pl, in
     s->river_m3 = (double)units * unit_m3;
 }
 
-/* The ground statistics of the block after the pass: shoreline, sea and shelf shares, the
- * backshore (the land one to two surf reaches inland, not the drop to the next cell: the
- * predecessor's E1), drowned land. */
-static int s_ground_stats(const tb_coast_params_t *p, const tb_coast_planet_t *pl,
-                          const uint8_t *kind, const uint32_t *d2, const float *moved,
-                          tb_coast_stats_t *s, tb_err_t *err)
+typedef struct {
+    const tb_coast_params_t *p;
+    const tb_coast_planet_t *pl;
+    const uint8_t *kind;
+    const uint32_t *d2;
+    const float *moved;
+    int64_t *hist;        /* per thread, S_BACKSHORE_BINS each */
+    int64_t (*counts)[5]; /* per thread: edges, drowned, sea, shelf, backshore cells */
+} s_ground_t;
+
+static void s_ground_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
+    (void)chunk;
+    const s_ground_t *c = ctx;
+    const tb_coast_planet_t *pl = c->pl;
+    const uint8_t *kind = c->kind;
     int64_t w = pl->w, h = pl->h;
-    size_t cells = (size_t)w * (size_t)h;
-    int64_t *hist = tb_calloc(S_BACKSHORE_BINS, sizeof *hist, "coast backshore histogram", err);
-    if (!hist)
-        return -1;
-    int64_t edges = 0, drowned = 0;
-    s->cells = (int64_t)cells;
-    for (int64_t y = 0; y < h; y++)
+    int64_t *hist = c->hist + (size_t)thread * S_BACKSHORE_BINS;
+    int64_t edges = 0, drowned = 0, sea = 0, shelf = 0, backshore = 0;
+    for (int64_t y = y0; y < y1; y++)
         for (int64_t x = 0; x < w; x++) {
             size_t i = (size_t)y * (size_t)w + (size_t)x;
             bool is_land = kind[i] == TB_COAST_LAND;
@@ -198,21 +282,61 @@ static int s_ground_stats(const tb_coast_params_t *p, const tb_coast_planet_t *p
                 edges += is_land != (kind[i + (size_t)w] == TB_COAST_LAND);
             float z = pl->height_m[i];
             if (!is_land) {
-                s->sea_cells++;
-                s->shelf_cells += (double)z >= -p->break_depth_m;
+                sea++;
+                shelf += (double)z >= -c->p->break_depth_m;
                 continue;
             }
-            if (z <= 0 && (double)z - (double)moved[i] > 0)
+            if (z <= 0 && (double)z - (double)c->moved[i] > 0)
                 drowned++;
-            double dist = tb_coast_waterline_m(d2[i], pl->cell_m);
-            if (d2[i] == UINT32_MAX || dist < p->surf_reach_m || dist > 2 * p->surf_reach_m)
+            double dist = tb_coast_waterline_m(c->d2[i], pl->cell_m);
+            if (c->d2[i] == UINT32_MAX || dist < c->p->surf_reach_m ||
+                dist > 2 * c->p->surf_reach_m)
                 continue;
             double b = floor((double)z / S_BACKSHORE_BIN_M);
             hist[b < 0 ? 0 : b >= S_BACKSHORE_BINS ? S_BACKSHORE_BINS - 1 : (int64_t)b]++;
-            s->backshore_cells++;
+            backshore++;
         }
-    s->shore_km = (double)edges * pl->cell_m / 1000.0;
-    s->drowned_m2 = (double)drowned * pl->cell_m * pl->cell_m;
+    int64_t *n = c->counts[thread];
+    n[0] += edges;
+    n[1] += drowned;
+    n[2] += sea;
+    n[3] += shelf;
+    n[4] += backshore;
+}
+
+/* The ground statistics of the block after the pass: shoreline, sea and shelf shares, the
+ * backshore (the land one to two surf reaches inland, not the drop to the next cell: the
+ * predecessor's E1), drowned land. Integer counts per thread, summed in any order. */
+static int s_ground_stats(tb_pool_t *pool, const tb_coast_params_t *p, const tb_coast_planet_t *pl,
+                          const uint8_t *kind, const uint32_t *d2, const float *moved,
+                          tb_coast_stats_t *s, tb_err_t *err)
+{
+    int threads = tb_pool_threads(pool);
+    int64_t *hist = tb_calloc((size_t)threads * S_BACKSHORE_BINS, sizeof *hist,
+                              "coast backshore histogram", err);
+    int64_t(*counts)[5] =
+        hist ? tb_calloc((size_t)threads, sizeof *counts, "coast ground counts", err) : NULL;
+    if (!counts) {
+        free(hist);
+        return -1;
+    }
+    s_ground_t c = {p, pl, kind, d2, moved, hist, counts};
+    tb_coast_par_rows(pool, pl->h, s_ground_rows, &c);
+    int64_t n[5] = {0};
+    for (int t = 0; t < threads; t++) {
+        for (int k = 0; k < 5; k++)
+            n[k] += counts[t][k];
+        if (t > 0)
+            for (int64_t b = 0; b < S_BACKSHORE_BINS; b++)
+                hist[b] += hist[(size_t)t * S_BACKSHORE_BINS + (size_t)b];
+    }
+    free(counts);
+    s->cells = pl->w * pl->h;
+    s->sea_cells = n[2];
+    s->shelf_cells = n[3];
+    s->backshore_cells = n[4];
+    s->shore_km = (double)n[0] * pl->cell_m / 1000.0;
+    s->drowned_m2 = (double)n[1] * pl->cell_m * pl->cell_m;
     double *out[2] = {&s->backshore_median_m, &s->backshore_p90_m};
     const double at[2] = {0.5, 0.9};
     for (int k = 0; k < 2; k++) {
@@ -226,6 +350,23 @@ static int s_ground_stats(const tb_coast_params_t *p, const tb_coast_planet_t *p
     return 0;
 }
 
+static void s_kind_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const tb_coast_planet_t *pl = ((void **)ctx)[0];
+    uint8_t *kind = ((void **)ctx)[1];
+    for (size_t i = (size_t)y0 * (size_t)pl->w; i < (size_t)y1 * (size_t)pl->w; i++)
+        kind[i] = !pl->legend->ocean[pl->classes[i]];
+}
+
+static double s_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_maps_t *maps,
                  int threads, tb_coast_debug_t *debug,
                  bool (*progress)(void *user, double fraction, const char *note), void *user,
@@ -235,10 +376,24 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     if (s_check_input(p, pl, err) != 0)
         return -1;
     s_progress_t prog = {progress, user};
-    double t0 = s_cpu_s();
     int64_t w = pl->w, h = pl->h;
     size_t cells = (size_t)w * (size_t)h;
     tb_coast_stats_t *s = &maps->stats;
+    /* the pass's own pool (docs/coast.md, "Threads"): the same bits on any number of threads */
+    if (threads > TB_COAST_MAX_THREADS)
+        threads = TB_COAST_MAX_THREADS;
+    tb_pool_t *pool = threads > 1 ? tb_pool_new(threads, err) : NULL;
+    if (threads > 1 && !pool)
+        return -1;
+    double t0 = s_cpu_s(), wall0 = s_wall_s();
+#define S_PHASE(ph)                                                                                \
+    do {                                                                                           \
+        s_phase(debug, ph, &t0);                                                                   \
+        double wall1_ = s_wall_s();                                                                \
+        if (debug)                                                                                 \
+            debug->phase_wall_s[ph] += wall1_ - wall0;                                             \
+        wall0 = wall1_;                                                                            \
+    } while (0)
     uint8_t *kind = tb_malloc(cells, "coast cell kinds", err);
     uint32_t *d2 = kind ? tb_malloc(cells * sizeof *d2, "coast distances", err) : NULL;
     int64_t *acc = NULL, *src = NULL;
@@ -246,34 +401,30 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     int rc = -1;
     if (!d2)
         goto done;
-    for (size_t i = 0; i < cells; i++)
-        kind[i] = !pl->legend->ocean[pl->classes[i]];
+    void *kind_ctx[2] = {pl, kind};
+    tb_coast_par_rows(pool, h, s_kind_rows, kind_ctx);
     if (s_progress(&prog, 0.0, "distances", err) != 0 ||
-        s_distances(kind, w, h, threads, d2, err) != 0)
+        s_distances(pool, kind, w, h, threads, d2, err) != 0)
         goto done;
-    s_phase(debug, TB_COAST_PHASE_DISTANCES, &t0);
-    tb_coast_bathymetry_shelf_slope(p, pl->cell_m, cells, kind, d2, pl->classes, pl->legend,
+    S_PHASE(TB_COAST_PHASE_DISTANCES);
+    tb_coast_bathymetry_shelf_slope(pool, p, pl->cell_m, w, h, kind, d2, pl->classes, pl->legend,
                                     pl->height_m, kind);
-    s_phase(debug, TB_COAST_PHASE_BATHYMETRY, &t0);
+    S_PHASE(TB_COAST_PHASE_BATHYMETRY);
     acc = tb_malloc(cells * sizeof *acc, "coast exposure", err);
     if (!acc || s_progress(&prog, 0.3, "exposure", err) != 0 ||
-        tb_coast_exposure_fetch_sweeps(p, pl->cell_m, w, h, kind, acc, err) != 0)
+        tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, acc, debug, err) != 0)
         goto done;
-    s_phase(debug, TB_COAST_PHASE_EXPOSURE, &t0);
-    if (s_carry(p, pl->cell_m, w, h, acc, maps->exposure, s, err) != 0)
+    S_PHASE(TB_COAST_PHASE_EXPOSURE);
+    if (s_carry(pool, p, pl->cell_m, w, h, acc, maps->exposure, s, err) != 0)
         goto done;
-    /* the box carried the exposure to its square; keep it within carry_m of the waterline, a round
-     * band (the surf and the deposition read it only nearer than that) */
-    for (size_t i = 0; i < cells; i++)
-        if (maps->exposure[i] != TB_COAST_NO_EXPOSURE &&
-            tb_coast_waterline_m(d2[i], pl->cell_m) > p->carry_m)
-            maps->exposure[i] = TB_COAST_NO_EXPOSURE;
-    s_phase(debug, TB_COAST_PHASE_CARRY, &t0);
+    s_trim_t trim = {p, pl->cell_m, w, d2, maps->exposure};
+    tb_coast_par_rows(pool, h, s_trim_rows, &trim);
+    S_PHASE(TB_COAST_PHASE_CARRY);
     src = tb_calloc(cells, sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
         goto done;
     memset(maps->moved_m, 0, cells * sizeof *maps->moved_m);
-    tb_coast_surf_platform_cut(p, pl->cell_m, cells, kind, d2, maps->exposure, pl->height_m,
+    tb_coast_surf_platform_cut(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure, pl->height_m,
                                maps->moved_m, src, s);
     s_rivers(p, pl, src, s);
     /* the delta stretch from the rivers alone, acc as scratch */
@@ -282,22 +433,24 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
         goto done;
     memset(acc, 0, cells * sizeof *acc);
     s_river_units(p, pl, acc);
-    if (tb_coast_delta_stretch(p, pl->cell_m, w, h, acc, stretch, err) != 0)
+    if (tb_coast_delta_stretch(pool, p, pl->cell_m, w, h, acc, stretch, err) != 0)
         goto done;
-    s_phase(debug, TB_COAST_PHASE_SURF, &t0);
+    S_PHASE(TB_COAST_PHASE_SURF);
     if (s_progress(&prog, 0.7, "sediment", err) != 0 ||
-        tb_coast_sediment_drift_deposit(p, pl->cell_m, w, h, kind, d2, maps->exposure, stretch, src,
-                                        acc, pl->height_m, maps->moved_m, s, debug, err) != 0)
+        tb_coast_sediment_drift_deposit(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure,
+                                        stretch, src, acc, pl->height_m, maps->moved_m, s, debug,
+                                        err) != 0)
         goto done;
     free(acc);
     free(src);
     free(stretch);
     acc = src = NULL;
     stretch = NULL;
-    s_phase(debug, TB_COAST_PHASE_SEDIMENT, &t0);
-    if (s_ground_stats(p, pl, kind, d2, maps->moved_m, s, err) != 0)
+    S_PHASE(TB_COAST_PHASE_SEDIMENT);
+    if (s_ground_stats(pool, p, pl, kind, d2, maps->moved_m, s, err) != 0)
         goto done;
-    s_phase(debug, TB_COAST_PHASE_STATS, &t0);
+    S_PHASE(TB_COAST_PHASE_STATS);
+#undef S_PHASE
     rc = s_progress(&prog, 1.0, "done", err);
 done:
     free(kind);
@@ -305,5 +458,6 @@ done:
     free(acc);
     free(src);
     free(stretch);
+    tb_pool_destroy(&pool);
     return rc;
 }

@@ -54,6 +54,11 @@ static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m)
     double shelter = 1 - e;
     if (shelter < s->p->shelter_floor)
         shelter = s->p->shelter_floor;
+    /* a river-dominated delta: where the rivers' supply within the bell reaches delta_ref_m3 the
+     * waves winnow none of it, below that in proportion (stretch - 1 is that supply over
+     * delta_ref_m3) */
+    if (stretch - 1 > shelter)
+        shelter = stretch - 1 < 1 ? stretch - 1 : 1;
     double profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
     double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
     double room = floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
@@ -71,35 +76,54 @@ typedef struct {
     int64_t no_room;              /* units */
 } s_tally_t;
 
-/* One drift of the units in src over a box of radius r, laying what fits. On return src holds the
- * whole units that did not fit (to drift again), their fractions counted in t->remainder. */
-static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_t *src,
-                   int64_t *work, float *height_m, float *moved_m, bool *leak, bool last,
-                   s_tally_t *t, tb_err_t *err)
+/* The shared state of one drift's parallel loops. Per chunk of rows: the tallies (doubles, summed
+ * in chunk order afterwards, so any number of threads gives the same bits) and the source totals.
+ */
+typedef struct {
+    const s_site_t *site;
+    int64_t w;
+    int64_t *src, *work;
+    float *height_m, *moved_m;
+    int bits;
+    bool last;
+    s_tally_t *chunk;
+    int64_t *total;
+    /* every cell's weight and room as s_weight gave them before the shares: the deposition reads
+     * them back (nothing between changes a height), rather than computing them again */
+    uint16_t *wq;
+    double *room;
+} s_drift_t;
+
+static void s_total_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    size_t cells = (size_t)w * (size_t)h;
-    int64_t total = 0;
-    for (size_t i = 0; i < cells; i++)
-        total += src[i];
-    if (total == 0)
-        return 0;
-    /* Shares in fixed point with as many bits as total << bits < 2^61 allows. On a cell that can
-     * take sediment (w >= 1) the summed shares are at most total << bits, because
-     * Wt(s) >= K(c - s) w(c) >= K(c - s) for every source s; elsewhere the sums may wrap, which the
-     * unsigned box arithmetic allows and nothing reads. The remainder of a share is at most
-     * Wt / 2^bits units, a small part of the budget, and counted. */
-    int len = 64 - __builtin_clzll((unsigned long long)total);
-    int bits = 61 - len;
-    if (bits < 0)
-        return tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
-                          (long long)total);
-    double room;
-    for (size_t i = 0; i < cells; i++)
-        work[i] = s_weight(site, i, &room);
-    if (tb_coast_tentsum_i64(work, w, h, r, err) != 0)
-        return -1;
-    /* shares: src becomes q = floor(src 2^bits / Wt) */
-    for (size_t i = 0; i < cells; i++) {
+    (void)thread;
+    const s_drift_t *d = ctx;
+    int64_t t = 0;
+    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++)
+        t += d->src[i];
+    d->total[chunk] = t;
+}
+
+static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_drift_t *d = ctx;
+    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++) {
+        int64_t wq = s_weight(d->site, i, &d->room[i]);
+        d->work[i] = wq;
+        d->wq[i] = (uint16_t)wq;
+    }
+}
+
+/* shares: src becomes q = floor(src 2^bits / Wt) */
+static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)thread;
+    const s_drift_t *d = ctx;
+    s_tally_t *t = &d->chunk[chunk];
+    int64_t *src = d->src, *work = d->work;
+    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++) {
         if (!src[i])
             continue;
         if (work[i] <= 0) {
@@ -107,40 +131,124 @@ static int s_drift(const s_site_t *site, int64_t w, int64_t h, int64_t r, int64_
             src[i] = 0;
             continue;
         }
-        int64_t num = src[i] << bits;
+        int64_t num = src[i] << d->bits;
         int64_t q = num / work[i];
-        t->remainder += (double)(num - q * work[i]) / (double)((int64_t)1 << bits);
+        t->remainder += (double)(num - q * work[i]) / (double)((int64_t)1 << d->bits);
         src[i] = q;
     }
-    if (tb_coast_tentsum_i64(src, w, h, r, err) != 0)
-        return -1;
-    double scale = 1.0 / (double)((int64_t)1 << bits);
-    for (size_t i = 0; i < cells; i++) {
-        int64_t wq = src[i] ? s_weight(site, i, &room) : 0;
-        double dep = (double)wq * (double)src[i] * scale;
-        src[i] = 0;
-        if (!wq || !(dep > 0))
-            continue;
-        double fit = room / TB_COAST_UNIT_M;
-        double lay = dep < fit ? dep : fit;
-        if (*leak && lay >= 1) {
-            *leak = false; /* the negative control: this cell's deposit (a unit or more) vanishes */
-            continue;
-        }
-        t->laid += lay;
-        double dh = lay * TB_COAST_UNIT_M;
-        height_m[i] = (float)((double)height_m[i] + dh);
-        moved_m[i] = (float)((double)moved_m[i] + dh);
-        double over = dep - lay;
-        if (last) {
-            t->full += over;
-            continue;
-        }
-        int64_t whole = (int64_t)floor(over);
-        src[i] = whole;
-        t->remainder += over - (double)whole;
+}
+
+/* Lays cell i's share, what fits its room; returns whether it laid a unit or more. */
+static inline bool s_lay(const s_drift_t *d, size_t i, s_tally_t *t, bool *leak)
+{
+    int64_t *src = d->src;
+    int64_t wq = src[i] ? d->wq[i] : 0;
+    double room = d->room[i];
+    double dep = (double)wq * (double)src[i] / (double)((int64_t)1 << d->bits);
+    src[i] = 0;
+    if (!wq || !(dep > 0))
+        return false;
+    double fit = room / TB_COAST_UNIT_M;
+    double lay = dep < fit ? dep : fit;
+    if (leak && *leak && lay >= 1) {
+        *leak = false; /* the negative control: this cell's deposit (a unit or more) vanishes */
+        return true;
     }
-    return 0;
+    t->laid += lay;
+    double dh = lay * TB_COAST_UNIT_M;
+    d->height_m[i] = (float)((double)d->height_m[i] + dh);
+    d->moved_m[i] = (float)((double)d->moved_m[i] + dh);
+    double over = dep - lay;
+    if (d->last) {
+        t->full += over;
+        return lay >= 1;
+    }
+    int64_t whole = (int64_t)floor(over);
+    src[i] = whole;
+    t->remainder += over - (double)whole;
+    return lay >= 1;
+}
+
+static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)thread;
+    const s_drift_t *d = ctx;
+    s_tally_t *t = &d->chunk[chunk];
+    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++)
+        if (d->src[i])
+            s_lay(d, i, t, NULL);
+}
+
+/* One drift of the units in src over a box of radius r, laying what fits. On return src holds the
+ * whole units that did not fit (to drift again), their fractions counted in t->remainder. The
+ * loops run over chunks of rows on the pool; the tallies are summed in chunk order. */
+static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, int64_t r,
+                   int64_t *src, int64_t *work, float *height_m, float *moved_m, bool *leak,
+                   bool last, s_tally_t *t, tb_err_t *err)
+{
+    size_t n_chunks = tb_coast_chunks(h);
+    s_tally_t *chunk = tb_calloc(n_chunks, sizeof *chunk, "coast drift tallies", err);
+    int64_t *totals = chunk ? tb_calloc(n_chunks, sizeof *totals, "coast drift totals", err) : NULL;
+    size_t cells = (size_t)w * (size_t)h;
+    uint16_t *wq = totals ? tb_malloc(cells * sizeof *wq, "coast drift weights", err) : NULL;
+    double *room = wq ? tb_malloc(cells * sizeof *room, "coast drift room", err) : NULL;
+    if (!room) {
+        free(chunk);
+        free(totals);
+        free(wq);
+        return -1;
+    }
+    s_drift_t d = {site, w, src, work, height_m, moved_m, 0, last, chunk, totals, wq, room};
+    tb_coast_par_rows(pool, h, s_total_rows, &d);
+    int64_t total = 0;
+    for (size_t c = 0; c < n_chunks; c++)
+        total += totals[c];
+    free(totals);
+    d.total = NULL;
+    int rc = -1;
+    if (total == 0) {
+        rc = 0;
+        goto done;
+    }
+    /* Shares in fixed point with as many bits as total << bits < 2^61 allows. On a cell that can
+     * take sediment (w >= 1) the summed shares are at most total << bits, because
+     * Wt(s) >= K(c - s) w(c) >= K(c - s) for every source s; elsewhere the sums may wrap, which the
+     * unsigned box arithmetic allows and nothing reads. The remainder of a share is at most
+     * Wt / 2^bits units, a small part of the budget, and counted. */
+    int len = 64 - __builtin_clzll((unsigned long long)total);
+    d.bits = 61 - len;
+    if (d.bits < 0) {
+        tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
+                   (long long)total);
+        goto done;
+    }
+    tb_coast_par_rows(pool, h, s_weight_rows, &d);
+    if (tb_coast_tentsum_i64(pool, work, w, h, r, err) != 0)
+        goto done;
+    tb_coast_par_rows(pool, h, s_share_rows, &d);
+    if (tb_coast_tentsum_i64(pool, src, w, h, r, err) != 0)
+        goto done;
+    if (*leak) {
+        /* the negative control runs in row-major order on the calling thread: the first cell that
+         * lays a unit loses it, the same cell whatever the threads */
+        for (size_t i = 0; i < cells; i++)
+            if (src[i])
+                s_lay(&d, i, &chunk[(size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS], leak);
+    } else {
+        tb_coast_par_rows(pool, h, s_lay_rows, &d);
+    }
+    for (size_t c = 0; c < n_chunks; c++) {
+        t->laid += chunk[c].laid;
+        t->full += chunk[c].full;
+        t->remainder += chunk[c].remainder;
+        t->no_room += chunk[c].no_room;
+    }
+    rc = 0;
+done:
+    free(chunk);
+    free(wq);
+    free(room);
+    return rc;
 }
 
 /* The weight at the centre of `passes` 1-D boxes of half-width `half` convolved: the number of ways
@@ -172,26 +280,85 @@ static int64_t s_centre_weight_1d(int64_t half, int passes)
     return c;
 }
 
-/* Delta stretch: a mouth's supply pushes its shoreface out. The river units are summed over two
- * tents of half the drift's radius (four boxes: a bell whose level sets are nearly round, so a lobe
- * does not come out square), exactly in integers (a rolled planet gives a rolled field), and read
- * in m3 as that bell weighs them (a mouth at the cell counts whole, one past the drift radius not
- * at all); the stretch is 1 + that volume / delta_ref_m3, at most TB_COAST_MAX_STRETCH. Pointwise
- * after the sums; deterministic. */
-int tb_coast_delta_stretch(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                           int64_t *river, float *stretch, tb_err_t *err)
+/* Delta stretch: a mouth's supply pushes its shoreface out. The river units, in quanta of
+ * delta_ref_m3 / 2^24, are averaged over two tents of half the bell's radius (four boxes: a bell
+ * whose level sets are nearly round, so a lobe does not come out square), each tent an exact
+ * integer sum floor-divided by its weight (a rolled planet gives a rolled field; the division keeps
+ * the sums inside int64 whatever the bell's radius, and one quantum is a sixteen-millionth of
+ * delta_ref_m3, so the floors lose nothing the stretch can show), and read in m3 as that bell
+ * weighs them (a mouth at the cell counts whole, one past the bell's radius not at all); the
+ * stretch is 1 + that volume / delta_ref_m3, at most TB_COAST_MAX_STRETCH. The bell's radius is the
+ * second drift's (S_SECOND_REACH drift radii), so a large mouth's lobe reaches as far as its
+ * sediment drifts. A cell is clamped to 2^34 quanta (1024 delta_ref_m3, far past the most the
+ * stretch takes) or less for a bell so wide that its tent could overflow. Pointwise after the sums;
+ * deterministic. */
+typedef struct {
+    int64_t *river;
+    float *stretch;
+    int64_t w;
+    double unit_q;  /* quanta in a unit */
+    int64_t clamp;  /* most quanta in a cell */
+    int64_t weight; /* a tent's total weight */
+    double to_ref;  /* quanta of the bell's mean to multiples of delta_ref_m3 */
+} s_stretch_t;
+
+static void s_quanta_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
-    int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
-    if (tb_coast_tentsum_i64(river, w, h, half_r, err) != 0 ||
-        tb_coast_tentsum_i64(river, w, h, half_r, err) != 0)
-        return -1;
-    int64_t c1 = s_centre_weight_1d(box, 4);
-    double to_m3 = TB_COAST_UNIT_M * cell_m * cell_m / ((double)c1 * (double)c1);
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++) {
-        double s = 1 + (double)river[i] * to_m3 / p->delta_ref_m3;
-        stretch[i] = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
+    (void)chunk;
+    (void)thread;
+    const s_stretch_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
+        if (!c->river[i])
+            continue;
+        double q = floor((double)c->river[i] * c->unit_q);
+        c->river[i] = q >= (double)c->clamp ? c->clamp : (int64_t)q;
     }
+}
+
+static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_stretch_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
+        if (c->river[i])
+            c->river[i] /= c->weight;
+}
+
+static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_stretch_t *c = ctx;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
+        double s = 1 + (double)c->river[i] * c->to_ref;
+        c->stretch[i] = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
+    }
+}
+
+int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
+                           int64_t h, int64_t *river, float *stretch, tb_err_t *err)
+{
+    int64_t r = S_SECOND_REACH * tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
+    int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
+    double side = (double)(2 * box + 1), tent = side * side * side * side;
+    double quanta_per_ref = 16777216.0;                       /* 2^24 */
+    double clamp = fmin(17179869184.0, floor(4.6e18 / tent)); /* 2^34, or what fits 2^62 */
+    int64_t c1 = s_centre_weight_1d(box, 4);
+    s_stretch_t c = {river,
+                     stretch,
+                     w,
+                     TB_COAST_UNIT_M * cell_m * cell_m / p->delta_ref_m3 * quanta_per_ref,
+                     clamp >= 1 ? (int64_t)clamp : 1,
+                     (int64_t)tent,
+                     tent * tent / ((double)c1 * (double)c1) / quanta_per_ref};
+    tb_coast_par_rows(pool, h, s_quanta_rows, &c);
+    for (int k = 0; k < 2; k++) {
+        if (tb_coast_tentsum_i64(pool, river, w, h, half_r, err) != 0)
+            return -1;
+        tb_coast_par_rows(pool, h, s_mean_rows, &c);
+    }
+    tb_coast_par_rows(pool, h, s_stretch_rows, &c);
     return 0;
 }
 
@@ -206,8 +373,25 @@ int tb_coast_delta_stretch(const tb_coast_params_t *p, double cell_m, int64_t w,
  * does not fit drifts once more over a box three times wider, to the shallows that still have room,
  * and what fits nowhere then is unplaced (the shallows were full). Units: TB_COAST_UNIT_M over one
  * cell; the statistics in m3, summed as doubles in row-major order. */
-int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                                    const uint8_t *kind, const uint32_t *d2,
+typedef struct {
+    const uint8_t *kind;
+    const float *height_m, *moved_m;
+    int64_t w;
+    int64_t *beach; /* per thread */
+} s_beach_t;
+
+static void s_beach_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    const s_beach_t *c = ctx;
+    int64_t n = 0;
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
+        n += c->kind[i] != TB_COAST_LAND && c->moved_m[i] > 0 && c->height_m[i] > 0;
+    c->beach[thread] += n;
+}
+
+int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
+                                    int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                     const uint16_t *exposure, const float *stretch, int64_t *src,
                                     int64_t *work, float *height_m, float *moved_m,
                                     tb_coast_stats_t *s, const tb_coast_debug_t *debug,
@@ -231,13 +415,15 @@ int tb_coast_sediment_drift_deposit(const tb_coast_params_t *p, double cell_m, i
                      moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells))};
     s_tally_t t = {0, 0, 0, 0};
     bool leak = debug && debug->leak_one_deposit;
-    if (s_drift(&site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err) != 0 ||
-        s_drift(&site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak, true, &t,
-                err) != 0)
+    if (s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err) != 0 ||
+        s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak, true,
+                &t, err) != 0)
         return -1;
-    int64_t beach = 0;
-    for (size_t i = 0; i < cells; i++)
-        beach += kind[i] != TB_COAST_LAND && moved_m[i] > 0 && height_m[i] > 0;
+    int64_t beaches[TB_COAST_MAX_THREADS] = {0}, beach = 0;
+    s_beach_t bc = {kind, height_m, moved_m, w, beaches};
+    tb_coast_par_rows(pool, h, s_beach_rows, &bc);
+    for (int k = 0; k < TB_COAST_MAX_THREADS; k++)
+        beach += beaches[k];
     s->laid_m3 = t.laid * unit_m3;
     s->unplaced_no_shallows_m3 = (double)t.no_room * unit_m3;
     s->unplaced_full_m3 = t.full * unit_m3;

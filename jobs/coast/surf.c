@@ -14,41 +14,74 @@
  * cliff and where it is low little is cut: an open coast gets a wide platform, a sheltered one a
  * narrow one. Units: metres, and whole units of TB_COAST_UNIT_M written to src. Deterministic,
  * pointwise. */
-void tb_coast_surf_platform_cut(const tb_coast_params_t *p, double cell_m, size_t cells,
-                                const uint8_t *kind, const uint32_t *d2, const uint16_t *exposure,
-                                float *height_m, float *moved_m, int64_t *src, tb_coast_stats_t *s)
+typedef struct {
+    const tb_coast_params_t *p;
+    double cell_m;
+    int64_t w;
+    uint32_t reach_d2;
+    const uint8_t *kind;
+    const uint32_t *d2;
+    const uint16_t *exposure;
+    float *height_m, *moved_m;
+    int64_t *src;
+    int64_t *planed, *units; /* per thread: integers, summed in any order */
+} s_surf_t;
+
+static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    double reach_max = p->surf_reach_m;
-    double reach_cells = reach_max / cell_m + 1.5;
-    uint32_t reach_d2 = (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells));
+    (void)chunk;
+    const s_surf_t *c = ctx;
+    const tb_coast_params_t *p = c->p;
+    double cell_m = c->cell_m, reach_max = p->surf_reach_m;
     int64_t planed = 0, units_cut = 0;
-    for (size_t i = 0; i < cells; i++) {
-        if (kind[i] != TB_COAST_LAND || d2[i] > reach_d2 || exposure[i] == TB_COAST_NO_EXPOSURE)
+    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
+        if (c->kind[i] != TB_COAST_LAND || c->d2[i] > c->reach_d2 ||
+            c->exposure[i] == TB_COAST_NO_EXPOSURE)
             continue;
-        double dist = tb_coast_waterline_m(d2[i], cell_m);
+        double dist = tb_coast_waterline_m(c->d2[i], cell_m);
         if (dist >= reach_max)
             continue;
-        double reach = reach_max * exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
+        double reach = reach_max * c->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
         double taper = (reach - dist) / cell_m;
         if (taper <= 0)
             continue;
         if (taper > 1)
             taper = 1;
         double platform = p->platform_m + p->platform_slope * dist;
-        double excess = (double)height_m[i] - platform;
+        double excess = (double)c->height_m[i] - platform;
         if (excess <= 0)
             continue;
         int64_t units = (int64_t)floor(p->cut_fraction * excess * taper / TB_COAST_UNIT_M);
         if (units <= 0)
             continue;
         double cut_m = (double)units * TB_COAST_UNIT_M;
-        height_m[i] = (float)((double)height_m[i] - cut_m);
-        moved_m[i] = (float)-cut_m;
-        src[i] += units;
+        c->height_m[i] = (float)((double)c->height_m[i] - cut_m);
+        c->moved_m[i] = (float)-cut_m;
+        c->src[i] += units;
         units_cut += units;
         planed++;
     }
+    c->planed[thread] += planed;
+    c->units[thread] += units_cut;
+}
+
+void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
+                                int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
+                                const uint16_t *exposure, float *height_m, float *moved_m,
+                                int64_t *src, tb_coast_stats_t *s)
+{
+    double reach_cells = p->surf_reach_m / cell_m + 1.5;
+    int64_t planed[TB_COAST_MAX_THREADS] = {0}, units[TB_COAST_MAX_THREADS] = {0};
+    s_surf_t c = {p,       cell_m, w,        (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
+                  kind,    d2,     exposure, height_m,
+                  moved_m, src,    planed,   units};
+    tb_coast_par_rows(pool, h, s_surf_rows, &c);
+    int64_t n_planed = 0, units_cut = 0;
+    for (int t = 0; t < TB_COAST_MAX_THREADS; t++) {
+        n_planed += planed[t];
+        units_cut += units[t];
+    }
     double cell_m2 = cell_m * cell_m;
-    s->planed_m2 += (double)planed * cell_m2;
+    s->planed_m2 += (double)n_planed * cell_m2;
     s->cut_m3 += (double)units_cut * TB_COAST_UNIT_M * cell_m2;
 }
