@@ -15,7 +15,9 @@
  *   - land elevation, 1 m bins, with an exact sum (quantum 2^-10 m) for the hypsometric integral;
  *   - slope against drainage area: per area bin (log2, 4 per octave from 1 m2) a histogram of the
  *     squared gradient S^2 (log2, 4 per octave from 2^-40: 8 per octave of S from 2^-20), for the
- *     slope-area fit of median slope per bin;
+ *     slope-area fit of median slope per bin; and beside it the same table of the squared
+ *     steepest-descent slope (largest drop over distance to one of the 8 neighbours), for the
+ *     channel-cell fit (docs/statistics.md);
  *   - channel cells (area at or above 1 km2) and their length, one or sqrt(2) cells to the steepest
  *     lower of the 8 neighbours, for the drainage density;
  *   - cells within 2 degrees of the repose angle, read off the slope bins: slopes in [talus - 2,
@@ -33,7 +35,7 @@
  * A tb_stats_t is not thread-safe: give each thread its own over its own rows (their boxes carry
  * the halo like regions) and merge them; the result is the same bits.
  *
- * Typical sizes: 2 MB per tb_stats_t; the encoding is sparse, tens of kilobytes for a region.
+ * Typical sizes: 3 MB per tb_stats_t; the encoding is sparse, tens of kilobytes for a region.
  * `terrain analyze` computes the same block for any heightmap through the same calls (one box, no
  * uplift field, area from its own routing).
  */
