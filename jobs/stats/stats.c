@@ -69,7 +69,7 @@ struct tb_stats_t {
     int64_t edge_cells; /* counted land within the halo of an inner box edge */
     int64_t radius;
     int32_t slope_nbins, relief_nbins, elev_nbins;
-    float inv_relief_bin, inv_elev_bin, inv_8dx;
+    float inv_relief_bin, inv_elev_bin, inv_8dx, inv_dx;
     int32_t near_lo, near_hi; /* slope bins [near_lo, near_hi) make the repose band */
     float channel_area;       /* as a float, compared with the float areas */
     float uplift_edge_m_yr[2];
@@ -92,6 +92,8 @@ struct tb_stats_t {
     int32_t *row_land_idx;               /* w: the columns of the row's counted land */
     int32_t *row_ks;                     /* w: the slope bin of each of them */
     int32_t *row_bk;                     /* w: the bucket of each of them (-1: none) */
+    float *row_sd;   /* w: the squared steepest-descent gradient of each cell of the row */
+    int32_t *row_kd; /* w: its bin */
     int64_t row_tag[3];
     uint8_t *ones, *row_land;
     size_t rows_cap, ones_cap, land_cap;
@@ -293,6 +295,7 @@ tb_stats_t *tb_stats_new(const tb_stats_params_t *p, tb_err_t *err)
     s->inv_relief_bin = (float)(1 / p->relief_bin_m);
     s->inv_elev_bin = (float)(1 / p->elev_bin_m);
     s->inv_8dx = (float)(1 / (8 * p->cell_m));
+    s->inv_dx = (float)(1 / p->cell_m);
     s->channel_area = (float)p->channel_area_m2;
     s->uplift_edge_m_yr[0] = (float)(p->uplift_edges_mm_yr[0] * 1e-3);
     s->uplift_edge_m_yr[1] = (float)(p->uplift_edges_mm_yr[1] * 1e-3);
@@ -392,7 +395,7 @@ static const float *s_padded_row(tb_stats_t *s, const tb_frame_t *box, const flo
 
 static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
 {
-    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 10, w = (size_t)box->w,
+    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 12, w = (size_t)box->w,
            h = (size_t)box->h;
     if (!s->relief && !(s->relief = tb_relief_new(err)))
         return -1;
@@ -414,6 +417,8 @@ static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
     s->row_land_idx = s->row_kg + w;
     s->row_ks = s->row_land_idx + w;
     s->row_bk = s->row_ks + w;
+    s->row_sd = (float *)(s->row_bk + w);
+    s->row_kd = (int32_t *)(s->row_sd + w);
     if (w > s->ones_cap) {
         free(s->ones);
         if (!(s->ones = tb_malloc(w, "stats mask row", err))) {
@@ -525,11 +530,8 @@ typedef struct {
 static const float s_inv_dist[8] = {0.70710678f, 1.0f,        0.70710678f, 1.0f,
                                     1.0f,        0.70710678f, 1.0f,        0.70710678f};
 
-/* The steepest-descent step of a cell: 1 cardinal, 2 diagonal, 0 no lower neighbour; *grad gets
- * its gradient, the largest drop over distance to one of the 8 neighbours (m/m, 0 when none is
- * lower), the slope stream-power theory sets against drainage area (docs/statistics.md). */
-static inline int s_descent(const float *const rows[3], int64_t i, float z, float inv_dx,
-                            float *grad)
+/* The steepest-descent step of a channel cell: 1 cardinal, 2 diagonal, 0 no lower neighbour. */
+static inline int s_descent(const float *const rows[3], int64_t i, float z)
 {
     float best = 0;
     int kind = 0;
@@ -540,7 +542,6 @@ static inline int s_descent(const float *const rows[3], int64_t i, float z, floa
         best = steeper ? drop : best;
         kind = steeper ? (tb_nb_is_diagonal(k) ? 2 : 1) : kind;
     }
-    *grad = best * inv_dx;
     return kind;
 }
 
@@ -562,7 +563,8 @@ static void s_bin(const tb_stats_t *s, const s_rowdata_t *d, const int32_t *rest
     const float *restrict tr = s->row_t;
     const int32_t *restrict kr = s->row_kr, *restrict ke = s->row_ke, *restrict q = s->row_q;
     const int32_t *restrict ka = s->row_ka, *restrict kg = s->row_kg;
-    const float channel_area = s->channel_area, inv_dx = (float)(1 / s->p.cell_m);
+    const float channel_area = s->channel_area;
+    const int32_t *restrict kd = s->row_kd;
     int cur = -1;
     float g2min = 0, g2max = 0, rmin = 0, rmax = 0, hmin = 0, hmax = 0, amin = 0, amax = 0;
     uint64_t hsum = 0;
@@ -601,13 +603,12 @@ static void s_bin(const tb_stats_t *s, const s_rowdata_t *d, const int32_t *rest
         r->area[1 + kai]++;
         amin = ar < amin ? ar : amin;
         amax = ar > amax ? ar : amax;
-        float sd;
-        int kind = s_descent(d->rows, i, z, inv_dx, &sd);
         if ((uint32_t)kai < S_AREA_NBINS) {
             r->sa[kai][1 + kg[i]]++;
-            r->sd[kai][1 + tb_hist_log2_bin_f32(&s->grad_lut, sd * sd)]++;
+            r->sd[kai][1 + kd[i]]++;
         }
         if (ar >= channel_area) {
+            int kind = s_descent(d->rows, i, z);
             chan[c].channel++;
             chan[c].cardinal += kind == 1;
             chan[c].diagonal += kind == 2;
@@ -674,8 +675,29 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
     for (int64_t i = i0; i < i1; i++)
         q[i] = (int32_t)(((double)cr[i + 1] * (1 / S_ELEV_QUANTUM) + 0x1.8p52) - 0x1.8p52);
     tb_hist_log2_bins4_f32(&s->grad_lut, tr + i0, (size_t)(i1 - i0), kg + i0);
-    if (area)
+    if (area) {
         tb_hist_log2_bins4_f32(&s->area_lut, area + i0, (size_t)(i1 - i0), ka + i0);
+        /* The squared steepest-descent gradient for the channel fit (docs/statistics.md): the
+         * largest drop over distance to one of the 8 neighbours, 0 when none is lower; neighbour
+         * by neighbour over the span, so the loops vectorise. */
+        float *restrict sd = s->row_sd;
+        for (int64_t i = i0; i < i1; i++)
+            sd[i] = 0;
+        for (int k = 0; k < 8; k++) {
+            const float *nb = rows[tb_nb_dy[k] + 1] + 1 + tb_nb_dx[k];
+            const float f = s_inv_dist[k];
+            for (int64_t i = i0; i < i1; i++) {
+                float drop = (cr[i + 1] - nb[i]) * f;
+                sd[i] = drop > sd[i] ? drop : sd[i];
+            }
+        }
+        const float inv_dx = s->inv_dx;
+        for (int64_t i = i0; i < i1; i++) {
+            float g = sd[i] * inv_dx;
+            sd[i] = g * g;
+        }
+        tb_hist_log2_bins4_f32(&s->grad_lut, sd + i0, (size_t)(i1 - i0), s->row_kd + i0);
+    }
     /* The slope bins of the land, in a loop of their own: each is a chain of dependent loads
      * (slot, guess, edge), and with no counter to update between them the chains overlap. */
     int32_t *restrict ks = s->row_ks;
