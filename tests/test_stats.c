@@ -3,6 +3,7 @@
  * survives any bytes. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -726,6 +727,24 @@ START_TEST(test_pooled_equals_whole)
     ck_assert_str_eq(tw, tp);
     ck_assert_ptr_nonnull(strstr(tw, "\nby painted class:\nalpine steep "));
     ck_assert_ptr_nonnull(strstr(tw, "\nslope-area, channel cells (steepest descent, A >= "));
+    /* Each painted class line carries its own channel fit, from 4 x its own turn. */
+    int with_channels = 0;
+    for (int ci = 0; ci < tb_stats_class_count(whole); ci++) {
+        tb_stats_bucket_summary_t cs;
+        tb_stats_summarise_class(whole, ci, &cs);
+        if (cs.channel_fit.bins < 2)
+            continue;
+        ck_assert_double_eq(cs.channel_fit.min_area_m2, 4 * cs.channel_fit.turn_area_m2);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "; channels %.3f R2 %.3f over %d bins from %.0f m2 (turn %.0f m2)",
+                 cs.channel_fit.exponent, cs.channel_fit.r2, (int)cs.channel_fit.bins,
+                 cs.channel_fit.min_area_m2, cs.channel_fit.turn_area_m2);
+        ck_assert_msg(strstr(tw, want) != NULL, "class %s: no \"%s\" in\n%s",
+                      tb_stats_class_name(whole, ci), want, tw);
+        with_channels++;
+    }
+    ck_assert_int_ge(with_channels, 1);
     free(tw);
     free(tp);
 
