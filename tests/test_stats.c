@@ -3,6 +3,7 @@
  * survives any bytes. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -398,6 +399,104 @@ START_TEST(test_slope_area_fit_recovers_exponent)
 }
 END_TEST
 
+/* A steady-state river profile with a hillslope regime (docs/statistics.md, the channel fit):
+ * every row is the same profile, flowing east, its drainage area doubling every 8 columns from one
+ * cell (64 m2 at 8 m), so the steepest descent of a cell is its own slope S(A): k A^-theta above
+ * a_c (channels), k a_c^-theta (A / a_c)^0.5 below it (hillslopes, where slope rises with area),
+ * times a per-column noise of up to +-`noise` in log10. The border ring is not counted (its
+ * neighbours outside the box are sea level). */
+static void s_profile_field(int64_t w, int64_t h, double theta, double a_c, double noise,
+                            float **z_out, float **a_out, uint8_t **mask_out)
+{
+    float *z = malloc((size_t)(w * h) * sizeof(float)),
+          *a = malloc((size_t)(w * h) * sizeof(float));
+    uint8_t *mask = calloc((size_t)(w * h), 1);
+    double *col_z = malloc((size_t)w * sizeof(double));
+    const double cell = 8, k = 0.3 * pow(a_c, theta);
+    double zz = 0;
+    for (int64_t i = w - 1; i >= 0; i--) {
+        double area = cell * cell * exp2((double)i / 8);
+        double slope =
+            area >= a_c ? k * pow(area, -theta) : k * pow(a_c, -theta) * pow(area / a_c, 0.5);
+        slope *= pow(10, noise * (2 * s_unit((uint64_t)i, 31) - 1));
+        zz += slope * cell; /* the drop to the next column east */
+        col_z[i] = zz;
+    }
+    for (int64_t j = 0; j < h; j++)
+        for (int64_t i = 0; i < w; i++) {
+            z[tb_idx(w, i, j)] = (float)col_z[i];
+            a[tb_idx(w, i, j)] = (float)(cell * cell * exp2((double)i / 8));
+            mask[tb_idx(w, i, j)] = i > 0 && j > 0 && i < w - 1 && j < h - 1;
+        }
+    free(col_z);
+    *z_out = z;
+    *a_out = a;
+    *mask_out = mask;
+}
+
+START_TEST(test_channel_fit_finds_the_turn)
+{
+    const int64_t w = 170, h = 40; /* area 64 m2 .. 1.6e8 m2 */
+    tb_frame_t f = s_frame(2000, 100, 8, 0, 10, w, h);
+    const double thetas[3] = {0.5, 0.35, 0.65};
+    for (int t = 0; t < 3; t++) {
+        float *z, *a;
+        uint8_t *mask;
+        s_profile_field(w, h, thetas[t], 1e5, 0.05, &z, &a, &mask);
+        tb_stats_t *s = s_new(8);
+        tb_err_t err;
+        ck_assert_msg(tb_stats_accumulate(s, &f, z, a, NULL, mask, &err) == 0, "%s", err.msg);
+        tb_stats_fit_t ch, all;
+        tb_stats_fit_slope_area_channels(s, TB_STATS_ALL, &ch);
+        tb_stats_fit_slope_area(s, TB_STATS_ALL, &all);
+        /* The turn is found at the hillslope-channel transition (1e5 m2, within a bin) and the
+         * channel fit recovers theta within 0.04 (the noise is +-0.05 in log10 per column). */
+        ck_assert_msg(ch.turn_area_m2 > 0.7e5 && ch.turn_area_m2 <= 1e5, "turn %g",
+                      ch.turn_area_m2);
+        ck_assert_double_eq_tol(ch.min_area_m2, 4 * ch.turn_area_m2, 1e-9);
+        ck_assert_int_ge(ch.bins, 25);
+        ck_assert_msg(fabs(ch.exponent + thetas[t]) < 0.04, "theta %g: channel fit %g", thetas[t],
+                      ch.exponent);
+        ck_assert_msg(ch.r2 > 0.95, "theta %g: channel R2 %g", thetas[t], ch.r2);
+        /* Negative control: the all-cells fit from its fixed 1e4 m2 takes in the hillslope
+         * regime (1e4 .. 1e5 m2, slope rising with area) and misses theta by more than 0.1. */
+        ck_assert_msg(fabs(all.exponent + thetas[t]) > 0.1, "theta %g: all-cells fit %g", thetas[t],
+                      all.exponent);
+        free(z);
+        free(a);
+        free(mask);
+        tb_stats_destroy(&s);
+    }
+    /* And a fixed channel floor at the demo's old 1e5 m2 cannot be told apart from the turn
+     * here; move the transition to 1e6 m2 and only the data's turn keeps the fit on the channels:
+     * a floor at 1e5 would start inside the hillslope regime. */
+    {
+        float *z, *a;
+        uint8_t *mask;
+        s_profile_field(w, h, 0.5, 1e6, 0.05, &z, &a, &mask);
+        tb_stats_t *s = s_new(8);
+        ck_assert_int_eq(tb_stats_accumulate(s, &f, z, a, NULL, mask, NULL), 0);
+        tb_stats_fit_t ch;
+        tb_stats_fit_slope_area_channels(s, TB_STATS_ALL, &ch);
+        ck_assert_msg(ch.turn_area_m2 > 0.7e6 && ch.turn_area_m2 <= 1e6, "turn %g",
+                      ch.turn_area_m2);
+        ck_assert_msg(fabs(ch.exponent + 0.5) < 0.04, "channel fit %g", ch.exponent);
+        tb_stats_params_t p = *tb_stats_params(s);
+        p.channel_fit_min_area_m2 = 1e5; /* a floor under the turn changes nothing */
+        tb_stats_t *s5 = tb_stats_new(&p, NULL);
+        ck_assert_int_eq(tb_stats_accumulate(s5, &f, z, a, NULL, mask, NULL), 0);
+        tb_stats_fit_t ch5;
+        tb_stats_fit_slope_area_channels(s5, TB_STATS_ALL, &ch5);
+        ck_assert_double_eq(ch5.exponent, ch.exponent);
+        tb_stats_destroy(&s5);
+        free(z);
+        free(a);
+        free(mask);
+        tb_stats_destroy(&s);
+    }
+}
+END_TEST
+
 /* --- pooled equals whole ---------------------------------------------------------------------- */
 
 typedef struct {
@@ -627,7 +726,25 @@ START_TEST(test_pooled_equals_whole)
          *tp = tb_stats_report_text(pooled, &ext, NULL);
     ck_assert_str_eq(tw, tp);
     ck_assert_ptr_nonnull(strstr(tw, "\nby painted class:\nalpine steep "));
-    ck_assert_ptr_nonnull(strstr(tw, "\nslope-area, channel cells (A >= "));
+    ck_assert_ptr_nonnull(strstr(tw, "\nslope-area, channel cells (steepest descent, A >= "));
+    /* Each painted class line carries its own channel fit, from 4 x its own turn. */
+    int with_channels = 0;
+    for (int ci = 0; ci < tb_stats_class_count(whole); ci++) {
+        tb_stats_bucket_summary_t cs;
+        tb_stats_summarise_class(whole, ci, &cs);
+        if (cs.channel_fit.bins < 2)
+            continue;
+        ck_assert_double_eq(cs.channel_fit.min_area_m2, 4 * cs.channel_fit.turn_area_m2);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "; channels %.3f R2 %.3f over %d bins from %.0f m2 (turn %.0f m2)",
+                 cs.channel_fit.exponent, cs.channel_fit.r2, (int)cs.channel_fit.bins,
+                 cs.channel_fit.min_area_m2, cs.channel_fit.turn_area_m2);
+        ck_assert_msg(strstr(tw, want) != NULL, "class %s: no \"%s\" in\n%s",
+                      tb_stats_class_name(whole, ci), want, tw);
+        with_channels++;
+    }
+    ck_assert_int_ge(with_channels, 1);
     free(tw);
     free(tp);
 
@@ -1036,6 +1153,7 @@ Suite *stats_suite(void)
     tcase_add_test(kernels, test_slope_bins_match_degrees);
     tcase_add_test(kernels, test_area_bins_match_the_histogram);
     tcase_add_test(kernels, test_slope_area_fit_recovers_exponent);
+    tcase_add_test(kernels, test_channel_fit_finds_the_turn);
     tcase_add_test(kernels, test_hypsometric_and_density);
     tcase_add_test(kernels, test_extent);
     tcase_add_test(kernels, test_edge_cells);

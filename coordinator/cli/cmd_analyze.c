@@ -67,7 +67,8 @@ int tb_cmd_analyze(int argc, char **argv)
         {"fit-min-area-m2", TB_OPT_DOUBLE, &o.fit_min_area_m2, &o.has_fit_min_area, "A",
          "the slope-area fit starts at this drainage area (default 1e4; 1e6 for a coarse DEM)"},
         {"channel-min-area-m2", TB_OPT_DOUBLE, &o.channel_min_area_m2, &o.has_channel_min_area, "A",
-         "the channel-cell slope-area fit starts at this drainage area (default 1e5)"},
+         "the channel-cell slope-area fit starts at 4x the hillslope-channel turn found in the "
+         "data, never below this drainage area (default 1e3)"},
         {"border", TB_OPT_STRING, &border, NULL, "open|sea",
          "the map's edge: open (default; flow leaves at the edge's own height) or sea (held at "
          "0 m, a cliff: a bake's own region)"},

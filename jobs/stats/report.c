@@ -116,14 +116,22 @@ static void s_class_line(s_text_t *t, const tb_stats_params_t *p, const tb_stats
 }
 
 /* One painted class: the uplift line's numbers plus the share under 15 degrees, and the class's
- * own slope-area fit when it has one (over the same area bins as the "slope-area" line). */
+ * own slope-area fits when it has them: over all cells (the same area bins as the "slope-area"
+ * line) and over its channel cells (steepest descent, from 4 x the class's own turn). */
 static void s_painted_line(s_text_t *t, const char *name, const tb_stats_bucket_summary_t *b,
                            double window_m)
 {
-    char fit[96] = "";
+    char fit[224] = "";
     if (b->fit.bins >= 2 && b->fit.exponent == b->fit.exponent)
         snprintf(fit, sizeof fit, " slope-area %.3f R2 %.3f over %d bins", b->fit.exponent,
                  b->fit.r2, (int)b->fit.bins);
+    const tb_stats_fit_t *cf = &b->channel_fit;
+    if (cf->bins >= 2 && cf->exponent == cf->exponent) {
+        size_t used = strlen(fit);
+        snprintf(fit + used, sizeof fit - used,
+                 "; channels %.3f R2 %.3f over %d bins from %.0f m2 (turn %.0f m2)", cf->exponent,
+                 cf->r2, (int)cf->bins, cf->min_area_m2, cf->turn_area_m2);
+    }
     s_line(
         t,
         "%s %.0f%% of land slope %.1f deg median, %.1f P90, %.0f%% under 15 relief %.0f m/%.0f m "
@@ -168,9 +176,11 @@ char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *exte
             s_line(&t, "slope-area: no drainage area given");
         } else {
             s_fit_line(&t, "slope-area", &all->fit);
-            char what[96];
-            snprintf(what, sizeof what, "slope-area, channel cells (A >= %g m2)",
-                     p->channel_fit_min_area_m2);
+            char what[160];
+            snprintf(what, sizeof what,
+                     "slope-area, channel cells (steepest descent, A >= %.0f m2, 4 x the turn at "
+                     "%.0f m2)",
+                     all->channel_fit.min_area_m2, all->channel_fit.turn_area_m2);
             s_fit_line(&t, what, &all->channel_fit);
         }
         char density[64];
@@ -236,6 +246,9 @@ static cJSON *s_fit_json(const tb_stats_fit_t *f)
     s_num(o, "intercept", f->intercept);
     s_num(o, "r2", f->r2);
     cJSON_AddNumberToObject(o, "bins", f->bins);
+    s_num(o, "min_area_m2", f->min_area_m2);
+    if (f->turn_area_m2 == f->turn_area_m2)
+        s_num(o, "turn_area_m2", f->turn_area_m2);
     cJSON *pts = cJSON_AddArrayToObject(o, "points");
     for (int32_t i = 0; pts && i < f->bins; i++) {
         cJSON *pt = cJSON_CreateObject();

@@ -20,7 +20,7 @@
 #include "jobs/stats/relief.h"
 
 #define S_MAGIC 0x54534254u /* "TBST" little-endian */
-#define S_VERSION 2
+#define S_VERSION 3
 #define S_HEIGHT_LIMIT_M                                                                           \
     1e6f                            /* |height| above this is refused: not a planet, and the       \
                                        gradient of such cells could overflow a float */
@@ -61,6 +61,7 @@ typedef struct {
     s_chan_t ch;
     tb_hist_t *slope, *relief, *elev, *area;
     tb_hist_t *sa[S_AREA_NBINS]; /* squared-gradient histogram per area bin */
+    tb_hist_t *sd[S_AREA_NBINS]; /* squared steepest-descent slope per area bin (channel fit) */
 } s_bucket_t;
 
 struct tb_stats_t {
@@ -68,7 +69,7 @@ struct tb_stats_t {
     int64_t edge_cells; /* counted land within the halo of an inner box edge */
     int64_t radius;
     int32_t slope_nbins, relief_nbins, elev_nbins;
-    float inv_relief_bin, inv_elev_bin, inv_8dx;
+    float inv_relief_bin, inv_elev_bin, inv_8dx, inv_dx;
     int32_t near_lo, near_hi; /* slope bins [near_lo, near_hi) make the repose band */
     float channel_area;       /* as a float, compared with the float areas */
     float uplift_edge_m_yr[2];
@@ -91,6 +92,8 @@ struct tb_stats_t {
     int32_t *row_land_idx;               /* w: the columns of the row's counted land */
     int32_t *row_ks;                     /* w: the slope bin of each of them */
     int32_t *row_bk;                     /* w: the bucket of each of them (-1: none) */
+    float *row_sd;   /* w: the squared steepest-descent gradient of each cell of the row */
+    int32_t *row_kd; /* w: its bin */
     int64_t row_tag[3];
     uint8_t *ones, *row_land;
     size_t rows_cap, ones_cap, land_cap;
@@ -109,7 +112,7 @@ void tb_stats_params_default(tb_stats_params_t *p, double cell_m)
     p->relief_window_m = 500;
     p->channel_area_m2 = 1e6;
     p->fit_min_area_m2 = 1e4;
-    p->channel_fit_min_area_m2 = 1e5;
+    p->channel_fit_min_area_m2 = 1e3;
     p->fit_min_bin_cells = 16;
     p->slope_bin_deg = 0.1;
     p->relief_bin_m = 0.25;
@@ -187,8 +190,10 @@ static void s_bucket_free(s_bucket_t *b)
     tb_hist_destroy(&b->relief);
     tb_hist_destroy(&b->elev);
     tb_hist_destroy(&b->area);
-    for (int k = 0; k < S_AREA_NBINS; k++)
+    for (int k = 0; k < S_AREA_NBINS; k++) {
         tb_hist_destroy(&b->sa[k]);
+        tb_hist_destroy(&b->sd[k]);
+    }
 }
 
 static int s_bucket_init(const tb_stats_t *s, s_bucket_t *b, tb_err_t *err)
@@ -202,10 +207,13 @@ static int s_bucket_init(const tb_stats_t *s, s_bucket_t *b, tb_err_t *err)
         b->elev ? tb_hist_new_log2(S_AREA_LO_EXP2, S_AREA_PER_OCTAVE, S_AREA_NBINS, 0, err) : NULL;
     for (int k = 0; b->area && k < S_AREA_NBINS; k++) {
         b->sa[k] = tb_hist_new_log2(S_GRAD_LO_EXP2, S_GRAD_PER_OCTAVE, S_GRAD_NBINS, 0, err);
-        if (!b->sa[k])
+        b->sd[k] = b->sa[k]
+                       ? tb_hist_new_log2(S_GRAD_LO_EXP2, S_GRAD_PER_OCTAVE, S_GRAD_NBINS, 0, err)
+                       : NULL;
+        if (!b->sd[k])
             break;
     }
-    if (!b->area || !b->sa[S_AREA_NBINS - 1]) {
+    if (!b->area || !b->sd[S_AREA_NBINS - 1]) {
         s_bucket_free(b);
         return -1;
     }
@@ -287,6 +295,7 @@ tb_stats_t *tb_stats_new(const tb_stats_params_t *p, tb_err_t *err)
     s->inv_relief_bin = (float)(1 / p->relief_bin_m);
     s->inv_elev_bin = (float)(1 / p->elev_bin_m);
     s->inv_8dx = (float)(1 / (8 * p->cell_m));
+    s->inv_dx = (float)(1 / p->cell_m);
     s->channel_area = (float)p->channel_area_m2;
     s->uplift_edge_m_yr[0] = (float)(p->uplift_edges_mm_yr[0] * 1e-3);
     s->uplift_edge_m_yr[1] = (float)(p->uplift_edges_mm_yr[1] * 1e-3);
@@ -386,7 +395,7 @@ static const float *s_padded_row(tb_stats_t *s, const tb_frame_t *box, const flo
 
 static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
 {
-    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 10, w = (size_t)box->w,
+    size_t rows = 3 * ((size_t)box->w + 2) + (size_t)box->w * 12, w = (size_t)box->w,
            h = (size_t)box->h;
     if (!s->relief && !(s->relief = tb_relief_new(err)))
         return -1;
@@ -408,6 +417,8 @@ static int s_workspace(tb_stats_t *s, const tb_frame_t *box, tb_err_t *err)
     s->row_land_idx = s->row_kg + w;
     s->row_ks = s->row_land_idx + w;
     s->row_bk = s->row_ks + w;
+    s->row_sd = (float *)(s->row_bk + w);
+    s->row_kd = (int32_t *)(s->row_sd + w);
     if (w > s->ones_cap) {
         free(s->ones);
         if (!(s->ones = tb_malloc(w, "stats mask row", err))) {
@@ -513,6 +524,7 @@ typedef struct {
 typedef struct {
     int64_t *slope, *relief, *elev, *area;
     int64_t *sa[S_AREA_NBINS];
+    int64_t *sd[S_AREA_NBINS];
 } s_raw_t;
 
 static const float s_inv_dist[8] = {0.70710678f, 1.0f,        0.70710678f, 1.0f,
@@ -552,6 +564,7 @@ static void s_bin(const tb_stats_t *s, const s_rowdata_t *d, const int32_t *rest
     const int32_t *restrict kr = s->row_kr, *restrict ke = s->row_ke, *restrict q = s->row_q;
     const int32_t *restrict ka = s->row_ka, *restrict kg = s->row_kg;
     const float channel_area = s->channel_area;
+    const int32_t *restrict kd = s->row_kd;
     int cur = -1;
     float g2min = 0, g2max = 0, rmin = 0, rmax = 0, hmin = 0, hmax = 0, amin = 0, amax = 0;
     uint64_t hsum = 0;
@@ -590,8 +603,10 @@ static void s_bin(const tb_stats_t *s, const s_rowdata_t *d, const int32_t *rest
         r->area[1 + kai]++;
         amin = ar < amin ? ar : amin;
         amax = ar > amax ? ar : amax;
-        if ((uint32_t)kai < S_AREA_NBINS)
+        if ((uint32_t)kai < S_AREA_NBINS) {
             r->sa[kai][1 + kg[i]]++;
+            r->sd[kai][1 + kd[i]]++;
+        }
         if (ar >= channel_area) {
             int kind = s_descent(d->rows, i, z);
             chan[c].channel++;
@@ -660,8 +675,29 @@ static void s_row(const tb_stats_t *s, int64_t w, const float *rows[3],
     for (int64_t i = i0; i < i1; i++)
         q[i] = (int32_t)(((double)cr[i + 1] * (1 / S_ELEV_QUANTUM) + 0x1.8p52) - 0x1.8p52);
     tb_hist_log2_bins4_f32(&s->grad_lut, tr + i0, (size_t)(i1 - i0), kg + i0);
-    if (area)
+    if (area) {
         tb_hist_log2_bins4_f32(&s->area_lut, area + i0, (size_t)(i1 - i0), ka + i0);
+        /* The squared steepest-descent gradient for the channel fit (docs/statistics.md): the
+         * largest drop over distance to one of the 8 neighbours, 0 when none is lower; neighbour
+         * by neighbour over the span, so the loops vectorise. */
+        float *restrict sd = s->row_sd;
+        for (int64_t i = i0; i < i1; i++)
+            sd[i] = 0;
+        for (int k = 0; k < 8; k++) {
+            const float *nb = rows[tb_nb_dy[k] + 1] + 1 + tb_nb_dx[k];
+            const float f = s_inv_dist[k];
+            for (int64_t i = i0; i < i1; i++) {
+                float drop = (cr[i + 1] - nb[i]) * f;
+                sd[i] = drop > sd[i] ? drop : sd[i];
+            }
+        }
+        const float inv_dx = s->inv_dx;
+        for (int64_t i = i0; i < i1; i++) {
+            float g = sd[i] * inv_dx;
+            sd[i] = g * g;
+        }
+        tb_hist_log2_bins4_f32(&s->grad_lut, sd + i0, (size_t)(i1 - i0), s->row_kd + i0);
+    }
     /* The slope bins of the land, in a loop of their own: each is a chain of dependent loads
      * (slot, guess, edge), and with no counter to update between them the chains overlap. */
     int32_t *restrict ks = s->row_ks;
@@ -816,8 +852,10 @@ static void s_bucket_finish(s_bucket_t *b, const s_ext_t *e, const s_chan_t *cha
     tb_hist_add_raw_extras(b->relief, 0, 0, e->rmin, e->rmax);
     tb_hist_add_raw_extras(b->elev, e->hsum, 0, e->hmin, e->hmax);
     tb_hist_add_raw_extras(b->area, 0, 0, e->amin, e->amax);
-    for (int ka = 0; ka < S_AREA_NBINS; ka++)
+    for (int ka = 0; ka < S_AREA_NBINS; ka++) {
         s_sa_extremes(b->sa[ka]);
+        s_sa_extremes(b->sd[ka]);
+    }
 }
 
 static void s_raw_init(s_bucket_t *b, s_raw_t *raw, s_ext_t *ext, s_chan_t *chan)
@@ -826,8 +864,10 @@ static void s_raw_init(s_bucket_t *b, s_raw_t *raw, s_ext_t *ext, s_chan_t *chan
     raw->relief = tb_hist_counts_raw(b->relief);
     raw->elev = tb_hist_counts_raw(b->elev);
     raw->area = tb_hist_counts_raw(b->area);
-    for (int k = 0; k < S_AREA_NBINS; k++)
+    for (int k = 0; k < S_AREA_NBINS; k++) {
         raw->sa[k] = tb_hist_counts_raw(b->sa[k]);
+        raw->sd[k] = tb_hist_counts_raw(b->sd[k]);
+    }
     *ext = (s_ext_t){INFINITY,  -INFINITY, INFINITY,  -INFINITY, INFINITY,
                      -INFINITY, INFINITY,  -INFINITY, 0};
     memset(chan, 0, sizeof *chan);
@@ -953,22 +993,27 @@ static int64_t *s_counter(s_chan_t *c, int i)
 }
 
 /* Every histogram of a bucket in a fixed order: slope, relief, elevation, area, the gradient
- * histograms of the area bins. */
-#define S_NHISTS (4 + S_AREA_NBINS)
-static tb_hist_t *s_hist(const s_bucket_t *b, int i)
+ * histograms of the area bins, the steepest-descent histograms of the area bins. */
+#define S_NHISTS (4 + 2 * S_AREA_NBINS)
+static tb_hist_t **s_hist_slot(s_bucket_t *b, int i)
 {
     switch (i) {
     case 0:
-        return b->slope;
+        return &b->slope;
     case 1:
-        return b->relief;
+        return &b->relief;
     case 2:
-        return b->elev;
+        return &b->elev;
     case 3:
-        return b->area;
+        return &b->area;
     default:
-        return b->sa[i - 4];
+        return i - 4 < S_AREA_NBINS ? &b->sa[i - 4] : &b->sd[i - 4 - S_AREA_NBINS];
     }
+}
+
+static tb_hist_t *s_hist(const s_bucket_t *b, int i)
+{
+    return *s_hist_slot((s_bucket_t *)b, i);
 }
 
 static int s_bucket_merge(s_bucket_t *dst, const s_bucket_t *src, tb_err_t *err)
@@ -1076,11 +1121,11 @@ static void s_bucket_put(const s_bucket_t *b, tb_bytes_t *out)
         tb_bytes_put_i64(out, *s_counter(&ch, i));
     for (int i = 0; i < 4; i++)
         tb_hist_encode(s_hist(b, i), out);
-    for (int k = 0; k < S_AREA_NBINS; k++) {
-        bool present = tb_hist_count(b->sa[k]) > 0;
+    for (int i = 4; i < S_NHISTS; i++) {
+        bool present = tb_hist_count(s_hist(b, i)) > 0;
         tb_bytes_put_u8(out, present);
         if (present)
-            tb_hist_encode(b->sa[k], out);
+            tb_hist_encode(s_hist(b, i), out);
     }
 }
 
@@ -1147,7 +1192,8 @@ static bool s_bucket_consistent(const s_bucket_t *b)
         __builtin_add_overflow(steps, ch.no_descent, &steps) || steps != ch.channel)
         return false;
     for (int k = 0; k < S_AREA_NBINS; k++)
-        if (tb_hist_count(b->sa[k]) != tb_hist_bin_count(b->area, k))
+        if (tb_hist_count(b->sa[k]) != tb_hist_bin_count(b->area, k) ||
+            tb_hist_count(b->sd[k]) != tb_hist_bin_count(b->area, k))
             return false;
     return true;
 }
@@ -1159,11 +1205,7 @@ static int s_bucket_get(tb_reader_t *r, s_bucket_t *b, int c, tb_err_t *err)
     for (int i = 0; i < S_NCOUNTS; i++)
         *s_counter(&b->ch, i) = tb_reader_i64(r);
     for (int i = 0; i < S_NHISTS; i++) {
-        tb_hist_t **slot = i == 0   ? &b->slope
-                           : i == 1 ? &b->relief
-                           : i == 2 ? &b->elev
-                           : i == 3 ? &b->area
-                                    : &b->sa[i - 4];
+        tb_hist_t **slot = s_hist_slot(b, i);
         if (i >= 4) {
             uint8_t present = tb_reader_u8(r);
             if (r->failed || present > 1)
@@ -1384,11 +1426,7 @@ static bool s_bucket_sum(const tb_stats_t *self, int bucket, s_bucket_t *out)
             if (!sum)
                 break;
         }
-        tb_hist_t **slot = i == 0   ? &out->slope
-                           : i == 1 ? &out->relief
-                           : i == 2 ? &out->elev
-                           : i == 3 ? &out->area
-                                    : &out->sa[i - 4];
+        tb_hist_t **slot = s_hist_slot(out, i);
         *slot = sum;
         if (!sum) {
             s_bucket_free(out);
@@ -1398,20 +1436,24 @@ static bool s_bucket_sum(const tb_stats_t *self, int bucket, s_bucket_t *out)
     return true;
 }
 
-static void s_fit(const tb_stats_t *self, const s_bucket_t *b, double min_area_m2,
-                  tb_stats_fit_t *out)
+/* The fit over the area bins of table tab (b->sa: Horn's gradient; b->sd: the steepest descent)
+ * whose lower edge is at or above min_area_m2. */
+static void s_fit(const tb_stats_t *self, const s_bucket_t *b, tb_hist_t *const *tab,
+                  double min_area_m2, tb_stats_fit_t *out)
 {
     memset(out, 0, sizeof *out);
     out->exponent = out->intercept = out->r2 = NAN;
     out->expect = -self->p.m / self->p.n;
+    out->min_area_m2 = min_area_m2;
+    out->turn_area_m2 = NAN;
     double xs[TB_STATS_MAX_FIT_BINS], ys[TB_STATS_MAX_FIT_BINS];
     int32_t n = 0;
     for (int32_t k = 0; k < S_AREA_NBINS && n < TB_STATS_MAX_FIT_BINS; k++) {
         double lo = tb_hist_edge(b->area, k), hi = tb_hist_edge(b->area, k + 1);
-        int64_t cells = tb_hist_count(b->sa[k]);
+        int64_t cells = tb_hist_count(tab[k]);
         if (lo < min_area_m2 || cells < self->p.fit_min_bin_cells)
             continue;
-        double med = sqrt(tb_hist_quantile(b->sa[k], 0.5)); /* the table holds S^2 */
+        double med = sqrt(tb_hist_quantile(tab[k], 0.5)); /* the table holds S^2 */
         if (!(med > 0) || !isfinite(med))
             continue;
         out->area_m2[n] = sqrt(lo * hi);
@@ -1449,8 +1491,32 @@ static void s_fit(const tb_stats_t *self, const s_bucket_t *b, double min_area_m
     out->r2 = syy > 0 ? 1 - ssres / syy : (ssres == 0 ? 1 : NAN);
 }
 
-static void s_fit_bucket(const tb_stats_t *self, int bucket, double min_area_m2,
-                         tb_stats_fit_t *out)
+/* The channel-cell fit (docs/statistics.md): over the steepest-descent table, from the
+ * hillslope-channel transition found in the bucket's own data. The turn is the area bin (of those
+ * holding fit_min_bin_cells) whose median steepest-descent slope is the highest: below it the
+ * slope rises with area (hillslopes), above it falls (channels). The curve stays near its peak for
+ * about an octave past it, so the fit starts TB_STATS_CHANNEL_TURN_FACTOR times above the turn's
+ * lower edge, and never below channel_fit_min_area_m2. */
+static void s_fit_channels(const tb_stats_t *self, const s_bucket_t *b, tb_stats_fit_t *out)
+{
+    double turn = NAN, best = 0;
+    for (int32_t k = 0; k < S_AREA_NBINS; k++) {
+        if (tb_hist_count(b->sd[k]) < self->p.fit_min_bin_cells)
+            continue;
+        double med = tb_hist_quantile(b->sd[k], 0.5);
+        if (med > best) { /* the first of equal medians wins: the smaller area */
+            best = med;
+            turn = tb_hist_edge(b->area, k);
+        }
+    }
+    double from = self->p.channel_fit_min_area_m2;
+    if (turn * TB_STATS_CHANNEL_TURN_FACTOR > from)
+        from = turn * TB_STATS_CHANNEL_TURN_FACTOR;
+    s_fit(self, b, b->sd, from, out);
+    out->turn_area_m2 = turn;
+}
+
+static void s_fit_bucket(const tb_stats_t *self, int bucket, bool channels, tb_stats_fit_t *out)
 {
     s_bucket_t sum;
     if (!s_bucket_sum(self, bucket, &sum)) {
@@ -1459,18 +1525,21 @@ static void s_fit_bucket(const tb_stats_t *self, int bucket, double min_area_m2,
         out->expect = -self->p.m / self->p.n;
         return;
     }
-    s_fit(self, &sum, min_area_m2, out);
+    if (channels)
+        s_fit_channels(self, &sum, out);
+    else
+        s_fit(self, &sum, sum.sa, self->p.fit_min_area_m2, out);
     s_bucket_free(&sum);
 }
 
 void tb_stats_fit_slope_area(const tb_stats_t *self, int bucket, tb_stats_fit_t *out)
 {
-    s_fit_bucket(self, bucket, self->p.fit_min_area_m2, out);
+    s_fit_bucket(self, bucket, false, out);
 }
 
 void tb_stats_fit_slope_area_channels(const tb_stats_t *self, int bucket, tb_stats_fit_t *out)
 {
-    s_fit_bucket(self, bucket, self->p.channel_fit_min_area_m2, out);
+    s_fit_bucket(self, bucket, true, out);
 }
 
 static void s_summarise_bucket(const tb_stats_t *self, const s_bucket_t *b, int64_t all_land,
@@ -1505,8 +1574,8 @@ static void s_summarise_bucket(const tb_stats_t *self, const s_bucket_t *b, int6
     } else {
         o->drainage_density_per_km = NAN;
     }
-    s_fit(self, b, self->p.fit_min_area_m2, &o->fit);
-    s_fit(self, b, self->p.channel_fit_min_area_m2, &o->channel_fit);
+    s_fit(self, b, b->sa, self->p.fit_min_area_m2, &o->fit);
+    s_fit_channels(self, b, &o->channel_fit);
 }
 
 void tb_stats_summarise(const tb_stats_t *self, tb_stats_summary_t *out)

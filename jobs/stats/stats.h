@@ -15,7 +15,9 @@
  *   - land elevation, 1 m bins, with an exact sum (quantum 2^-10 m) for the hypsometric integral;
  *   - slope against drainage area: per area bin (log2, 4 per octave from 1 m2) a histogram of the
  *     squared gradient S^2 (log2, 4 per octave from 2^-40: 8 per octave of S from 2^-20), for the
- *     slope-area fit of median slope per bin;
+ *     slope-area fit of median slope per bin; and beside it the same table of the squared
+ *     steepest-descent slope (largest drop over distance to one of the 8 neighbours), for the
+ *     channel-cell fit (docs/statistics.md);
  *   - channel cells (area at or above 1 km2) and their length, one or sqrt(2) cells to the steepest
  *     lower of the 8 neighbours, for the drainage density;
  *   - cells within 2 degrees of the repose angle, read off the slope bins: slopes in [talus - 2,
@@ -33,7 +35,7 @@
  * A tb_stats_t is not thread-safe: give each thread its own over its own rows (their boxes carry
  * the halo like regions) and merge them; the result is the same bits.
  *
- * Typical sizes: 2 MB per tb_stats_t; the encoding is sparse, tens of kilobytes for a region.
+ * Typical sizes: 3 MB per tb_stats_t; the encoding is sparse, tens of kilobytes for a region.
  * `terrain analyze` computes the same block for any heightmap through the same calls (one box, no
  * uplift field, area from its own routing).
  */
@@ -59,14 +61,14 @@ typedef struct {
     double relief_window_m;       /* width of the relief window; 500 (nearest odd cell count) */
     double channel_area_m2;       /* channel threshold for the drainage density; 1e6 */
     double fit_min_area_m2; /* the slope-area fit uses area bins whose lower edge is >= this */
-    double
-        channel_fit_min_area_m2; /* the channel-cell fit: area bins whose lower edge is >= this */
-    int32_t fit_min_bin_cells;   /* ... and that hold at least this many cells; 16 */
-    double slope_bin_deg;        /* slope bin width; 90 / it a whole number; 0.1 */
-    double relief_bin_m;         /* relief bin width, a power of two; 0.25 */
-    double relief_max_m;         /* relief range 0 .. this, a whole number of bins; 4096 */
-    double elev_bin_m;           /* land elevation bin width, a power of two; 1 */
-    double elev_max_m;           /* land elevation range 0 .. this, a whole number of bins; 9216 */
+    double channel_fit_min_area_m2; /* the channel-cell fit starts at 4 x the data's
+                                       hillslope-channel turn, never below this; 1e3 */
+    int32_t fit_min_bin_cells;      /* ... and that hold at least this many cells; 16 */
+    double slope_bin_deg;           /* slope bin width; 90 / it a whole number; 0.1 */
+    double relief_bin_m;            /* relief bin width, a power of two; 0.25 */
+    double relief_max_m;            /* relief range 0 .. this, a whole number of bins; 4096 */
+    double elev_bin_m;              /* land elevation bin width, a power of two; 1 */
+    double elev_max_m; /* land elevation range 0 .. this, a whole number of bins; 9216 */
 } tb_stats_params_t;
 
 /* Fills *p with the defaults above for cells of cell_m metres (talus 35, m 0.5, n 1). */
@@ -156,18 +158,24 @@ int64_t tb_stats_relief_window_cells(const tb_stats_t *self);
  * per bin at (geometric centre of the bin, median gradient of its cells). */
 #define TB_STATS_MAX_FIT_BINS 256
 typedef struct {
-    int32_t bins;     /* points in the fit */
-    double exponent;  /* b; NaN when fewer than 2 points */
-    double intercept; /* a */
-    double r2;        /* coefficient of determination of the fit over its points */
-    double expect;    /* -m/n */
+    int32_t bins;        /* points in the fit */
+    double exponent;     /* b; NaN when fewer than 2 points */
+    double intercept;    /* a */
+    double r2;           /* coefficient of determination of the fit over its points */
+    double expect;       /* -m/n */
+    double min_area_m2;  /* the lower edge of the first area bin the fit may use */
+    double turn_area_m2; /* channel fit: lower edge of the bin of the highest median slope */
     double area_m2[TB_STATS_MAX_FIT_BINS], median_slope[TB_STATS_MAX_FIT_BINS];
     int64_t cells[TB_STATS_MAX_FIT_BINS];
 } tb_stats_fit_t;
 
 void tb_stats_fit_slope_area(const tb_stats_t *self, int bucket, tb_stats_fit_t *out);
-/* The same fit over the channel cells only: area bins whose lower edge is at or above
- * channel_fit_min_area_m2. */
+/* The fit over the channel cells only (docs/statistics.md): the slope is each cell's steepest
+ * descent (the largest drop over distance to one of its 8 neighbours), not Horn's gradient, and the
+ * area bins are those whose lower edge is at or above max(channel_fit_min_area_m2,
+ * TB_STATS_CHANNEL_TURN_FACTOR x the turn), the turn being the lower edge of the area bin whose
+ * median steepest-descent slope is the highest (the hillslope-channel transition of the data). */
+#define TB_STATS_CHANNEL_TURN_FACTOR 4.0
 void tb_stats_fit_slope_area_channels(const tb_stats_t *self, int bucket, tb_stats_fit_t *out);
 
 /* The statistics a report prints, for one bucket. NaN where there is nothing to measure. */
@@ -182,7 +190,7 @@ typedef struct {
     double hypsometric_integral;    /* (mean - min) / (max - min) of land elevation */
     double drainage_density_per_km; /* channel length / land area, 1/km; NaN without area */
     tb_stats_fit_t fit;             /* over area bins from fit_min_area_m2 */
-    tb_stats_fit_t channel_fit; /* over area bins from channel_fit_min_area_m2 (channel cells) */
+    tb_stats_fit_t channel_fit;     /* steepest descent, from 4 x the turn (channel cells) */
 } tb_stats_bucket_summary_t;
 
 typedef struct {
