@@ -18,6 +18,11 @@
  *   replay        answers each region JOB with a result from another bake's store (--from DIR, its
  *                 .cache) of the same box: a valid result made at another step count
  *   other-region  ... with a stored result of another box (another region)
+ *   coast-replay  answers the first JOB, a coast job, with the coast result stored in --from DIR (a
+ *                 bake of another seed: same planet size, other heights), then leaves
+ *   tile-replay   answers the first JOB, a tile job, with the stored result of the same tile from
+ *                 --from DIR (a bake of another seed: same tile, same sizes), then leaves
+ *   other-tile    ... with a stored result of another tile from --from DIR, then leaves
  *   hijack        says READY under --name, the name of a live worker; takes any JOB it is given
  *   poison        says READY under --name (before the real worker joins) and sends malformed
  *                 messages until it is blocklisted
@@ -45,6 +50,8 @@
 #include "common/version.h"
 #include "coordinator/farm/cache.h"
 #include "coordinator/farm/proto.h"
+#include "jobs/coast/coast.h"
+#include "jobs/detail/tile.h"
 #include "jobs/region.h"
 
 static zsock_t *s_dealer(const char *endpoint)
@@ -228,6 +235,111 @@ static void *s_pick_stored(const char *dir, const tb_frame_t *box, bool same_box
     return found;
 }
 
+/* A stored coast result from dir (want_tile NULL), or a stored tile result whose tile is
+ * (same_tile ? equal : unequal) to *want_tile, as the blob a worker would send. */
+static void *s_pick_stored_kind(const char *dir, const tb_tile_id_t *want_tile, bool same_tile,
+                                size_t *bytes)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    struct dirent *e;
+    void *found = NULL;
+    while (!found && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".tbr") != 0)
+            continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *file;
+        size_t n;
+        tb_err_t err;
+        if (tb_fs_read_all(path, (size_t)1 << 34, &file, &n, &err) != 0)
+            continue;
+        void *raw;
+        size_t raw_bytes;
+        if (tb_cache_decode_file(file, n, NULL, (size_t)1 << 34, &raw, &raw_bytes, &err) == 0) {
+            bool take = false;
+            if (!want_tile) {
+                tb_coast_result_t c;
+                take = tb_coast_result_decode(raw, raw_bytes, &c, &err) == 0;
+                if (take)
+                    printf("picked %s (coast, %lld x %lld)\n", e->d_name, (long long)c.w,
+                           (long long)c.h);
+                tb_coast_result_free(&c);
+            } else {
+                tb_tile_result_t t;
+                if (tb_tile_result_decode(raw, raw_bytes, &t, &err) == 0) {
+                    bool same = t.id.col == want_tile->col && t.id.row == want_tile->row;
+                    take = same == same_tile;
+                    char id[TB_TILE_ID_MAX];
+                    tb_tile_id_format(t.id, id);
+                    if (take)
+                        printf("picked %s (tile %s)\n", e->d_name, id);
+                    tb_tile_result_free(&t);
+                }
+            }
+            if (take) {
+                /* the blob after the store's 20-byte header, as a worker would send it */
+                *bytes = n - 20;
+                found = malloc(*bytes);
+                memcpy(found, file + 20, *bytes);
+            }
+            free(raw);
+        }
+        free(file);
+    }
+    closedir(d);
+    return found;
+}
+
+/* coast-replay, tile-replay, other-tile: one wrong answer to the first job, then DISCONNECT. */
+static int s_answer_once(s_peer_t *p, const char *attack, const char *name, const char *from,
+                         int *jobs, int *sent)
+{
+    tb_msg_t job;
+    void *spec = NULL;
+    size_t spec_bytes = 0;
+    char bye[TB_PROTO_TEXT_MAX + 1] = "";
+    bool coast = strcmp(attack, "coast-replay") == 0;
+    s_say_ready(p, name);
+    int cmd = s_next(p, &job, &spec, &spec_bytes, bye, sizeof bye);
+    if (cmd != TB_CMD_JOB)
+        return cmd;
+    (*jobs)++;
+    printf("got job %llu attempt %u of kind %s\n", (unsigned long long)job.job_id, job.attempt,
+           job.kind);
+    void *blob = NULL;
+    size_t blob_bytes = 0;
+    tb_err_t err;
+    if (coast && strcmp(job.kind, "coast") == 0) {
+        blob = s_pick_stored_kind(from, NULL, false, &blob_bytes);
+    } else if (!coast && strcmp(job.kind, "tile") == 0) {
+        tb_tile_spec_owned_t ts;
+        if (spec && tb_tile_spec_decode(spec, spec_bytes, &ts, &err) == 0) {
+            blob = s_pick_stored_kind(from, &ts.spec.id, strcmp(attack, "tile-replay") == 0,
+                                      &blob_bytes);
+            tb_tile_spec_free(&ts);
+        }
+    }
+    free(spec);
+    if (blob) {
+        s_send_result(p, &job, blob, blob_bytes);
+        free(blob);
+        printf("sent a replayed result for job %llu attempt %u\n", (unsigned long long)job.job_id,
+               job.attempt);
+        (*sent)++;
+    } else {
+        printf("no stored result to replay for job %llu\n", (unsigned long long)job.job_id);
+    }
+    tb_msg_t d;
+    tb_msg_init(&d, TB_CMD_DISCONNECT);
+    d.code = TB_BYE_LEAVING;
+    snprintf(d.text, sizeof d.text, "answered once");
+    s_send(p->sock, &d);
+    return -1;
+}
+
 static int s_attack(const char *attack, const char *endpoint, const char *name, const char *from,
                     bool new_socket, double timeout_s, int stream_mib)
 {
@@ -263,6 +375,9 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
                    (unsigned long long)job.job_id, job.attempt);
             sent++;
         }
+    } else if (strcmp(attack, "coast-replay") == 0 || strcmp(attack, "tile-replay") == 0 ||
+               strcmp(attack, "other-tile") == 0) {
+        cmd = s_answer_once(&p, attack, name, from, &jobs, &sent);
     } else if (strcmp(attack, "hijack") == 0 || strcmp(attack, "hoard") == 0) {
         s_say_ready(&p, name);
         while ((cmd = s_next(&p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB) {
