@@ -190,55 +190,12 @@ static void s_say_ready(s_peer_t *p, const char *name)
     p->last_hb_s = tb_now_s();
 }
 
-/* A stored result (blob) from dir whose box is (same_box ? equal : unequal) to box. */
-static void *s_pick_stored(const char *dir, const tb_frame_t *box, bool same_box, size_t *bytes)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    struct dirent *e;
-    void *found = NULL;
-    while (!found && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".tbr") != 0)
-            continue;
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        char *file;
-        size_t n;
-        tb_err_t err;
-        if (tb_fs_read_all(path, (size_t)1 << 34, &file, &n, &err) != 0)
-            continue;
-        void *raw;
-        size_t raw_bytes;
-        tb_region_result_t r;
-        if (tb_cache_decode_file(file, n, NULL, (size_t)1 << 34, &raw, &raw_bytes, &err) == 0) {
-            if (tb_region_result_decode(raw, raw_bytes, &r, &err) == 0) {
-                bool same = r.box.x0 == box->x0 && r.box.y0 == box->y0 && r.box.w == box->w &&
-                            r.box.h == box->h;
-                if (same == same_box) {
-                    /* the blob after the store's 20-byte header, as a worker would send it */
-                    *bytes = n - 20;
-                    found = malloc(*bytes);
-                    memcpy(found, file + 20, *bytes);
-                    printf("picked %s (%d steps, box %lld,%lld %lldx%lld)\n", e->d_name, r.steps,
-                           (long long)r.box.x0, (long long)r.box.y0, (long long)r.box.w,
-                           (long long)r.box.h);
-                }
-                tb_region_result_free(&r);
-            }
-            free(raw);
-        }
-        free(file);
-    }
-    closedir(d);
-    return found;
-}
+/* Decides whether a stored result (its raw bytes, entry `name`) is the one to send; prints why. */
+typedef bool (*s_pick_fn)(const char *name, const void *raw, size_t raw_bytes, const void *want);
 
-/* A stored coast result from dir (want_tile NULL), or a stored tile result whose tile is
- * (same_tile ? equal : unequal) to *want_tile, as the blob a worker would send. */
-static void *s_pick_stored_kind(const char *dir, const tb_tile_id_t *want_tile, bool same_tile,
-                                size_t *bytes)
+/* The first stored result in dir that `take` accepts, as the blob a worker would send (the entry
+ * after the store's 20-byte header), or NULL. */
+static void *s_pick(const char *dir, s_pick_fn take, const void *want, size_t *bytes)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -259,28 +216,7 @@ static void *s_pick_stored_kind(const char *dir, const tb_tile_id_t *want_tile, 
         void *raw;
         size_t raw_bytes;
         if (tb_cache_decode_file(file, n, NULL, (size_t)1 << 34, &raw, &raw_bytes, &err) == 0) {
-            bool take = false;
-            if (!want_tile) {
-                tb_coast_result_t c;
-                take = tb_coast_result_decode(raw, raw_bytes, &c, &err) == 0;
-                if (take)
-                    printf("picked %s (coast, %lld x %lld)\n", e->d_name, (long long)c.w,
-                           (long long)c.h);
-                tb_coast_result_free(&c);
-            } else {
-                tb_tile_result_t t;
-                if (tb_tile_result_decode(raw, raw_bytes, &t, &err) == 0) {
-                    bool same = t.id.col == want_tile->col && t.id.row == want_tile->row;
-                    take = same == same_tile;
-                    char id[TB_TILE_ID_MAX];
-                    tb_tile_id_format(t.id, id);
-                    if (take)
-                        printf("picked %s (tile %s)\n", e->d_name, id);
-                    tb_tile_result_free(&t);
-                }
-            }
-            if (take) {
-                /* the blob after the store's 20-byte header, as a worker would send it */
+            if (take(e->d_name, raw, raw_bytes, want)) {
                 *bytes = n - 20;
                 found = malloc(*bytes);
                 memcpy(found, file + 20, *bytes);
@@ -291,6 +227,57 @@ static void *s_pick_stored_kind(const char *dir, const tb_tile_id_t *want_tile, 
     }
     closedir(d);
     return found;
+}
+
+/* What a pick looks for: a region box, or a tile id (NULL: a coast result), and whether the same
+ * one or another. */
+typedef struct {
+    const tb_frame_t *box;
+    const tb_tile_id_t *tile;
+    bool same;
+} s_want_t;
+
+static bool s_take_region(const char *name, const void *raw, size_t raw_bytes, const void *want)
+{
+    const s_want_t *w = want;
+    tb_region_result_t r;
+    tb_err_t err;
+    if (tb_region_result_decode(raw, raw_bytes, &r, &err) != 0)
+        return false;
+    bool same = r.box.x0 == w->box->x0 && r.box.y0 == w->box->y0 && r.box.w == w->box->w &&
+                r.box.h == w->box->h;
+    if (same == w->same)
+        printf("picked %s (%d steps, box %lld,%lld %lldx%lld)\n", name, r.steps,
+               (long long)r.box.x0, (long long)r.box.y0, (long long)r.box.w, (long long)r.box.h);
+    tb_region_result_free(&r);
+    return same == w->same;
+}
+
+static bool s_take_coast(const char *name, const void *raw, size_t raw_bytes, const void *want)
+{
+    tb_coast_result_t c;
+    tb_err_t err;
+    if (tb_coast_result_decode(raw, raw_bytes, &c, &err) != 0)
+        return false;
+    printf("picked %s (coast, %lld x %lld)\n", name, (long long)c.w, (long long)c.h);
+    tb_coast_result_free(&c);
+    return true;
+}
+
+static bool s_take_tile(const char *name, const void *raw, size_t raw_bytes, const void *want)
+{
+    const s_want_t *w = want;
+    tb_tile_result_t t;
+    tb_err_t err;
+    if (tb_tile_result_decode(raw, raw_bytes, &t, &err) != 0)
+        return false;
+    bool same = t.id.col == w->tile->col && t.id.row == w->tile->row;
+    char id[TB_TILE_ID_MAX];
+    tb_tile_id_format(t.id, id);
+    if (same == w->same)
+        printf("picked %s (tile %s)\n", name, id);
+    tb_tile_result_free(&t);
+    return same == w->same;
 }
 
 /* coast-replay, tile-replay, other-tile: one wrong answer to the first job, then DISCONNECT. */
@@ -313,12 +300,12 @@ static int s_answer_once(s_peer_t *p, const char *attack, const char *name, cons
     size_t blob_bytes = 0;
     tb_err_t err;
     if (coast && strcmp(job.kind, "coast") == 0) {
-        blob = s_pick_stored_kind(from, NULL, false, &blob_bytes);
+        blob = s_pick(from, s_take_coast, NULL, &blob_bytes);
     } else if (!coast && strcmp(job.kind, "tile") == 0) {
         tb_tile_spec_owned_t ts;
         if (spec && tb_tile_spec_decode(spec, spec_bytes, &ts, &err) == 0) {
-            blob = s_pick_stored_kind(from, &ts.spec.id, strcmp(attack, "tile-replay") == 0,
-                                      &blob_bytes);
+            s_want_t want = {NULL, &ts.spec.id, strcmp(attack, "tile-replay") == 0};
+            blob = s_pick(from, s_take_tile, &want, &blob_bytes);
             tb_tile_spec_free(&ts);
         }
     }
@@ -361,8 +348,8 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
                 continue;
             }
             size_t blob_bytes;
-            void *blob =
-                s_pick_stored(from, &rs.spec.box, strcmp(attack, "replay") == 0, &blob_bytes);
+            s_want_t want = {&rs.spec.box, NULL, strcmp(attack, "replay") == 0};
+            void *blob = s_pick(from, s_take_region, &want, &blob_bytes);
             tb_region_spec_free(&rs);
             free(spec);
             if (!blob) {
