@@ -5,7 +5,8 @@
 #     same planet size, other heights: only the echo of the spec's hash tells them apart);
 #  2. tile-replay: a peer answers a tile job with the stored result of the same tile of another seed
 #     (same tile, same sizes: again only the echo tells);
-#  3. a bad entry already in the store (another seed's coast result under the coast key, another
+#  3. other-tile: ... with the stored result of the other tile of the same bake (same sizes);
+#  4. a bad entry already in the store (another seed's coast result under the coast key, another
 #     tile's result under a tile key) is recomputed.
 # The peer connects to the bake's own local endpoint (the private ipc socket of its local workers):
 # the bake starts its one local worker through a wrapper (--worker-program) that first runs the
@@ -54,10 +55,12 @@ attacked() {
   for k in $(for kind in $kinds; do keys "$kind" "$T/ref"; done); do
     cp "$T/ref/.cache/$k.tbr" "$T/$name/.cache/"
   done
+  # (a lenient liveness: the attacker decodes stored tile results, seconds on a loaded machine,
+  # and nothing here waits for a lost worker)
   ATTACK=$attack ATTACK_FROM=$from ATTACK_DIR=$T/$name-attack MISBEHAVE=$MISBEHAVE WORKER=$WORKER \
-    "$TERRAIN" bake "${tiny[@]}" "${FAST[@]}" --workers 1 --threads 2 --verbose \
+    "$TERRAIN" bake "${tiny[@]}" --heartbeat-ms 250 --liveness 80 --workers 1 --threads 2 --verbose \
     --worker-program "$T/attacker-first" --out "$T/$name" "$@" >"$T/$name.out" 2>"$T/$name.err" ||
-    fail "$name: the bake did not complete beside the attacker"
+    [ -n "${MAY_FAIL:-}" ] || fail "$name: the bake did not complete beside the attacker"
   grep -q 'sent a replayed result' "$T/$name-attack/client.out" ||
     fail "$name: the attacker sent nothing (no attack): $(cat "$T/$name-attack/client.out")"
 }
@@ -68,6 +71,16 @@ same_entries() {
   for k in $(keys "$2" "$T/ref"); do
     cmp -s "$T/ref/.cache/$k.tbr" "$T/$1/.cache/$k.tbr" || return 1
   done
+}
+
+# bad_entry NAME KIND: the store of bake NAME holds, under the key of the KIND job the attacker
+# answered first, an entry other than the reference's.
+bad_entry() {
+  local label key
+  label=$(grep -oE "dispatch: job [0-9]+ \(($2[^)]*)\) attempt 1 to attacker" "$T/$1.err" | head -1 | sed -E 's/.*\((.*)\).*/\1/')
+  [ -n "$label" ] || return 1
+  key=$(json_get "$T/ref/meta.json" "[j['key'] for rec in (d['coast']['dispatch'], d['tiles']['dispatch']) for j in rec['jobs'] if j['label'] == '$label'][0]")
+  [ -f "$T/$1/.cache/$key.tbr" ] && ! cmp -s "$T/ref/.cache/$key.tbr" "$T/$1/.cache/$key.tbr"
 }
 
 # 1. Another seed's coast result.
@@ -83,7 +96,7 @@ TB_TEST_UNCHECKED=coast attacked co-unchecked coast-replay "$T/seed8/.cache" "re
 grep -q 'TB_TEST_UNCHECKED=coast' "$T/co-unchecked.err" || fail "coast control: the check was not turned off"
 ! cmp -s "$T/ref/planet_height.png" "$T/co-unchecked/planet_height.png" ||
   fail "coast control: without the check the wrong result left the heightmap unchanged (the test cannot fail)"
-! same_entries co-unchecked coast || fail "coast control: without the check the store still holds the good entry"
+bad_entry co-unchecked coast || fail "coast control: without the check the store does not hold the wrong entry"
 echo "ok: negative control - without the check the wrong coast result is used and stored"
 
 # 2. Another seed's result of the same tile.
@@ -98,10 +111,27 @@ echo "ok: another seed's tile result rejected; same tile files, the reference's 
 TB_TEST_UNCHECKED=tile attacked tr-unchecked tile-replay "$T/seed8/.cache" "region coast"
 [ "$(tile_files "$T/tr-unchecked")" != "$(tile_files "$T/ref")" ] ||
   fail "tile control: without the check the wrong result left the tiles unchanged (the test cannot fail)"
-! same_entries tr-unchecked tile || fail "tile control: without the check the store still holds the good entries"
+bad_entry tr-unchecked tile || fail "tile control: without the check the store does not hold the wrong entry"
 echo "ok: negative control - without the check the wrong tile result is written and stored"
 
-# 3. Bad entries already in the store: seed 8's coast result under the coast key, and one tile's
+# 3. Another tile's result of the same bake (same sizes: the 10 km planet's two tiles are alike).
+attacked ot other-tile "$T/ref/.cache" "region coast"
+grep -qE 'picked .* \(tile c00[01]r000\)' "$T/ot-attack/client.out" || fail "other-tile: the attacker did not replay a tile result"
+grep -qE 'rejected the result of tile (c000r000 attempt 1 from attacker: tile result answers spec [0-9a-f]+ \(tile c001r000\)|c001r000 attempt 1 from attacker: tile result answers spec [0-9a-f]+ \(tile c000r000\))' "$T/ot.err" ||
+  fail "other-tile: the other tile's result was not rejected"
+[ "$(tile_files "$T/ot")" = "$(tile_files "$T/ref")" ] || fail "other-tile: the tile files differ from the reference"
+same_entries ot tile || fail "other-tile: the store holds a bad tile entry"
+echo "ok: another tile's result rejected; same tile files, the reference's store entries"
+# (without the check the tiles phase meets a result for another tile and fails the bake: the wrong
+# entry is in the store by then)
+MAY_FAIL=1 TB_TEST_UNCHECKED=tile attacked ot-unchecked other-tile "$T/ref/.cache" "region coast"
+grep -q 'the result is for another tile' "$T/ot-unchecked.err" ||
+  [ "$(tile_files "$T/ot-unchecked")" != "$(tile_files "$T/ref")" ] ||
+  fail "other-tile control: without the check the other tile's result went unnoticed (the test cannot fail)"
+bad_entry ot-unchecked tile || fail "other-tile control: without the check the store does not hold the wrong entry"
+echo "ok: negative control - without the check the other tile's result is stored (and fails the bake)"
+
+# 4. Bad entries already in the store: seed 8's coast result under the coast key, and one tile's
 # result under the other tile's key (the store's 20-byte header is rewritten with the victim's key).
 mkdir -p "$T/sp"
 cp -r "$T/ref/.cache" "$T/sp/.cache"

@@ -168,8 +168,11 @@ static int s_decode_header(const cJSON *root, tb_coast_spec_t *s, tb_err_t *err)
 }
 
 /* A spec's preamble and header: fills *s but its arrays and leaves r at them. */
-static int s_spec_head(tb_reader_t *r, tb_coast_spec_t *s, tb_err_t *err)
+static int s_spec_head(const void *data, size_t bytes, tb_reader_t *r, tb_coast_spec_t *s,
+                       tb_err_t *err)
 {
+    memset(s, 0, sizeof *s);
+    tb_reader_init(r, data, bytes);
     char *header = tb_reader_preamble(r, S_SPEC_MAGIC, S_VERSION, S_MAX_HEADER, "coast spec", err);
     if (!header)
         return -1;
@@ -186,10 +189,9 @@ int tb_coast_spec_decode(const void *data, size_t bytes, tb_coast_spec_owned_t *
 {
     memset(out, 0, sizeof *out);
     tb_reader_t r;
-    tb_reader_init(&r, data, bytes);
     int rc = -1;
     tb_coast_spec_t *s = &out->spec;
-    if (s_spec_head(&r, s, err) != 0)
+    if (s_spec_head(data, bytes, &r, s, err) != 0)
         goto done;
     size_t cells = (size_t)s->w * (size_t)s->h;
     if (tb_reader_left(&r) < cells * 5 + 8) {
@@ -334,8 +336,11 @@ int tb_coast_result_encode(const tb_coast_result_t *r, void **out, size_t *bytes
 
 /* A result's head: fills out's spec_xxh3, size and statistics (no maps) and checks that the rest
  * is as long as the size makes it; r is left at the maps. */
-static int s_result_head(tb_reader_t *r, tb_coast_result_t *out, tb_err_t *err)
+static int s_result_head(const void *data, size_t bytes, tb_reader_t *r, tb_coast_result_t *out,
+                         tb_err_t *err)
 {
+    memset(out, 0, sizeof *out);
+    tb_reader_init(r, data, bytes);
     if (tb_reader_magic(r, S_RESULT_MAGIC, S_RESULT_VERSION, "coast result", err) != 0)
         return -1;
     out->spec_xxh3 = tb_reader_u64(r);
@@ -357,10 +362,8 @@ static int s_result_head(tb_reader_t *r, tb_coast_result_t *out, tb_err_t *err)
 
 int tb_coast_result_decode(const void *data, size_t bytes, tb_coast_result_t *out, tb_err_t *err)
 {
-    memset(out, 0, sizeof *out);
     tb_reader_t r;
-    tb_reader_init(&r, data, bytes);
-    if (s_result_head(&r, out, err) != 0)
+    if (s_result_head(data, bytes, &r, out, err) != 0)
         return -1;
     size_t cells = (size_t)out->w * (size_t)out->h;
     out->height_m = tb_malloc(cells * sizeof(float), "coast result heights", err);
@@ -416,11 +419,9 @@ static int s_job_run(const void *spec_bytes, size_t n, tb_job_ctx_t *ctx, tb_job
 size_t tb_coast_result_bound(const void *spec, size_t n)
 {
     tb_reader_t r;
-    tb_reader_init(&r, spec, n);
     tb_coast_spec_t s;
-    memset(&s, 0, sizeof s);
     tb_err_t err;
-    if (s_spec_head(&r, &s, &err) != 0)
+    if (s_spec_head(spec, n, &r, &s, &err) != 0)
         return 0;
     /* What tb_coast_result_encode writes: the head, then 10 bytes a cell. */
     return S_RESULT_HEAD_BYTES + 10 * (size_t)s.w * (size_t)s.h;
@@ -432,15 +433,9 @@ size_t tb_coast_result_bound(const void *spec, size_t n)
 static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
 {
     tb_reader_t r;
-    tb_reader_init(&r, spec, n);
     tb_coast_spec_t s;
-    memset(&s, 0, sizeof s);
-    if (s_spec_head(&r, &s, err) != 0)
-        return -1;
     tb_coast_result_t got;
-    memset(&got, 0, sizeof got);
-    tb_reader_init(&r, result, bytes);
-    if (s_result_head(&r, &got, err) != 0)
+    if (s_spec_head(spec, n, &r, &s, err) != 0 || s_result_head(result, bytes, &r, &got, err) != 0)
         return -1;
     uint64_t want = XXH3_64bits(spec, n);
     if (got.spec_xxh3 != want)

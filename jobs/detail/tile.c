@@ -321,8 +321,11 @@ static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_err_t *err)
 }
 
 /* A spec's preamble and header: fills *s but its rasters and leaves r at them. */
-static int s_spec_head(tb_reader_t *r, tb_tile_spec_t *s, tb_err_t *err)
+static int s_spec_head(const void *data, size_t bytes, tb_reader_t *r, tb_tile_spec_t *s,
+                       tb_err_t *err)
 {
+    memset(s, 0, sizeof *s);
+    tb_reader_init(r, data, bytes);
     char *header = tb_reader_preamble(r, S_SPEC_MAGIC, S_VERSION, S_MAX_HEADER, "tile spec", err);
     if (!header)
         return -1;
@@ -341,8 +344,7 @@ int tb_tile_spec_decode(const void *data, size_t bytes, tb_tile_spec_owned_t *ou
 {
     memset(out, 0, sizeof *out);
     tb_reader_t r;
-    tb_reader_init(&r, data, bytes);
-    if (s_spec_head(&r, &out->spec, err) != 0)
+    if (s_spec_head(data, bytes, &r, &out->spec, err) != 0)
         return -1;
     size_t n = (size_t)out->spec.geo.w * (size_t)out->spec.geo.h;
     if (tb_reader_left(&r) != n * 13)
@@ -647,8 +649,11 @@ static size_t s_result_body(size_t n, int64_t nc)
 
 /* A result's preamble and header: fills out's id, interior, elevation range, class count and
  * spec_xxh3 (no arrays) and checks that the rest is as long as they make it; r is left there. */
-static int s_result_head(tb_reader_t *r, tb_tile_result_t *out, tb_err_t *err)
+static int s_result_head(const void *data, size_t bytes, tb_reader_t *r, tb_tile_result_t *out,
+                         tb_err_t *err)
 {
+    memset(out, 0, sizeof *out);
+    tb_reader_init(r, data, bytes);
     char *header = tb_reader_preamble(r, S_RESULT_MAGIC, S_RESULT_VERSION, S_MAX_RESULT_HEADER,
                                       "tile result", err);
     if (!header)
@@ -691,10 +696,8 @@ static int s_result_head(tb_reader_t *r, tb_tile_result_t *out, tb_err_t *err)
 
 int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out, tb_err_t *err)
 {
-    memset(out, 0, sizeof *out);
     tb_reader_t r;
-    tb_reader_init(&r, data, bytes);
-    if (s_result_head(&r, out, err) != 0)
+    if (s_result_head(data, bytes, &r, out, err) != 0)
         return -1;
     size_t n = (size_t)out->interior.w * (size_t)out->interior.h;
     if (s_result_alloc(out, n, err) != 0) {
@@ -764,10 +767,8 @@ static int s_spec_interior(const void *spec, size_t n, tb_tile_spec_t *s, tb_fra
                            tb_err_t *err)
 {
     tb_reader_t r;
-    tb_reader_init(&r, spec, n);
-    memset(s, 0, sizeof *s);
     s_frames_t f;
-    if (s_spec_head(&r, s, err) != 0 || s_frames(s, &f, err) != 0)
+    if (s_spec_head(spec, n, &r, s, err) != 0 || s_frames(s, &f, err) != 0)
         return -1;
     *interior = f.interior;
     return 0;
@@ -796,10 +797,8 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
     if (s_spec_interior(spec, n, &s, &in, err) != 0)
         return -1;
     tb_tile_result_t got;
-    memset(&got, 0, sizeof got);
     tb_reader_t r;
-    tb_reader_init(&r, result, bytes);
-    if (s_result_head(&r, &got, err) != 0)
+    if (s_result_head(result, bytes, &r, &got, err) != 0)
         return -1;
     uint64_t want = XXH3_64bits(spec, n);
     char id[TB_TILE_ID_MAX];

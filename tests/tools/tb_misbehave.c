@@ -190,12 +190,55 @@ static void s_say_ready(s_peer_t *p, const char *name)
     p->last_hb_s = tb_now_s();
 }
 
-/* Decides whether a stored result (its raw bytes, entry `name`) is the one to send; prints why. */
-typedef bool (*s_pick_fn)(const char *name, const void *raw, size_t raw_bytes, const void *want);
+/* What a pick looks for: a region result (box set), a tile result (tile set) or a coast result
+ * (neither), and of the same box or tile or another one. */
+typedef struct {
+    const tb_frame_t *box;
+    const tb_tile_id_t *tile;
+    bool same;
+} s_want_t;
 
-/* The first stored result in dir that `take` accepts, as the blob a worker would send (the entry
- * after the store's 20-byte header), or NULL. */
-static void *s_pick(const char *dir, s_pick_fn take, const void *want, size_t *bytes)
+/* Whether a stored result (its raw bytes, entry `name`) is the one wanted; says which it picked. */
+static bool s_take(const char *name, const void *raw, size_t raw_bytes, const s_want_t *w)
+{
+    char what[128];
+    bool same = true;
+    tb_err_t err;
+    if (w->box) {
+        tb_region_result_t r;
+        if (tb_region_result_decode(raw, raw_bytes, &r, &err) != 0)
+            return false;
+        same = r.box.x0 == w->box->x0 && r.box.y0 == w->box->y0 && r.box.w == w->box->w &&
+               r.box.h == w->box->h;
+        snprintf(what, sizeof what, "%d steps, box %lld,%lld %lldx%lld", r.steps,
+                 (long long)r.box.x0, (long long)r.box.y0, (long long)r.box.w, (long long)r.box.h);
+        tb_region_result_free(&r);
+    } else if (w->tile) {
+        tb_tile_result_t t;
+        if (tb_tile_result_decode(raw, raw_bytes, &t, &err) != 0)
+            return false;
+        same = t.id.col == w->tile->col && t.id.row == w->tile->row;
+        char id[TB_TILE_ID_MAX];
+        tb_tile_id_format(t.id, id);
+        snprintf(what, sizeof what, "tile %s", id);
+        tb_tile_result_free(&t);
+    } else {
+        tb_coast_result_t c;
+        if (tb_coast_result_decode(raw, raw_bytes, &c, &err) != 0)
+            return false;
+        snprintf(what, sizeof what, "coast, %lld x %lld", (long long)c.w, (long long)c.h);
+        tb_coast_result_free(&c);
+    }
+    if (same != w->same)
+        return false;
+    printf("picked %s (%s)\n", name, what);
+    return true;
+}
+
+/* The first stored result in dir that is the one wanted, as the blob a worker would send (the
+ * entry after the store's 20-byte header), or NULL. Heartbeats between entries: decoding a store
+ * of tile results takes seconds on a loaded machine, and the lease must not expire meanwhile. */
+static void *s_pick(s_peer_t *p, const char *dir, const s_want_t *want, size_t *bytes)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -203,6 +246,7 @@ static void *s_pick(const char *dir, s_pick_fn take, const void *want, size_t *b
     struct dirent *e;
     void *found = NULL;
     while (!found && (e = readdir(d))) {
+        s_heartbeat(p);
         size_t len = strlen(e->d_name);
         if (len < 5 || strcmp(e->d_name + len - 4, ".tbr") != 0)
             continue;
@@ -216,7 +260,7 @@ static void *s_pick(const char *dir, s_pick_fn take, const void *want, size_t *b
         void *raw;
         size_t raw_bytes;
         if (tb_cache_decode_file(file, n, NULL, (size_t)1 << 34, &raw, &raw_bytes, &err) == 0) {
-            if (take(e->d_name, raw, raw_bytes, want)) {
+            if (s_take(e->d_name, raw, raw_bytes, want)) {
                 *bytes = n - 20;
                 found = malloc(*bytes);
                 memcpy(found, file + 20, *bytes);
@@ -227,57 +271,6 @@ static void *s_pick(const char *dir, s_pick_fn take, const void *want, size_t *b
     }
     closedir(d);
     return found;
-}
-
-/* What a pick looks for: a region box, or a tile id (NULL: a coast result), and whether the same
- * one or another. */
-typedef struct {
-    const tb_frame_t *box;
-    const tb_tile_id_t *tile;
-    bool same;
-} s_want_t;
-
-static bool s_take_region(const char *name, const void *raw, size_t raw_bytes, const void *want)
-{
-    const s_want_t *w = want;
-    tb_region_result_t r;
-    tb_err_t err;
-    if (tb_region_result_decode(raw, raw_bytes, &r, &err) != 0)
-        return false;
-    bool same = r.box.x0 == w->box->x0 && r.box.y0 == w->box->y0 && r.box.w == w->box->w &&
-                r.box.h == w->box->h;
-    if (same == w->same)
-        printf("picked %s (%d steps, box %lld,%lld %lldx%lld)\n", name, r.steps,
-               (long long)r.box.x0, (long long)r.box.y0, (long long)r.box.w, (long long)r.box.h);
-    tb_region_result_free(&r);
-    return same == w->same;
-}
-
-static bool s_take_coast(const char *name, const void *raw, size_t raw_bytes, const void *want)
-{
-    tb_coast_result_t c;
-    tb_err_t err;
-    if (tb_coast_result_decode(raw, raw_bytes, &c, &err) != 0)
-        return false;
-    printf("picked %s (coast, %lld x %lld)\n", name, (long long)c.w, (long long)c.h);
-    tb_coast_result_free(&c);
-    return true;
-}
-
-static bool s_take_tile(const char *name, const void *raw, size_t raw_bytes, const void *want)
-{
-    const s_want_t *w = want;
-    tb_tile_result_t t;
-    tb_err_t err;
-    if (tb_tile_result_decode(raw, raw_bytes, &t, &err) != 0)
-        return false;
-    bool same = t.id.col == w->tile->col && t.id.row == w->tile->row;
-    char id[TB_TILE_ID_MAX];
-    tb_tile_id_format(t.id, id);
-    if (same == w->same)
-        printf("picked %s (tile %s)\n", name, id);
-    tb_tile_result_free(&t);
-    return same == w->same;
 }
 
 /* coast-replay, tile-replay, other-tile: one wrong answer to the first job, then DISCONNECT. */
@@ -300,12 +293,13 @@ static int s_answer_once(s_peer_t *p, const char *attack, const char *name, cons
     size_t blob_bytes = 0;
     tb_err_t err;
     if (coast && strcmp(job.kind, "coast") == 0) {
-        blob = s_pick(from, s_take_coast, NULL, &blob_bytes);
+        s_want_t want = {NULL, NULL, true};
+        blob = s_pick(p, from, &want, &blob_bytes);
     } else if (!coast && strcmp(job.kind, "tile") == 0) {
         tb_tile_spec_owned_t ts;
         if (spec && tb_tile_spec_decode(spec, spec_bytes, &ts, &err) == 0) {
             s_want_t want = {NULL, &ts.spec.id, strcmp(attack, "tile-replay") == 0};
-            blob = s_pick(from, s_take_tile, &want, &blob_bytes);
+            blob = s_pick(p, from, &want, &blob_bytes);
             tb_tile_spec_free(&ts);
         }
     }
@@ -349,7 +343,7 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
             }
             size_t blob_bytes;
             s_want_t want = {&rs.spec.box, NULL, strcmp(attack, "replay") == 0};
-            void *blob = s_pick(from, s_take_region, &want, &blob_bytes);
+            void *blob = s_pick(&p, from, &want, &blob_bytes);
             tb_region_spec_free(&rs);
             free(spec);
             if (!blob) {
