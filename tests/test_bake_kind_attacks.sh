@@ -99,37 +99,36 @@ grep -q 'TB_TEST_UNCHECKED=coast' "$T/co-unchecked.err" || fail "coast control: 
 bad_entry co-unchecked coast || fail "coast control: without the check the store does not hold the wrong entry"
 echo "ok: negative control - without the check the wrong coast result is used and stored"
 
-# 2. Another seed's result of the same tile.
-attacked tr tile-replay "$T/seed8/.cache" "region coast"
-grep -q 'picked .* (tile c00' "$T/tr-attack/client.out" || fail "tile: the attacker did not replay a tile result"
-grep -qE 'rejected the result of tile c00[01]r000 attempt 1 from attacker: tile result answers spec [0-9a-f]+ \(tile c00[01]r000\), not this job' "$T/tr.err" ||
-  fail "tile: the replayed result was not rejected"
-[ "$(tile_files "$T/tr")" = "$(tile_files "$T/ref")" ] || fail "tile: the tile files differ from the reference"
-same_entries tr tile || fail "tile: the store holds a bad tile entry"
-same_height "$T/ref" "$T/tr" "tile"
-echo "ok: another seed's tile result rejected; same tile files, the reference's store entries"
-TB_TEST_UNCHECKED=tile attacked tr-unchecked tile-replay "$T/seed8/.cache" "region coast"
-[ "$(tile_files "$T/tr-unchecked")" != "$(tile_files "$T/ref")" ] ||
-  fail "tile control: without the check the wrong result left the tiles unchanged (the test cannot fail)"
-bad_entry tr-unchecked tile || fail "tile control: without the check the store does not hold the wrong entry"
-echo "ok: negative control - without the check the wrong tile result is written and stored"
+# tile_attack NAME ATTACK FROM SAME WHAT: ATTACK (from the store FROM) on the first tile job: the
+# attacker's result (of the job's own tile when SAME is 1, of the other tile when 0) is rejected, the
+# tile files and the tile store entries are the reference's; then the control without the check.
+tile_attack() {
+  local name=$1 attack=$2 from=$3 same=$4 what=$5 job answered
+  attacked "$name" "$attack" "$from" "region coast"
+  job=$(grep -oE 'dispatch: job [0-9]+ \(tile c[0-9]+r[0-9]+\) attempt 1 to attacker' "$T/$name.err" | grep -oE 'c[0-9]+r[0-9]+' || true)
+  answered=$(grep -oE 'picked .* \(tile c[0-9]+r[0-9]+\)' "$T/$name-attack/client.out" | grep -oE '\(tile c[0-9]+r[0-9]+' | grep -oE 'c[0-9]+r[0-9]+' || true)
+  [ -n "$job" ] && [ -n "$answered" ] || fail "$what: the attacker did not answer a tile job with a tile result"
+  { [ "$same" = 1 ] && [ "$answered" = "$job" ]; } || { [ "$same" = 0 ] && [ "$answered" != "$job" ]; } ||
+    fail "$what: the attacker answered tile $job with tile $answered"
+  grep -qE "rejected the result of tile $job attempt 1 from attacker: tile result answers spec [0-9a-f]+ \\(tile $answered\\), not this job" "$T/$name.err" ||
+    fail "$what: the replayed result was not rejected"
+  [ "$(tile_files "$T/$name")" = "$(tile_files "$T/ref")" ] || fail "$what: the tile files differ from the reference"
+  same_entries "$name" tile || fail "$what: the store holds a bad tile entry"
+  echo "ok: $what rejected; same tile files, the reference's store entries"
+  # (without the check another tile's result fails the bake in the tiles phase, which checks the
+  # tile id of what it writes; the wrong entry is in the store by then)
+  MAY_FAIL=1 TB_TEST_UNCHECKED=tile attacked "$name-unchecked" "$attack" "$from" "region coast"
+  grep -q 'the result is for another tile' "$T/$name-unchecked.err" ||
+    [ "$(tile_files "$T/$name-unchecked")" != "$(tile_files "$T/ref")" ] ||
+    fail "$what control: without the check the wrong result went unnoticed (the test cannot fail)"
+  bad_entry "$name-unchecked" tile || fail "$what control: without the check the store does not hold the wrong entry"
+  echo "ok: negative control - without the check $what is stored"
+}
 
+# 2. Another seed's result of the same tile (same sizes: only the echo tells them apart).
+tile_attack tr tile-replay "$T/seed8/.cache" 1 "another seed's result of the same tile"
 # 3. Another tile's result of the same bake (same sizes: the 10 km planet's two tiles are alike).
-attacked ot other-tile "$T/ref/.cache" "region coast"
-grep -qE 'picked .* \(tile c00[01]r000\)' "$T/ot-attack/client.out" || fail "other-tile: the attacker did not replay a tile result"
-grep -qE 'rejected the result of tile (c000r000 attempt 1 from attacker: tile result answers spec [0-9a-f]+ \(tile c001r000\)|c001r000 attempt 1 from attacker: tile result answers spec [0-9a-f]+ \(tile c000r000\))' "$T/ot.err" ||
-  fail "other-tile: the other tile's result was not rejected"
-[ "$(tile_files "$T/ot")" = "$(tile_files "$T/ref")" ] || fail "other-tile: the tile files differ from the reference"
-same_entries ot tile || fail "other-tile: the store holds a bad tile entry"
-echo "ok: another tile's result rejected; same tile files, the reference's store entries"
-# (without the check the tiles phase meets a result for another tile and fails the bake: the wrong
-# entry is in the store by then)
-MAY_FAIL=1 TB_TEST_UNCHECKED=tile attacked ot-unchecked other-tile "$T/ref/.cache" "region coast"
-grep -q 'the result is for another tile' "$T/ot-unchecked.err" ||
-  [ "$(tile_files "$T/ot-unchecked")" != "$(tile_files "$T/ref")" ] ||
-  fail "other-tile control: without the check the other tile's result went unnoticed (the test cannot fail)"
-bad_entry ot-unchecked tile || fail "other-tile control: without the check the store does not hold the wrong entry"
-echo "ok: negative control - without the check the other tile's result is stored (and fails the bake)"
+tile_attack ot other-tile "$T/ref/.cache" 0 "another tile's result"
 
 # 4. Bad entries already in the store: seed 8's coast result under the coast key, and one tile's
 # result under the other tile's key (the store's 20-byte header is rewritten with the victim's key).
