@@ -421,10 +421,10 @@ size_t tb_coast_result_bound(const void *spec, size_t n)
     tb_reader_t r;
     tb_coast_spec_t s;
     tb_err_t err;
-    if (s_spec_head(spec, n, &r, &s, &err) != 0)
-        return 0;
-    /* What tb_coast_result_encode writes: the head, then 10 bytes a cell. */
-    return S_RESULT_HEAD_BYTES + 10 * (size_t)s.w * (size_t)s.h;
+    /* What tb_coast_result_encode writes: the head, then 10 bytes a cell (0: not a coast spec). */
+    return s_spec_head(spec, n, &r, &s, &err) == 0
+               ? S_RESULT_HEAD_BYTES + 10 * (size_t)s.w * (size_t)s.h
+               : 0;
 }
 
 /* A result answers a spec when it echoes the spec's hash (which covers the planet, its heights,
