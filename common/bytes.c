@@ -189,3 +189,41 @@ uint64_t tb_reader_varint(tb_reader_t *r)
     r->failed = true;
     return 0;
 }
+
+int tb_reader_magic(tb_reader_t *r, uint32_t magic, uint32_t version, const char *what,
+                    tb_err_t *err)
+{
+    uint32_t m = tb_reader_u32(r), v = tb_reader_u32(r);
+    if (r->failed || m != magic) {
+        r->failed = true;
+        return tb_err_set(err, TB_E_FORMAT, "%s: not a %s (bad magic)", what, what);
+    }
+    if (v != version) {
+        r->failed = true;
+        return tb_err_set(err, TB_E_FORMAT, "%s: version %u, this build reads %u", what, v,
+                          version);
+    }
+    return 0;
+}
+
+char *tb_reader_preamble(tb_reader_t *r, uint32_t magic, uint32_t version, uint32_t max_bytes,
+                         const char *what, tb_err_t *err)
+{
+    if (tb_reader_magic(r, magic, version, what, err) != 0)
+        return NULL;
+    uint32_t n = tb_reader_u32(r);
+    if (r->failed || n > max_bytes || n > tb_reader_left(r)) {
+        tb_err_set(err, TB_E_FORMAT, "%s: header of %u bytes, %zu left", what, n,
+                   tb_reader_left(r));
+        r->failed = true;
+        return NULL;
+    }
+    char *text = tb_malloc((size_t)n + 1, what, err);
+    if (!text) {
+        r->failed = true;
+        return NULL;
+    }
+    tb_reader_get(r, text, n);
+    text[n] = '\0';
+    return text;
+}

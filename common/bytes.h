@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/error.h"
+
 typedef struct {
     uint8_t *data;
     size_t len, cap;
@@ -57,5 +59,19 @@ uint64_t tb_reader_u64(tb_reader_t *r);
 int64_t tb_reader_i64(tb_reader_t *r);
 double tb_reader_f64(tb_reader_t *r);
 uint64_t tb_reader_varint(tb_reader_t *r);
+
+/* Reads u32 magic | u32 version; 0 when they are the ones given, or -1 with *err set (TB_E_FORMAT
+ * "WHAT: not a WHAT (bad magic)" or "WHAT: version V, this build reads W") and the reader failed.
+ */
+int tb_reader_magic(tb_reader_t *r, uint32_t magic, uint32_t version, const char *what,
+                    tb_err_t *err);
+
+/* The preamble the job codecs share (docs/distribution.md, "Verifying results"): u32 magic | u32
+ * version | u32 text bytes | text. Reads it and returns the text NUL-terminated (the caller frees
+ * it), or NULL with *err set: TB_E_FORMAT "WHAT: not a WHAT (bad magic)", "WHAT: version V, this
+ * build reads W", "WHAT: header of N bytes, M left" (over max_bytes or past the end), or
+ * TB_E_NOMEM. Never reads past the end; allocates at most max_bytes + 1. */
+char *tb_reader_preamble(tb_reader_t *r, uint32_t magic, uint32_t version, uint32_t max_bytes,
+                         const char *what, tb_err_t *err);
 
 #endif

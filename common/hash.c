@@ -73,3 +73,30 @@ uint64_t tb_xxh3(const void *data, size_t bytes)
 {
     return XXH3_64bits(data, bytes);
 }
+
+void tb_hash_hex(uint64_t h, char out[17])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int k = 15; k >= 0; k--, h >>= 4)
+        out[k] = digits[h & 15];
+    out[16] = '\0';
+}
+
+int tb_hash_from_hex(const char *text, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 16; k++) {
+        char c = text ? text[k] : '\0';
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    if (text[16] != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}

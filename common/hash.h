@@ -66,4 +66,10 @@ static inline double tb_hash_unit(uint64_t h)
 /* XXH3-64 of a byte buffer (checksums of blobs and outputs). */
 uint64_t tb_xxh3(const void *data, size_t bytes);
 
+/* A 64-bit hash as the 16 lower-case hex digits results echo it in (docs/distribution.md,
+ * "Verifying results"), NUL-terminated. */
+void tb_hash_hex(uint64_t h, char out[17]);
+/* Parses exactly 16 hex digits (nothing before or after); returns 0, or -1 for anything else. */
+int tb_hash_from_hex(const char *text, uint64_t *out);
+
 #endif

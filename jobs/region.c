@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "common/bytes.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "jobs/geology/geology.h"
 #include "jobs/stats/stats.h"
@@ -149,20 +150,10 @@ int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t
     memset(out, 0, sizeof *out);
     tb_reader_t r;
     tb_reader_init(&r, data, bytes);
-    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
-    if (r.failed || magic != S_SPEC_MAGIC)
-        return tb_err_set(err, TB_E_FORMAT, "region spec: not a region spec (bad magic)");
-    if (version != S_VERSION)
-        return tb_err_set(err, TB_E_FORMAT, "region spec: version %u, this build reads %u", version,
-                          S_VERSION);
-    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
-        return tb_err_set(err, TB_E_FORMAT, "region spec: header of %u bytes, %zu left", hlen,
-                          tb_reader_left(&r));
-    char *header = malloc((size_t)hlen + 1);
+    char *header =
+        tb_reader_preamble(&r, S_SPEC_MAGIC, S_VERSION, S_MAX_HEADER, "region spec", err);
     if (!header)
-        return tb_err_set(err, TB_E_NOMEM, "region spec: out of memory");
-    tb_reader_get(&r, header, hlen);
-    header[hlen] = '\0';
+        return -1;
     cJSON *root = cJSON_Parse(header);
     free(header);
     int rc = -1;
@@ -454,7 +445,7 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
     cJSON_AddItemToObject(root, "box", cJSON_CreateDoubleArray(box, 7));
     cJSON_AddNumberToObject(root, "steps", r->steps);
     char spec_hex[17];
-    snprintf(spec_hex, sizeof spec_hex, "%016llx", (unsigned long long)r->spec_xxh3);
+    tb_hash_hex(r->spec_xxh3, spec_hex);
     cJSON_AddStringToObject(root, "spec_xxh3", spec_hex);
     char *header = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
@@ -496,30 +487,18 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
     memset(out, 0, sizeof *out);
     tb_reader_t r;
     tb_reader_init(&r, data, bytes);
-    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
-    if (r.failed || magic != S_RESULT_MAGIC || version != S_RESULT_VERSION)
-        return tb_err_set(err, TB_E_FORMAT, "region result: bad magic or version %u", version);
-    if (hlen > S_MAX_RESULT_HEADER || hlen > tb_reader_left(&r))
-        return tb_err_set(err, TB_E_FORMAT, "region result: header of %u bytes, %zu left", hlen,
-                          tb_reader_left(&r));
-    char *header = malloc((size_t)hlen + 1);
+    char *header = tb_reader_preamble(&r, S_RESULT_MAGIC, S_RESULT_VERSION, S_MAX_RESULT_HEADER,
+                                      "region result", err);
     if (!header)
-        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory");
-    tb_reader_get(&r, header, hlen);
-    header[hlen] = '\0';
+        return -1;
     cJSON *root = cJSON_Parse(header);
     free(header);
     const cJSON *jbox = cJSON_GetObjectItemCaseSensitive(root, "box");
     const cJSON *jspec = cJSON_GetObjectItemCaseSensitive(root, "spec_xxh3");
     int64_t steps, box[6];
-    char *hex_end = NULL;
     int bad = !cJSON_IsArray(jbox) || cJSON_GetArraySize(jbox) != 7 ||
               s_json_int(cJSON_GetObjectItemCaseSensitive(root, "steps"), 1, 1e7, &steps) ||
-              !cJSON_IsString(jspec) || strlen(jspec->valuestring) != 16;
-    if (!bad) {
-        out->spec_xxh3 = strtoull(jspec->valuestring, &hex_end, 16);
-        bad = *hex_end != '\0' || jspec->valuestring[0] == '-' || jspec->valuestring[0] == '+';
-    }
+              !cJSON_IsString(jspec) || tb_hash_from_hex(jspec->valuestring, &out->spec_xxh3) != 0;
     for (int i = 0; !bad && i < 6; i++)
         bad = s_json_int(cJSON_GetArrayItem(jbox, i), -1e12, 1e12, &box[i]);
     const cJSON *cell = bad ? NULL : cJSON_GetArrayItem(jbox, 6);

@@ -12,12 +12,14 @@
 #include <string.h>
 
 #include "common/edt.h"
+#include "common/hash.h"
 #include "coordinator/maps/coast_maps.h"
 #include "coordinator/bake/planet_input.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
 #include "jobs/coast/coast.h"
 #include "jobs/coast/methods.h"
+#include "jobs/job.h"
 
 #define CELL_M 8.0
 
@@ -740,12 +742,28 @@ START_TEST(test_spec_round_trips_and_runs_as_a_job)
     ck_assert(tb_coast_solve(&dec.spec, 1, NULL, NULL, &direct, &err) == 0);
     void *direct_bytes;
     size_t direct_n;
+    direct.spec_xxh3 = tb_xxh3(bytes, n); /* the job echoes its spec's hash */
     ck_assert(tb_coast_result_encode(&direct, &direct_bytes, &direct_n, &err) == 0);
     tb_pool_t *pool = tb_pool_new(1, &err);
     tb_job_ctx_t ctx = {1, pool, NULL, NULL};
     tb_job_output_t out;
     ck_assert_msg(tb_job_run("coast", bytes, n, &ctx, &out, &err) == 0, "%s", err.msg);
     ck_assert(out.bytes == direct_n && memcmp(out.data, direct_bytes, direct_n) == 0);
+    /* the kind's check (docs/distribution.md, "Verifying results"): the result answers its spec,
+     * within the spec's exact bound; not a spec that differs in one mouth's volume */
+    const tb_job_kind_t *kind = tb_job_find("coast");
+    ck_assert_uint_eq(tb_job_result_bound(kind, bytes, n), out.bytes);
+    ck_assert_msg(tb_job_check_result(kind, bytes, n, out.data, out.bytes, &err) == 0, "%s",
+                  err.msg);
+    void *other;
+    size_t on;
+    dec.mouths[0].eroded_m3 += 1;
+    ck_assert(tb_coast_spec_encode(&dec.spec, &other, &on, &err) == 0);
+    dec.mouths[0].eroded_m3 -= 1;
+    ck_assert_int_eq(tb_job_check_result(kind, other, on, out.data, out.bytes, &err), -1);
+    ck_assert_msg(strstr(err.msg, "coast result answers spec") != NULL, "%s", err.msg);
+    free(other);
+    ck_assert_int_eq(tb_job_check_result(kind, bytes, n, out.data, out.bytes - 1, &err), -1);
     tb_coast_result_t back;
     ck_assert(tb_coast_result_decode(out.data, out.bytes, &back, &err) == 0);
     ck_assert(memcmp(back.height_m, direct.height_m, sizeof(float) * (size_t)(pl.w * pl.h)) == 0);

@@ -506,9 +506,46 @@ START_TEST(test_tile_spec_round_trips_and_runs_as_a_job)
     ck_assert_int_eq(tb_tile_compute(&spec.spec, NULL, &r, &err), 0);
     void *enc;
     size_t ne;
+    r.spec_xxh3 = tb_xxh3(bytes, n); /* the job echoes its spec's hash */
     ck_assert_int_eq(tb_tile_result_encode(&r, &enc, &ne, &err), 0);
     ck_assert_uint_eq(ne, out.bytes);
     ck_assert_mem_eq(enc, out.data, ne);
+    /* the kind's check (docs/distribution.md, "Verifying results"): the result answers its spec,
+     * within the spec's bound; not another seed's spec of the same tile, nor another tile's */
+    const tb_job_kind_t *kind = tb_job_find("tile");
+    size_t bound = tb_job_result_bound(kind, bytes, n);
+    ck_assert_uint_ge(bound, out.bytes);
+    ck_assert_uint_le(bound, out.bytes + (64u << 10));
+    ck_assert_msg(tb_job_check_result(kind, bytes, n, out.data, out.bytes, &err) == 0, "%s",
+                  err.msg);
+    tb_tile_spec_owned_t other;
+    void *obytes;
+    size_t on;
+    ck_assert_int_eq(
+        tb_tile_spec_cut(&syn.planet, id, 6, &p, -512, 1536, S_CLASSES, 2, &other, &err), 0);
+    ck_assert_int_eq(tb_tile_spec_encode(&other.spec, &obytes, &on, &err), 0);
+    ck_assert_int_eq(tb_job_check_result(kind, obytes, on, out.data, out.bytes, &err), -1);
+    ck_assert_msg(strstr(err.msg, "tile result answers spec") != NULL, "%s", err.msg);
+    free(obytes);
+    tb_tile_spec_free(&other);
+    tb_tile_id_t id2 = {id.col - 1, id.row};
+    ck_assert_int_eq(
+        tb_tile_spec_cut(&syn.planet, id2, 5, &p, -512, 1536, S_CLASSES, 2, &other, &err), 0);
+    ck_assert_int_eq(tb_tile_spec_encode(&other.spec, &obytes, &on, &err), 0);
+    ck_assert_int_eq(tb_job_check_result(kind, obytes, on, out.data, out.bytes, &err), -1);
+    /* a result that echoes the hash but is for another tile is refused too */
+    tb_tile_result_t moved = r;
+    moved.spec_xxh3 = tb_xxh3(obytes, on);
+    void *menc;
+    size_t mn;
+    ck_assert_int_eq(tb_tile_result_encode(&moved, &menc, &mn, &err), 0);
+    ck_assert_int_eq(tb_job_check_result(kind, obytes, on, menc, mn, &err), -1);
+    ck_assert_msg(strstr(err.msg, "is not what its spec asks for") != NULL, "%s", err.msg);
+    free(menc);
+    free(obytes);
+    tb_tile_spec_free(&other);
+    /* a result one byte short or long is refused */
+    ck_assert_int_eq(tb_job_check_result(kind, bytes, n, out.data, out.bytes - 1, &err), -1);
     ck_assert_int_eq(tb_tile_result_decode(out.data, out.bytes, &dec, &err), 0);
     ck_assert(s_result_equal(&r, &dec));
     ck_assert_int_eq(dec.interior.w, 200);

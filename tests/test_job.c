@@ -7,6 +7,8 @@
 
 #include <xxhash.h>
 
+#include "common/bytes.h"
+#include "common/hash.h"
 #include "jobs/checksum_grind.h"
 #include "jobs/job.h"
 #include "jobs/region.h"
@@ -196,6 +198,62 @@ static bool s_on_progress(void *user, double fraction, const char *note)
     return p->cancel_after && p->calls >= p->cancel_after;
 }
 
+/* The preamble reader the job codecs share (common/bytes.h): the header back on good bytes, one
+ * clear error and a failed reader on bad ones, never a read past the end. */
+START_TEST(test_preamble_reader_is_bounded)
+{
+    tb_bytes_t w;
+    tb_bytes_init(&w);
+    tb_bytes_put_u32(&w, 0x31424254u);
+    tb_bytes_put_u32(&w, 2);
+    tb_bytes_put_u32(&w, 5);
+    tb_bytes_put(&w, "{\"a\"}x", 6); /* a 5-byte header, then one byte of body */
+    size_t n;
+    uint8_t *b = tb_bytes_take(&w, &n);
+    tb_reader_t r;
+    tb_err_t err;
+    tb_reader_init(&r, b, n);
+    char *text = tb_reader_preamble(&r, 0x31424254u, 2, 16, "test thing", &err);
+    ck_assert_str_eq(text, "{\"a\"}");
+    ck_assert_uint_eq(tb_reader_left(&r), 1);
+    free(text);
+    tb_reader_init(&r, b, n);
+    ck_assert_ptr_null(tb_reader_preamble(&r, 0x32424254u, 2, 16, "test thing", &err));
+    ck_assert_str_eq(err.msg, "test thing: not a test thing (bad magic)");
+    ck_assert(r.failed);
+    tb_reader_init(&r, b, n);
+    ck_assert_ptr_null(tb_reader_preamble(&r, 0x31424254u, 3, 16, "test thing", &err));
+    ck_assert_str_eq(err.msg, "test thing: version 2, this build reads 3");
+    tb_reader_init(&r, b, n);
+    ck_assert_ptr_null(tb_reader_preamble(&r, 0x31424254u, 2, 4, "test thing", &err));
+    ck_assert_str_eq(err.msg, "test thing: header of 5 bytes, 6 left");
+    /* every truncation before the end of the header fails, and reading on gives zeros */
+    for (size_t cut = 0; cut < 17; cut++) {
+        tb_reader_init(&r, b, cut);
+        ck_assert_ptr_null(tb_reader_preamble(&r, 0x31424254u, 2, 16, "test thing", &err));
+        ck_assert(r.failed);
+        ck_assert_uint_eq(tb_reader_u32(&r), 0);
+    }
+    free(b);
+    /* the echoed hashes: 16 hex digits exactly */
+    char hex[17];
+    uint64_t h;
+    tb_hash_hex(0x0123456789abcdefull, hex);
+    ck_assert_str_eq(hex, "0123456789abcdef");
+    ck_assert_int_eq(tb_hash_from_hex(hex, &h), 0);
+    ck_assert(h == 0x0123456789abcdefull);
+    ck_assert_int_eq(tb_hash_from_hex("0123456789ABCDEF", &h), 0);
+    const char *bad[] = {"",
+                         "0123456789abcde",
+                         "0123456789abcdef0",
+                         "+123456789abcdef",
+                         "0123456789abcdeg",
+                         " 123456789abcdef"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        ck_assert_int_eq(tb_hash_from_hex(bad[k], &h), -1);
+}
+END_TEST
+
 START_TEST(test_progress_and_cancel)
 {
     tb_grind_spec_t spec = s_spec(3, 1 << 18, 0);
@@ -226,6 +284,7 @@ Suite *job_suite(void)
     tcase_add_test(tc, test_results_are_checked_against_their_spec);
     tcase_add_test(tc, test_spec_decoding_refuses_bad_specs);
     tcase_add_test(tc, test_progress_and_cancel);
+    tcase_add_test(tc, test_preamble_reader_is_bounded);
     suite_add_tcase(s, tc);
     return s;
 }

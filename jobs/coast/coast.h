@@ -172,6 +172,7 @@ typedef struct {
 
 /* A coast job's result; arrays owned. */
 typedef struct {
+    uint64_t spec_xxh3; /* XXH3-64 of the spec bytes this result answers (set by the job kind) */
     int64_t w, h;
     float *height_m;
     float *moved_m;
@@ -199,7 +200,12 @@ void tb_coast_result_free(tb_coast_result_t *r);
 /* The most river mouths in a spec. */
 #define TB_COAST_MAX_MOUTHS ((int64_t)1 << 24)
 
-/* The job kind "coast" (jobs/job.h). */
+/* The most bytes the result of these spec bytes can take (0 when they are not a coast spec): the
+ * kind's result_bound (docs/distribution.md, "Verifying results"). Reads the spec's header only. */
+size_t tb_coast_result_bound(const void *spec, size_t spec_bytes);
+
+/* The job kind "coast" (jobs/job.h): its result echoes the XXH3-64 of its spec (spec_xxh3), and its
+ * check_result compares that and the planet's size with the spec. */
 extern const tb_job_kind_t tb_job_kind_coast;
 
 #endif

@@ -2,8 +2,9 @@
  * result bytes (jobs/job.h, docs/coast.md "The job"). Wire format (little-endian):
  *   spec:   "TBCS" u32 version | u32 header bytes | header JSON | height f32 (w h) | classes u8 (w
  * h) | u64 mouths | per mouth: i64 x, i64 y, f64 eroded m3 (sorted by y then x, one per cell)
- *   result: "TBCR" u32 version | i64 w | i64 h | statistics (fixed list of i64 and f64) |
- *           height f32 | moved f32 | exposure u16
+ *   result: "TBCR" u32 version (2) | u64 spec_xxh3 (the XXH3-64 of the spec bytes it answers) |
+ *           i64 w | i64 h | statistics (fixed list of i64 and f64) | height f32 | moved f32 |
+ *           exposure u16
  * The header JSON ({"planet": [w, h, cell_m], "coast": {...}, "classes": [...]}) is printed by
  * cJSON from objects built in a fixed order, so equal specs are equal bytes. The dispatch
  * compresses and checksums both as blobs (common/blob.h). Typical sizes: 5 bytes a cell of spec, 10
@@ -12,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "common/bytes.h"
 #include "jobs/coast/coast.h"
@@ -19,6 +21,8 @@
 #define S_SPEC_MAGIC 0x53434254u   /* "TBCS" */
 #define S_RESULT_MAGIC 0x52434254u /* "TBCR" */
 #define S_VERSION 1u
+/* version 2 echoes the spec's hash (docs/distribution.md, "Verifying results") */
+#define S_RESULT_VERSION 2u
 #define S_MAX_HEADER (1u << 20)
 
 void tb_coast_classes_from_legend(const tb_legend_t *legend, tb_coast_classes_t *out)
@@ -163,34 +167,31 @@ static int s_decode_header(const cJSON *root, tb_coast_spec_t *s, tb_err_t *err)
     return 0;
 }
 
+/* A spec's preamble and header: fills *s but its arrays and leaves r at them. */
+static int s_spec_head(const void *data, size_t bytes, tb_reader_t *r, tb_coast_spec_t *s,
+                       tb_err_t *err)
+{
+    memset(s, 0, sizeof *s);
+    tb_reader_init(r, data, bytes);
+    char *header = tb_reader_preamble(r, S_SPEC_MAGIC, S_VERSION, S_MAX_HEADER, "coast spec", err);
+    if (!header)
+        return -1;
+    cJSON *root = cJSON_Parse(header);
+    free(header);
+    int rc = cJSON_IsObject(root)
+                 ? s_decode_header(root, s, err)
+                 : tb_err_set(err, TB_E_FORMAT, "coast spec: header is not a JSON object");
+    cJSON_Delete(root);
+    return rc;
+}
+
 int tb_coast_spec_decode(const void *data, size_t bytes, tb_coast_spec_owned_t *out, tb_err_t *err)
 {
     memset(out, 0, sizeof *out);
     tb_reader_t r;
-    tb_reader_init(&r, data, bytes);
-    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
-    if (r.failed || magic != S_SPEC_MAGIC)
-        return tb_err_set(err, TB_E_FORMAT, "coast spec: not a coast spec (bad magic)");
-    if (version != S_VERSION)
-        return tb_err_set(err, TB_E_FORMAT, "coast spec: version %u, this build reads %u", version,
-                          S_VERSION);
-    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
-        return tb_err_set(err, TB_E_FORMAT, "coast spec: header of %u bytes, %zu left", hlen,
-                          tb_reader_left(&r));
-    char *header = tb_malloc((size_t)hlen + 1, "coast spec header", err);
-    if (!header)
-        return -1;
-    tb_reader_get(&r, header, hlen);
-    header[hlen] = '\0';
-    cJSON *root = cJSON_Parse(header);
-    free(header);
     int rc = -1;
     tb_coast_spec_t *s = &out->spec;
-    if (!cJSON_IsObject(root)) {
-        tb_err_set(err, TB_E_FORMAT, "coast spec: header is not a JSON object");
-        goto done;
-    }
-    if (s_decode_header(root, s, err) != 0)
+    if (s_spec_head(data, bytes, &r, s, err) != 0)
         goto done;
     size_t cells = (size_t)s->w * (size_t)s->h;
     if (tb_reader_left(&r) < cells * 5 + 8) {
@@ -242,7 +243,6 @@ int tb_coast_spec_decode(const void *data, size_t bytes, tb_coast_spec_owned_t *
     s->n_mouths = (size_t)n;
     rc = 0;
 done:
-    cJSON_Delete(root);
     if (rc != 0)
         tb_coast_spec_free(out);
     return rc;
@@ -311,7 +311,8 @@ int tb_coast_result_encode(const tb_coast_result_t *r, void **out, size_t *bytes
     tb_bytes_t b;
     tb_bytes_init(&b);
     tb_bytes_put_u32(&b, S_RESULT_MAGIC);
-    tb_bytes_put_u32(&b, S_VERSION);
+    tb_bytes_put_u32(&b, S_RESULT_VERSION);
+    tb_bytes_put_u64(&b, r->spec_xxh3);
     tb_bytes_put_i64(&b, r->w);
     tb_bytes_put_i64(&b, r->h);
 #define S_PUT_I(f) tb_bytes_put_i64(&b, r->stats.f);
@@ -329,27 +330,42 @@ int tb_coast_result_encode(const tb_coast_result_t *r, void **out, size_t *bytes
     return 0;
 }
 
-int tb_coast_result_decode(const void *data, size_t bytes, tb_coast_result_t *out, tb_err_t *err)
+/* The bytes of a result before its maps: magic, version, spec hash, w, h, the statistics. */
+#define S_COUNT(f) +1
+#define S_RESULT_HEAD_BYTES ((size_t)8 * (4 + S_STAT_INTS(S_COUNT) S_STAT_DOUBLES(S_COUNT)))
+
+/* A result's head: fills out's spec_xxh3, size and statistics (no maps) and checks that the rest
+ * is as long as the size makes it; r is left at the maps. */
+static int s_result_head(const void *data, size_t bytes, tb_reader_t *r, tb_coast_result_t *out,
+                         tb_err_t *err)
 {
     memset(out, 0, sizeof *out);
-    tb_reader_t r;
-    tb_reader_init(&r, data, bytes);
-    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r);
-    out->w = tb_reader_i64(&r);
-    out->h = tb_reader_i64(&r);
-    if (r.failed || magic != S_RESULT_MAGIC || version != S_VERSION)
-        return tb_err_set(err, TB_E_FORMAT, "coast result: bad magic or version %u", version);
-    if (out->w < 3 || out->h < 1 || out->h > TB_COAST_MAX_CELLS / out->w)
+    tb_reader_init(r, data, bytes);
+    if (tb_reader_magic(r, S_RESULT_MAGIC, S_RESULT_VERSION, "coast result", err) != 0)
+        return -1;
+    out->spec_xxh3 = tb_reader_u64(r);
+    out->w = tb_reader_i64(r);
+    out->h = tb_reader_i64(r);
+    if (r->failed || out->w < 3 || out->h < 1 || out->h > TB_COAST_MAX_CELLS / out->w)
         return tb_err_set(err, TB_E_FORMAT, "coast result: a planet of %lld x %lld cells",
                           (long long)out->w, (long long)out->h);
-#define S_GET_I(f) out->stats.f = tb_reader_i64(&r);
-#define S_GET_D(f) out->stats.f = tb_reader_f64(&r);
+#define S_GET_I(f) out->stats.f = tb_reader_i64(r);
+#define S_GET_D(f) out->stats.f = tb_reader_f64(r);
     S_STAT_INTS(S_GET_I)
     S_STAT_DOUBLES(S_GET_D)
     size_t cells = (size_t)out->w * (size_t)out->h;
-    if (r.failed || tb_reader_left(&r) != cells * 10)
+    if (r->failed || tb_reader_left(r) != cells * 10)
         return tb_err_set(err, TB_E_FORMAT, "coast result: %zu bytes for %zu cells (expected %zu)",
-                          tb_reader_left(&r), cells, cells * 10);
+                          tb_reader_left(r), cells, cells * 10);
+    return 0;
+}
+
+int tb_coast_result_decode(const void *data, size_t bytes, tb_coast_result_t *out, tb_err_t *err)
+{
+    tb_reader_t r;
+    if (s_result_head(data, bytes, &r, out, err) != 0)
+        return -1;
+    size_t cells = (size_t)out->w * (size_t)out->h;
     out->height_m = tb_malloc(cells * sizeof(float), "coast result heights", err);
     out->moved_m =
         out->height_m ? tb_malloc(cells * sizeof(float), "coast result moved", err) : NULL;
@@ -394,9 +410,43 @@ static int s_job_run(const void *spec_bytes, size_t n, tb_job_ctx_t *ctx, tb_job
     tb_coast_spec_free(&spec);
     if (rc != 0)
         return -1;
+    result.spec_xxh3 = XXH3_64bits(spec_bytes, n);
     rc = tb_coast_result_encode(&result, &out->data, &out->bytes, err);
     tb_coast_result_free(&result);
     return rc;
+}
+
+size_t tb_coast_result_bound(const void *spec, size_t n)
+{
+    tb_reader_t r;
+    tb_coast_spec_t s;
+    tb_err_t err;
+    /* What tb_coast_result_encode writes: the head, then 10 bytes a cell (0: not a coast spec). */
+    return s_spec_head(spec, n, &r, &s, &err) == 0
+               ? S_RESULT_HEAD_BYTES + 10 * (size_t)s.w * (size_t)s.h
+               : 0;
+}
+
+/* A result answers a spec when it echoes the spec's hash (which covers the planet, its heights,
+ * classes and mouths and the coast parameters) and its planet is the spec's size
+ * (docs/distribution.md, "Verifying results"). Reads the heads only. */
+static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
+{
+    tb_reader_t r;
+    tb_coast_spec_t s;
+    tb_coast_result_t got;
+    if (s_spec_head(spec, n, &r, &s, err) != 0 || s_result_head(result, bytes, &r, &got, err) != 0)
+        return -1;
+    uint64_t want = XXH3_64bits(spec, n);
+    if (got.spec_xxh3 != want)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "coast result answers spec %016llx, not this job's %016llx",
+                          (unsigned long long)got.spec_xxh3, (unsigned long long)want);
+    if (got.w != s.w || got.h != s.h)
+        return tb_err_set(err, TB_E_FORMAT,
+                          "coast result: a %lld x %lld planet, its spec's is %lld x %lld",
+                          (long long)got.w, (long long)got.h, (long long)s.w, (long long)s.h);
+    return 0;
 }
 
 /* Limits from the largest planet a coast job takes (TB_COAST_MAX_CELLS): 5 bytes a cell of spec
@@ -407,4 +457,6 @@ const tb_job_kind_t tb_job_kind_coast = {
     .max_spec_bytes = (size_t)5 * ((size_t)1 << 31) + 24 * ((size_t)1 << 24) + ((size_t)1 << 21),
     .max_result_bytes = (size_t)10 * ((size_t)1 << 31) + 4096,
     .summary = "the coastal pass over the whole planet: shelf, exposure, surf, sediment",
+    .result_bound = tb_coast_result_bound,
+    .check_result = s_job_check,
 };

@@ -1,96 +1,17 @@
 /* The synthetic planet; see synthetic.h. */
 #include "jobs/detail/synthetic.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/hash.h"
 #include "common/noise.h"
+#include "jobs/stats/synthetic.h"
 #include "jobs/uplift/fbm_window.h"
 
 static const float *s_sort_h;
-
-typedef struct {
-    float h;
-    uint32_t i;
-} s_key_t;
-
-/* Lower first; ties by index, so the order is total and the result deterministic. */
-static inline int s_less(s_key_t a, s_key_t b)
-{
-    return a.h < b.h || (a.h == b.h && a.i < b.i);
-}
-
-static void s_push(s_key_t *heap, size_t *n, s_key_t k)
-{
-    size_t c = (*n)++;
-    while (c > 0 && s_less(k, heap[(c - 1) / 2])) {
-        heap[c] = heap[(c - 1) / 2];
-        c = (c - 1) / 2;
-    }
-    heap[c] = k;
-}
-
-static s_key_t s_pop(s_key_t *heap, size_t *n)
-{
-    s_key_t top = heap[0], last = heap[--*n];
-    size_t c = 0;
-    for (;;) {
-        size_t l = 2 * c + 1;
-        if (l >= *n)
-            break;
-        if (l + 1 < *n && s_less(heap[l + 1], heap[l]))
-            l++;
-        if (!s_less(heap[l], last))
-            break;
-        heap[c] = heap[l];
-        c = l;
-    }
-    heap[c] = last;
-    return top;
-}
-
-/* Priority-flood from the sea and the planet's first and last rows (Barnes, Lehman and Mulla
- * 2014, with an epsilon: a filled cell rises one float step above the cell that reached it), so
- * every land cell drains, as on a solved planet. */
-static int s_fill(float *h, int64_t w, int64_t hgt, tb_err_t *err)
-{
-    size_t n = (size_t)w * (size_t)hgt, nheap = 0;
-    uint8_t *seen = calloc(n, 1);
-    s_key_t *heap = malloc(n * sizeof *heap);
-    if (!seen || !heap) {
-        free(seen);
-        free(heap);
-        return tb_err_set(err, TB_E_NOMEM, "synthetic planet: out of memory");
-    }
-    for (size_t at = 0; at < n; at++) {
-        int64_t j = (int64_t)(at / (size_t)w);
-        if (h[at] < 0 || j == 0 || j == hgt - 1) {
-            seen[at] = 1;
-            s_push(heap, &nheap, (s_key_t){h[at], (uint32_t)at});
-        }
-    }
-    while (nheap > 0) {
-        s_key_t c = s_pop(heap, &nheap);
-        int64_t i = (int64_t)(c.i % (size_t)w), j = (int64_t)(c.i / (size_t)w);
-        for (int k = 0; k < 8; k++) {
-            int64_t y = j + tb_nb_dy[k];
-            if (y < 0 || y >= hgt)
-                continue;
-            size_t nat = tb_idx(w, tb_wrap(i + tb_nb_dx[k], w), y);
-            if (seen[nat])
-                continue;
-            seen[nat] = 1;
-            if (h[nat] <= c.h)
-                h[nat] = nextafterf(c.h, INFINITY);
-            s_push(heap, &nheap, (s_key_t){h[nat], (uint32_t)nat});
-        }
-    }
-    free(seen);
-    free(heap);
-    return 0;
-}
 
 static int s_cmp_desc(const void *a, const void *b)
 {
@@ -154,7 +75,8 @@ int tb_detail_synthetic_make(tb_detail_synthetic_t *out, int64_t geo_w, int64_t 
             order[at] = at;
         }
     tb_fbm_window_free(&fw);
-    if (s_fill(out->height_m, geo_w, geo_h, err) != 0) {
+    /* the sea is below 0 m (a cell at exactly 0 is land) */
+    if (tb_synth_fill(out->height_m, geo_w, geo_h, true, -FLT_TRUE_MIN, NULL, err) != 0) {
         free(order);
         tb_detail_synthetic_free(out);
         return -1;

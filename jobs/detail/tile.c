@@ -1,9 +1,12 @@
 /* The tile job; see tile.h. Wire format (little-endian):
  *   spec:   "TBTS" u32 version | u32 header bytes | header JSON | height f32 | area f32 | rock f32
- * | class u8 (each geo.w x geo.h) result: "TBTR" u32 version | u32 header bytes | header JSON |
- * height f32 | height u16 | flow u8 | wear u8 | deposit u8 | splat 4 x u8 (each interior w x h) |
- * budget 6 x i64 | stats 5 x i64 | slope histogram n_classes x 90 x i64 Headers are printed by
- * cJSON from objects built in a fixed order, so equal specs are equal bytes. */
+ *           | class u8 (each geo.w x geo.h)
+ *   result: "TBTR" u32 version (2) | u32 header bytes | header JSON (id, interior, elevation_m,
+ *           classes, spec_xxh3: the XXH3-64 of the spec bytes it answers, 16 hex digits) |
+ *           height f32 | height u16 | flow u8 | wear u8 | deposit u8 | splat 4 x u8 (each
+ *           interior w x h) | budget 6 x i64 | stats 5 x i64 | slope histogram n_classes x 90 x i64
+ * Headers are printed by cJSON from objects built in a fixed order, so equal specs are equal
+ * bytes. */
 #include "jobs/detail/tile.h"
 
 #include <cJSON.h>
@@ -13,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <xxhash.h>
 
 #include "common/bytes.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "jobs/detail/relief_fbm.h"
 #include "jobs/detail/resample_catmull_rom.h"
@@ -24,7 +29,11 @@
 #define S_SPEC_MAGIC 0x53544254u   /* "TBTS" */
 #define S_RESULT_MAGIC 0x52544254u /* "TBTR" */
 #define S_VERSION 1u
+/* version 2 echoes the spec's hash (docs/distribution.md, "Verifying results") */
+#define S_RESULT_VERSION 2u
 #define S_MAX_HEADER (1u << 20)
+/* The largest result header tb_tile_result_bound allows for (the encoder's is a few hundred). */
+#define S_MAX_RESULT_HEADER (64u << 10)
 #define S_MAX_CELLS                                                                                \
     ((int64_t)1 << 26) /* a window or interior over 67 M cells (8192^2) is refused:                \
                         * a default tile is 7 M, and a tile costs ~70 bytes a cell */
@@ -311,34 +320,31 @@ static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_err_t *err)
     return s_frames(s, &f, err);
 }
 
-int tb_tile_spec_decode(const void *data, size_t bytes, tb_tile_spec_owned_t *out, tb_err_t *err)
+/* A spec's preamble and header: fills *s but its rasters and leaves r at them. */
+static int s_spec_head(const void *data, size_t bytes, tb_reader_t *r, tb_tile_spec_t *s,
+                       tb_err_t *err)
 {
-    memset(out, 0, sizeof *out);
-    tb_reader_t r;
-    tb_reader_init(&r, data, bytes);
-    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
-    if (r.failed || magic != S_SPEC_MAGIC)
-        return tb_err_set(err, TB_E_FORMAT, "tile spec: not a tile spec (bad magic)");
-    if (version != S_VERSION)
-        return tb_err_set(err, TB_E_FORMAT, "tile spec: version %u, this build reads %u", version,
-                          S_VERSION);
-    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
-        return tb_err_set(err, TB_E_FORMAT, "tile spec: header of %u bytes, %zu left", hlen,
-                          tb_reader_left(&r));
-    char *header = malloc((size_t)hlen + 1);
+    memset(s, 0, sizeof *s);
+    tb_reader_init(r, data, bytes);
+    char *header = tb_reader_preamble(r, S_SPEC_MAGIC, S_VERSION, S_MAX_HEADER, "tile spec", err);
     if (!header)
-        return tb_err_set(err, TB_E_NOMEM, "tile spec: out of memory");
-    tb_reader_get(&r, header, hlen);
-    header[hlen] = '\0';
+        return -1;
     cJSON *root = cJSON_Parse(header);
     free(header);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return tb_err_set(err, TB_E_FORMAT, "tile spec: the header is not a JSON object");
     }
-    int rc = s_decode_header(root, &out->spec, err);
+    int rc = s_decode_header(root, s, err);
     cJSON_Delete(root);
-    if (rc != 0)
+    return rc;
+}
+
+int tb_tile_spec_decode(const void *data, size_t bytes, tb_tile_spec_owned_t *out, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_reader_t r;
+    if (s_spec_head(data, bytes, &r, &out->spec, err) != 0)
         return -1;
     size_t n = (size_t)out->spec.geo.w * (size_t)out->spec.geo.h;
     if (tb_reader_left(&r) != n * 13)
@@ -597,6 +603,9 @@ int tb_tile_result_encode(const tb_tile_result_t *r, void **out, size_t *bytes, 
     double el[2] = {r->elevation_min_m, r->elevation_max_m};
     cJSON_AddItemToObject(root, "elevation_m", cJSON_CreateDoubleArray(el, 2));
     cJSON_AddNumberToObject(root, "classes", r->stats.n_classes);
+    char spec_hex[17];
+    tb_hash_hex(r->spec_xxh3, spec_hex);
+    cJSON_AddStringToObject(root, "spec_xxh3", spec_hex);
     char *header = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!header)
@@ -605,7 +614,7 @@ int tb_tile_result_encode(const tb_tile_result_t *r, void **out, size_t *bytes, 
     tb_bytes_init(&w);
     size_t hlen = strlen(header);
     tb_bytes_put_u32(&w, S_RESULT_MAGIC);
-    tb_bytes_put_u32(&w, S_VERSION);
+    tb_bytes_put_u32(&w, S_RESULT_VERSION);
     tb_bytes_put_u32(&w, (uint32_t)hlen);
     tb_bytes_put(&w, header, hlen);
     free(header);
@@ -632,33 +641,36 @@ int tb_tile_result_encode(const tb_tile_result_t *r, void **out, size_t *bytes, 
     return 0;
 }
 
-int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out, tb_err_t *err)
+/* The bytes a result of n interior cells and nc classes takes after its header. */
+static size_t s_result_body(size_t n, int64_t nc)
+{
+    return n * 13 + 8 * (6 + 5 + (size_t)nc * TB_TILE_SLOPE_BINS);
+}
+
+/* A result's preamble and header: fills out's id, interior, elevation range, class count and
+ * spec_xxh3 (no arrays) and checks that the rest is as long as they make it; r is left there. */
+static int s_result_head(const void *data, size_t bytes, tb_reader_t *r, tb_tile_result_t *out,
+                         tb_err_t *err)
 {
     memset(out, 0, sizeof *out);
-    tb_reader_t r;
-    tb_reader_init(&r, data, bytes);
-    uint32_t magic = tb_reader_u32(&r), version = tb_reader_u32(&r), hlen = tb_reader_u32(&r);
-    if (r.failed || magic != S_RESULT_MAGIC || version != S_VERSION)
-        return tb_err_set(err, TB_E_FORMAT, "tile result: bad magic or version %u", version);
-    if (hlen > S_MAX_HEADER || hlen > tb_reader_left(&r))
-        return tb_err_set(err, TB_E_FORMAT, "tile result: header of %u bytes, %zu left", hlen,
-                          tb_reader_left(&r));
-    char *header = malloc((size_t)hlen + 1);
+    tb_reader_init(r, data, bytes);
+    char *header = tb_reader_preamble(r, S_RESULT_MAGIC, S_RESULT_VERSION, S_MAX_RESULT_HEADER,
+                                      "tile result", err);
     if (!header)
-        return tb_err_set(err, TB_E_NOMEM, "tile result: out of memory");
-    tb_reader_get(&r, header, hlen);
-    header[hlen] = '\0';
+        return -1;
     cJSON *root = cJSON_Parse(header);
     free(header);
     int64_t id[2], fr[6], nc;
     const cJSON *jf = cJSON_GetObjectItemCaseSensitive(root, "interior");
     const cJSON *jel = cJSON_GetObjectItemCaseSensitive(root, "elevation_m");
+    const cJSON *jspec = cJSON_GetObjectItemCaseSensitive(root, "spec_xxh3");
     int bad = s_json_ints(cJSON_GetObjectItemCaseSensitive(root, "id"), 2, 0, 1e9, id) != 0 ||
               !cJSON_IsArray(jf) || cJSON_GetArraySize(jf) != 7 || !cJSON_IsArray(jel) ||
               cJSON_GetArraySize(jel) != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(jel, 0)) ||
               !cJSON_IsNumber(cJSON_GetArrayItem(jel, 1)) ||
               s_json_int(cJSON_GetObjectItemCaseSensitive(root, "classes"), 1, TB_TILE_MAX_CLASSES,
-                         &nc) != 0;
+                         &nc) != 0 ||
+              !cJSON_IsString(jspec) || tb_hash_from_hex(jspec->valuestring, &out->spec_xxh3) != 0;
     for (int i = 0; !bad && i < 6; i++)
         bad = s_json_int(cJSON_GetArrayItem(jf, i), -1e12, 1e12, &fr[i]);
     const cJSON *cell = bad ? NULL : cJSON_GetArrayItem(jf, 6);
@@ -673,12 +685,21 @@ int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out,
     out->id.row = id[1];
     out->elevation_min_m = cJSON_GetArrayItem(jel, 0)->valuedouble;
     out->elevation_max_m = cJSON_GetArrayItem(jel, 1)->valuedouble;
+    out->stats.n_classes = (int)nc;
     cJSON_Delete(root);
     size_t n = (size_t)out->interior.w * (size_t)out->interior.h;
-    size_t tail = 8 * (6 + 5 + (size_t)nc * TB_TILE_SLOPE_BINS);
-    if (tb_reader_left(&r) != n * 13 + tail)
+    if (tb_reader_left(r) != s_result_body(n, nc))
         return tb_err_set(err, TB_E_FORMAT, "tile result: %zu bytes for %zu cells (expected %zu)",
-                          tb_reader_left(&r), n, n * 13 + tail);
+                          tb_reader_left(r), n, s_result_body(n, nc));
+    return 0;
+}
+
+int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out, tb_err_t *err)
+{
+    tb_reader_t r;
+    if (s_result_head(data, bytes, &r, out, err) != 0)
+        return -1;
+    size_t n = (size_t)out->interior.w * (size_t)out->interior.h;
     if (s_result_alloc(out, n, err) != 0) {
         tb_tile_result_free(out);
         return -1;
@@ -697,7 +718,6 @@ int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out,
     bu->droplets = tb_reader_i64(&r);
     bu->steps = tb_reader_i64(&r);
     tb_tile_stats_t *st = &out->stats;
-    st->n_classes = (int)nc;
     st->cells = tb_reader_i64(&r);
     st->land_cells = tb_reader_i64(&r);
     st->channel_cells = tb_reader_i64(&r);
@@ -730,6 +750,7 @@ static int s_job_run(const void *spec_bytes, size_t n, tb_job_ctx_t *ctx, tb_job
     tb_tile_spec_free(&spec);
     if (rc != 0)
         return -1;
+    result.spec_xxh3 = XXH3_64bits(spec_bytes, n);
     rc = tb_tile_result_encode(&result, &out->data, &out->bytes, err);
     tb_tile_result_free(&result);
     if (rc == 0 && tb_job_progress(ctx, 1.0, "tile done")) {
@@ -741,10 +762,69 @@ static int s_job_run(const void *spec_bytes, size_t n, tb_job_ctx_t *ctx, tb_job
     return rc;
 }
 
+/* The interior a spec's result covers, from its header alone (no rasters are read). */
+static int s_spec_interior(const void *spec, size_t n, tb_tile_spec_t *s, tb_frame_t *interior,
+                           tb_err_t *err)
+{
+    tb_reader_t r;
+    s_frames_t f;
+    if (s_spec_head(spec, n, &r, s, err) != 0 || s_frames(s, &f, err) != 0)
+        return -1;
+    *interior = f.interior;
+    return 0;
+}
+
+size_t tb_tile_result_bound(const void *spec, size_t n)
+{
+    tb_tile_spec_t s;
+    tb_frame_t in;
+    tb_err_t err;
+    if (s_spec_interior(spec, n, &s, &in, &err) != 0)
+        return 0;
+    /* What tb_tile_result_encode writes: magic, version, header length, a header of at most
+     * S_MAX_RESULT_HEADER, then the body. Keep in step with it. */
+    return 12 + S_MAX_RESULT_HEADER + s_result_body((size_t)in.w * (size_t)in.h, s.n_classes);
+}
+
+/* A result answers a spec when it echoes the spec's hash (which covers the tile, the seed, the
+ * window and the parameters) and its tile, interior, elevation range, class count and length are
+ * the ones the spec asks for (docs/distribution.md, "Verifying results"). Reads the headers only.
+ */
+static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
+{
+    tb_tile_spec_t s;
+    tb_frame_t in;
+    if (s_spec_interior(spec, n, &s, &in, err) != 0)
+        return -1;
+    tb_tile_result_t got;
+    tb_reader_t r;
+    if (s_result_head(result, bytes, &r, &got, err) != 0)
+        return -1;
+    uint64_t want = XXH3_64bits(spec, n);
+    char id[TB_TILE_ID_MAX];
+    tb_tile_id_format(got.id, id);
+    if (got.spec_xxh3 != want)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "tile result answers spec %016llx (tile %s), not this job's %016llx",
+                          (unsigned long long)got.spec_xxh3, id, (unsigned long long)want);
+    const tb_frame_t *g = &got.interior;
+    if (got.id.col != s.id.col || got.id.row != s.id.row || !tb_frame_same_lattice(g, &in) ||
+        g->x0 != in.x0 || g->y0 != in.y0 || g->w != in.w || g->h != in.h ||
+        got.elevation_min_m != s.elevation_min_m || got.elevation_max_m != s.elevation_max_m ||
+        got.stats.n_classes != s.n_classes)
+        return tb_err_set(err, TB_E_FORMAT,
+                          "tile result: tile %s, interior %" PRId64 ",%" PRId64 " %" PRId64
+                          "x%" PRId64 ", %d classes is not what its spec asks for",
+                          id, g->x0, g->y0, g->w, g->h, got.stats.n_classes);
+    return 0;
+}
+
 const tb_job_kind_t tb_job_kind_tile = {
     .name = "tile",
     .run = s_job_run,
     .max_spec_bytes = (size_t)1 << 31,
     .max_result_bytes = (size_t)1 << 34,
     .summary = "one detail tile: resample to 2 m, relief, droplets, thermal, maps and histograms",
+    .result_bound = tb_tile_result_bound,
+    .check_result = s_job_check,
 };

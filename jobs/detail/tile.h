@@ -84,6 +84,7 @@ typedef struct {
 typedef struct {
     tb_tile_id_t id;
     tb_frame_t interior; /* on the detail lattice */
+    uint64_t spec_xxh3;  /* XXH3-64 of the spec bytes this result answers (set by the job kind) */
     double elevation_min_m, elevation_max_m;
     float *height_m;
     uint16_t *height_u16; /* the planet's encoding: lo + v (hi - lo) / 65535; clipped */
@@ -120,7 +121,12 @@ void tb_tile_result_free(tb_tile_result_t *r);
 int tb_tile_result_encode(const tb_tile_result_t *r, void **out, size_t *bytes, tb_err_t *err);
 int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out, tb_err_t *err);
 
-/* The job kind "tile" (jobs/job.h). */
+/* The most bytes the result of these spec bytes can take (0 when they are not a tile spec): the
+ * kind's result_bound (docs/distribution.md, "Verifying results"). Reads the spec's header only. */
+size_t tb_tile_result_bound(const void *spec, size_t spec_bytes);
+
+/* The job kind "tile" (jobs/job.h): its result echoes the XXH3-64 of its spec (spec_xxh3), and its
+ * check_result compares that and the tile, interior, elevation range and sizes with the spec. */
 extern const tb_job_kind_t tb_job_kind_tile;
 
 #endif

@@ -58,18 +58,60 @@ static s_key_t s_pop(s_key_t *heap, size_t *n)
     return top;
 }
 
-/* The neighbour k of cell (i, j), or -1 off the frame (X wraps when the frame does). */
-static int64_t s_nb(const tb_frame_t *f, int64_t i, int64_t j, int k)
+/* The neighbour k of cell (i, j) of a w x h grid, or -1 off it (X wraps when `wraps`). */
+static int64_t s_nb(int64_t w, int64_t h, bool wraps, int64_t i, int64_t j, int k)
 {
     int64_t ni = i + tb_nb_dx[k], nj = j + tb_nb_dy[k];
-    if (nj < 0 || nj >= f->h)
+    if (nj < 0 || nj >= h)
         return -1;
-    if (ni < 0 || ni >= f->w) {
-        if (!tb_frame_wraps(f))
+    if (ni < 0 || ni >= w) {
+        if (!wraps)
             return -1;
-        ni = tb_wrap(ni, f->w);
+        ni = tb_wrap(ni, w);
     }
-    return (int64_t)tb_idx(f->w, ni, nj);
+    return (int64_t)tb_idx(w, ni, nj);
+}
+
+int tb_synth_fill(float *height_m, int64_t w, int64_t h, bool wraps, float sea_max_m,
+                  uint32_t *order, tb_err_t *err)
+{
+    size_t n = (size_t)w * (size_t)h;
+    if (n > UINT32_MAX)
+        return tb_err_set(err, TB_E_INVALID, "synthetic planet: %zu cells is too many", n);
+    uint8_t *seen = tb_calloc(n, 1, "synthetic flags", err);
+    s_key_t *heap = tb_malloc((n ? n : 1) * sizeof *heap, "synthetic heap", err);
+    if (!seen || !heap) {
+        free(seen);
+        free(heap);
+        return -1;
+    }
+    size_t nheap = 0, npop = 0;
+    for (size_t at = 0; at < n; at++) {
+        int64_t j = (int64_t)(at / (size_t)w);
+        if (height_m[at] <= sea_max_m || j == 0 || j == h - 1) {
+            seen[at] = 1;
+            s_push(heap, &nheap, (s_key_t){height_m[at], (uint32_t)at});
+        }
+    }
+    while (nheap > 0) {
+        s_key_t c = s_pop(heap, &nheap);
+        if (order)
+            order[npop++] = c.i;
+        int64_t i = (int64_t)(c.i % (size_t)w), j = (int64_t)(c.i / (size_t)w);
+        for (int k = 0; k < 8; k++) {
+            int64_t nat = s_nb(w, h, wraps, i, j, k);
+            if (nat < 0 || seen[nat])
+                continue;
+            seen[nat] = 1;
+            float *z = &height_m[nat];
+            if (*z <= c.h)
+                *z = nextafterf(c.h, INFINITY);
+            s_push(heap, &nheap, (s_key_t){*z, (uint32_t)nat});
+        }
+    }
+    free(seen);
+    free(heap);
+    return 0;
 }
 
 int tb_synth_planet(const tb_frame_t *f, uint64_t seed, double relief_m, tb_synth_t *out,
@@ -89,7 +131,7 @@ int tb_synth_planet(const tb_frame_t *f, uint64_t seed, double relief_m, tb_synt
     out->height_m = tb_malloc(n * sizeof(float), "synthetic heights", err);
     out->area_m2 = tb_malloc(n * sizeof(float), "synthetic area", err);
     out->uplift_m_yr = tb_malloc(n * sizeof(float), "synthetic uplift", err);
-    s_key_t *order = tb_malloc(n * sizeof *order, "synthetic order", err);
+    uint32_t *order = tb_malloc(n * sizeof *order, "synthetic order", err);
     if (!out->height_m || !out->area_m2 || !out->uplift_m_yr || !order) {
         free(order);
         tb_synth_free(out);
@@ -136,49 +178,17 @@ int tb_synth_planet(const tb_frame_t *f, uint64_t seed, double relief_m, tb_synt
         double u = 0.35 + 1.3 * out->uplift_m_yr[at];
         out->uplift_m_yr[at] = (float)(1e-3 * (u < 0 ? 0 : u > 1 ? 1 : u));
         out->area_m2[at] = cell_area;
-        order[at].h = (float)h;
-        order[at].i = (uint32_t)at;
     }
-    /* Priority-flood from the sea (Barnes et al. 2014, with an epsilon: every filled cell rises
-     * one float step above the cell that reached it), so every land cell drains to the sea; the
-     * pop order, reversed, is a valid order for the accumulation. */
-    uint8_t *seen = tb_calloc(n, 1, "synthetic flags", err);
-    s_key_t *heap = tb_malloc(n * sizeof *heap, "synthetic heap", err);
-    if (!seen || !heap) {
-        free(seen);
-        free(heap);
+    /* Priority-flood from the sea, so every land cell drains to the sea; the pop order, reversed,
+     * is a valid order for the accumulation. */
+    if (tb_synth_fill(out->height_m, f->w, f->h, tb_frame_wraps(f), 0.0f, order, err) != 0) {
         free(order);
         tb_synth_free(out);
         return -1;
     }
-    size_t nheap = 0, npop = 0;
-    for (size_t at = 0; at < n; at++) {
-        int64_t j = (int64_t)(at / (size_t)f->w);
-        if (out->height_m[at] <= 0 || j == 0 || j == f->h - 1) {
-            seen[at] = 1;
-            s_push(heap, &nheap, (s_key_t){out->height_m[at], (uint32_t)at});
-        }
-    }
-    while (nheap > 0) {
-        s_key_t c = s_pop(heap, &nheap);
-        order[npop++] = c;
-        int64_t i = (int64_t)(c.i % (size_t)f->w), j = (int64_t)(c.i / (size_t)f->w);
-        for (int k = 0; k < 8; k++) {
-            int64_t nat = s_nb(f, i, j, k);
-            if (nat < 0 || seen[nat])
-                continue;
-            seen[nat] = 1;
-            float *z = &out->height_m[nat];
-            if (*z <= c.h)
-                *z = nextafterf(c.h, INFINITY);
-            s_push(heap, &nheap, (s_key_t){*z, (uint32_t)nat});
-        }
-    }
-    free(seen);
-    free(heap);
-    /* D8 accumulation, highest cell first. */
-    for (size_t o = npop; o-- > 0;) {
-        size_t at = order[o].i;
+    /* D8 accumulation, highest cell first (the flood reaches every cell: the edge rows seed it). */
+    for (size_t o = n; o-- > 0;) {
+        size_t at = order[o];
         float z = out->height_m[at];
         if (!(z > 0))
             continue;
@@ -186,7 +196,7 @@ int tb_synth_planet(const tb_frame_t *f, uint64_t seed, double relief_m, tb_synt
         float best = 0;
         int64_t to = -1;
         for (int k = 0; k < 8; k++) {
-            int64_t nat = s_nb(f, i, j, k);
+            int64_t nat = s_nb(f->w, f->h, tb_frame_wraps(f), i, j, k);
             if (nat < 0)
                 continue;
             float drop = (z - out->height_m[nat]) / (float)tb_nb_dist[k];

@@ -12,6 +12,7 @@
 #ifndef TB_STATS_SYNTHETIC_H
 #define TB_STATS_SYNTHETIC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,5 +33,15 @@ int tb_synth_planet(const tb_frame_t *frame, uint64_t seed, double relief_m, tb_
                     tb_err_t *err);
 /* Frees the arrays and zeroes *s; accepts NULL. */
 void tb_synth_free(tb_synth_t *s);
+
+/* The fixtures' pit filling (this one and jobs/detail/synthetic.h): a priority-flood (Barnes,
+ * Lehman and Mulla 2014, with an epsilon: a filled cell rises one float step above the cell that
+ * reached it) over a w x h grid of heights, from every cell at or below sea_max_m and the first
+ * and last rows, X wrapping when `wraps`, so every cell drains to the sea or an edge row. Ties pop
+ * by index, so the result is deterministic. When order is not NULL it receives the w h cells in the
+ * order they popped (lowest first: reversed, a valid order for a D8 accumulation). Returns 0, or
+ * -1 with *err set (out of memory; more than 2^32 - 1 cells). */
+int tb_synth_fill(float *height_m, int64_t w, int64_t h, bool wraps, float sea_max_m,
+                  uint32_t *order, tb_err_t *err);
 
 #endif

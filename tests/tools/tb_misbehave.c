@@ -18,6 +18,11 @@
  *   replay        answers each region JOB with a result from another bake's store (--from DIR, its
  *                 .cache) of the same box: a valid result made at another step count
  *   other-region  ... with a stored result of another box (another region)
+ *   coast-replay  answers the first JOB, a coast job, with the coast result stored in --from DIR (a
+ *                 bake of another seed: same planet size, other heights), then leaves
+ *   tile-replay   answers the first JOB, a tile job, with the stored result of the same tile from
+ *                 --from DIR (a bake of another seed: same tile, same sizes), then leaves
+ *   other-tile    ... with a stored result of another tile from --from DIR, then leaves
  *   hijack        says READY under --name, the name of a live worker; takes any JOB it is given
  *   poison        says READY under --name (before the real worker joins) and sends malformed
  *                 messages until it is blocklisted
@@ -45,6 +50,8 @@
 #include "common/version.h"
 #include "coordinator/farm/cache.h"
 #include "coordinator/farm/proto.h"
+#include "jobs/coast/coast.h"
+#include "jobs/detail/tile.h"
 #include "jobs/region.h"
 
 static zsock_t *s_dealer(const char *endpoint)
@@ -183,8 +190,55 @@ static void s_say_ready(s_peer_t *p, const char *name)
     p->last_hb_s = tb_now_s();
 }
 
-/* A stored result (blob) from dir whose box is (same_box ? equal : unequal) to box. */
-static void *s_pick_stored(const char *dir, const tb_frame_t *box, bool same_box, size_t *bytes)
+/* What a pick looks for: a region result (box set), a tile result (tile set) or a coast result
+ * (neither), and of the same box or tile or another one. */
+typedef struct {
+    const tb_frame_t *box;
+    const tb_tile_id_t *tile;
+    bool same;
+} s_want_t;
+
+/* Whether a stored result (its raw bytes, entry `name`) is the one wanted; says which it picked. */
+static bool s_take(const char *name, const void *raw, size_t raw_bytes, const s_want_t *w)
+{
+    char what[128];
+    bool same = true;
+    tb_err_t err;
+    if (w->box) {
+        tb_region_result_t r;
+        if (tb_region_result_decode(raw, raw_bytes, &r, &err) != 0)
+            return false;
+        same = r.box.x0 == w->box->x0 && r.box.y0 == w->box->y0 && r.box.w == w->box->w &&
+               r.box.h == w->box->h;
+        snprintf(what, sizeof what, "%d steps, box %lld,%lld %lldx%lld", r.steps,
+                 (long long)r.box.x0, (long long)r.box.y0, (long long)r.box.w, (long long)r.box.h);
+        tb_region_result_free(&r);
+    } else if (w->tile) {
+        tb_tile_result_t t;
+        if (tb_tile_result_decode(raw, raw_bytes, &t, &err) != 0)
+            return false;
+        same = t.id.col == w->tile->col && t.id.row == w->tile->row;
+        char id[TB_TILE_ID_MAX];
+        tb_tile_id_format(t.id, id);
+        snprintf(what, sizeof what, "tile %s", id);
+        tb_tile_result_free(&t);
+    } else {
+        tb_coast_result_t c;
+        if (tb_coast_result_decode(raw, raw_bytes, &c, &err) != 0)
+            return false;
+        snprintf(what, sizeof what, "coast, %lld x %lld", (long long)c.w, (long long)c.h);
+        tb_coast_result_free(&c);
+    }
+    if (same != w->same)
+        return false;
+    printf("picked %s (%s)\n", name, what);
+    return true;
+}
+
+/* The first stored result in dir that is the one wanted, as the blob a worker would send (the
+ * entry after the store's 20-byte header), or NULL. Heartbeats between entries: decoding a store
+ * of tile results takes seconds on a loaded machine, and the lease must not expire meanwhile. */
+static void *s_pick(s_peer_t *p, const char *dir, const s_want_t *want, size_t *bytes)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -192,6 +246,7 @@ static void *s_pick_stored(const char *dir, const tb_frame_t *box, bool same_box
     struct dirent *e;
     void *found = NULL;
     while (!found && (e = readdir(d))) {
+        s_heartbeat(p);
         size_t len = strlen(e->d_name);
         if (len < 5 || strcmp(e->d_name + len - 4, ".tbr") != 0)
             continue;
@@ -204,21 +259,11 @@ static void *s_pick_stored(const char *dir, const tb_frame_t *box, bool same_box
             continue;
         void *raw;
         size_t raw_bytes;
-        tb_region_result_t r;
         if (tb_cache_decode_file(file, n, NULL, (size_t)1 << 34, &raw, &raw_bytes, &err) == 0) {
-            if (tb_region_result_decode(raw, raw_bytes, &r, &err) == 0) {
-                bool same = r.box.x0 == box->x0 && r.box.y0 == box->y0 && r.box.w == box->w &&
-                            r.box.h == box->h;
-                if (same == same_box) {
-                    /* the blob after the store's 20-byte header, as a worker would send it */
-                    *bytes = n - 20;
-                    found = malloc(*bytes);
-                    memcpy(found, file + 20, *bytes);
-                    printf("picked %s (%d steps, box %lld,%lld %lldx%lld)\n", e->d_name, r.steps,
-                           (long long)r.box.x0, (long long)r.box.y0, (long long)r.box.w,
-                           (long long)r.box.h);
-                }
-                tb_region_result_free(&r);
+            if (s_take(e->d_name, raw, raw_bytes, want)) {
+                *bytes = n - 20;
+                found = malloc(*bytes);
+                memcpy(found, file + 20, *bytes);
             }
             free(raw);
         }
@@ -226,6 +271,54 @@ static void *s_pick_stored(const char *dir, const tb_frame_t *box, bool same_box
     }
     closedir(d);
     return found;
+}
+
+/* coast-replay, tile-replay, other-tile: one wrong answer to the first job, then DISCONNECT. */
+static int s_answer_once(s_peer_t *p, const char *attack, const char *name, const char *from,
+                         int *jobs, int *sent)
+{
+    tb_msg_t job;
+    void *spec = NULL;
+    size_t spec_bytes = 0;
+    char bye[TB_PROTO_TEXT_MAX + 1] = "";
+    bool coast = strcmp(attack, "coast-replay") == 0;
+    s_say_ready(p, name);
+    int cmd = s_next(p, &job, &spec, &spec_bytes, bye, sizeof bye);
+    if (cmd != TB_CMD_JOB)
+        return cmd;
+    (*jobs)++;
+    printf("got job %llu attempt %u of kind %s\n", (unsigned long long)job.job_id, job.attempt,
+           job.kind);
+    void *blob = NULL;
+    size_t blob_bytes = 0;
+    tb_err_t err;
+    if (coast && strcmp(job.kind, "coast") == 0) {
+        s_want_t want = {NULL, NULL, true};
+        blob = s_pick(p, from, &want, &blob_bytes);
+    } else if (!coast && strcmp(job.kind, "tile") == 0) {
+        tb_tile_spec_owned_t ts;
+        if (spec && tb_tile_spec_decode(spec, spec_bytes, &ts, &err) == 0) {
+            s_want_t want = {NULL, &ts.spec.id, strcmp(attack, "tile-replay") == 0};
+            blob = s_pick(p, from, &want, &blob_bytes);
+            tb_tile_spec_free(&ts);
+        }
+    }
+    free(spec);
+    if (blob) {
+        s_send_result(p, &job, blob, blob_bytes);
+        free(blob);
+        printf("sent a replayed result for job %llu attempt %u\n", (unsigned long long)job.job_id,
+               job.attempt);
+        (*sent)++;
+    } else {
+        printf("no stored result to replay for job %llu\n", (unsigned long long)job.job_id);
+    }
+    tb_msg_t d;
+    tb_msg_init(&d, TB_CMD_DISCONNECT);
+    d.code = TB_BYE_LEAVING;
+    snprintf(d.text, sizeof d.text, "answered once");
+    s_send(p->sock, &d);
+    return -1;
 }
 
 static int s_attack(const char *attack, const char *endpoint, const char *name, const char *from,
@@ -249,8 +342,8 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
                 continue;
             }
             size_t blob_bytes;
-            void *blob =
-                s_pick_stored(from, &rs.spec.box, strcmp(attack, "replay") == 0, &blob_bytes);
+            s_want_t want = {&rs.spec.box, NULL, strcmp(attack, "replay") == 0};
+            void *blob = s_pick(&p, from, &want, &blob_bytes);
             tb_region_spec_free(&rs);
             free(spec);
             if (!blob) {
@@ -263,6 +356,9 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
                    (unsigned long long)job.job_id, job.attempt);
             sent++;
         }
+    } else if (strcmp(attack, "coast-replay") == 0 || strcmp(attack, "tile-replay") == 0 ||
+               strcmp(attack, "other-tile") == 0) {
+        cmd = s_answer_once(&p, attack, name, from, &jobs, &sent);
     } else if (strcmp(attack, "hijack") == 0 || strcmp(attack, "hoard") == 0) {
         s_say_ready(&p, name);
         while ((cmd = s_next(&p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB) {
