@@ -830,6 +830,84 @@ START_TEST(test_tile_files_are_north_up)
 }
 END_TEST
 
+START_TEST(test_manifest_margin_follows_the_passes)
+{
+    /* The margin a manifest's passes require (docs/tiles.md, "The margin"): the measured one at the
+     * default passes; the provable bound of the passes given as soon as a key that shapes what
+     * crosses a window's edge differs from the default it was measured with, whether that raises
+     * the bound (longer droplets: refused below it unless forced) or lowers it (fewer rounds: a
+     * margin below the measured one is then accepted, because the bound proves it); a splat rule
+     * changes nothing. The bound itself is what test_tiles_are_seamless_by_construction shows
+     * sufficient (and half of it not). */
+    static const char *legend =
+        "{\"classes\": ["
+        "{\"name\": \"lowland\", \"colour\": \"#6f9a4a\", \"kind\": \"land\", \"uplift_mm_yr\": "
+        "0.06},"
+        "{\"name\": \"shelf\", \"colour\": \"#7fb2d9\", \"kind\": \"ocean\", \"depth_m\": 60}]}";
+    tb_manifest_t m;
+    tb_err_t err;
+    tb_manifest_defaults(&m);
+    ck_assert_msg(tb_legend_parse(legend, "test legend", &m.legend, &err) == 0, "%s", err.msg);
+    ck_assert_msg(tb_manifest_finish(&m, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(m.tiles.margin_required_cells, TB_TILES_MEASURED_MARGIN_CELLS);
+    /* every pass key reaches the detail parameters, and its defaults are the passes' defaults */
+    tb_detail_params_t dp, def;
+    tb_detail_params_defaults(&def);
+    tb_manifest_detail_params(&m, &dp);
+    ck_assert_mem_eq(&dp, &def, sizeof dp);
+    /* one below the measured margin at the default passes: refused */
+    tb_manifest_t t = m;
+    t.tiles.margin_cells = TB_TILES_MEASURED_MARGIN_CELLS - 1;
+    ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "below the measured margin"));
+    /* longer droplets: the bound is 4 x (30 + 4) + 6 + 2 = 144 cells, and the measured margin no
+     * longer applies */
+    t = m;
+    t.tiles.droplet_lifetime = 30;
+    ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
+    fprintf(stderr, "longer droplets: %s\n", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "tiles.margin_cells 88 is below 144"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "tiles.droplets.lifetime is 30 (measured at 20)"));
+    t.tiles.margin_cells = 143;
+    ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
+    t.tiles.margin_cells = 144;
+    ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
+    tb_manifest_detail_params(&t, &dp);
+    ck_assert_int_eq(dp.droplet_lifetime, 30);
+    ck_assert_int_eq(tb_detail_margin_bound(&dp), t.tiles.margin_required_cells);
+    t.tiles.margin_cells = 88;
+    t.tiles.force_margin = 1;
+    ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
+    /* a change that does not lengthen the reach still voids the measurement: a stronger erosion
+     * needs the bound too (104 at the default reach) */
+    t = m;
+    t.tiles.droplet_erode = 0.5;
+    ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "below 104"));
+    t.tiles.margin_cells = 104;
+    ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
+    /* one round and two thermal iterations: the bound is 24 + 2 + 2 = 28, below the measured 88 */
+    t = m;
+    t.tiles.droplet_rounds = 1;
+    t.tiles.thermal_iterations = 2;
+    t.tiles.margin_cells = 28;
+    ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(t.tiles.margin_required_cells, 28);
+    t.tiles.margin_cells = 27;
+    ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
+    /* the splat rules act per cell: the measured margin still holds */
+    t = m;
+    t.tiles.splat_rock_deg = 45;
+    ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(t.tiles.margin_required_cells, TB_TILES_MEASURED_MARGIN_CELLS);
+    /* the checks across keys reach the manifest too */
+    t = m;
+    t.tiles.droplet_spawn_block = 7;
+    ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "tiles.droplets.spawn_block 7 does not divide"));
+}
+END_TEST
+
 START_TEST(test_planet_inputs_classes_and_rock)
 {
     static const char *legend =
@@ -852,7 +930,7 @@ START_TEST(test_planet_inputs_classes_and_rock)
     low.tiles.margin_cells = 40;
     ck_assert_int_eq(tb_manifest_finish(&low, &err), -1);
     ck_assert_ptr_nonnull(
-        strstr(err.msg, "tiles.margin_cells 40 is below the measured margin of 72"));
+        strstr(err.msg, "tiles.margin_cells 40 is below the measured margin of 88"));
     low.tiles.force_margin = 1;
     ck_assert_msg(tb_manifest_finish(&low, &err) == 0, "%s", err.msg);
     tb_tile_class_t cls[TB_TILE_MAX_CLASSES];
@@ -899,6 +977,7 @@ Suite *detail_suite(void)
     tcase_add_test(tc, test_the_partial_last_row_is_seamless_too);
     tcase_add_test(tc, test_default_margin_is_seamless_with_default_passes);
     tcase_add_test(tc, test_planet_inputs_classes_and_rock);
+    tcase_add_test(tc, test_manifest_margin_follows_the_passes);
     tcase_add_test(tc, test_tile_files_are_north_up);
     suite_add_tcase(s, tc);
     return s;
