@@ -379,11 +379,12 @@ START_TEST(test_droplets_on_a_ramp_cut_rills_and_conserve)
     double share = top / tot;
     free(wv);
     fprintf(stderr,
-            "ramp: eroded %.4g m, deposited %.4g m, carried %.4g m (cell-depths); "
+            "ramp: eroded %.4g m, deposited %.4g m (%.4g m where droplets died), carried off the "
+            "edge %.4g m (cell-depths); "
             "lag-4 correlation along the fall line %.3f, across %.3f; top fifth of cells carry "
             "%.2f of the wear\n",
-            eroded_m, (double)b.deposited_q * TB_DROPLET_QUANTUM_M, carried_m, corr_y, corr_x,
-            share);
+            eroded_m, (double)b.deposited_q * TB_DROPLET_QUANTUM_M,
+            (double)b.deposited_end_q * TB_DROPLET_QUANTUM_M, carried_m, corr_y, corr_x, share);
     ck_assert(mean > 0);
     ck_assert(corr_y > 0.5);
     ck_assert(corr_x < 0.3);
