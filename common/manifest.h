@@ -93,11 +93,14 @@ typedef struct {
  * this one at the defaults, the provable bound otherwise) is refused unless tiles.force_margin is
  * 1. */
 #define TB_TILES_MEASURED_MARGIN_CELLS TB_DETAIL_MEASURED_MARGIN_CELLS
+/* tiles.margin_cells -1, its default: tb_manifest_finish sets the margin the passes require. */
+#define TB_TILES_MARGIN_AUTO (-1)
 
 typedef struct {
     double size_km;   /* detail tile edge */
     double cell_m;    /* detail cell */
-    int margin_cells; /* cells computed round a tile and thrown away */
+    int margin_cells; /* cells computed round a tile and thrown away; TB_TILES_MARGIN_AUTO until
+                         tb_manifest_finish sets the required one */
     int force_margin; /* 1: accept a margin below the required one */
     /* every pass parameter, one field per key of common/detail_keys.h's TB_DETAIL_PASS_KEYS */
 #define TB_TILE_X_FIELD(group, key, kind, field, lo, hi, def, margin, doc)                         \

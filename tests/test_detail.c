@@ -1068,8 +1068,9 @@ START_TEST(test_manifest_margin_follows_the_passes)
      * crosses a window's edge differs from the default it was measured with, whether that raises
      * the bound (longer droplets: refused below it unless forced) or lowers it (fewer rounds: a
      * margin below the measured one is then accepted, because the bound proves it); a splat rule
-     * changes nothing. The bound itself is what test_tiles_are_seamless_by_construction shows
-     * sufficient (and half of it not). */
+     * changes nothing; a manifest that leaves the margin at its default (-1) gets the requirement.
+     * The bound itself is what test_tiles_are_seamless_by_construction shows sufficient (and half
+     * of it not). */
     static const char *legend =
         "{\"classes\": ["
         "{\"name\": \"lowland\", \"colour\": \"#6f9a4a\", \"kind\": \"land\", \"uplift_mm_yr\": "
@@ -1131,11 +1132,19 @@ START_TEST(test_manifest_margin_follows_the_passes)
     t.tiles.splat_rock_deg = 45;
     ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(t.tiles.margin_required_cells, TB_TILES_MEASURED_MARGIN_CELLS);
-    /* the checks across keys reach the manifest too */
+    /* the default margin (-1) takes what the passes require, whatever they are */
+    tb_manifest_t d;
+    tb_manifest_defaults(&d);
+    ck_assert_int_eq(d.tiles.margin_cells, TB_TILES_MARGIN_AUTO);
+    d.legend = m.legend;
+    d.tiles.droplet_lifetime = 30;
+    ck_assert_msg(tb_manifest_finish(&d, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(d.tiles.margin_cells, 144);
+    /* a check across keys reaches the manifest too */
     t = m;
-    t.tiles.droplet_spawn_block = 7;
+    t.tiles.splat_scree_deg = 45;
     ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
-    ck_assert_ptr_nonnull(strstr(err.msg, "tiles.droplets.spawn_block 7 does not divide"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "tiles.splat.scree_deg 45 must be below"));
 }
 END_TEST
 

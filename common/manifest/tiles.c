@@ -9,11 +9,11 @@ static const tb_mkey_t s_keys[] = {
      "Detail tile edge; must divide the circumference."},
     {"tiles.cell_m", TB_MKEY_DOUBLE, TB_MKEY_OFF(tiles.cell_m), 0, 0.1, 1e3, 2, 0,
      "Detail cell edge."},
-    {"tiles.margin_cells", TB_MKEY_INT, TB_MKEY_OFF(tiles.margin_cells), 0, 0, 1e5,
-     TB_TILES_MEASURED_MARGIN_CELLS, 0,
-     "Detail cells computed round each tile and thrown away; the default is the measured margin "
-     "of the default passes (docs/tiles.md). Less than the passes require (the measured margin at "
-     "the default passes, else their provable bound) is refused unless tiles.force_margin is 1."},
+    {"tiles.margin_cells", TB_MKEY_INT, TB_MKEY_OFF(tiles.margin_cells), 0, -1, 1e5, -1, 0,
+     "Detail cells computed round each tile and thrown away. -1 (the default): the margin the "
+     "passes require, which is the measured 88 cells at the default passes and their provable "
+     "bound otherwise (docs/tiles.md, \"The margin\"). Less than that is refused unless "
+     "tiles.force_margin is 1."},
     {"tiles.force_margin", TB_MKEY_INT, TB_MKEY_OFF(tiles.force_margin), 0, 0, 1, 0, 0,
      "1 accepts a tiles.margin_cells below the margin the passes require: tiles may then show "
      "seams."},
@@ -60,9 +60,12 @@ static int s_check(tb_manifest_t *m, tb_err_t *err)
         return tb_err_set(err, TB_E_INVALID,
                           "%s: tiles.cell_m %g is coarser than the geology cell_m %g", name,
                           m->tiles.cell_m, m->cell_m);
-    if (tb_detail_keys_check(m->tiles.size_km, m->tiles.cell_m, m->tiles.droplet_spawn_block,
-                             m->tiles.splat_scree_deg, m->tiles.splat_rock_deg, name, err) != 0)
-        return -1;
+    /* (droplets.spawn_block dividing a tile's cells is checked where tiles are cut, by
+     * tb_detail_params_check: a planet baked without tiles need not satisfy it) */
+    if (m->tiles.splat_scree_deg >= m->tiles.splat_rock_deg)
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s: tiles.splat.scree_deg %g must be below tiles.splat.rock_deg %g",
+                          name, m->tiles.splat_scree_deg, m->tiles.splat_rock_deg);
     /* The margin the passes require (docs/tiles.md, "The margin"): the measured one while every
      * key that shapes what crosses a window's edge is at the default it was measured with, else
      * the provable bound of the passes given. */
@@ -72,6 +75,8 @@ static int s_check(tb_manifest_t *m, tb_err_t *err)
     double value = 0, measured_at = 0;
     int64_t need = tb_detail_required_margin(&p, &changed, &value, &measured_at);
     m->tiles.margin_required_cells = need;
+    if (m->tiles.margin_cells == TB_TILES_MARGIN_AUTO)
+        m->tiles.margin_cells = (int)need;
     if (m->tiles.margin_cells < need && !m->tiles.force_margin) {
         if (!changed)
             return tb_err_set(err, TB_E_INVALID,
