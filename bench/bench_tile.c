@@ -229,13 +229,13 @@ int main(int argc, char **argv)
                "include the time other processes held the core)\n");
         printf(
             "  droplets: %lld, steps %lld (%.1f CPU ns a step); eroded %.3g m3, deposited %.3g m3, "
-            "carried off %.3g m3\n",
+            "carried off the window %.3g m3 (%.3g m3 of the deposit laid where droplets died)\n",
             (long long)r.budget.droplets, (long long)r.budget.steps,
             1e9 * r.pass_cpu_s[2] / (double)(r.budget.steps ? r.budget.steps : 1),
             r.budget.eroded_q * TB_DROPLET_QUANTUM_M * p.cell_m * p.cell_m,
             r.budget.deposited_q * TB_DROPLET_QUANTUM_M * p.cell_m * p.cell_m,
-            (r.budget.carried_edge_q + r.budget.carried_end_q) * TB_DROPLET_QUANTUM_M * p.cell_m *
-                p.cell_m);
+            r.budget.carried_edge_q * TB_DROPLET_QUANTUM_M * p.cell_m * p.cell_m,
+            r.budget.deposited_end_q * TB_DROPLET_QUANTUM_M * p.cell_m * p.cell_m);
         printf("  interior: mean wear %.4f m, land cells with channel flow %.2f %%\n",
                r.stats.eroded_q * TB_DROPLET_QUANTUM_M / in_cells,
                100.0 * (double)r.stats.channel_cells /

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/coast_params.h"
+#include "common/detail_keys.h"
 #include "common/error.h"
 
 #define TB_MAX_CLASSES 64
@@ -88,14 +89,25 @@ typedef struct {
 } tb_region_params_t;
 
 /* The margin measured by bench/bench_tile.c at the detail passes' defaults (docs/tiles.md, "The
- * margin"): tiles.margin_cells below it is refused unless tiles.force_margin is 1. */
-#define TB_TILES_MEASURED_MARGIN_CELLS 72
+ * margin"): tiles.margin_cells below the margin the passes require (tb_detail_required_margin:
+ * this one at the defaults, the provable bound otherwise) is refused unless tiles.force_margin is
+ * 1. */
+#define TB_TILES_MEASURED_MARGIN_CELLS TB_DETAIL_MEASURED_MARGIN_CELLS
+/* tiles.margin_cells -1, its default: tb_manifest_finish sets the margin the passes require. */
+#define TB_TILES_MARGIN_AUTO (-1)
 
 typedef struct {
     double size_km;   /* detail tile edge */
     double cell_m;    /* detail cell */
-    int margin_cells; /* cells computed round a tile and thrown away */
-    int force_margin; /* 1: accept a margin below the measured one */
+    int margin_cells; /* cells computed round a tile and thrown away; TB_TILES_MARGIN_AUTO until
+                         tb_manifest_finish sets the required one */
+    int force_margin; /* 1: accept a margin below the required one */
+    /* every pass parameter, one field per key of common/detail_keys.h's TB_DETAIL_PASS_KEYS */
+#define TB_TILE_X_FIELD(group, key, kind, field, lo, hi, def, margin, doc)                         \
+    TB_DETAIL_KEY_TYPE_##kind field;
+    TB_DETAIL_PASS_KEYS(TB_TILE_X_FIELD)
+#undef TB_TILE_X_FIELD
+    int64_t margin_required_cells; /* derived: tb_detail_required_margin of the passes */
 } tb_tile_params_t;
 
 typedef struct {
@@ -150,6 +162,10 @@ char *tb_legend_to_json(const tb_legend_t *legend);
 /* Serialises the manifest as the file `terrain init` writes (template paths as given). */
 char *tb_manifest_to_file_json(const tb_manifest_t *m, const char *painting_rel,
                                const char *legend_rel);
+
+/* The detail passes' parameters of a finished manifest: its `tiles` section, every key (what a
+ * bake's tiles phase hands tb_tile_spec_cut; docs/tiles.md). */
+void tb_manifest_detail_params(const tb_manifest_t *m, tb_detail_params_t *p);
 
 /* Writes the schema as a Markdown table (key, type, range, default, meaning) into a new string the
  * caller frees; docs/manifest.md embeds it and a test compares them. */

@@ -47,8 +47,9 @@ static int s_box_fits(const tb_frame_t *b, const char *what, tb_err_t *err)
 /* ---- spec ---- */
 
 /* The manifest a region job sees: only what can change its answer. The elevation range, the
- * legend's matching tolerances, the coast section and the tile margin act before or after the
- * solve, so they take their defaults here and a change to them reuses every stored region. */
+ * legend's matching tolerances, the coast section, the tile margin and the detail passes act
+ * before or after the solve, so they take their defaults here and a change to them reuses every
+ * stored region. */
 static void s_job_manifest(const tb_manifest_t *in, tb_manifest_t *out)
 {
     tb_manifest_t def;
@@ -59,9 +60,13 @@ static void s_job_manifest(const tb_manifest_t *in, tb_manifest_t *out)
     out->legend.tolerance = def.legend.tolerance;
     out->legend.max_unmatched_fraction = def.legend.max_unmatched_fraction;
     out->coast = def.coast; /* the coastal pass runs after the solve */
-    /* the tile margin acts only on the tiles: a change to it re-solves no region */
-    out->tiles.margin_cells = def.tiles.margin_cells;
-    out->tiles.force_margin = def.tiles.force_margin;
+    /* the tile margin and the detail passes act only on the tiles: a change to them re-solves no
+     * region (the tiles' lattice, size_km and cell_m, stays: the manifest checks it against the
+     * planet) */
+    double size_km = in->tiles.size_km, cell_m = in->tiles.cell_m;
+    out->tiles = def.tiles;
+    out->tiles.size_km = size_km;
+    out->tiles.cell_m = cell_m;
 }
 
 int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *bytes, tb_err_t *err)

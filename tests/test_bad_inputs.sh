@@ -93,6 +93,19 @@ variant ck "m['circumference_km'] = 'ten'"
 row 2 'circumference_km' "$TERRAIN" plan ck/planet.json --out OUT
 variant dt "m['solve']['dt_yr'] = float('nan')" 2>/dev/null || true
 row 2 'dt_yr|not valid JSON' "$TERRAIN" plan dt/planet.json --out OUT
+# the tiles section's pass keys (docs/tiles.md): one row per kind of check - a range, a key nothing
+# reads, a group that is not an object, a check across keys, and the margin the passes require (the
+# base planet.json, written by `terrain init`, states its margin: 88)
+variant tl "m['tiles']['droplets']['lifetime'] = 0"
+row 2 'tiles\.droplets\.lifetime: expected an integer in 1\.\.1000, got 0' "$TERRAIN" plan tl/planet.json --out OUT
+variant tu "m['tiles']['droplets']['lifetimes'] = 20"
+row 2 'tiles\.droplets\.lifetimes: unknown key' "$TERRAIN" plan tu/planet.json --out OUT
+variant tg "m['tiles']['thermal'] = 6"
+row 2 'tiles\.thermal: expected an object, got 6' "$TERRAIN" plan tg/planet.json --out OUT
+variant ts "m['tiles']['splat']['scree_deg'] = 45"
+row 2 'tiles\.splat\.scree_deg 45 must be below tiles\.splat\.rock_deg 40' "$TERRAIN" plan ts/planet.json --out OUT
+variant tm "m['tiles']['droplets']['lifetime'] = 30"
+row 2 'tiles\.margin_cells 88 is below 144, the provable margin.*tiles\.droplets\.lifetime is 30 \(measured at 20\)' "$TERRAIN" plan tm/planet.json --out OUT
 
 # -- legends
 variant lc "l['classes'][0]['name'] = 'low\x1b[31mland'"

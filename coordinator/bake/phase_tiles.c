@@ -8,7 +8,7 @@
  * <id>_splat.png (RGBA), all north-up; then tiles/index.json lists every tile with its origin,
  * size, samples, encoding and the XXH3 of its files, and meta.json gets a "tiles" object (counts,
  * margins, parameters, dispatch record, pooled detail statistics). The pass parameters are the
- * `tiles` section's defaults with the manifest's size_km, cell_m and margin_cells; the rock
+ * manifest's `tiles` section, every key (tb_manifest_detail_params); the rock
  * multiplier is the uplift module's field (tb_tile_rock_k, about 0.55 s a default tile, before
  * dispatch). A writer thread does the decoding, encoding and writing, because the dispatch loop
  * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false), in
@@ -522,6 +522,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_cells", p.margin_cells);
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_measured_cells",
                             TB_TILES_MEASURED_MARGIN_CELLS);
+    cJSON_AddNumberToObject(ctx->tiles_meta, "margin_required_cells",
+                            (double)m->tiles.margin_required_cells);
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_forced", m->tiles.force_margin);
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_bound_cells",
                             (double)tb_detail_margin_bound(&p));

@@ -11,9 +11,7 @@ int tb_bake_tile_params(const tb_manifest_t *m, int64_t pw, int64_t ph, tb_detai
                         tb_tile_lattice_t *L, tb_err_t *err)
 {
     tb_detail_params_defaults(p);
-    p->size_km = m->tiles.size_km;
-    p->cell_m = m->tiles.cell_m;
-    p->margin_cells = m->tiles.margin_cells;
+    tb_manifest_detail_params(m, p); /* every pass key of the `tiles` section (docs/manifest.md) */
     if (tb_detail_params_check(p, m->source, err) != 0 ||
         tb_tile_lattice_make(L, pw, ph, m->cell_m, p->size_km, p->cell_m, err) != 0)
         return -1;

@@ -200,9 +200,7 @@ static int s_tiles(const tb_plan_t *p, tb_tile_lattice_t *L, tb_detail_params_t 
     const tb_manifest_t *m = tb_plan_manifest(p);
     const tb_plan_summary_t *s = tb_plan_summary(p);
     tb_detail_params_defaults(dp);
-    dp->size_km = m->tiles.size_km;
-    dp->cell_m = m->tiles.cell_m;
-    dp->margin_cells = m->tiles.margin_cells;
+    tb_manifest_detail_params(m, dp);
     if (tb_tile_lattice_make(L, s->planet_w, s->planet_h, m->cell_m, dp->size_km, dp->cell_m,
                              err) != 0)
         return -1;

@@ -96,6 +96,42 @@ static int64_t s_quant(double v)
     return (int64_t)(v * S_Q + 0.5);
 }
 
+/* Lays d quanta at the four nodes round (ci, cj) + (fx, fy), bilinear shares rounded down and the
+ * remainder on the last node, so exactly d are added. */
+static void s_deposit(const s_run_t *r, int64_t ci, int64_t cj, double fx, double fy, int64_t d)
+{
+    const int64_t w = r->win->w;
+    const double wt[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+    const size_t at[4] = {tb_idx(w, ci, cj), tb_idx(w, ci + 1, cj), tb_idx(w, ci, cj + 1),
+                          tb_idx(w, ci + 1, cj + 1)};
+    int64_t left = d;
+    for (int k = 0; k < 3; k++) {
+        int64_t s = (int64_t)((double)d * wt[k]);
+        s = s > left ? left : s;
+        if (s > 0)
+            s_add(r, r->dep, at[k], s);
+        left -= s;
+    }
+    if (left > 0)
+        s_add(r, r->dep, at[3], left);
+}
+
+/* Adds q quanta to a over the brush round node (ni, nj): each cell its weight's share rounded
+ * down, the remainder on the centre, so exactly q are added. */
+static void s_spread(const s_run_t *r, int64_t *a, int64_t ni, int64_t nj, int64_t q)
+{
+    const s_brush_t *br = &r->brush;
+    const int64_t w = r->win->w;
+    int64_t left = q;
+    for (int k = 1; k < br->n; k++) {
+        int64_t s = (int64_t)((double)q * br->w[k]);
+        if (s > 0)
+            s_add(r, a, tb_idx(w, ni + br->dx[k], nj + br->dy[k]), s);
+        left -= s;
+    }
+    s_add(r, a, tb_idx(w, ni, nj), left);
+}
+
 static void s_droplet(const s_run_t *r, int64_t ci, int64_t cj, double fx, double fy, double water,
                       int64_t sx, int64_t sy, tb_droplet_budget_t *b)
 {
@@ -144,34 +180,14 @@ static void s_droplet(const s_run_t *r, int64_t ci, int64_t cj, double fx, doubl
             int64_t d = s_quant(dh > 0 ? fmin(dh, sed_m) : (sed_m - cap) * p->droplet_deposit);
             d = d > sed ? sed : d;
             if (d > 0) {
-                const double wt[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
-                const size_t at[4] = {tb_idx(w, ci, cj), tb_idx(w, ci + 1, cj),
-                                      tb_idx(w, ci, cj + 1), tb_idx(w, ci + 1, cj + 1)};
-                int64_t left = d;
-                for (int k = 0; k < 3; k++) {
-                    int64_t s = (int64_t)((double)d * wt[k]);
-                    s = s > left ? left : s;
-                    if (s > 0)
-                        s_add(r, r->dep, at[k], s);
-                    left -= s;
-                }
-                if (left > 0)
-                    s_add(r, r->dep, at[3], left);
+                s_deposit(r, ci, cj, fx, fy, d);
                 sed -= d;
                 b->deposited_q += d;
             }
         } else {
             int64_t e = s_quant(fmin((cap - sed_m) * p->droplet_erode, -dh));
             if (e > 0) {
-                const s_brush_t *br = &r->brush;
-                int64_t left = e;
-                for (int k = 1; k < br->n; k++) {
-                    int64_t s = (int64_t)((double)e * br->w[k]);
-                    if (s > 0)
-                        s_add(r, r->ero, tb_idx(w, ni + br->dx[k], nj + br->dy[k]), s);
-                    left -= s;
-                }
-                s_add(r, r->ero, tb_idx(w, ni, nj), left);
+                s_spread(r, r->ero, ni, nj, e);
                 sed += e;
                 b->eroded_q += e;
             }
@@ -186,7 +202,14 @@ static void s_droplet(const s_run_t *r, int64_t ci, int64_t cj, double fx, doubl
         gx = ngx;
         gy = ngy;
     }
-    b->carried_end_q += sed;
+    /* the lifetime is over: the droplet lays what it still carries where it stands (docs/tiles.md,
+     * "Sediment accounting"), so only the window's edge carries sediment off */
+    if (sed > 0) {
+        int64_t ni = ci + (fx >= 0.5), nj = cj + (fy >= 0.5);
+        s_spread(r, r->dep, ni, nj, sed);
+        b->deposited_q += sed;
+        b->deposited_end_q += sed;
+    }
 }
 
 /* One task: the droplets of one row of spawn blocks, in block order. */
@@ -288,7 +311,7 @@ int tb_erosion_droplets_beyer(const tb_detail_params_t *p, uint64_t seed, const 
             budget->eroded_q += b->eroded_q;
             budget->deposited_q += b->deposited_q;
             budget->carried_edge_q += b->carried_edge_q;
-            budget->carried_end_q += b->carried_end_q;
+            budget->deposited_end_q += b->deposited_end_q;
             budget->droplets += b->droplets;
             budget->steps += b->steps;
         }

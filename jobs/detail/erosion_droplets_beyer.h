@@ -29,9 +29,13 @@
  * - positions are kept as an integer cell plus a fraction in [0, 1), so the arithmetic of a droplet
  *   does not depend on where the window's origin lies.
  * A droplet whose next position or brush would leave the window stops there, and its sediment is
- * counted as carried off (the margin makes that invisible in a tile's interior); a droplet that
- * ends its lifetime keeps its sediment in suspension, also counted as carried off. So, exactly in
- * integers: eroded = deposited + carried off.
+ * counted as carried off (off the window: the margin makes that invisible in a tile's interior, and
+ * where the window ends at the planet's north or south edge, off the land). A droplet whose
+ * lifetime ends deposits what it still carries where it stands, at its position's four nodes
+ * (Beyer's droplet ends its path without laying its load, and the load leaves the model with it;
+ * here that would be sediment lost on land, so it is laid instead: docs/tiles.md, "Sediment
+ * accounting"). Droplets run on into the sea and deposit there like anywhere. So, exactly in
+ * integers: eroded = deposited + carried off the window's edge.
  *
  * Units: heights in metres, positions in detail cells, one step = one cell. Pre: h0 is the window's
  * heights (w x h). Post: h_out = H_rounds; eroded_q, deposited_q (2^-24 m) and water_q (droplet
@@ -57,10 +61,10 @@
 typedef struct {
     int64_t eroded_q;
     int64_t deposited_q;
-    int64_t carried_edge_q; /* sediment of droplets that left the window (or the planet) */
-    int64_t carried_end_q;  /* sediment still suspended when a droplet's lifetime ended */
-    int64_t droplets;       /* droplets run, all rounds */
-    int64_t steps;          /* droplet steps run, all rounds */
+    int64_t carried_edge_q;  /* sediment of droplets that left the window (or the planet) */
+    int64_t deposited_end_q; /* the part of deposited_q laid by droplets whose lifetime ended */
+    int64_t droplets;        /* droplets run, all rounds */
+    int64_t steps;           /* droplet steps run, all rounds */
 } tb_droplet_budget_t;
 
 /* Runs every round of droplets over the window `win` (a frame on the detail lattice). h0 and h_out

@@ -1,4 +1,5 @@
-/* The `tiles` section; see params.h. One table drives defaults, parsing, range checks, printing and
+/* The `tiles` section; see params.h. One table (its pass keys made from common/detail_keys.h's
+ * list, which the manifest's key table shares) drives defaults, parsing, range checks, printing and
  * the key listing, so a key cannot be documented and not read (or read and not documented). */
 #include "jobs/detail/params.h"
 
@@ -9,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { K_DOUBLE, K_INT } s_kind_t;
+typedef enum { K_DOUBLE, K_INT } s_kind_t; /* K_##kind of TB_DETAIL_PASS_KEYS */
 
 typedef struct {
     const char *group; /* sub-object, or NULL for a key of the section itself */
@@ -26,62 +27,12 @@ static const s_key_t s_keys[] = {
     {NULL, "size_km", K_DOUBLE, OFF(size_km), 0.1, 1000, 5,
      "Detail tile edge; the circumference must be a whole number of tiles."},
     {NULL, "cell_m", K_DOUBLE, OFF(cell_m), 0.1, 1000, 2, "Detail cell edge."},
-    {NULL, "margin_cells", K_INT, OFF(margin_cells), 0, 100000, 72,
+    {NULL, "margin_cells", K_INT, OFF(margin_cells), 0, 100000, TB_DETAIL_MEASURED_MARGIN_CELLS,
      "Cells computed round each tile and thrown away; the default is the measured one."},
-    {"relief", "amplitude_m", K_DOUBLE, OFF(relief_amplitude_m), 0, 100, 0.6,
-     "Detail relief amplitude on steep ground."},
-    {"relief", "wavelength_m", K_DOUBLE, OFF(relief_wavelength_m), 1, 100000, 48,
-     "Wavelength of the first relief octave (snapped to divide the circumference)."},
-    {"relief", "octaves", K_INT, OFF(relief_octaves), 1, 8, 4, "Relief octaves."},
-    {"relief", "gain", K_DOUBLE, OFF(relief_gain), 0, 1, 0.5, "Amplitude ratio between octaves."},
-    {"relief", "flat_fraction", K_DOUBLE, OFF(relief_flat_fraction), 0, 1, 0.25,
-     "Share of the amplitude left on flat ground."},
-    {"relief", "slope_full_deg", K_DOUBLE, OFF(relief_slope_full_deg), 0.1, 89, 25,
-     "Slope from which the full amplitude applies."},
-    {"relief", "ocean_mult", K_DOUBLE, OFF(relief_ocean_mult), 0, 10, 0.3,
-     "Amplitude multiplier on ocean classes."},
-    {"relief", "rock_exponent", K_DOUBLE, OFF(relief_rock_exponent), 0, 4, 0.5,
-     "Amplitude times k_mult^-exponent: harder rock is rougher."},
-    {"relief", "channel_area_m2", K_DOUBLE, OFF(relief_channel_area_m2), 1, 1e12, 1e5,
-     "Drainage area from which the relief is zero (a channel); it tapers in over a decade below."},
-    {"droplets", "rounds", K_INT, OFF(droplet_rounds), 0, 64, 4,
-     "Rounds of droplets; each round reads the heights the previous one left."},
-    {"droplets", "lifetime", K_INT, OFF(droplet_lifetime), 1, 1000, 20,
-     "Steps a droplet lives; each step is one detail cell."},
-    {"droplets", "spawn_block", K_INT, OFF(droplet_spawn_block), 1, 64, 5,
-     "One droplet per spawn_block x spawn_block cells per round; must divide the tile's cells."},
-    {"droplets", "brush_radius", K_INT, OFF(droplet_brush_radius), 0, 8, 2,
-     "Radius of the erosion brush, cells."},
-    {"droplets", "inertia", K_DOUBLE, OFF(droplet_inertia), 0, 0.99, 0.05,
-     "Share of the old direction kept at each step."},
-    {"droplets", "capacity", K_DOUBLE, OFF(droplet_capacity), 0, 1000, 0.2,
-     "Sediment capacity factor."},
-    {"droplets", "min_slope", K_DOUBLE, OFF(droplet_min_slope), 0, 10, 0.01,
-     "Smallest height drop (m a step) used for the capacity."},
-    {"droplets", "erode", K_DOUBLE, OFF(droplet_erode), 0, 1, 0.3,
-     "Share of the free capacity eroded a step."},
-    {"droplets", "deposit", K_DOUBLE, OFF(droplet_deposit), 0, 1, 0.3,
-     "Share of the excess sediment deposited a step."},
-    {"droplets", "evaporate", K_DOUBLE, OFF(droplet_evaporate), 0, 1, 0.02,
-     "Share of the water lost a step."},
-    {"droplets", "gravity", K_DOUBLE, OFF(droplet_gravity), 0, 1000, 4,
-     "Acceleration of a droplet per metre of drop."},
-    {"thermal", "iterations", K_INT, OFF(thermal_iterations), 0, 1000, 6,
-     "Jacobi iterations of thermal weathering."},
-    {"thermal", "talus_deg", K_DOUBLE, OFF(thermal_talus_deg), 1, 89, 38,
-     "Angle of repose at the detail cell."},
-    {"thermal", "rate", K_DOUBLE, OFF(thermal_rate), 0.01, 0.5, 0.5,
-     "Share of a cell's largest excess over the talus moved per iteration."},
-    {"splat", "rock_deg", K_DOUBLE, OFF(splat_rock_deg), 1, 89, 40,
-     "Slope at which bare rock takes over (5 degrees either side blend)."},
-    {"splat", "scree_deg", K_DOUBLE, OFF(splat_scree_deg), 1, 89, 28,
-     "Slope at which loose scree starts (or snow above the snowline)."},
-    {"splat", "snowline_m", K_DOUBLE, OFF(splat_snowline_m), -11000, 20000, 1200,
-     "Altitude above which the fourth channel is snow rather than scree (100 m blend)."},
-    {"splat", "sediment_m", K_DOUBLE, OFF(splat_sediment_m), 1e-6, 100, 0.05,
-     "Deposit depth that reads as full sediment."},
-    {"splat", "flow_full", K_DOUBLE, OFF(splat_flow_full), 1e-3, 1e9, 20,
-     "Droplet water through a cell that reads as a wet channel floor (sediment)."},
+#define S_ROW(group, key, kind, field, lo, hi, def, margin, doc)                                   \
+    {#group, #key, K_##kind, OFF(field), lo, hi, def, doc},
+    TB_DETAIL_PASS_KEYS(S_ROW)
+#undef S_ROW
 };
 
 #define S_NKEYS ((int)(sizeof s_keys / sizeof s_keys[0]))
@@ -186,23 +137,8 @@ int tb_detail_params_parse(const cJSON *section, const char *where, tb_detail_pa
 
 int tb_detail_params_check(const tb_detail_params_t *p, const char *where, tb_err_t *err)
 {
-    where = where ? where : "manifest";
-    double cells = p->size_km * 1000.0 / p->cell_m;
-    double whole = nearbyint(cells);
-    if (fabs(cells - whole) > 1e-6 * whole || whole < 1)
-        return tb_err_set(
-            err, TB_E_INVALID,
-            "%s: tiles.size_km %g is %.6f cells of tiles.cell_m %g, not a whole number", where,
-            p->size_km, cells, p->cell_m);
-    if ((int64_t)whole % p->droplet_spawn_block != 0)
-        return tb_err_set(err, TB_E_INVALID,
-                          "%s: tiles.droplets.spawn_block %d does not divide the tile's %.0f cells",
-                          where, p->droplet_spawn_block, whole);
-    if (p->splat_scree_deg >= p->splat_rock_deg)
-        return tb_err_set(err, TB_E_INVALID,
-                          "%s: tiles.splat.scree_deg %g must be below tiles.splat.rock_deg %g",
-                          where, p->splat_scree_deg, p->splat_rock_deg);
-    return 0;
+    return tb_detail_keys_check(p->size_km, p->cell_m, p->droplet_spawn_block, p->splat_scree_deg,
+                                p->splat_rock_deg, where, err);
 }
 
 cJSON *tb_detail_params_to_json(const tb_detail_params_t *p)
@@ -230,8 +166,8 @@ cJSON *tb_detail_params_to_json(const tb_detail_params_t *p)
 
 int64_t tb_detail_margin_bound(const tb_detail_params_t *p)
 {
-    int64_t per_round = (int64_t)p->droplet_lifetime + 1 + p->droplet_brush_radius + 1;
-    return (int64_t)p->droplet_rounds * per_round + p->thermal_iterations + 2;
+    return tb_detail_margin_bound_of(p->droplet_rounds, p->droplet_lifetime,
+                                     p->droplet_brush_radius, p->thermal_iterations);
 }
 
 double tb_detail_tile_seconds(const tb_detail_params_t *p)

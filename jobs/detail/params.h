@@ -12,47 +12,13 @@
 
 #include <stdint.h>
 
+#include "common/detail_keys.h"
 #include "common/error.h"
 
 typedef struct cJSON cJSON;
 
-typedef struct {
-    double size_km;   /* tile edge */
-    double cell_m;    /* detail cell edge */
-    int margin_cells; /* cells of window computed round a tile's interior and thrown away */
-    /* detail relief (relief_fbm.h) */
-    double relief_amplitude_m;  /* fBm amplitude on steep ground */
-    double relief_wavelength_m; /* wavelength of the first octave, snapped to the circumference */
-    int relief_octaves;
-    double relief_gain;            /* amplitude ratio from one octave to the next */
-    double relief_flat_fraction;   /* share of the amplitude left on flat ground */
-    double relief_slope_full_deg;  /* slope at and above which the full amplitude applies */
-    double relief_ocean_mult;      /* amplitude multiplier on ocean classes */
-    double relief_rock_exponent;   /* amplitude *= k_mult^-exponent: hard rock is rougher */
-    double relief_channel_area_m2; /* drainage area from which relief is zero (a channel) */
-    /* hydraulic erosion by droplets (erosion_droplets_beyer.h) */
-    int droplet_rounds;
-    int droplet_lifetime;     /* steps of one cell each */
-    int droplet_spawn_block;  /* one droplet per block x block cells per round */
-    int droplet_brush_radius; /* cells */
-    double droplet_inertia;
-    double droplet_capacity;
-    double droplet_min_slope;
-    double droplet_erode;
-    double droplet_deposit;
-    double droplet_evaporate;
-    double droplet_gravity;
-    /* thermal weathering (thermal_talus_jacobi.h) */
-    int thermal_iterations;
-    double thermal_talus_deg;
-    double thermal_rate; /* share of the largest excess moved per iteration, (0, 0.5] */
-    /* splat weights (splat.h) */
-    double splat_rock_deg;   /* slope where rock takes over */
-    double splat_scree_deg;  /* slope where loose scree starts */
-    double splat_snowline_m; /* altitude above which the scree channel is snow */
-    double splat_sediment_m; /* deposit depth that reads as full sediment */
-    double splat_flow_full;  /* droplet water through a cell that reads as a wet channel */
-} tb_detail_params_t;
+/* tb_detail_params_t, the struct of the section, is common/detail_keys.h's (the manifest holds the
+ * same keys): size_km, cell_m, margin_cells and one field per pass key of TB_DETAIL_PASS_KEYS. */
 
 /* Every default (5 km tiles at 2 m, the margin measured by bench/bench_tile.c). */
 void tb_detail_params_defaults(tb_detail_params_t *p);

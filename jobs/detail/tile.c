@@ -625,8 +625,8 @@ int tb_tile_result_encode(const tb_tile_result_t *r, void **out, size_t *bytes, 
     tb_bytes_put(&w, r->deposit, n);
     tb_bytes_put(&w, r->splat, 4 * n);
     const tb_droplet_budget_t *bu = &r->budget;
-    int64_t bv[6] = {bu->eroded_q,      bu->deposited_q, bu->carried_edge_q,
-                     bu->carried_end_q, bu->droplets,    bu->steps};
+    int64_t bv[6] = {bu->eroded_q,        bu->deposited_q, bu->carried_edge_q,
+                     bu->deposited_end_q, bu->droplets,    bu->steps};
     s_put_i64s(&w, bv, 6);
     const tb_tile_stats_t *st = &r->stats;
     int64_t sv[5] = {st->cells, st->land_cells, st->channel_cells, st->eroded_q, st->deposited_q};
@@ -714,7 +714,7 @@ int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out,
     bu->eroded_q = tb_reader_i64(&r);
     bu->deposited_q = tb_reader_i64(&r);
     bu->carried_edge_q = tb_reader_i64(&r);
-    bu->carried_end_q = tb_reader_i64(&r);
+    bu->deposited_end_q = tb_reader_i64(&r);
     bu->droplets = tb_reader_i64(&r);
     bu->steps = tb_reader_i64(&r);
     tb_tile_stats_t *st = &out->stats;
