@@ -11,9 +11,9 @@
  * `tiles` section's defaults with the manifest's size_km, cell_m and margin_cells; the rock
  * multiplier is the uplift module's field (tb_tile_rock_k, about 0.55 s a default tile, before
  * dispatch). A writer thread does the decoding, encoding and writing, because the dispatch loop
- * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false), in
- * a partial bake, and in farm mode (--bind: the solve's dispatch releases the farm's workers;
- * keeping them for a second dispatch is not wired yet). Reads height_m, area_m2, classes. */
+ * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false) and
+ * in a partial bake; in farm mode the tile jobs go to the farm's workers on the bake's one engine
+ * (tb_bake_dispatch, docs/distribution.md). Reads height_m, area_m2, classes. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,9 +62,6 @@ static const char *s_skip(const tb_bake_ctx_t *ctx)
         return "--no-tiles";
     if (ctx->out->partial)
         return "a partial bake (--only): tiles need the whole composite";
-    if (ctx->opts->dispatch.bind)
-        return "farm mode (--bind): the farm's workers are released after the solve, and tiles "
-               "over a farm are not wired yet";
     return NULL;
 }
 
@@ -307,6 +304,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                    .mu = PTHREAD_MUTEX_INITIALIZER,
                    .cv = PTHREAD_COND_INITIALIZER};
     tb_dispatch_t *dispatch = NULL;
+    bool owned = false;
     int rc = -1;
     if (!class_idx || !land || !job_tile || !index)
         goto done;
@@ -326,12 +324,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (tb_fs_join(dir, sizeof dir, ctx->opts->out_dir, "tiles", err) != 0 ||
         tb_fs_mkdir_p(dir, err) != 0)
         goto done;
-    tb_dispatch_opts_t dopts = ctx->opts->dispatch;
-    dopts.store_dir = ctx->store_dir;
-    dopts.on_result = s_on_result;
-    dopts.user = &t;
-    dopts.label = "tiles";
-    dispatch = tb_dispatch_new(&dopts, err);
+    tb_dispatch_batch_t batch = {.label = "tiles", .on_result = s_on_result, .user = &t};
+    dispatch = tb_bake_dispatch(ctx, &batch, &owned, err);
     if (!dispatch)
         goto done;
     int n_jobs = 0, n_land = 0, n_coast = 0;
@@ -457,7 +451,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     ctx->out->tiles_seconds, ds.from_store);
     rc = 0;
 done:
-    tb_dispatch_destroy(&dispatch);
+    if (owned)
+        tb_dispatch_destroy(&dispatch);
     cJSON_Delete(t.index_tiles);
     cJSON_Delete(index);
     free(class_idx);

@@ -10,6 +10,8 @@
 #include <cJSON.h>
 #include <czmq.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +138,21 @@ struct tb_dispatch_t {
     tb_dispatch_stats_t stats;
     tb_dsp_warn_limit_t warn_unknown; /* warnings about peers that never said READY */
     bool ran;
+    /* Batches (opts.batches; docs/distribution.md, "One engine across the phases"). */
+    uint64_t job_base;  /* the wire id of jobs[0]: no two batches share a job id */
+    bool open;          /* the socket is bound (and local workers started) */
+    pthread_mutex_t mu; /* held by the idle thread each turn, and by whoever touches the engine
+                           while it runs: tb_dispatch_add, _next_batch, _record_json */
+    pthread_t idle_thread;
+    bool idle_running;
+    atomic_bool idle_stop;
 };
+
+/* The wire id of job `index` of the current batch (JOB, CANCEL, and what workers answer). */
+static inline uint64_t tb_dsp_wire_id(const tb_dispatch_t *self, size_t index)
+{
+    return self->job_base + index;
+}
 
 /* dispatch_records.c */
 tb_attempt_t *tb_dsp_attempt_new(s_job_t *job, const char *worker);
@@ -179,5 +195,7 @@ void tb_dsp_check_failed(tb_dispatch_t *self, size_t index);
 void tb_dsp_dispatch_pending(tb_dispatch_t *self);
 /* dispatch_messages.c */
 void tb_dsp_receive(tb_dispatch_t *self);
+/* dispatch_loop.c: stops the idle thread (if it runs) and returns once it has. */
+void tb_dsp_idle_stop(tb_dispatch_t *self);
 
 #endif

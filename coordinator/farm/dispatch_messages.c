@@ -113,9 +113,10 @@ static void s_on_result_complete(tb_dispatch_t *self, s_worker_t *w)
 }
 
 /* Whether (job, attempt) is the live lease held by w. */
-static bool s_holds(const s_worker_t *w, const tb_msg_t *m)
+static bool s_holds(const tb_dispatch_t *self, const s_worker_t *w, const tb_msg_t *m)
 {
-    return w->job >= 0 && (uint64_t)w->job == m->job_id && w->attempt == m->attempt;
+    return w->job >= 0 && tb_dsp_wire_id(self, (size_t)w->job) == m->job_id &&
+           w->attempt == m->attempt;
 }
 
 /* A terminal message for the attempt w was told to drop: the worker is free again. */
@@ -148,11 +149,11 @@ static void s_on_message(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *m)
         s_reject(w, m, "already registered (a connection says READY once)");
         return;
     case TB_CMD_PROGRESS:
-        if (s_holds(w, m))
+        if (s_holds(self, w, m))
             self->jobs[w->job].progress = m->fraction_ppm / 1e6;
         return;
     case TB_CMD_RESULT: {
-        if (!s_holds(w, m)) {
+        if (!s_holds(self, w, m)) {
             bool last = m->chunk_index + 1 == m->chunk_count;
             if (!s_drained(w, m, last) && m->chunk_index == 0)
                 s_reject(w, m, "not leased to it (a stale attempt or another worker's job)");
@@ -171,7 +172,7 @@ static void s_on_message(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *m)
         return;
     }
     case TB_CMD_FAIL: {
-        if (!s_holds(w, m)) {
+        if (!s_holds(self, w, m)) {
             if (!s_drained(w, m, true))
                 s_reject(w, m, "not leased to it");
             return;

@@ -262,7 +262,7 @@ static void s_lease_grant(tb_dispatch_t *self, s_worker_t *w, size_t index)
     for (uint32_t c = 0; c < count; c++) {
         tb_msg_t m;
         tb_msg_init(&m, TB_CMD_JOB);
-        m.job_id = index;
+        m.job_id = tb_dsp_wire_id(self, index);
         m.attempt = a->attempt;
         snprintf(m.kind, sizeof m.kind, "%s", job->kind);
         m.chunk_index = c;
