@@ -187,8 +187,9 @@ bool tb_dsp_blocklisted(const tb_dispatch_t *self, const char *conn);
 /* Ends w's lease. `failure` counts against the job and the worker; `lost` against the job only. */
 void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, bool failure,
                       bool lost, const tb_err_t *job_err);
+/* `local`: the peer holds a local helper's routing id (tb_local_workers_owns). */
 s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id, const char *conn,
-                              const tb_msg_t *ready);
+                              const tb_msg_t *ready, bool local);
 /* Fails the run with job `index` when it has failed max_failures times and no live worker is left
  * that has not tried it. */
 void tb_dsp_check_failed(tb_dispatch_t *self, size_t index);

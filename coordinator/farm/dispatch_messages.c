@@ -52,9 +52,22 @@ static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const ch
         self->stats.workers_refused++;
         return;
     }
+    /* A local helper is known by the routing id this coordinator handed it (local_workers.h),
+     * never by its declared name; the helpers' names are theirs alone, so a peer that declares one
+     * first cannot pass for the helper nor keep it out. */
+    bool local = tb_local_workers_owns(self->local, m->name, id->data, id->bytes);
+    if (!local && tb_local_workers_reserved(m->name)) {
+        tb_log_warn("refused READY from %s under the name %s: the names local-N belong to this "
+                    "coordinator's local helpers",
+                    conn, m->name);
+        tb_dsp_send_bye(self, id->data, id->bytes, TB_BYE_REFUSED,
+                        "the names local-N belong to the coordinator's local helpers");
+        self->stats.workers_refused++;
+        return;
+    }
     if (old)
         tb_dsp_worker_lost(self, old, "reconnected under a new connection");
-    s_worker_t *w = tb_dsp_worker_add(self, id, conn, m);
+    s_worker_t *w = tb_dsp_worker_add(self, id, conn, m, local);
     if (!w)
         return;
     tb_log(self->opts.verbose || !w->local ? TB_LOG_INFO : TB_LOG_DEBUG,
