@@ -9,7 +9,9 @@
 #     the in-process bake's;
 #  4. the workers were kept across the phases and told to leave once, at the end: each joined once
 #     (the coordinator's log), none but the killed one was lost, none was left without a coordinator
-#     (a reconnection), each survivor was said goodbye to exactly once and exited 0.
+#     (a reconnection), each survivor was said goodbye to exactly once and exited 0;
+#  5. a bake interrupted (SIGINT) in its tiles phase tells its two workers once that the run failed,
+#     and they leave.
 # Negative controls: the in-process reference has relief and tiles (a bake of nothing would agree
 # with itself), the kill is checked to have hit a running tile (the worker's own log and the record),
 # and before this engine a farm bake fails check 1 (its coast ran "in-process", its tiles were skipped).
@@ -96,3 +98,38 @@ for name in w1 w2 w3; do
   ! grep -q 'no word from the coordinator' "$T/$name.err" || fail "$name lost its coordinator between phases"
 done
 echo "ok: each worker joined once, kept across solve, coast and tiles, and left once at the end"
+
+# 5. Interrupted in the tiles phase: the workers are told once that the run failed, and leave. The
+# store of the bake above without its tiles makes solve and coast instant (so the engine binds only
+# for the tiles: a later batch can bind too).
+mkdir -p "$T/int"
+cp -r "$T/farm/.cache" "$T/int/.cache"
+for key in $(json_get "$T/farm/meta.json" "' '.join(j['key'] for j in d['tiles']['dispatch']['jobs'])"); do
+  rm "$T/int/.cache/$key.tbr"
+done
+"$TERRAIN" bake "${run[@]}" "${FAST[@]}" --bind 'tcp://127.0.0.1:*' --workers 0 --threads 1 --verbose \
+  --out "$T/int" >"$T/int.out" 2>"$T/int.err" &
+coord=$!
+track $coord
+wait_for "$T/int.out" 'listening for workers on tcp://' 60
+ep=$(grep -oE 'tcp://[0-9.]+:[0-9]+' "$T/int.out" | head -1)
+for name in w4 w5; do
+  "$WORKER" --connect "$ep" --name $name --threads 1 "${FAST[@]}" >"$T/$name.out" 2>"$T/$name.err" &
+  pid[$name]=$!
+  track ${pid[$name]}
+done
+wait_for "$T/int.err" 'dispatch: job [0-9]+ \(tile c[0-9]+r[0-9]+\) attempt 1 to w[45]' 60
+kill -INT $coord
+crc=0
+wait $coord || crc=$?
+[ $crc != 0 ] || fail "the interrupted bake exited 0"
+[ ! -e "$T/int/meta.json" ] || fail "the interrupted bake wrote meta.json"
+[ "$(grep -c 'results reused from' "$T/int.err")" -ge 2 ] || fail "solve and coast did not come from the store"
+for name in w4 w5; do
+  rc=0
+  wait "${pid[$name]}" || rc=$?
+  [ $rc = 0 ] || fail "$name exited $rc after the interrupt"
+  [ "$(grep -c 'the coordinator said goodbye (the run failed)' "$T/$name.err")" = 1 ] ||
+    fail "$name was not told once that the run failed"
+done
+echo "ok: an interrupt in the tiles phase (exit $crc) dismissed both workers once"

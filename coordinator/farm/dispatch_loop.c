@@ -1,6 +1,8 @@
 /* The dispatch engine: housekeeping; see dispatch_internal.h and dispatch.h. */
 #include "coordinator/farm/dispatch_internal.h"
 
+#include <signal.h>
+
 /* ---- housekeeping ---- */
 
 /* Expires leases. `busy_s` is how long this turn of the loop spent on our own work (storing
@@ -285,10 +287,15 @@ static void *s_idle_main(void *user)
 static void s_idle_start(tb_dispatch_t *self)
 {
     atomic_store(&self->idle_stop, false);
+    /* the program's SIGINT and SIGTERM go to its own threads, never to this one */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     if (pthread_create(&self->idle_thread, NULL, s_idle_main, self) == 0)
         self->idle_running = true;
     else /* the workers then go quiet until the next batch, and reconnect: still correct */
         tb_log_warn("cannot start the thread that keeps the workers between batches");
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void tb_dsp_idle_stop(tb_dispatch_t *self)
