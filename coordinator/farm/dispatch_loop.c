@@ -389,8 +389,6 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
      * the phases"); a failed run ends the engine's work, so they are dismissed at once. */
     if (rc != 0 || !o->batches)
         s_teardown(self, rc != 0);
-    else
-        s_idle_start(self);
     return rc;
 }
 
@@ -424,5 +422,11 @@ int tb_dispatch_run(tb_dispatch_t *self, tb_err_t *err)
         tb_progress_destroy(&self->bar);
     }
     self->stats.seconds = tb_now_s() - self->started_s;
+    /* with batches the workers stay for the next one, kept by the idle thread - also after a batch
+     * the store answered entirely; a failed batch dismisses them (docs/distribution.md) */
+    if (self->open && rc != 0)
+        s_teardown(self, true);
+    else if (self->open && self->opts.batches)
+        s_idle_start(self);
     return rc;
 }
