@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fs.h"
 #include "common/hash.h"
@@ -108,6 +109,75 @@ START_TEST(test_in_process_and_local_agree_in_job_order)
         free((char *)o.worker_program);
     }
     ck_assert(memcmp(sums[0], sums[1], sizeof sums[0]) == 0);
+}
+END_TEST
+
+/* Two batches on one engine (docs/distribution.md, "One engine across the phases"): the second
+ * batch's jobs are indexed from 0 and give the in-process bytes, and the workers of the first serve
+ * it - kept alive between the runs (the pause is longer than liveness x heartbeat), none lost,
+ * none started again. */
+START_TEST(test_batches_keep_their_workers)
+{
+    zsys_handler_set(NULL);
+    uint64_t want[S_JOBS];
+    {
+        tb_dispatch_opts_t o;
+        s_opts(&o, 0);
+        s_seen_t seen = {0};
+        tb_err_t err;
+        tb_dispatch_t *d = s_run(&o, -1, &seen, &err);
+        ck_assert_msg(tb_dispatch_run(d, &err) == 0, "%s", err.msg);
+        memcpy(want, seen.sums, sizeof want);
+        tb_dispatch_destroy(&d);
+        free((char *)o.worker_program);
+    }
+    tb_dispatch_opts_t o;
+    s_opts(&o, 2);
+    o.batches = true;
+    s_seen_t seen = {0};
+    tb_err_t err;
+    tb_dispatch_t *d = s_run(&o, -1, &seen, &err);
+    ck_assert_int_eq(tb_dispatch_next_batch(d, NULL, &err), -1); /* the first has not run */
+    ck_assert_msg(tb_dispatch_run(d, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(tb_dispatch_run(d, &err), -1); /* once a batch */
+    ck_assert_uint_eq(seen.calls, S_JOBS);
+    usleep(1500 * 1000); /* 7 heartbeats: the idle thread must keep the workers */
+    s_seen_t seen2 = {0};
+    tb_dispatch_batch_t b = {.label = "second", .on_result = s_on_result, .user = &seen2};
+    ck_assert_msg(tb_dispatch_next_batch(d, &b, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(tb_dispatch_count(d), 0);
+    for (size_t i = 0; i < S_JOBS; i++) {
+        tb_grind_spec_t spec = s_spec(i, false);
+        unsigned char buf[TB_GRIND_SPEC_BYTES];
+        tb_grind_spec_encode(&spec, buf);
+        tb_job_desc_t desc = {.kind = TB_GRIND_KIND,
+                              .spec = buf,
+                              .spec_bytes = sizeof buf,
+                              .weight = (double)spec.work};
+        ck_assert_int_eq(tb_dispatch_add(d, &desc, &err), (int64_t)i);
+    }
+    ck_assert_msg(tb_dispatch_run(d, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(seen2.calls, S_JOBS);
+    ck_assert(memcmp(seen2.sums, want, sizeof want) == 0);
+    tb_dispatch_stats_t st;
+    tb_dispatch_stats(d, &st);
+    ck_assert_uint_eq(st.jobs, S_JOBS);
+    ck_assert_uint_eq(st.ran, S_JOBS);
+    ck_assert_uint_eq(st.lost, 0);
+    cJSON *rec = tb_dispatch_record_json(d);
+    cJSON *workers = cJSON_GetObjectItem(rec, "workers");
+    int n = cJSON_GetArraySize(workers);
+    ck_assert_msg(n >= 1 && n <= 2, "%d worker entries: a worker was lost or started again", n);
+    for (int i = 0; i < n; i++) {
+        cJSON *w = cJSON_GetArrayItem(workers, i);
+        ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(w, "alive")));
+        ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(w, "local")));
+    }
+    cJSON_Delete(rec);
+    tb_dispatch_finish(d, false);
+    tb_dispatch_finish(d, false); /* idempotent */
+    tb_dispatch_destroy(&d);
+    free((char *)o.worker_program);
 }
 END_TEST
 
@@ -238,6 +308,7 @@ Suite *dispatch_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_in_process_and_local_agree_in_job_order);
+    tcase_add_test(tc, test_batches_keep_their_workers);
     tcase_add_test(tc, test_store_reused_fresh_and_corrupt);
     tcase_add_test(tc, test_failing_job_carries_its_error);
     tcase_add_test(tc, test_interrupted_and_bad_input);

@@ -8,7 +8,12 @@
 #  3. cycle: peers that fail every job they get and come back under new names (on one connection,
 #     and on a new connection each time) cannot fail the run while a healthy worker is there;
 #  4. hoard: a peer that takes a job and only heartbeats loses it at the job's deadline;
-#  5. flood: 300 malformed messages from an unregistered peer give at most 5 warnings and a count.
+#  5. flood: 300 malformed messages from an unregistered peer give at most 5 warnings and a count;
+#  6. spoof: a TCP peer that says READY as local-1 before the real local helper local-1 has joined
+#     (its start is held back) is refused - a helper is known by the routing id the coordinator
+#     handed it, not by its name - and the helper joins and does the work. Negative control: the
+#     same client under a name that is not a helper's is accepted and given a job, so the check
+#     that the spoofer got none can fail.
 # Negative controls: each attack is checked to have happened (the client's own lines, the failed
 # attempts in the record), so a test where the attacker did nothing fails.
 set -euo pipefail
@@ -114,4 +119,28 @@ grep -qE 'more than 5 warnings about one peer within 10 s' "$T/fl.err" || fail "
 grep -qE '[0-9]+ warnings about unregistered peers not shown' "$T/fl.err" || fail "flood: the count of hidden warnings was not logged"
 same_output fl
 echo "ok: 300 malformed messages, $shown warnings shown and the rest counted"
+
+# 6. local-N spoof: the local helper starts 3 s late (a wrapper), the spoofer says READY first.
+printf '#!/bin/sh\nsleep 3\nexec "%s" "$@"\n' "$WORKER" >"$T/slow-worker"
+chmod +x "$T/slow-worker"
+TB_WORKER_PROGRAM=$T/slow-worker start_coord sp --workers 1
+"$MISBEHAVE" --connect "$ep" --attack hijack --name local-1 --timeout 2 >"$T/sp-client.out" 2>"$T/sp-client.err"
+wait $coord || fail "spoof: the run did not complete"
+grep -qE 'refused READY from conn:[0-9a-f]+ under the name local-1: the names local-N belong to this coordinator' "$T/sp.err" ||
+  fail "spoof: the impostor's READY was not refused"
+grep -q 'hijack: 0 jobs received' "$T/sp-client.out" || fail "spoof: the impostor was given a job"
+refused_line=$(grep -nE 'refused READY .* under the name local-1' "$T/sp.err" | head -1 | cut -d: -f1)
+joined_line=$(grep -n 'worker local-1 joined' "$T/sp.err" | head -1 | cut -d: -f1)
+[ -n "$joined_line" ] && [ "$refused_line" -lt "$joined_line" ] ||
+  fail "spoof: the impostor did not come before the real helper (no attack)"
+[ "$(json_get "$T/sp/farm-check.json" '[(w["local"], w["jobs_done"]) for w in d["workers"]]')" = "[(True, 8)]" ] ||
+  fail "spoof: the record's workers are not just the real helper with all 8 jobs: $(json_get "$T/sp/farm-check.json" 'd["workers"]')"
+same_output sp
+# the negative control: the same client, same moment, under a name no helper has, gets work
+TB_WORKER_PROGRAM=$T/slow-worker start_coord spc --workers 1
+"$MISBEHAVE" --connect "$ep" --attack hijack --name remote-1 --timeout 2 >"$T/spc-client.out" 2>"$T/spc-client.err"
+wait $coord || fail "spoof control: the run did not complete"
+grep -q 'got job' "$T/spc-client.out" || fail "spoof control: an accepted client got no job, so the spoof check proves nothing"
+same_output spc
+echo "ok: a TCP peer calling itself local-1 is refused; the real helper did the work"
 assert_clean "after the attacks"

@@ -307,6 +307,11 @@ static int s_connect(s_worker_t *w, tb_err_t *err)
         zcert_apply(w->cert, w->sock);
         zsock_set_curve_serverkey(w->sock, w->server_key);
     }
+    /* A local helper connects under the routing id its coordinator handed it, which is how the
+     * coordinator knows it for its own (coordinator/farm/local_workers.h). */
+    const char *routing_id = getenv(TB_PROTO_ROUTING_ENV);
+    if (routing_id && *routing_id && strlen(routing_id) < 256)
+        zmq_setsockopt(zsock_resolve(w->sock), ZMQ_ROUTING_ID, routing_id, strlen(routing_id));
     if (zsock_connect(w->sock, "%s", w->opts.endpoint) != 0) {
         int e = zmq_errno();
         s_close(w, 0);

@@ -19,6 +19,30 @@ int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err)
     return 0;
 }
 
+tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch, bool *owned,
+                                tb_err_t *err)
+{
+    *owned = false;
+    if (ctx->opts->dispatch.bind) {
+        if (!ctx->dispatch) {
+            tb_err_set(err, TB_E_INTERNAL, "a farm bake's engine is made by the solve phase");
+            return NULL;
+        }
+        return tb_dispatch_next_batch(ctx->dispatch, batch, err) == 0 ? ctx->dispatch : NULL;
+    }
+    tb_dispatch_opts_t dopts = ctx->opts->dispatch;
+    dopts.store_dir = ctx->store_dir;
+    dopts.label = batch->label;
+    dopts.on_result = batch->on_result;
+    dopts.on_tick = batch->on_tick;
+    dopts.user = batch->user;
+    dopts.fresh = dopts.fresh || batch->fresh;
+    dopts.listening_user = NULL;
+    tb_dispatch_t *d = tb_dispatch_new(&dopts, err);
+    *owned = d != NULL;
+    return d;
+}
+
 /* meta.json says the directory holds a complete bake: an older one goes before the first phase that
  * writes into the directory, so a bake that stops half-way never sits beside it. */
 static int s_remove_old_meta(const tb_bake_ctx_t *ctx, tb_err_t *err)
@@ -143,6 +167,8 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     }
     rc = 0;
 done:
+    /* a farm's workers leave once, here, whatever the outcome (docs/distribution.md) */
+    tb_dispatch_finish(ctx.dispatch, rc != 0);
     tb_report_live_finish(ctx.live, ctx.dispatch, out->meta_path[0] != '\0', rc == 0 ? NULL : err);
     tb_report_live_destroy(&ctx.live);
     out->stats = ctx.stats;
@@ -155,7 +181,8 @@ done:
     tb_planet_destroy(&ctx.planet);
     free(ctx.selected);
     tb_dispatch_destroy(&ctx.dispatch);
-    tb_dispatch_destroy(&ctx.coast_dispatch);
+    cJSON_Delete(ctx.solve_record);
+    cJSON_Delete(ctx.coast_record);
     free(ctx.mouths);
     tb_plan_destroy(&ctx.plan);
     tb_planet_input_free(&ctx.input);

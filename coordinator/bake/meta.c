@@ -95,7 +95,9 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON_AddNumberToObject(extent, "max_m", out->extent.max_m);
     cJSON_AddNumberToObject(extent, "clipped_cells", (double)ctx->clipped);
     cJSON_AddNumberToObject(extent, "clip_fraction", out->clip_fraction);
-    cJSON_AddItemToObject(meta, "dispatch", tb_dispatch_record_json(ctx->dispatch));
+    cJSON_AddItemToObject(meta, "dispatch",
+                          ctx->solve_record ? cJSON_Duplicate(ctx->solve_record, true)
+                                            : tb_dispatch_record_json(ctx->dispatch));
     cJSON *stats = tb_stats_report_json(ctx->stats, &out->extent, ctx->partial);
     cJSON_AddItemToObject(meta, "statistics", stats ? stats : cJSON_CreateNull());
     cJSON_AddItemToObject(meta, "histograms", tb_report_histograms_json(ctx->stats));
@@ -105,7 +107,7 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (ctx->coast_ran) {
         cJSON *coast = tb_coast_stats_to_json(&ctx->coast_stats);
         cJSON_AddNumberToObject(coast, "seconds", ctx->coast_s);
-        cJSON_AddItemToObject(coast, "dispatch", tb_dispatch_record_json(ctx->coast_dispatch));
+        cJSON_AddItemToObject(coast, "dispatch", cJSON_Duplicate(ctx->coast_record, true));
         cJSON_AddItemToObject(meta, "coast", coast);
     } else {
         cJSON_AddItemToObject(meta, "coast", cJSON_CreateNull());

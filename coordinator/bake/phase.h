@@ -57,17 +57,19 @@ typedef struct {
     cJSON *before_meta;  /* tiles_only, measure_margin: out_dir/meta.json as it was; owned */
     cJSON *before_index; /* tiles_only: out_dir/tiles/index.json as it was; owned */
     /* solve */
-    tb_dispatch_t *dispatch;
-    tb_stats_t *stats;   /* merged in region order; moved to out->stats at the end */
-    const char *partial; /* "regions 2,3 of 4" for a partial bake, else NULL */
+    tb_dispatch_t *dispatch; /* the solve's engine; in farm mode the bake's one engine, which
+                                serves the coast and tiles phases too (tb_bake_dispatch) */
+    cJSON *solve_record;     /* the solve's dispatch record for meta.json, taken after its run */
+    tb_stats_t *stats;       /* merged in region order; moved to out->stats at the end */
+    const char *partial;     /* "regions 2,3 of 4" for a partial bake, else NULL */
     char partial_text[256];
     tb_region_mouth_t *mouths; /* the regions' river mouths, in region order */
     size_t n_mouths, cap_mouths;
     /* coast */
     bool coast_ran;
     tb_coast_stats_t coast_stats;
-    double coast_s;                /* the coast phase's seconds */
-    tb_dispatch_t *coast_dispatch; /* the coast job's record, for meta.json */
+    double coast_s;      /* the coast phase's seconds */
+    cJSON *coast_record; /* the coast job's dispatch record, for meta.json */
     /* outputs */
     int64_t clipped;      /* heightmap cells outside elevation_m */
     cJSON *hashes;        /* output file name -> XXH3 (hex), in writing order */
@@ -100,6 +102,15 @@ extern const int tb_bake_n_phases;
  * ctx->records); 0, or -1 with *err set (by the phase, or by the driver naming the phase).
  * tb_bake_run calls it with tb_bake_phases; the tests call it with their own tables. */
 int tb_bake_run_phases(tb_bake_ctx_t *ctx, const tb_phase_t *const *phases, int n, tb_err_t *err);
+
+/* The dispatch engine of a phase after the solve (coast, tiles), with the batch's callbacks and
+ * label. In farm mode (--bind) it is the bake's one engine, ctx->dispatch, moved on to a new batch:
+ * the same socket and the same connected workers serve every phase, and they are dismissed once,
+ * when the bake ends (docs/distribution.md, "One engine across the phases"); *owned is then false.
+ * Otherwise it is a new engine with the bake's options and the store, *owned true: the caller
+ * destroys it. NULL with *err set on failure. */
+tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch, bool *owned,
+                                tb_err_t *err);
 
 /* TB_E_INTERRUPTED when the program's SIGINT/SIGTERM flag is up: a phase checks it between its
  * steps, so an interrupted bake stops before meta.json. */

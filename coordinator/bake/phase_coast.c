@@ -98,27 +98,16 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     void *spec = NULL;
     size_t n = 0;
     tb_coast_result_t r = {0};
+    tb_dispatch_t *d = NULL;
+    bool owned = false;
     int rc = -1;
     if (s_spec(ctx, &spec, &n, err) != 0)
         goto done;
-    tb_dispatch_opts_t dopts = ctx->opts->dispatch;
-    dopts.store_dir = ctx->store_dir;
-    dopts.on_result = NULL; /* the result is read after the run */
-    dopts.user = NULL;
-    dopts.label = "coast";
-    /* A farm bake runs its one coast job here, in-process: the solve's engine has dismissed the
-     * farm's workers, and a second engine on the same endpoint lost workers that reconnected
-     * between the two (they were never registered, so never dismissed). The result is the same
-     * bytes wherever the job runs (docs/determinism.md); one engine across the phases of a farm
-     * bake is the better fix (README, Status). */
-    if (dopts.bind) {
-        dopts.bind = NULL;
-        dopts.curve_cert = NULL;
-        dopts.curve_clients = NULL;
-        dopts.workers = 0;
-    }
-    ctx->coast_dispatch = tb_dispatch_new(&dopts, err);
-    if (!ctx->coast_dispatch)
+    /* in farm mode the bake's one engine, in a new batch: the coast job goes to the farm's
+     * workers like the regions (docs/coast.md, "In the bake") */
+    tb_dispatch_batch_t batch = {.label = "coast"}; /* the result is read after the run */
+    d = tb_bake_dispatch(ctx, &batch, &owned, err);
+    if (!d)
         goto done;
     tb_job_desc_t desc = {.kind = "coast",
                           .spec = spec,
@@ -131,11 +120,12 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */
         goto done;
     }
-    if (tb_dispatch_add(ctx->coast_dispatch, &desc, err) < 0 ||
-        tb_dispatch_run(ctx->coast_dispatch, err) != 0)
+    int drc = tb_dispatch_add(d, &desc, err) < 0 ? -1 : tb_dispatch_run(d, err);
+    ctx->coast_record = tb_dispatch_record_json(d);
+    if (drc != 0)
         goto done;
     size_t bytes = 0;
-    const void *data = tb_dispatch_result(ctx->coast_dispatch, 0, &bytes);
+    const void *data = tb_dispatch_result(d, 0, &bytes);
     if (!data) {
         tb_err_set(err, TB_E_INTERNAL, "coast: the job finished without a result");
         goto done;
@@ -153,6 +143,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     (long long)r.h, ctx->coast_s);
     rc = 0;
 done:
+    if (owned)
+        tb_dispatch_destroy(&d);
     tb_coast_result_free(&r);
     free(spec);
     if (rc != 0)

@@ -16,8 +16,6 @@
 
 typedef struct {
     tb_bake_ctx_t *ctx;
-    void (*on_listening)(void *user, const char *endpoint); /* the caller's, chained */
-    void *listening_user;
     const int *job_region; /* job index -> region index */
     bool failed;
     tb_err_t err;
@@ -98,14 +96,6 @@ fail:
     tb_stats_destroy(&st);
     tb_grid_destroy(&mask);
     tb_region_result_free(&r);
-}
-
-/* The caller's callback with the caller's user pointer (the engine's user is the composite). */
-static void s_on_listening(void *user, const char *endpoint)
-{
-    s_composite_t *c = user;
-    if (c->on_listening)
-        c->on_listening(c->listening_user, endpoint);
 }
 
 /* "regions 2,3 of 4" for a partial bake: the selected region ids in increasing order. */
@@ -203,9 +193,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     dopts.on_result = s_on_result;
     dopts.on_tick = s_on_tick;
     dopts.user = &c;
-    c.on_listening = o->dispatch.on_listening;
-    c.listening_user = o->dispatch.user;
-    dopts.on_listening = s_on_listening;
+    /* the caller's callback gets the caller's pointer (the engine's user is the composite) */
+    dopts.listening_user =
+        o->dispatch.listening_user ? o->dispatch.listening_user : o->dispatch.user;
+    /* a farm's engine serves the later phases too (tb_bake_dispatch) */
+    dopts.batches = o->dispatch.bind != NULL;
     if (!dopts.label)
         dopts.label = "regions";
     ctx->dispatch = tb_dispatch_new(&dopts, err);
@@ -236,6 +228,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     o->out_dir);
     int drc = tb_dispatch_run(ctx->dispatch, err);
     tb_dispatch_stats(ctx->dispatch, &out->dispatch);
+    /* its record, before a later phase's batch replaces the engine's jobs */
+    ctx->solve_record = tb_dispatch_record_json(ctx->dispatch);
     if (drc != 0) {
         /* refused before any job went out: a bad --bind or bad keys, exit 2 */
         out->bad_input = err->code == TB_E_INVALID && out->dispatch.attempts == 0;

@@ -11,9 +11,9 @@
  * manifest's `tiles` section, every key (tb_manifest_detail_params); the rock
  * multiplier is the uplift module's field (tb_tile_rock_k, about 0.55 s a default tile, before
  * dispatch). A writer thread does the decoding, encoding and writing, because the dispatch loop
- * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false), in
- * a partial bake with the coastal pass, and in farm mode (--bind: the solve's dispatch releases the
- * farm's workers; keeping them for a second dispatch is not wired yet). A partial bake without the
+ * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false) and
+ * in a partial bake with the coastal pass; in farm mode the tile jobs go to the farm's workers on
+ * the bake's one engine (tb_bake_dispatch, docs/distribution.md). A partial bake without the
  * coast bakes the tiles its solved land covers (docs/tiles.md, "Tiles of a partial bake");
  * --tiles-only re-runs the chosen tiles afresh and merges them into the index, and
  * --measure-margin hands the planet to tiles_margin.c (docs/tiles.md, "Re-running chosen tiles").
@@ -69,9 +69,6 @@ static const char *s_skip(const tb_bake_ctx_t *ctx)
         return "a partial bake (--only) with the coastal pass: the pass runs over the whole "
                "composite, so a partial bake's coast and tiles differ from the whole bake's "
                "(bake with --no-coast, or the whole planet; docs/tiles.md)";
-    if (ctx->opts->dispatch.bind)
-        return "farm mode (--bind): the farm's workers are released after the solve, and tiles "
-               "over a farm are not wired yet";
     return NULL;
 }
 
@@ -337,6 +334,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     float *p_height = NULL, *p_area = NULL; /* a partial bake's: with the stored regions */
     uint8_t *p_known = NULL;
     int n_borrowed = 0;
+    bool owned = false;
     int rc = -1;
     if (!class_idx || !land || !job_tile || !index)
         goto done;
@@ -372,13 +370,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (tb_fs_join(dir, sizeof dir, ctx->opts->out_dir, "tiles", err) != 0 ||
         tb_fs_mkdir_p(dir, err) != 0)
         goto done;
-    tb_dispatch_opts_t dopts = ctx->opts->dispatch;
-    dopts.store_dir = ctx->store_dir;
-    dopts.on_result = s_on_result;
-    dopts.user = &t;
-    dopts.label = "tiles";
-    dopts.fresh = dopts.fresh || ctx->tile_sel; /* --tiles-only re-runs its tiles */
-    dispatch = tb_dispatch_new(&dopts, err);
+    tb_dispatch_batch_t batch = {.label = "tiles",
+                                 .on_result = s_on_result,
+                                 .user = &t,
+                                 .fresh = ctx->tile_sel != NULL}; /* --tiles-only re-runs */
+    dispatch = tb_bake_dispatch(ctx, &batch, &owned, err);
     if (!dispatch)
         goto done;
     int n_jobs = 0, n_land = 0, n_coast = 0;
@@ -545,7 +541,8 @@ done:
     free(p_known);
     cJSON_Delete(skipped);
     cJSON_Delete(rerun);
-    tb_dispatch_destroy(&dispatch);
+    if (owned)
+        tb_dispatch_destroy(&dispatch);
     cJSON_Delete(t.index_tiles);
     cJSON_Delete(index);
     free(class_idx);

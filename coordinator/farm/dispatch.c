@@ -50,6 +50,8 @@ tb_dispatch_t *tb_dispatch_new(const tb_dispatch_opts_t *opts, tb_err_t *err)
     if (!o->label)
         o->label = "jobs";
     self->failed_job = -1;
+    pthread_mutex_init(&self->mu, NULL);
+    atomic_init(&self->idle_stop, false);
     self->stats.mode = o->bind ? "farm" : o->workers == 0 ? "in-process" : "local";
     return self;
 }
@@ -69,6 +71,7 @@ void tb_dispatch_destroy(tb_dispatch_t **self_p)
     if (!self_p || !*self_p)
         return;
     tb_dispatch_t *self = *self_p;
+    tb_dispatch_finish(self, true);
     for (size_t i = 0; i < self->n_jobs; i++)
         s_job_free(&self->jobs[i]);
     for (size_t i = 0; i < self->n_workers; i++)
@@ -81,6 +84,7 @@ void tb_dispatch_destroy(tb_dispatch_t **self_p)
     tb_broker_destroy(&self->broker, 0);
     tb_local_workers_destroy(&self->local);
     tb_cache_destroy(&self->cache);
+    pthread_mutex_destroy(&self->mu);
     free(self);
     *self_p = NULL;
 }
@@ -94,7 +98,18 @@ static char *s_strdup(const char *s, tb_err_t *err)
     return d;
 }
 
+static int64_t s_add(tb_dispatch_t *self, const tb_job_desc_t *desc, tb_err_t *err);
+
 int64_t tb_dispatch_add(tb_dispatch_t *self, const tb_job_desc_t *desc, tb_err_t *err)
+{
+    /* between batches the idle thread may be registering workers: the lock keeps it apart */
+    pthread_mutex_lock(&self->mu);
+    int64_t r = s_add(self, desc, err);
+    pthread_mutex_unlock(&self->mu);
+    return r;
+}
+
+static int64_t s_add(tb_dispatch_t *self, const tb_job_desc_t *desc, tb_err_t *err)
 {
     const tb_job_kind_t *kind = tb_job_find(desc->kind);
     if (!kind)
@@ -146,6 +161,47 @@ size_t tb_dispatch_count(const tb_dispatch_t *self)
     return self->n_jobs;
 }
 
+int tb_dispatch_next_batch(tb_dispatch_t *self, const tb_dispatch_batch_t *batch, tb_err_t *err)
+{
+    if (!self->opts.batches)
+        return tb_err_set(err, TB_E_INTERNAL,
+                          "tb_dispatch_next_batch on an engine without "
+                          "batches");
+    pthread_mutex_lock(&self->mu);
+    if (self->n_jobs > 0 && (!self->ran || self->n_done < self->n_jobs)) {
+        pthread_mutex_unlock(&self->mu);
+        return tb_err_set(err, TB_E_INTERNAL,
+                          "tb_dispatch_next_batch: the %s batch has not "
+                          "finished (%zu of %zu jobs done)",
+                          self->opts.label, self->n_done, self->n_jobs);
+    }
+    for (size_t i = 0; i < self->n_jobs; i++)
+        s_job_free(&self->jobs[i]);
+    self->job_base += self->n_jobs;
+    self->n_jobs = 0;
+    free(self->order);
+    self->order = NULL;
+    self->n_done = 0;
+    self->next_deliver = 0;
+    self->total_weight = self->done_weight = self->done_cells = 0;
+    self->started_s = 0;
+    self->failed_job = -1;
+    self->no_worker_since_s = 0;
+    size_t seen = self->stats.workers_seen;
+    const char *mode = self->stats.mode;
+    memset(&self->stats, 0, sizeof self->stats);
+    self->stats.workers_seen = seen;
+    self->stats.mode = mode;
+    self->ran = false;
+    self->opts.label = batch && batch->label ? batch->label : "jobs";
+    self->opts.on_result = batch ? batch->on_result : NULL;
+    self->opts.on_tick = batch ? batch->on_tick : NULL;
+    self->opts.user = batch ? batch->user : NULL;
+    self->batch_fresh = batch && batch->fresh;
+    pthread_mutex_unlock(&self->mu);
+    return 0;
+}
+
 /* ---- accessors ---- */
 
 const void *tb_dispatch_result(const tb_dispatch_t *self, size_t i, size_t *bytes)
@@ -179,10 +235,25 @@ void tb_dispatch_record(const tb_dispatch_t *self, size_t i, tb_job_record_t *re
 
 void tb_dispatch_stats(const tb_dispatch_t *self, tb_dispatch_stats_t *stats)
 {
+    pthread_mutex_t *mu = (pthread_mutex_t *)&self->mu;
+    pthread_mutex_lock(mu);
     *stats = self->stats;
+    pthread_mutex_unlock(mu);
 }
 
+static cJSON *s_record_json(const tb_dispatch_t *self);
+
 cJSON *tb_dispatch_record_json(const tb_dispatch_t *self)
+{
+    /* the idle thread between batches changes the workers table: the lock keeps it apart */
+    pthread_mutex_t *mu = (pthread_mutex_t *)&self->mu;
+    pthread_mutex_lock(mu);
+    cJSON *root = s_record_json(self);
+    pthread_mutex_unlock(mu);
+    return root;
+}
+
+static cJSON *s_record_json(const tb_dispatch_t *self)
 {
     cJSON *root = cJSON_CreateObject();
     const tb_dispatch_stats_t *s = &self->stats;

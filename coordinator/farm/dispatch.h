@@ -1,7 +1,12 @@
 /* The dispatch engine: run a list of jobs on workers and hand back their results in job order, the
  * same bytes whichever way they were run (docs/determinism.md, docs/distribution.md).
  *
- * A caller adds jobs (kind, canonical spec, weight, cache inputs) and calls tb_dispatch_run once.
+ * A caller adds jobs (kind, canonical spec, weight, cache inputs) and calls tb_dispatch_run once -
+ * or, with the option `batches`, runs several batches of jobs on one engine: tb_dispatch_run, then
+ * tb_dispatch_next_batch, more jobs, tb_dispatch_run again, ..., and tb_dispatch_finish. The
+ * socket, the connected workers, the blocklist and the result store then live across the batches
+ * (a bake's solve, coast and tiles phases share one farm: docs/distribution.md, "One engine across
+ * the phases"), and workers are told to leave once, by tb_dispatch_finish (or on a failed run).
  * Three modes, chosen by the options:
  *   - in-process (`workers` 0, no `bind`): each job runs through jobs/job.h on this thread's pool;
  *   - local (the default): `workers` terrain-worker processes over ipc:// in a private directory,
@@ -87,6 +92,8 @@ typedef struct {
     void *user;
     volatile sig_atomic_t *interrupted; /* set by the program's SIGINT/SIGTERM handler */
     void (*on_listening)(void *user, const char *endpoint); /* farm: called once bound */
+    void *listening_user; /* on_listening's argument; NULL: user */
+    bool batches;         /* several batches; see tb_dispatch_next_batch */
     /* Called on the dispatch loop after each turn (at most every 100 ms) and, in-process, from the
      * job's progress reports: a live view may read tb_dispatch_record_json. Throttle in the
      * callback; keep it short (it delays heartbeats like on_result does). May be NULL. */
@@ -118,7 +125,8 @@ typedef struct {
     const tb_attempt_t *attempts;
 } tb_job_record_t;
 
-/* Totals of a run. */
+/* Totals of a run (with batches: of the current batch, except workers_seen, which counts every
+ * worker the engine has met). */
 typedef struct {
     size_t jobs;
     size_t from_store;    /* results reused from the store */
@@ -141,10 +149,35 @@ void tb_dispatch_destroy(tb_dispatch_t **self_p);
 /* Adds a job (copied); returns its index, or -1 with *err set. */
 int64_t tb_dispatch_add(tb_dispatch_t *self, const tb_job_desc_t *job, tb_err_t *err);
 
-/* Runs every job. Returns 0 when all are done, or -1 with *err set: the failing job's own error
- * (prefixed with its label and how often it failed), TB_E_INTERRUPTED, or a setup error. Local
- * workers are stopped and their directory removed on every path. Call once. */
+/* Runs every job of the batch. Returns 0 when all are done, or -1 with *err set: the failing job's
+ * own error (prefixed with its label and how often it failed), TB_E_INTERRUPTED, or a setup error.
+ * Without `batches`: call once; workers are told to leave and local workers are stopped (their
+ * directory removed) on every path. With `batches`: once a batch; after a successful run the
+ * socket stays bound and the workers connected (a thread answers their heartbeats and registers
+ * newcomers until the next run), after a failed one they are dismissed as without. */
 int tb_dispatch_run(tb_dispatch_t *self, tb_err_t *err);
+
+/* What changes from one batch to the next (a bake phase's own callbacks and label). */
+typedef struct {
+    const char *label; /* progress bar label; NULL: "jobs" */
+    tb_dispatch_result_fn on_result;
+    void (*on_tick)(void *user, const tb_dispatch_t *d);
+    void *user; /* for on_result and on_tick */
+    bool fresh; /* do not read the store for this batch's jobs (results are still written) */
+} tb_dispatch_batch_t;
+
+/* Starts a new batch (`batches` only) after a successful run: the previous batch's jobs, results,
+ * records and per-batch statistics are dropped (read them first), job indices start again at 0
+ * (on the wire job ids keep growing, so a late message about an old job never matches a new one),
+ * and the callbacks and label become `batch`'s. Workers, blocklist, leases' fencing, store and
+ * the cumulative `workers_seen` stay. 0, or -1 (TB_E_INTERNAL) when the previous batch did not
+ * finish or the engine has no batches. */
+int tb_dispatch_next_batch(tb_dispatch_t *self, const tb_dispatch_batch_t *batch, tb_err_t *err);
+
+/* Ends an engine with batches: tells the connected workers to leave ("the run failed" when
+ * `failed`, unless keep_workers for farm workers), stops the local ones and closes the socket.
+ * Idempotent; destroy does it too (as a failure) when it was not called. */
+void tb_dispatch_finish(tb_dispatch_t *self, bool failed);
 
 /* Number of jobs added. */
 size_t tb_dispatch_count(const tb_dispatch_t *self);

@@ -10,6 +10,8 @@
 #include <cJSON.h>
 #include <czmq.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +138,22 @@ struct tb_dispatch_t {
     tb_dispatch_stats_t stats;
     tb_dsp_warn_limit_t warn_unknown; /* warnings about peers that never said READY */
     bool ran;
+    /* Batches (opts.batches; docs/distribution.md, "One engine across the phases"). */
+    uint64_t job_base;  /* the wire id of jobs[0]: no two batches share a job id */
+    bool open;          /* the socket is bound (and local workers started) */
+    bool batch_fresh;   /* this batch does not read the store (tb_dispatch_batch_t.fresh) */
+    pthread_mutex_t mu; /* held by the idle thread each turn, and by whoever touches the engine
+                           while it runs: tb_dispatch_add, _next_batch, _record_json */
+    pthread_t idle_thread;
+    bool idle_running;
+    atomic_bool idle_stop;
 };
+
+/* The wire id of job `index` of the current batch (JOB, CANCEL, and what workers answer). */
+static inline uint64_t tb_dsp_wire_id(const tb_dispatch_t *self, size_t index)
+{
+    return self->job_base + index;
+}
 
 /* dispatch_records.c */
 tb_attempt_t *tb_dsp_attempt_new(s_job_t *job, const char *worker);
@@ -171,13 +188,16 @@ bool tb_dsp_blocklisted(const tb_dispatch_t *self, const char *conn);
 /* Ends w's lease. `failure` counts against the job and the worker; `lost` against the job only. */
 void tb_dsp_lease_end(tb_dispatch_t *self, s_worker_t *w, const char *outcome, bool failure,
                       bool lost, const tb_err_t *job_err);
+/* `local`: the peer holds a local helper's routing id (tb_local_workers_owns). */
 s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id, const char *conn,
-                              const tb_msg_t *ready);
+                              const tb_msg_t *ready, bool local);
 /* Fails the run with job `index` when it has failed max_failures times and no live worker is left
  * that has not tried it. */
 void tb_dsp_check_failed(tb_dispatch_t *self, size_t index);
 void tb_dsp_dispatch_pending(tb_dispatch_t *self);
 /* dispatch_messages.c */
 void tb_dsp_receive(tb_dispatch_t *self);
+/* dispatch_loop.c: stops the idle thread (if it runs) and returns once it has. */
+void tb_dsp_idle_stop(tb_dispatch_t *self);
 
 #endif

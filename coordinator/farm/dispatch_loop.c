@@ -1,6 +1,8 @@
 /* The dispatch engine: housekeeping; see dispatch_internal.h and dispatch.h. */
 #include "coordinator/farm/dispatch_internal.h"
 
+#include <signal.h>
+
 /* ---- housekeeping ---- */
 
 /* Expires leases. `busy_s` is how long this turn of the loop spent on our own work (storing
@@ -24,10 +26,10 @@ static void s_expire(tb_dispatch_t *self, double busy_s)
         if (w->job >= 0 && deadline_s > 0 && now - w->lease_started_s > deadline_s) {
             tb_msg_t cancel;
             tb_msg_init(&cancel, TB_CMD_CANCEL);
-            cancel.job_id = (uint64_t)w->job;
+            cancel.job_id = tb_dsp_wire_id(self, (size_t)w->job);
             cancel.attempt = w->attempt;
             w->draining = true;
-            w->drain_job = (uint64_t)w->job;
+            w->drain_job = cancel.job_id;
             w->drain_attempt = w->attempt;
             char outcome[96];
             snprintf(outcome, sizeof outcome, "timed out after %.1f s", deadline_s);
@@ -188,6 +190,7 @@ static void s_teardown(tb_dispatch_t *self, bool failed)
     }
     tb_broker_destroy(&self->broker, 200);
     self->sock = NULL;
+    self->open = false;
     tb_local_workers_destroy(&self->local);
 }
 
@@ -225,12 +228,11 @@ static int s_order_jobs(tb_dispatch_t *self, tb_err_t *err)
     return 0;
 }
 
-static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
+/* Binds the socket and makes the local workers' directory: once an engine (the first batch that
+ * has jobs to run). */
+static int s_open(tb_dispatch_t *self, tb_err_t *err)
 {
     tb_dispatch_opts_t *o = &self->opts;
-    if (s_order_jobs(self, err) != 0)
-        return -1;
-
     if (o->workers > 0) {
         self->local = tb_local_workers_new(o->worker_program, err);
         if (!self->local)
@@ -248,22 +250,99 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
         return -1;
     }
     self->sock = tb_broker_socket(self->broker);
+    self->open = true;
     if (o->bind) {
         tb_log_info("listening for workers on %s%s", tb_broker_endpoint(self->broker),
                     tb_broker_secure(self->broker) ? " (CURVE)" : "");
         if (tb_broker_secure(self->broker))
             tb_log_info("workers connect with --server-key %s", tb_broker_public_key(self->broker));
         if (o->on_listening)
-            o->on_listening(o->user, tb_broker_endpoint(self->broker));
+            o->on_listening(o->listening_user ? o->listening_user : o->user,
+                            tb_broker_endpoint(self->broker));
     }
-    int n_local = o->workers;
-    if ((size_t)n_local > s_unfinished(self))
-        n_local = (int)s_unfinished(self);
-    for (int i = 0; i < n_local; i++)
-        if (s_spawn_local(self, err) != 0) {
-            s_teardown(self, true);
+    return 0;
+}
+
+/* One turn of the loop between batches: registers newcomers, answers and sends heartbeats, notices
+ * workers that die; nothing is dispatched. */
+static void *s_idle_main(void *user)
+{
+    tb_dispatch_t *self = user;
+    while (!atomic_load(&self->idle_stop)) {
+        zmq_pollitem_t item = {self->sock, 0, ZMQ_POLLIN, 0};
+        long timeout = self->opts.heartbeat_ms / 4 < 100 ? self->opts.heartbeat_ms / 4 : 100;
+        zmq_poll(&item, 1, timeout < 1 ? 1 : timeout);
+        pthread_mutex_lock(&self->mu);
+        if (item.revents & ZMQ_POLLIN)
+            tb_dsp_receive(self);
+        s_check_local(self);
+        tb_broker_poll_events(self->broker);
+        s_expire(self, 0);
+        s_heartbeat(self);
+        pthread_mutex_unlock(&self->mu);
+    }
+    return NULL;
+}
+
+static void s_idle_start(tb_dispatch_t *self)
+{
+    atomic_store(&self->idle_stop, false);
+    /* the program's SIGINT and SIGTERM go to its own threads, never to this one */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    if (pthread_create(&self->idle_thread, NULL, s_idle_main, self) == 0)
+        self->idle_running = true;
+    else /* the workers then go quiet until the next batch, and reconnect: still correct */
+        tb_log_warn("cannot start the thread that keeps the workers between batches");
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void tb_dsp_idle_stop(tb_dispatch_t *self)
+{
+    if (!self->idle_running)
+        return;
+    atomic_store(&self->idle_stop, true);
+    pthread_join(self->idle_thread, NULL);
+    self->idle_running = false;
+}
+
+void tb_dispatch_finish(tb_dispatch_t *self, bool failed)
+{
+    if (!self)
+        return;
+    tb_dsp_idle_stop(self);
+    if (self->open)
+        s_teardown(self, failed);
+}
+
+/* Local workers wanted for this batch: --workers, but never more than the jobs left to run. */
+static int s_spawn_for_batch(tb_dispatch_t *self, tb_err_t *err)
+{
+    if (!self->local)
+        return 0;
+    int want = self->opts.workers;
+    if ((size_t)want > s_unfinished(self))
+        want = (int)s_unfinished(self);
+    for (int i = tb_local_workers_running(self->local); i < want; i++)
+        if (s_spawn_local(self, err) != 0)
             return -1;
-        }
+    return 0;
+}
+
+static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
+{
+    tb_dispatch_opts_t *o = &self->opts;
+    free(self->order);
+    self->order = NULL;
+    if (s_order_jobs(self, err) != 0)
+        return -1;
+    if (!self->open && s_open(self, err) != 0)
+        return -1;
+    if (s_spawn_for_batch(self, err) != 0) {
+        s_teardown(self, true);
+        return -1;
+    }
     int rc = 0;
     while (self->n_done < self->n_jobs) {
         if (o->interrupted && *o->interrupted) {
@@ -306,14 +385,21 @@ static int s_run_distributed(tb_dispatch_t *self, tb_err_t *err)
             break;
         }
     }
-    s_teardown(self, rc != 0);
+    /* With batches, the workers stay for the next one (docs/distribution.md, "One engine across
+     * the phases"); a failed run ends the engine's work, so they are dismissed at once. */
+    if (rc != 0 || !o->batches)
+        s_teardown(self, rc != 0);
     return rc;
 }
 
 int tb_dispatch_run(tb_dispatch_t *self, tb_err_t *err)
 {
     if (self->ran)
-        return tb_err_set(err, TB_E_INTERNAL, "tb_dispatch_run called twice");
+        return tb_err_set(err, TB_E_INTERNAL,
+                          self->opts.batches ? "tb_dispatch_run called twice in one batch "
+                                               "(tb_dispatch_next_batch first)"
+                                             : "tb_dispatch_run called twice");
+    tb_dsp_idle_stop(self);
     self->ran = true;
     self->started_s = tb_now_s();
     self->stats.jobs = self->n_jobs;
@@ -323,17 +409,24 @@ int tb_dispatch_run(tb_dispatch_t *self, tb_err_t *err)
     /* The default of one local worker per core, but never more workers than jobs left to run: a
      * worker beyond that would only sit idle holding a process (docs/distribution.md, defaults). */
     size_t left = self->n_jobs - self->n_done;
-    if (!self->opts.workers_given && !self->opts.bind && left > 0 &&
+    if (!self->opts.workers_given && !self->opts.bind && !self->open && left > 0 &&
         (size_t)self->opts.workers > left)
         self->opts.workers = (int)left;
     if (rc == 0 && self->n_done < self->n_jobs) {
         self->bar =
             tb_progress_new(self->opts.label, self->total_weight > 0 ? self->total_weight : 1);
         tb_progress_update(self->bar, self->done_weight, NULL);
-        rc = self->opts.bind || self->opts.workers > 0 ? s_run_distributed(self, err)
-                                                       : tb_dsp_run_in_process(self, err);
+        rc = self->opts.bind || self->opts.workers > 0 || self->open
+                 ? s_run_distributed(self, err)
+                 : tb_dsp_run_in_process(self, err);
         tb_progress_destroy(&self->bar);
     }
     self->stats.seconds = tb_now_s() - self->started_s;
+    /* with batches the workers stay for the next one, kept by the idle thread - also after a batch
+     * the store answered entirely; a failed batch dismisses them (docs/distribution.md) */
+    if (self->open && rc != 0)
+        s_teardown(self, true);
+    else if (self->open && self->opts.batches)
+        s_idle_start(self);
     return rc;
 }

@@ -52,9 +52,22 @@ static void s_on_ready(tb_dispatch_t *self, const tb_proto_frame_t *id, const ch
         self->stats.workers_refused++;
         return;
     }
+    /* A local helper is known by the routing id this coordinator handed it (local_workers.h),
+     * never by its declared name; the helpers' names are theirs alone, so a peer that declares one
+     * first cannot pass for the helper nor keep it out. */
+    bool local = tb_local_workers_owns(self->local, m->name, id->data, id->bytes);
+    if (!local && tb_local_workers_reserved(m->name)) {
+        tb_log_warn("refused READY from %s under the name %s: the names local-N belong to this "
+                    "coordinator's local helpers",
+                    conn, m->name);
+        tb_dsp_send_bye(self, id->data, id->bytes, TB_BYE_REFUSED,
+                        "the names local-N belong to the coordinator's local helpers");
+        self->stats.workers_refused++;
+        return;
+    }
     if (old)
         tb_dsp_worker_lost(self, old, "reconnected under a new connection");
-    s_worker_t *w = tb_dsp_worker_add(self, id, conn, m);
+    s_worker_t *w = tb_dsp_worker_add(self, id, conn, m, local);
     if (!w)
         return;
     tb_log(self->opts.verbose || !w->local ? TB_LOG_INFO : TB_LOG_DEBUG,
@@ -113,9 +126,10 @@ static void s_on_result_complete(tb_dispatch_t *self, s_worker_t *w)
 }
 
 /* Whether (job, attempt) is the live lease held by w. */
-static bool s_holds(const s_worker_t *w, const tb_msg_t *m)
+static bool s_holds(const tb_dispatch_t *self, const s_worker_t *w, const tb_msg_t *m)
 {
-    return w->job >= 0 && (uint64_t)w->job == m->job_id && w->attempt == m->attempt;
+    return w->job >= 0 && tb_dsp_wire_id(self, (size_t)w->job) == m->job_id &&
+           w->attempt == m->attempt;
 }
 
 /* A terminal message for the attempt w was told to drop: the worker is free again. */
@@ -148,11 +162,11 @@ static void s_on_message(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *m)
         s_reject(w, m, "already registered (a connection says READY once)");
         return;
     case TB_CMD_PROGRESS:
-        if (s_holds(w, m))
+        if (s_holds(self, w, m))
             self->jobs[w->job].progress = m->fraction_ppm / 1e6;
         return;
     case TB_CMD_RESULT: {
-        if (!s_holds(w, m)) {
+        if (!s_holds(self, w, m)) {
             bool last = m->chunk_index + 1 == m->chunk_count;
             if (!s_drained(w, m, last) && m->chunk_index == 0)
                 s_reject(w, m, "not leased to it (a stale attempt or another worker's job)");
@@ -171,7 +185,7 @@ static void s_on_message(tb_dispatch_t *self, s_worker_t *w, const tb_msg_t *m)
         return;
     }
     case TB_CMD_FAIL: {
-        if (!s_holds(w, m)) {
+        if (!s_holds(self, w, m)) {
             if (!s_drained(w, m, true))
                 s_reject(w, m, "not leased to it");
             return;

@@ -121,10 +121,11 @@ int tb_dsp_load_store(tb_dispatch_t *self, tb_err_t *err)
 {
     if (!self->opts.store_dir)
         return 0;
-    self->cache = tb_cache_open(self->opts.store_dir, err);
+    if (!self->cache) /* with batches, opened by the first */
+        self->cache = tb_cache_open(self->opts.store_dir, err);
     if (!self->cache)
         return -1;
-    if (self->opts.fresh)
+    if (self->opts.fresh || self->batch_fresh)
         return 0;
     for (size_t i = 0; i < self->n_jobs; i++) {
         s_job_t *job = &self->jobs[i];

@@ -186,7 +186,7 @@ void tb_dsp_worker_lost(tb_dispatch_t *self, s_worker_t *w, const char *why)
 }
 
 s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id, const char *conn,
-                              const tb_msg_t *ready)
+                              const tb_msg_t *ready, bool local)
 {
     if (self->n_workers == self->cap_workers) {
         size_t cap = self->cap_workers ? 2 * self->cap_workers : 8;
@@ -207,7 +207,7 @@ s_worker_t *tb_dsp_worker_add(tb_dispatch_t *self, const tb_proto_frame_t *id, c
     w->alive = true;
     w->job = -1;
     w->last_seen_s = tb_now_s();
-    w->local = tb_local_workers_find(self->local, ready->name) >= 0;
+    w->local = local;
     bool seen_before = false;
     for (size_t i = 0; i + 1 < self->n_workers; i++)
         seen_before |= strcmp(self->workers[i].name, ready->name) == 0;
@@ -262,7 +262,7 @@ static void s_lease_grant(tb_dispatch_t *self, s_worker_t *w, size_t index)
     for (uint32_t c = 0; c < count; c++) {
         tb_msg_t m;
         tb_msg_init(&m, TB_CMD_JOB);
-        m.job_id = index;
+        m.job_id = tb_dsp_wire_id(self, index);
         m.attempt = a->attempt;
         snprintf(m.kind, sizeof m.kind, "%s", job->kind);
         m.chunk_index = c;

@@ -10,21 +10,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "coordinator/farm/proto.h"
 
 #define S_SOCKET "coord.sock"
 #define S_OWNER "owner"
 #define S_IPC_PATH_MAX 100 /* sun_path is 108 bytes on Linux; keep a margin */
 
+#define S_ROUTING_ID_MAX 48
+
 typedef struct {
     pid_t pid; /* 0 once reaped */
     char name[128];
+    char routing_id[S_ROUTING_ID_MAX]; /* "tb-local-" and 32 random hex digits */
 } s_slot_t;
+
+extern char **environ;
 
 struct tb_local_workers_t {
     char program[PATH_MAX];
@@ -186,11 +193,37 @@ int tb_local_workers_spawn(tb_local_workers_t *self, const char *name, const cha
         argv[n++] = args[i];
     }
     argv[n] = NULL;
+    /* A fresh random routing id, handed over in the environment (not on the command line, which
+     * every user of the machine can read). */
+    unsigned char rnd[16];
+    ssize_t got = getrandom(rnd, sizeof rnd, 0);
+    if (got != (ssize_t)sizeof rnd)
+        return tb_err_set(err, TB_E_IO, "cannot start a worker: getrandom: %s", strerror(errno));
+    char routing_id[S_ROUTING_ID_MAX], env_entry[S_ROUTING_ID_MAX + 32];
+    int k = snprintf(routing_id, sizeof routing_id, "tb-local-");
+    for (size_t i = 0; i < sizeof rnd; i++)
+        k += snprintf(routing_id + k, sizeof routing_id - (size_t)k, "%02x", rnd[i]);
+    snprintf(env_entry, sizeof env_entry, "%s=%s", TB_PROTO_ROUTING_ENV, routing_id);
+    size_t n_env = 0;
+    while (environ && environ[n_env])
+        n_env++;
+    char **envp = malloc((n_env + 2) * sizeof *envp);
+    if (!envp)
+        return tb_err_set(err, TB_E_NOMEM, "out of memory starting a worker");
+    size_t e = 0;
+    size_t prefix = strlen(TB_PROTO_ROUTING_ENV);
+    for (size_t i = 0; i < n_env; i++)
+        if (!(strncmp(environ[i], TB_PROTO_ROUTING_ENV, prefix) == 0 && environ[i][prefix] == '='))
+            envp[e++] = environ[i];
+    envp[e++] = env_entry;
+    envp[e] = NULL;
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        free(envp);
         return tb_err_set(err, TB_E_IO, "cannot start %s: fork: %s", self->program,
                           strerror(errno));
+    }
     if (pid == 0) {
         /* Die with the coordinator, even when it is killed with SIGKILL. */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -204,6 +237,7 @@ int tb_local_workers_spawn(tb_local_workers_t *self, const char *name, const cha
             dup2(devnull, STDIN_FILENO);
             close(devnull);
         }
+        environ = envp; /* a pointer store: safe after fork */
         if (self->search_path)
             execvp(argv[0], (char *const *)argv);
         else
@@ -213,9 +247,11 @@ int tb_local_workers_spawn(tb_local_workers_t *self, const char *name, const cha
         (void)w;
         _exit(127);
     }
+    free(envp);
     s_slot_t *slot = &self->slots[self->n_slots];
     slot->pid = pid;
     snprintf(slot->name, sizeof slot->name, "%s", name);
+    memcpy(slot->routing_id, routing_id, sizeof slot->routing_id);
     tb_log_debug("started worker %s (pid %ld): %s", name, (long)pid, self->program);
     return self->n_slots++;
 }
@@ -327,4 +363,24 @@ void tb_local_workers_destroy(tb_local_workers_t **self_p)
     free(self->slots);
     free(self);
     *self_p = NULL;
+}
+
+bool tb_local_workers_owns(const tb_local_workers_t *self, const char *name, const void *routing_id,
+                           size_t bytes)
+{
+    int slot = tb_local_workers_find(self, name);
+    if (slot < 0)
+        return false;
+    const char *mine = self->slots[slot].routing_id;
+    return bytes == strlen(mine) && memcmp(mine, routing_id, bytes) == 0;
+}
+
+bool tb_local_workers_reserved(const char *name)
+{
+    if (strncmp(name, "local-", 6) != 0 || !name[6])
+        return false;
+    for (const char *p = name + 6; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
 }

@@ -8,11 +8,17 @@
  * and reaps every one. Destroying removes the socket file and the directory; a directory left by a
  * coordinator killed with SIGKILL is swept by the next one (it records its owner's pid). No signal
  * handler is installed here.
+ *
+ * Identity: each child gets a fresh random routing id in its environment (TB_PROTO_ROUTING_ENV of
+ * proto.h, which terrain-worker sets on its socket before it connects), so the coordinator knows
+ * its own helpers by their connection, never by the name they declare: a peer that says READY under
+ * a helper's name cannot pass for it (docs/distribution.md, "Worker identity").
  */
 #ifndef TB_LOCAL_WORKERS_H
 #define TB_LOCAL_WORKERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "common/error.h"
@@ -50,6 +56,15 @@ int tb_local_workers_running(const tb_local_workers_t *self);
 pid_t tb_local_workers_pid(const tb_local_workers_t *self, int slot);
 const char *tb_local_workers_name(const tb_local_workers_t *self, int slot);
 int tb_local_workers_find(const tb_local_workers_t *self, const char *name);
+
+/* Whether the child of slot `name` was handed exactly this routing id (the frame a ROUTER gives for
+ * its connection). False for NULL self. */
+bool tb_local_workers_owns(const tb_local_workers_t *self, const char *name, const void *routing_id,
+                           size_t bytes);
+
+/* Whether `name` has the form of a local helper's name ("local-" and digits): such names belong to
+ * the coordinator's helpers alone. */
+bool tb_local_workers_reserved(const char *name);
 
 /* Stops every running child as destroy does, but keeps the directory. */
 void tb_local_workers_stop(tb_local_workers_t *self, double grace_s);

@@ -49,6 +49,9 @@
 /* ZMQ_MAXMSGSIZE: libzmq drops a peer that sends a larger frame before it is ever buffered. */
 #define TB_PROTO_MAXMSGSIZE ((int64_t)TB_PROTO_CHUNK_MAX + TB_PROTO_HEADER_MAX)
 /* The largest blob a transfer may announce, whatever the run's own (smaller) limit says. */
+/* The environment variable in which a coordinator hands its local helper the routing id to connect
+ * under: the helper's identity is its connection, not its declared name (local_workers.h). */
+#define TB_PROTO_ROUTING_ENV "TB_WORKER_ROUTING_ID"
 #define TB_PROTO_TRANSFER_MAX ((uint64_t)1 << 36)
 /* A message has at most this many frames after the routing id. */
 #define TB_PROTO_MAX_FRAMES 2
