@@ -409,11 +409,11 @@ Suite *threads_suite(void)
     suite_add_tcase(s, race);
 #ifdef S_FULL
     TCase *full = tcase_create("full");
-    tcase_set_timeout(full, 900);
+    tcase_set_timeout(full, 1700);
     tcase_add_test(full, test_full_benchmark_grid);
     suite_add_tcase(s, full);
     TCase *demo = tcase_create("demo");
-    tcase_set_timeout(demo, 900);
+    tcase_set_timeout(demo, 1700);
     tcase_add_test(demo, test_largest_demo_region);
     suite_add_tcase(s, demo);
 #endif
