@@ -591,7 +591,7 @@ START_TEST(test_channel_break_on_a_flat_top)
         tb_stats_destroy(&s);
     }
     /* Negative control: a tilt of 0.7 % over the plateau's octave moves the single-peak turn from
-     * one end of the plateau to the other (a factor 2, and a fit from 4 x the turn with it). */
+     * one end of the plateau to the other (a factor 1.7, and a fit from 4 x the turn with it). */
     ck_assert_msg(turn[0] < 0.6 * a_c && turn[1] > 0.7 * a_c, "single-peak turns %g, %g", turn[0],
                   turn[1]);
     /* The break does not move with the tilt: the same bin edge either way, in the plateau's upper
