@@ -31,12 +31,12 @@ t0=$(date +%s)
 t1=$(date +%s)
 cat "$T/gate.out"
 echo "gate on seeds 7, 9342, 67914 at 100 steps: $((t1 - t0)) s" >&2
-grep -q "gate: PASS, 48 of 48 checks" "$T/gate.out" || fail "not 48 passing checks (16 gates x 3 seeds)"
+grep -q "gate: PASS, 54 of 54 checks" "$T/gate.out" || fail "not 54 passing checks (18 gates x 3 seeds)"
 for s in 7 9342 67914; do
   [ -f "$T/gate/seed-$s/meta.json" ] || fail "no bake for seed $s"
 done
-[ "$(xml_check "$T/gate/junit.xml")" = "3 48 0 0 " ] || fail "JUnit: $(xml_check "$T/gate/junit.xml")"
-[ "$(json_get "$T/gate/gate.json" '(d["passed"], d["checks"])')" = "(True, 48)" ] || fail "gate.json"
+[ "$(xml_check "$T/gate/junit.xml")" = "3 54 0 0 " ] || fail "JUnit: $(xml_check "$T/gate/junit.xml")"
+[ "$(json_get "$T/gate/gate.json" '(d["passed"], d["checks"])')" = "(True, 54)" ] || fail "gate.json"
 
 # A rerun reuses the stored regions, and against itself reports no change.
 "$TERRAIN" gate --steps 100 --workers 0 --out "$T/gate" --baseline "$T/gate" \
@@ -55,7 +55,9 @@ cat >"$T/change.json" <<'EOF'
            "slope_area_exponent": {"min": -0.65, "max": -0.15},
            "slope_area_r2": {"min": 0.65},
            "painted.range.slope_median_deg": {"min": 12, "max": 32},
-           "painted.range.slope_area_exponent": {"min": -0.8, "max": -0.3}}}
+           "painted.range.slope_area_exponent": {"min": -0.8, "max": -0.3},
+           "painted.range.slope_area_channels_exponent": {"min": -0.65, "max": -0.35},
+           "painted.range.slope_area_channels_r2": {"min": 0.9}}}
 EOF
 set +e
 "$TERRAIN" gate --steps 100 --workers 0 --seeds 7 --test-no-incision --out "$T/nc" \
@@ -67,11 +69,12 @@ cat "$T/nc.out"
 echo "negative control (seed 7, no incision): $((t2 - t1)) s" >&2
 [ "$rc" = 1 ] || fail "the negative control exited $rc, expected 1 (gates failed)"
 for g in slope_area_exponent slope_area_r2 drainage_density_per_km painted.range.slope_median_deg \
-  painted.range.slope_area_exponent; do
+  painted.range.slope_area_exponent painted.range.slope_area_channels_exponent \
+  painted.range.slope_area_channels_r2; do
   grep -q "^FAIL seed 7: $g = " "$T/nc.out" || fail "the negative control did not name $g"
 done
 grep -q "changed by -0.1[0-9]* from the baseline 0.5[0-9]*" "$T/nc.out" || fail "no max_change failure"
-[ "$(xml_check "$T/nc.xml")" = "1 5 5 0 drainage_density_per_km painted.range.slope_area_exponent painted.range.slope_median_deg slope_area_exponent slope_area_r2" ] ||
+[ "$(xml_check "$T/nc.xml")" = "1 7 7 0 drainage_density_per_km painted.range.slope_area_channels_exponent painted.range.slope_area_channels_r2 painted.range.slope_area_exponent painted.range.slope_median_deg slope_area_exponent slope_area_r2" ] ||
   fail "negative control JUnit: $(xml_check "$T/nc.xml")"
 
 # Gates file errors are named by key and stop before any bake (exit 2).

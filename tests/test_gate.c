@@ -18,8 +18,13 @@ START_TEST(test_defaults_parse)
     tb_err_t err;
     ck_assert_msg(tb_gates_load(NULL, &g, &err) == 0, "%s", err.msg);
     ck_assert_int_ge(g.n, 6);
-    const char *must[] = {"slope_area_exponent", "slope_area_r2", "clip_fraction",
-                          "drainage_density_per_km", "plain_slope_median_deg"};
+    const char *must[] = {"slope_area_exponent",
+                          "slope_area_r2",
+                          "clip_fraction",
+                          "drainage_density_per_km",
+                          "plain_slope_median_deg",
+                          "painted.range.slope_area_channels_exponent",
+                          "painted.range.slope_area_channels_r2"};
     for (size_t k = 0; k < sizeof must / sizeof must[0]; k++) {
         bool found = false;
         for (int i = 0; i < g.n; i++)
@@ -29,6 +34,9 @@ START_TEST(test_defaults_parse)
     /* the exponent band holds the stream-power -m/n, and the clip gate is the bake's own 0.1 % */
     for (int i = 0; i < g.n; i++) {
         if (strcmp(g.gate[i].name, "slope_area_exponent") == 0)
+            ck_assert(g.gate[i].has_min && g.gate[i].has_max && g.gate[i].min < -0.5 &&
+                      g.gate[i].max > -0.5);
+        if (strcmp(g.gate[i].name, "painted.range.slope_area_channels_exponent") == 0)
             ck_assert(g.gate[i].has_min && g.gate[i].has_max && g.gate[i].min < -0.5 &&
                       g.gate[i].max > -0.5);
         if (strcmp(g.gate[i].name, "clip_fraction") == 0)

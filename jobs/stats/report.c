@@ -117,7 +117,8 @@ static void s_class_line(s_text_t *t, const tb_stats_params_t *p, const tb_stats
 
 /* One painted class: the uplift line's numbers plus the share under 15 degrees, and the class's
  * own slope-area fits when it has them: over all cells (the same area bins as the "slope-area"
- * line) and over its channel cells (steepest descent, from 4 x the class's own turn). */
+ * line) and over its channel cells (steepest descent, from the class's own hillslope-channel
+ * break). */
 static void s_painted_line(s_text_t *t, const char *name, const tb_stats_bucket_summary_t *b,
                            double window_m)
 {
@@ -129,7 +130,7 @@ static void s_painted_line(s_text_t *t, const char *name, const tb_stats_bucket_
     if (cf->bins >= 2 && cf->exponent == cf->exponent) {
         size_t used = strlen(fit);
         snprintf(fit + used, sizeof fit - used,
-                 "; channels %.3f R2 %.3f over %d bins from %.0f m2 (turn %.0f m2)", cf->exponent,
+                 "; channels %.3f R2 %.3f over %d bins from %.0f m2 (break %.0f m2)", cf->exponent,
                  cf->r2, (int)cf->bins, cf->min_area_m2, cf->turn_area_m2);
     }
     s_line(
@@ -178,7 +179,7 @@ char *tb_stats_report_text(const tb_stats_t *self, const tb_stats_extent_t *exte
             s_fit_line(&t, "slope-area", &all->fit);
             char what[160];
             snprintf(what, sizeof what,
-                     "slope-area, channel cells (steepest descent, A >= %.0f m2, 4 x the turn at "
+                     "slope-area, channel cells (steepest descent, A >= %.0f m2, the break at "
                      "%.0f m2)",
                      all->channel_fit.min_area_m2, all->channel_fit.turn_area_m2);
             s_fit_line(&t, what, &all->channel_fit);

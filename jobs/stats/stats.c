@@ -1491,29 +1491,72 @@ static void s_fit(const tb_stats_t *self, const s_bucket_t *b, tb_hist_t *const 
     out->r2 = syy > 0 ? 1 - ssres / syy : (ssres == 0 ? 1 : NAN);
 }
 
-/* The channel-cell fit (docs/statistics.md): over the steepest-descent table, from the
- * hillslope-channel transition found in the bucket's own data. The turn is the area bin (of those
- * holding fit_min_bin_cells) whose median steepest-descent slope is the highest: below it the
- * slope rises with area (hillslopes), above it falls (channels). The curve stays near its peak for
- * about an octave past it, so the fit starts TB_STATS_CHANNEL_TURN_FACTOR times above the turn's
- * lower edge, and never below channel_fit_min_area_m2. */
-static void s_fit_channels(const tb_stats_t *self, const s_bucket_t *b, tb_stats_fit_t *out)
+/* The residual sum of squares of the least-squares line through points [i0, i1). */
+static double s_line_ssr(const double *xs, const double *ys, int32_t i0, int32_t i1)
 {
-    double turn = NAN, best = 0;
+    int32_t n = i1 - i0;
+    double mx = 0, my = 0;
+    for (int32_t i = i0; i < i1; i++) {
+        mx += xs[i];
+        my += ys[i];
+    }
+    mx /= n;
+    my /= n;
+    double sxx = 0, sxy = 0, syy = 0;
+    for (int32_t i = i0; i < i1; i++) {
+        sxx += (xs[i] - mx) * (xs[i] - mx);
+        sxy += (xs[i] - mx) * (ys[i] - my);
+        syy += (ys[i] - my) * (ys[i] - my);
+    }
+    double ssr = sxx > 0 ? syy - sxy * sxy / sxx : syy;
+    return ssr > 0 ? ssr : 0;
+}
+
+/* The hillslope-channel break of a bucket's steepest-descent curve (docs/statistics.md, "Where the
+ * channels start"): a two-segment (broken-stick) regression of log10 median slope on log10 area
+ * over every area bin holding fit_min_bin_cells, two independent least-squares lines, the break
+ * put at the bin edge that minimises their summed squared residuals, with at least
+ * TB_STATS_BREAK_MIN_HILL bins below it and TB_STATS_BREAK_MIN_CHANNEL above. Returns the lower
+ * area edge of the first channel-side bin, NaN when there are too few bins. The first of equal
+ * sums wins (the smaller area), so the answer is a pure function of the histograms. */
+static double s_channel_break(const tb_stats_t *self, const s_bucket_t *b)
+{
+    double xs[S_AREA_NBINS], ys[S_AREA_NBINS], lo[S_AREA_NBINS];
+    int32_t n = 0;
     for (int32_t k = 0; k < S_AREA_NBINS; k++) {
         if (tb_hist_count(b->sd[k]) < self->p.fit_min_bin_cells)
             continue;
-        double med = tb_hist_quantile(b->sd[k], 0.5);
-        if (med > best) { /* the first of equal medians wins: the smaller area */
-            best = med;
-            turn = tb_hist_edge(b->area, k);
+        double med = sqrt(tb_hist_quantile(b->sd[k], 0.5)); /* the table holds S^2 */
+        if (!(med > 0) || !isfinite(med))
+            continue;
+        double a0 = tb_hist_edge(b->area, k), a1 = tb_hist_edge(b->area, k + 1);
+        lo[n] = a0;
+        xs[n] = log10(sqrt(a0 * a1));
+        ys[n] = log10(med);
+        n++;
+    }
+    double brk = NAN, best = INFINITY;
+    for (int32_t j = TB_STATS_BREAK_MIN_HILL; j + TB_STATS_BREAK_MIN_CHANNEL <= n; j++) {
+        double ssr = s_line_ssr(xs, ys, 0, j) + s_line_ssr(xs, ys, j, n);
+        if (ssr < best) {
+            best = ssr;
+            brk = lo[j];
         }
     }
+    return brk;
+}
+
+/* The channel-cell fit (docs/statistics.md): over the steepest-descent table, from the
+ * hillslope-channel break found in the bucket's own curve (s_channel_break), and never below
+ * channel_fit_min_area_m2. */
+static void s_fit_channels(const tb_stats_t *self, const s_bucket_t *b, tb_stats_fit_t *out)
+{
+    double brk = s_channel_break(self, b);
     double from = self->p.channel_fit_min_area_m2;
-    if (turn * TB_STATS_CHANNEL_TURN_FACTOR > from)
-        from = turn * TB_STATS_CHANNEL_TURN_FACTOR;
+    if (brk > from)
+        from = brk;
     s_fit(self, b, b->sd, from, out);
-    out->turn_area_m2 = turn;
+    out->turn_area_m2 = brk;
 }
 
 static void s_fit_bucket(const tb_stats_t *self, int bucket, bool channels, tb_stats_fit_t *out)

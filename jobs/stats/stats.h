@@ -164,7 +164,7 @@ typedef struct {
     double r2;           /* coefficient of determination of the fit over its points */
     double expect;       /* -m/n */
     double min_area_m2;  /* the lower edge of the first area bin the fit may use */
-    double turn_area_m2; /* channel fit: lower edge of the bin of the highest median slope */
+    double turn_area_m2; /* channel fit: the hillslope-channel break (a bin's lower edge) */
     double area_m2[TB_STATS_MAX_FIT_BINS], median_slope[TB_STATS_MAX_FIT_BINS];
     int64_t cells[TB_STATS_MAX_FIT_BINS];
 } tb_stats_fit_t;
@@ -172,10 +172,13 @@ typedef struct {
 void tb_stats_fit_slope_area(const tb_stats_t *self, int bucket, tb_stats_fit_t *out);
 /* The fit over the channel cells only (docs/statistics.md): the slope is each cell's steepest
  * descent (the largest drop over distance to one of its 8 neighbours), not Horn's gradient, and the
- * area bins are those whose lower edge is at or above max(channel_fit_min_area_m2,
- * TB_STATS_CHANNEL_TURN_FACTOR x the turn), the turn being the lower edge of the area bin whose
- * median steepest-descent slope is the highest (the hillslope-channel transition of the data). */
-#define TB_STATS_CHANNEL_TURN_FACTOR 4.0
+ * area bins are those whose lower edge is at or above max(channel_fit_min_area_m2, the break), the
+ * break being the hillslope-channel transition of the data: the bin edge that best splits the
+ * bucket's curve of log median steepest descent against log area into two least-squares lines
+ * (a broken-stick regression), with at least TB_STATS_BREAK_MIN_HILL bins below it and
+ * TB_STATS_BREAK_MIN_CHANNEL above. turn_area_m2 carries the break (NaN: too few bins). */
+#define TB_STATS_BREAK_MIN_HILL 3
+#define TB_STATS_BREAK_MIN_CHANNEL 5
 void tb_stats_fit_slope_area_channels(const tb_stats_t *self, int bucket, tb_stats_fit_t *out);
 
 /* The statistics a report prints, for one bucket. NaN where there is nothing to measure. */
