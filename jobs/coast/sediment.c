@@ -4,6 +4,7 @@
  * laid + unplaced = cut + river supply, every unit accounted for, whatever the planet. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "jobs/coast/methods.h"
 
@@ -20,6 +21,8 @@ typedef struct {
     const float *moved_m;
     const float *stretch; /* the delta stretch of the deposit reach; NULL: 1 */
     uint32_t reach_d2;    /* no cell past this squared distance is within the stretched reach */
+    const tb_coast_band_t *band;
+    int64_t blocks; /* no cell of a block farther in the band is within reach_d2 */
 } s_site_t;
 
 /* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
@@ -104,16 +107,29 @@ static void s_total_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
     d->total[chunk] = t;
 }
 
+/* Every cell's weight; a block of the band past the widest stretched reach has none (s_weight gives
+ * 0 past reach_d2), and its room is never read (s_lay reads it only under a weight). */
 static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
     (void)thread;
     const s_drift_t *d = ctx;
-    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++) {
-        int64_t wq = s_weight(d->site, i, &d->room[i]);
-        d->work[i] = wq;
-        d->wq[i] = (uint16_t)wq;
-    }
+    const s_site_t *site = d->site;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < site->band->bw; bx++) {
+            int64_t x0, x1;
+            size_t row = (size_t)y * (size_t)d->w;
+            if (!tb_coast_band_in(site->band, y, bx, site->blocks, &x0, &x1)) {
+                memset(d->work + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->work);
+                memset(d->wq + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->wq);
+                continue;
+            }
+            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
+                int64_t wq = s_weight(site, i, &d->room[i]);
+                d->work[i] = wq;
+                d->wq[i] = (uint16_t)wq;
+            }
+        }
 }
 
 /* shares: src becomes q = floor(src 2^bits / Wt) */
@@ -143,11 +159,11 @@ static inline bool s_lay(const s_drift_t *d, size_t i, s_tally_t *t, bool *leak)
 {
     int64_t *src = d->src;
     int64_t wq = src[i] ? d->wq[i] : 0;
-    double room = d->room[i];
     double dep = (double)wq * (double)src[i] / (double)((int64_t)1 << d->bits);
     src[i] = 0;
     if (!wq || !(dep > 0))
         return false;
+    double room = d->room[i];
     double fit = room / TB_COAST_UNIT_M;
     double lay = dep < fit ? dep : fit;
     if (leak && *leak && lay >= 1) {
@@ -174,9 +190,20 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
     (void)thread;
     const s_drift_t *d = ctx;
     s_tally_t *t = &d->chunk[chunk];
-    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++)
-        if (d->src[i])
-            s_lay(d, i, t, NULL);
+    const s_site_t *site = d->site;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < site->band->bw; bx++) {
+            int64_t x0, x1;
+            size_t row = (size_t)y * (size_t)d->w;
+            if (!tb_coast_band_in(site->band, y, bx, site->blocks, &x0, &x1)) {
+                /* no weight there: s_lay would only clear the share */
+                memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
+                continue;
+            }
+            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
+                if (d->src[i])
+                    s_lay(d, i, t, NULL);
+        }
 }
 
 /* One drift of the units in src over a box of radius r, laying what fits. On return src holds the
@@ -394,8 +421,8 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
                                     int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                     const uint16_t *exposure, const float *stretch, int64_t *src,
                                     int64_t *work, float *height_m, float *moved_m,
-                                    tb_coast_stats_t *s, const tb_coast_debug_t *debug,
-                                    tb_err_t *err)
+                                    const tb_coast_band_t *band, tb_coast_stats_t *s,
+                                    const tb_coast_debug_t *debug, tb_err_t *err)
 {
     size_t cells = (size_t)w * (size_t)h;
     double unit_m3 = TB_COAST_UNIT_M * cell_m * cell_m;
@@ -412,7 +439,9 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     double reach_cells = p->deposit_reach_m * (stretch ? TB_COAST_MAX_STRETCH : 1) / cell_m + 1.5;
     s_site_t site = {p,       cell_m,   kind,
                      d2,      exposure, height_m,
-                     moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells))};
+                     moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
+                     band,    0};
+    site.blocks = tb_coast_band_blocks(site.reach_d2);
     s_tally_t t = {0, 0, 0, 0};
     bool leak = debug && debug->leak_one_deposit;
     if (s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err) != 0 ||
