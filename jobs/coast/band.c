@@ -48,12 +48,16 @@ int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t 
     size_t n = (size_t)bw * (size_t)bh;
     uint8_t *bits = tb_calloc(n, 1, "coast band blocks", err);
     uint16_t *dist = bits ? tb_malloc(n * sizeof *dist, "coast band distances", err) : NULL;
-    int32_t *queue = dist ? tb_malloc(n * sizeof *queue, "coast band queue", err) : NULL;
+    float *stretch_max = dist ? tb_malloc(n * sizeof *stretch_max, "coast band stretch", err) : NULL;
+    int32_t *queue = stretch_max ? tb_malloc(n * sizeof *queue, "coast band queue", err) : NULL;
     if (!queue) {
         free(bits);
         free(dist);
+        free(stretch_max);
         return -1;
     }
+    for (size_t i = 0; i < n; i++)
+        stretch_max[i] = TB_COAST_MAX_STRETCH; /* until the delta stretch says less */
     s_bits_t c = {kind, w, bw, bits};
     tb_coast_par_rows(pool, h, s_bits_rows, &c);
     /* seeds: a block holding both, or one whose 8-neighbour holds what it lacks; then the
@@ -99,13 +103,16 @@ int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t 
     band->bw = bw;
     band->bh = bh;
     band->dist = dist;
+    band->stretch_max = stretch_max;
     return 0;
 }
 
 void tb_coast_band_free(tb_coast_band_t *band)
 {
     free(band->dist);
+    free(band->stretch_max);
     band->dist = NULL;
+    band->stretch_max = NULL;
 }
 
 int64_t tb_coast_band_blocks(uint32_t reach_d2)

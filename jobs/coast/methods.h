@@ -46,6 +46,7 @@ void tb_coast_par_rows(tb_pool_t *pool, int64_t h,
 typedef struct {
     int64_t w, h, bw, bh;
     uint16_t *dist;
+    float *stretch_max; /* per block, the largest delta stretch of its cells (sediment.c) */
 } tb_coast_band_t;
 
 int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t h,
@@ -121,9 +122,11 @@ void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, dou
                                 int64_t *src, const tb_coast_band_t *band, tb_coast_stats_t *s);
 
 /* sediment.c: the delta stretch of every cell, 1 .. TB_COAST_MAX_STRETCH: 1 + the river units
- * (river, w x h; destroyed) within the drift tent, in m3, over delta_ref_m3. */
+ * (river, w x h; destroyed) within the drift tent, in m3, over delta_ref_m3; and each block's
+ * largest in band->stretch_max (band may be NULL). */
 int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
-                           int64_t h, int64_t *river, float *stretch, tb_err_t *err);
+                           int64_t h, int64_t *river, float *stretch, tb_coast_band_t *band,
+                           tb_err_t *err);
 
 /* sediment.c: redistributes the units in src over the sheltered shallows with the drift kernel,
  * lays what fits, and fills the budget of *s (river_m3 must already hold the river units' volume).

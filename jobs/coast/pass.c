@@ -474,7 +474,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
         goto done;
     memset(acc, 0, cells * sizeof *acc);
     s_river_units(p, pl, acc);
-    if (tb_coast_delta_stretch(pool, p, pl->cell_m, w, h, acc, stretch, err) != 0)
+    if (tb_coast_delta_stretch(pool, p, pl->cell_m, w, h, acc, stretch, &band, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_SURF);
     if (s_progress(&prog, 0.7, "sediment", err) != 0 ||
