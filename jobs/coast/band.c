@@ -48,7 +48,8 @@ int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t 
     size_t n = (size_t)bw * (size_t)bh;
     uint8_t *bits = tb_calloc(n, 1, "coast band blocks", err);
     uint16_t *dist = bits ? tb_malloc(n * sizeof *dist, "coast band distances", err) : NULL;
-    float *stretch_max = dist ? tb_malloc(n * sizeof *stretch_max, "coast band stretch", err) : NULL;
+    float *stretch_max =
+        dist ? tb_malloc(n * sizeof *stretch_max, "coast band stretch", err) : NULL;
     int32_t *queue = stretch_max ? tb_malloc(n * sizeof *queue, "coast band queue", err) : NULL;
     if (!queue) {
         free(bits);
