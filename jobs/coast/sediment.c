@@ -427,22 +427,25 @@ static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int 
     (void)chunk;
     (void)thread;
     const s_stretch_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
-        double s = 1 + (double)c->river[i] * c->to_ref;
-        c->stretch[i] = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
-    }
-    if (!c->band)
-        return;
-    /* each block's largest stretch (a chunk of rows is a row of blocks) */
-    float *max = c->band->stretch_max + chunk * (size_t)c->band->bw;
-    for (int64_t bx = 0; bx < c->band->bw; bx++)
+    /* and each block's largest stretch (a chunk of rows is a row of blocks) */
+    int64_t bw = (c->w + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK;
+    float *max = c->band ? c->band->stretch_max + chunk * (size_t)bw : NULL;
+    for (int64_t bx = 0; max && bx < bw; bx++)
         max[bx] = 1;
     for (int64_t y = y0; y < y1; y++)
-        for (int64_t x = 0; x < c->w; x++) {
-            float s = c->stretch[(size_t)y * (size_t)c->w + (size_t)x];
-            float *m = &max[x / TB_COAST_BAND_BLOCK];
-            if (s > *m)
-                *m = s;
+        for (int64_t bx = 0; bx < bw; bx++) {
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
+            float m = 1;
+            for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
+                 i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
+                double s = 1 + (double)c->river[i] * c->to_ref;
+                float f = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
+                c->stretch[i] = f;
+                m = f > m ? f : m;
+            }
+            if (max && m > max[bx])
+                max[bx] = m;
         }
 }
 
