@@ -92,6 +92,8 @@ typedef struct {
     int64_t *hist; /* per thread, TB_COAST_EXPOSURE_ONE + 1 each */
     const tb_coast_band_t *band;
     int64_t blocks; /* the carry's band: every cell of a farther block is past carry_m */
+    const tb_coast_params_t *p;
+    double cell_m;
 } s_rows_t;
 
 static void s_sea_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
@@ -168,7 +170,7 @@ static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
             int64_t x0, x1;
             size_t row = (size_t)y * (size_t)c->w;
             if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1)) {
-                /* past carry_m, where the trim clears whatever the mean was (s_trim_rows) */
+                /* every cell there is past carry_m, where the trim below clears any mean */
                 for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
                     c->exposure[i] = TB_COAST_NO_EXPOSURE;
                 continue;
@@ -177,6 +179,11 @@ static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
                 int64_t count = c->acc[i] & 0xFFFFFF, sum = c->acc[i] >> 24;
                 uint16_t e =
                     count ? (uint16_t)((2 * sum + count) / (2 * count)) : TB_COAST_NO_EXPOSURE;
+                /* the box carried the exposure to its square; keep it within carry_m of the
+                 * waterline, a round band (the surf and the deposition read it only nearer) */
+                if (e != TB_COAST_NO_EXPOSURE &&
+                    tb_coast_waterline_m(c->d2[i], c->cell_m) > c->p->carry_m)
+                    e = TB_COAST_NO_EXPOSURE;
                 c->exposure[i] = e;
             }
         }
@@ -187,7 +194,7 @@ static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
  * (exposure << 24 | 1), so the carried value is the mean of the waterline cells in the box. */
 static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
                    int64_t *acc, uint16_t *exposure, const tb_coast_band_t *band,
-                   tb_coast_stats_t *s, tb_err_t *err)
+                   uint32_t *d2, tb_coast_stats_t *s, tb_err_t *err)
 {
     int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = 0;
     int threads = tb_pool_threads(pool);
@@ -200,7 +207,10 @@ static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, i
                   .exposure = exposure,
                   .hist = per,
                   .band = band,
-                  .blocks = tb_coast_band_blocks(s_carry_d2(p, cell_m))};
+                  .blocks = tb_coast_band_blocks(s_carry_d2(p, cell_m)),
+                  .p = p,
+                  .cell_m = cell_m,
+                  .d2 = d2};
     tb_coast_par_rows(pool, h, s_hist_rows, &c);
     for (int t = 0; t < threads; t++)
         for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
@@ -222,36 +232,6 @@ static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, i
         return -1;
     tb_coast_par_rows(pool, h, s_mean_rows, &c);
     return 0;
-}
-
-typedef struct {
-    const tb_coast_params_t *p;
-    double cell_m;
-    int64_t w;
-    const uint32_t *d2;
-    uint16_t *exposure;
-    const tb_coast_band_t *band;
-    int64_t blocks;
-} s_trim_t;
-
-/* the box carried the exposure to its square; keep it within carry_m of the waterline, a round band
- * (the surf and the deposition read it only nearer than that) */
-static void s_trim_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
-{
-    (void)chunk;
-    (void)thread;
-    const s_trim_t *c = ctx;
-    for (int64_t y = y0; y < y1; y++)
-        for (int64_t bx = 0; bx < c->band->bw; bx++) {
-            int64_t x0, x1;
-            size_t row = (size_t)y * (size_t)c->w;
-            if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1))
-                continue; /* s_mean_rows cleared it */
-            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                if (c->exposure[i] != TB_COAST_NO_EXPOSURE &&
-                    tb_coast_waterline_m(c->d2[i], c->cell_m) > c->p->carry_m)
-                    c->exposure[i] = TB_COAST_NO_EXPOSURE;
-        }
 }
 
 /* A mouth's share of its eroded volume, river_share, in whole units. */
@@ -455,11 +435,8 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
         tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, acc, debug, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_EXPOSURE);
-    if (s_carry(pool, p, pl->cell_m, w, h, acc, maps->exposure, &band, s, err) != 0)
+    if (s_carry(pool, p, pl->cell_m, w, h, acc, maps->exposure, &band, d2, s, err) != 0)
         goto done;
-    s_trim_t trim = {p,    pl->cell_m, w, d2, maps->exposure,
-                     &band, tb_coast_band_blocks(s_carry_d2(p, pl->cell_m))};
-    tb_coast_par_rows(pool, h, s_trim_rows, &trim);
     S_PHASE(TB_COAST_PHASE_CARRY);
     src = tb_calloc(cells, sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
