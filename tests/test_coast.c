@@ -1118,6 +1118,92 @@ START_TEST(test_maps_colour_what_moved)
 }
 END_TEST
 
+/* Cells with d2 <= reach_d2 whose block's band distance is above tb_coast_band_blocks(reach_d2). */
+static int64_t s_band_misses(const tb_coast_band_t *band, const uint32_t *d2, int64_t w, int64_t h,
+                             uint32_t reach_d2)
+{
+    int64_t blocks = tb_coast_band_blocks(reach_d2), misses = 0;
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++) {
+            int64_t x0, x1;
+            if (d2[y * w + x] <= reach_d2 &&
+                !tb_coast_band_in(band, y, x / TB_COAST_BAND_BLOCK, blocks, &x0, &x1))
+                misses++;
+        }
+    return misses;
+}
+
+/* The coastal band (jobs/coast/band.c) that the phases skip by: on planets whose width is not a
+ * whole number of blocks, with islands across the seam and the Y edges, every cell within a reach
+ * of the waterline (its d2, land and sea, as the pass computes it) lies in a block the band keeps
+ * for that reach; and the band is not everything (the far sea's blocks are out at small reaches).
+ * The negative control: the block of one cell within the reach moved one block past it is
+ * caught. */
+START_TEST(test_band_holds_every_cell_within_reach)
+{
+    const int64_t sizes[][2] = {{203, 77}, {50, 33}, {17, 5}, {333, 64}};
+    const uint32_t reaches[] = {1, 2, 5, 50, 300, 1000, 5000, 40000};
+    tb_err_t err;
+    int64_t out_somewhere = 0;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int64_t w = sizes[k][0], h = sizes[k][1];
+        size_t n = (size_t)(w * h);
+        uint8_t *land = calloc(n, 1), *sea = malloc(n), *kind = malloc(n);
+        uint32_t *d2 = malloc(n * sizeof *d2), *d2s = malloc(n * sizeof *d2s);
+        for (int isl = 0; isl < 3; isl++) {
+            int64_t cx = (int64_t)(s_mix((uint32_t)(k * 7 + (size_t)isl)) % (uint32_t)w),
+                    cy = (int64_t)(s_mix((uint32_t)(k * 7 + (size_t)isl + 100)) % (uint32_t)h);
+            double r = 1 + (double)(s_mix((uint32_t)(k + (size_t)isl * 13)) % 9);
+            for (int64_t y = 0; y < h; y++)
+                for (int64_t x = 0; x < w; x++)
+                    if (hypot(s_dx(x, cx, w), (double)(y - cy)) <= r)
+                        land[y * w + x] = 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            sea[i] = !land[i];
+            kind[i] = land[i] ? TB_COAST_LAND : TB_COAST_OPEN;
+        }
+        ck_assert(tb_edt_squared(land, w, h, true, 1, d2, &err) == 0);
+        ck_assert(tb_edt_squared(sea, w, h, true, 1, d2s, &err) == 0);
+        for (size_t i = 0; i < n; i++)
+            if (land[i])
+                d2[i] = d2s[i];
+        tb_coast_band_t band = {0};
+        ck_assert(tb_coast_band_make(NULL, kind, w, h, &band, &err) == 0);
+        for (size_t r = 0; r < sizeof reaches / sizeof reaches[0]; r++) {
+            ck_assert_msg(s_band_misses(&band, d2, w, h, reaches[r]) == 0,
+                          "band of %lld x %lld misses a cell within d2 %u", (long long)w,
+                          (long long)h, reaches[r]);
+            for (int64_t b = 0; b < band.bw * band.bh; b++)
+                out_somewhere += band.dist[b] > tb_coast_band_blocks(reaches[r]);
+        }
+        /* the negative control: the block of the farthest cell within d2 300, one block too far */
+        size_t far = n;
+        for (size_t i = 0; i < n; i++)
+            if (d2[i] <= 300 && (far == n || d2[i] > d2[far]))
+                far = i;
+        ck_assert(far < n);
+        size_t blk = (size_t)((int64_t)far / w / TB_COAST_BAND_BLOCK) * (size_t)band.bw +
+                     (size_t)((int64_t)far % w / TB_COAST_BAND_BLOCK);
+        band.dist[blk] = (uint16_t)(tb_coast_band_blocks(300) + 1);
+        ck_assert(s_band_misses(&band, d2, w, h, 300) > 0);
+        tb_coast_band_free(&band);
+        /* a planet of sea alone: no block near a waterline, and no cell within any reach */
+        memset(kind, TB_COAST_OPEN, n);
+        ck_assert(tb_coast_band_make(NULL, kind, w, h, &band, &err) == 0);
+        for (int64_t b = 0; b < band.bw * band.bh; b++)
+            ck_assert(band.dist[b] == UINT16_MAX);
+        tb_coast_band_free(&band);
+        free(land);
+        free(sea);
+        free(kind);
+        free(d2);
+        free(d2s);
+    }
+    ck_assert(out_somewhere > 0);
+}
+END_TEST
+
 Suite *coast_suite(void)
 {
     Suite *s = suite_create("coast");
@@ -1141,6 +1227,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_block_prints);
     tcase_add_test(tc, test_maps_colour_what_moved);
     tcase_add_test(tc, test_box_sum_skipping_zeros_is_exact);
+    tcase_add_test(tc, test_band_holds_every_cell_within_reach);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -95,6 +95,23 @@ static void s_sweep_row_ring(const s_sweep_t *s, int64_t y0, int64_t y1)
         uint32_t fo = s->cap, g = s->cap;
         int64_t x = start;
         for (int64_t t = 0; t < laps * w; t++) {
+            /* a run of open cells with no waterline cell, up to the seam, in one step: over L
+             * open cells the open run and the fetch both become min(cap, fo + L) (s_step), and
+             * nothing is recorded there (docs/coast.md, "The coastal band") */
+            if (k[x] == TB_COAST_OPEN && !wl[x]) {
+                int64_t end = dx > 0 ? -1 : w, left = laps * w - t, n = 0;
+                int64_t room = dx > 0 ? x + 1 : w - x; /* cells to the seam, this one included */
+                int64_t lim = room < left ? room : left;
+                while (n < lim && k[x] == TB_COAST_OPEN && !wl[x]) {
+                    x -= dx;
+                    n++;
+                }
+                uint64_t f = (uint64_t)fo + (uint64_t)n;
+                fo = g = f < s->cap ? (uint32_t)f : s->cap;
+                t += n - 1;
+                x = x == end ? (dx > 0 ? w - 1 : 0) : x;
+                continue;
+            }
             /* waves from the east (dx +1): a cell needs its east neighbour first, so go west */
             uint32_t nfo, ng;
             s_step(k[x], fo, g, s->cap, &nfo, &ng);

@@ -38,6 +38,32 @@ void tb_coast_par_rows(tb_pool_t *pool, int64_t h,
                        void (*fn)(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread),
                        void *ctx);
 
+/* band.c: the coastal band (docs/coast.md, "The coastal band"). The planet in blocks of
+ * TB_COAST_BAND_BLOCK cells square (the last column and row of blocks may be narrower); dist[] is
+ * each block's Chebyshev distance in blocks (X wraps) from the nearest block that holds, or touches
+ * a block that holds, both land and sea (UINT16_MAX when the planet has no such block). */
+#define TB_COAST_BAND_BLOCK 16
+typedef struct {
+    int64_t w, h, bw, bh;
+    uint16_t *dist;
+    float *stretch_max; /* per block, the largest delta stretch of its cells (sediment.c) */
+} tb_coast_band_t;
+
+int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t h,
+                       tb_coast_band_t *band, tb_err_t *err);
+void tb_coast_band_free(tb_coast_band_t *band);
+/* The band distance, in blocks, within which every cell with d2 <= reach_d2 lies. */
+int64_t tb_coast_band_blocks(uint32_t reach_d2);
+/* Whether block column bx of the block row holding row y is within `blocks` of the waterline;
+ * [*x0, *x1) its columns. */
+static inline bool tb_coast_band_in(const tb_coast_band_t *band, int64_t y, int64_t bx,
+                                    int64_t blocks, int64_t *x0, int64_t *x1)
+{
+    *x0 = bx * TB_COAST_BAND_BLOCK;
+    *x1 = *x0 + TB_COAST_BAND_BLOCK < band->w ? *x0 + TB_COAST_BAND_BLOCK : band->w;
+    return band->dist[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx] <= blocks;
+}
+
 /* One sediment unit is this many metres of height over one cell. */
 #define TB_COAST_UNIT_M 0.001
 
@@ -93,12 +119,14 @@ int64_t tb_coast_radius_cells(double metres, double cell_m);
 void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
                                 int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                 const uint16_t *exposure, float *height_m, float *moved_m,
-                                int64_t *src, tb_coast_stats_t *s);
+                                int64_t *src, const tb_coast_band_t *band, tb_coast_stats_t *s);
 
 /* sediment.c: the delta stretch of every cell, 1 .. TB_COAST_MAX_STRETCH: 1 + the river units
- * (river, w x h; destroyed) within the drift tent, in m3, over delta_ref_m3. */
+ * (river, w x h; destroyed) within the drift tent, in m3, over delta_ref_m3; and each block's
+ * largest in band->stretch_max (band may be NULL). */
 int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
-                           int64_t h, int64_t *river, float *stretch, tb_err_t *err);
+                           int64_t h, int64_t *river, float *stretch, tb_coast_band_t *band,
+                           tb_err_t *err);
 
 /* sediment.c: redistributes the units in src over the sheltered shallows with the drift kernel,
  * lays what fits, and fills the budget of *s (river_m3 must already hold the river units' volume).
@@ -108,7 +136,7 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
                                     int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                     const uint16_t *exposure, const float *stretch, int64_t *src,
                                     int64_t *work, float *height_m, float *moved_m,
-                                    tb_coast_stats_t *s, const tb_coast_debug_t *debug,
-                                    tb_err_t *err);
+                                    const tb_coast_band_t *band, tb_coast_stats_t *s,
+                                    const tb_coast_debug_t *debug, tb_err_t *err);
 
 #endif

@@ -90,6 +90,10 @@ typedef struct {
     int64_t *acc;
     uint16_t *exposure;
     int64_t *hist; /* per thread, TB_COAST_EXPOSURE_ONE + 1 each */
+    const tb_coast_band_t *band;
+    int64_t blocks; /* the carry's band: every cell of a farther block is past carry_m */
+    const tb_coast_params_t *p;
+    double cell_m;
 } s_rows_t;
 
 static void s_sea_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
@@ -135,6 +139,14 @@ done:
     return rc;
 }
 
+/* No cell past this squared distance in cells is within carry_m of the waterline: sqrt(d2) - 0.5
+ * <= carry_m / cell_m < carry_m / cell_m + 1.5. */
+static uint32_t s_carry_d2(const tb_coast_params_t *p, double cell_m)
+{
+    double cells = p->carry_m / cell_m + 1.5;
+    return (uint32_t)fmin(4e9, ceil(cells * cells));
+}
+
 static void s_hist_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
@@ -153,18 +165,36 @@ static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
     (void)chunk;
     (void)thread;
     const s_rows_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
-        int64_t count = c->acc[i] & 0xFFFFFF, sum = c->acc[i] >> 24;
-        uint16_t e = count ? (uint16_t)((2 * sum + count) / (2 * count)) : TB_COAST_NO_EXPOSURE;
-        c->exposure[i] = e;
-    }
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < c->band->bw; bx++) {
+            int64_t x0, x1;
+            size_t row = (size_t)y * (size_t)c->w;
+            if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1)) {
+                /* every cell there is past carry_m, where the trim below clears any mean */
+                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
+                    c->exposure[i] = TB_COAST_NO_EXPOSURE;
+                continue;
+            }
+            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
+                int64_t count = c->acc[i] & 0xFFFFFF, sum = c->acc[i] >> 24;
+                uint16_t e =
+                    count ? (uint16_t)((2 * sum + count) / (2 * count)) : TB_COAST_NO_EXPOSURE;
+                /* the box carried the exposure to its square; keep it within carry_m of the
+                 * waterline, a round band (the surf and the deposition read it only nearer) */
+                if (e != TB_COAST_NO_EXPOSURE &&
+                    tb_coast_waterline_m(c->d2[i], c->cell_m) > c->p->carry_m)
+                    e = TB_COAST_NO_EXPOSURE;
+                c->exposure[i] = e;
+            }
+        }
 }
 
 /* Exposure percentiles over the waterline (histogram of thousandths) and the carry of each
  * waterline cell's exposure to the cells within carry_m: normalised box sum of the packed
  * (exposure << 24 | 1), so the carried value is the mean of the waterline cells in the box. */
 static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                   int64_t *acc, uint16_t *exposure, tb_coast_stats_t *s, tb_err_t *err)
+                   int64_t *acc, uint16_t *exposure, const tb_coast_band_t *band,
+                   uint32_t *d2, tb_coast_stats_t *s, tb_err_t *err)
 {
     int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = 0;
     int threads = tb_pool_threads(pool);
@@ -172,7 +202,15 @@ static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, i
                              "coast exposure histogram", err);
     if (!per)
         return -1;
-    s_rows_t c = {.w = w, .acc = acc, .exposure = exposure, .hist = per};
+    s_rows_t c = {.w = w,
+                  .acc = acc,
+                  .exposure = exposure,
+                  .hist = per,
+                  .band = band,
+                  .blocks = tb_coast_band_blocks(s_carry_d2(p, cell_m)),
+                  .p = p,
+                  .cell_m = cell_m,
+                  .d2 = d2};
     tb_coast_par_rows(pool, h, s_hist_rows, &c);
     for (int t = 0; t < threads; t++)
         for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
@@ -194,27 +232,6 @@ static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, i
         return -1;
     tb_coast_par_rows(pool, h, s_mean_rows, &c);
     return 0;
-}
-
-typedef struct {
-    const tb_coast_params_t *p;
-    double cell_m;
-    int64_t w;
-    const uint32_t *d2;
-    uint16_t *exposure;
-} s_trim_t;
-
-/* the box carried the exposure to its square; keep it within carry_m of the waterline, a round band
- * (the surf and the deposition read it only nearer than that) */
-static void s_trim_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
-{
-    (void)chunk;
-    (void)thread;
-    const s_trim_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        if (c->exposure[i] != TB_COAST_NO_EXPOSURE &&
-            tb_coast_waterline_m(c->d2[i], c->cell_m) > c->p->carry_m)
-            c->exposure[i] = TB_COAST_NO_EXPOSURE;
 }
 
 /* A mouth's share of its eroded volume, river_share, in whole units. */
@@ -398,6 +415,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     uint32_t *d2 = kind ? tb_malloc(cells * sizeof *d2, "coast distances", err) : NULL;
     int64_t *acc = NULL, *src = NULL;
     float *stretch = NULL;
+    tb_coast_band_t band = {0};
     int rc = -1;
     if (!d2)
         goto done;
@@ -409,23 +427,23 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     S_PHASE(TB_COAST_PHASE_DISTANCES);
     tb_coast_bathymetry_shelf_slope(pool, p, pl->cell_m, w, h, kind, d2, pl->classes, pl->legend,
                                     pl->height_m, kind);
+    if (tb_coast_band_make(pool, kind, w, h, &band, err) != 0)
+        goto done;
     S_PHASE(TB_COAST_PHASE_BATHYMETRY);
     acc = tb_malloc(cells * sizeof *acc, "coast exposure", err);
     if (!acc || s_progress(&prog, 0.3, "exposure", err) != 0 ||
         tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, acc, debug, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_EXPOSURE);
-    if (s_carry(pool, p, pl->cell_m, w, h, acc, maps->exposure, s, err) != 0)
+    if (s_carry(pool, p, pl->cell_m, w, h, acc, maps->exposure, &band, d2, s, err) != 0)
         goto done;
-    s_trim_t trim = {p, pl->cell_m, w, d2, maps->exposure};
-    tb_coast_par_rows(pool, h, s_trim_rows, &trim);
     S_PHASE(TB_COAST_PHASE_CARRY);
     src = tb_calloc(cells, sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
         goto done;
     memset(maps->moved_m, 0, cells * sizeof *maps->moved_m);
     tb_coast_surf_platform_cut(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure, pl->height_m,
-                               maps->moved_m, src, s);
+                               maps->moved_m, src, &band, s);
     s_rivers(p, pl, src, s);
     /* the delta stretch from the rivers alone, acc as scratch */
     stretch = tb_malloc(cells * sizeof *stretch, "coast delta stretch", err);
@@ -433,13 +451,13 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
         goto done;
     memset(acc, 0, cells * sizeof *acc);
     s_river_units(p, pl, acc);
-    if (tb_coast_delta_stretch(pool, p, pl->cell_m, w, h, acc, stretch, err) != 0)
+    if (tb_coast_delta_stretch(pool, p, pl->cell_m, w, h, acc, stretch, &band, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_SURF);
     if (s_progress(&prog, 0.7, "sediment", err) != 0 ||
         tb_coast_sediment_drift_deposit(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure,
-                                        stretch, src, acc, pl->height_m, maps->moved_m, s, debug,
-                                        err) != 0)
+                                        stretch, src, acc, pl->height_m, maps->moved_m, &band, s,
+                                        debug, err) != 0)
         goto done;
     free(acc);
     free(src);
@@ -453,6 +471,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
 #undef S_PHASE
     rc = s_progress(&prog, 1.0, "done", err);
 done:
+    tb_coast_band_free(&band);
     free(kind);
     free(d2);
     free(acc);

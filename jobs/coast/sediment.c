@@ -4,6 +4,7 @@
  * laid + unplaced = cut + river supply, every unit accounted for, whatever the planet. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "jobs/coast/methods.h"
 
@@ -20,6 +21,8 @@ typedef struct {
     const float *moved_m;
     const float *stretch; /* the delta stretch of the deposit reach; NULL: 1 */
     uint32_t reach_d2;    /* no cell past this squared distance is within the stretched reach */
+    const tb_coast_band_t *band;
+    uint32_t *block_d2; /* per block of the band, the same for its largest stretch; 0: none */
 } s_site_t;
 
 /* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
@@ -33,11 +36,11 @@ typedef struct {
  * lies against the shore, thinning seaward like a shoreface. */
 static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m);
 
-static inline int64_t s_weight(const s_site_t *s, size_t i, double *room_m)
+static inline int64_t s_weight(const s_site_t *s, size_t i, uint32_t reach_d2, double *room_m)
 {
-    /* land and the sea beyond the widest reach, most of a planet, without a call */
+    /* land and the sea beyond the block's widest reach, most of a planet, without a call */
     *room_m = 0;
-    if (s->kind[i] == TB_COAST_LAND || s->d2[i] > s->reach_d2)
+    if (s->kind[i] == TB_COAST_LAND || s->d2[i] > reach_d2)
         return 0;
     return s_weight_near(s, i, room_m);
 }
@@ -92,27 +95,93 @@ typedef struct {
      * them back (nothing between changes a height), rather than computing them again */
     uint16_t *wq;
     double *room;
+    /* per block of the band: 1 where a source lies, then where one lies within the drift's reach
+     * (s_near_sources) */
+    uint8_t *near;
 } s_drift_t;
 
+/* The sources' total per chunk, and which blocks hold one (a chunk of rows is a row of blocks). */
 static void s_total_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)thread;
     const s_drift_t *d = ctx;
-    int64_t t = 0;
-    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++)
-        t += d->src[i];
+    int64_t t = 0, bw = d->site->band->bw;
+    uint8_t *near = d->near + chunk * (size_t)bw;
+    memset(near, 0, (size_t)bw);
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < bw; bx++) {
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
+            const int64_t *src = d->src + (size_t)y * (size_t)d->w;
+            uint64_t any = 0;
+            for (int64_t x = x0; x < x1; x++) {
+                t += src[x];
+                any |= (uint64_t)src[x];
+            }
+            near[bx] |= any != 0;
+        }
     d->total[chunk] = t;
 }
 
+/* The blocks within `reach` blocks (Chebyshev, X wrapping) of a block holding a source, in place:
+ * a row dilation then a column one. */
+static int s_near_sources(uint8_t *near, int64_t bw, int64_t bh, int64_t reach, tb_err_t *err)
+{
+    uint8_t *tmp = tb_malloc((size_t)bw * (size_t)bh, "coast drift blocks", err);
+    if (!tmp)
+        return -1;
+    for (int64_t by = 0; by < bh; by++)
+        for (int64_t bx = 0; bx < bw; bx++) {
+            uint8_t a = 0;
+            if (2 * reach + 1 >= bw) {
+                for (int64_t k = 0; k < bw && !a; k++)
+                    a = near[(size_t)by * (size_t)bw + (size_t)k];
+            } else {
+                for (int64_t k = bx - reach; k <= bx + reach && !a; k++)
+                    a = near[(size_t)by * (size_t)bw + (size_t)tb_wrap(k, bw)];
+            }
+            tmp[(size_t)by * (size_t)bw + (size_t)bx] = a;
+        }
+    for (int64_t by = 0; by < bh; by++)
+        for (int64_t bx = 0; bx < bw; bx++) {
+            uint8_t a = 0;
+            for (int64_t k = by - reach > 0 ? by - reach : 0; k <= by + reach && k < bh && !a; k++)
+                a = tmp[(size_t)k * (size_t)bw + (size_t)bx];
+            near[(size_t)by * (size_t)bw + (size_t)bx] = a;
+        }
+    free(tmp);
+    return 0;
+}
+
+/* Every cell's weight. A block whose cells are all past its largest stretched reach has none
+ * (s_weight gives 0 past it), and its room is never read (s_lay reads it only under a weight). */
 static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
     (void)thread;
     const s_drift_t *d = ctx;
-    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++) {
-        int64_t wq = s_weight(d->site, i, &d->room[i]);
-        d->work[i] = wq;
-        d->wq[i] = (uint16_t)wq;
+    const s_site_t *site = d->site;
+    const tb_coast_band_t *band = site->band;
+    for (int64_t y = y0; y < y1; y++) {
+        size_t row = (size_t)y * (size_t)d->w;
+        const uint32_t *block_d2 =
+            site->block_d2 + (size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw;
+        for (int64_t bx = 0; bx < band->bw; bx++) {
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
+            uint32_t reach_d2 = block_d2[bx];
+            if (!reach_d2 || !d->near[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw +
+                                      (size_t)bx]) {
+                memset(d->work + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->work);
+                memset(d->wq + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->wq);
+                continue;
+            }
+            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
+                int64_t wq = s_weight(site, i, reach_d2, &d->room[i]);
+                d->work[i] = wq;
+                d->wq[i] = (uint16_t)wq;
+            }
+        }
     }
 }
 
@@ -143,11 +212,11 @@ static inline bool s_lay(const s_drift_t *d, size_t i, s_tally_t *t, bool *leak)
 {
     int64_t *src = d->src;
     int64_t wq = src[i] ? d->wq[i] : 0;
-    double room = d->room[i];
     double dep = (double)wq * (double)src[i] / (double)((int64_t)1 << d->bits);
     src[i] = 0;
     if (!wq || !(dep > 0))
         return false;
+    double room = d->room[i];
     double fit = room / TB_COAST_UNIT_M;
     double lay = dep < fit ? dep : fit;
     if (leak && *leak && lay >= 1) {
@@ -174,9 +243,25 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
     (void)thread;
     const s_drift_t *d = ctx;
     s_tally_t *t = &d->chunk[chunk];
-    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++)
-        if (d->src[i])
-            s_lay(d, i, t, NULL);
+    const s_site_t *site = d->site;
+    const tb_coast_band_t *band = site->band;
+    for (int64_t y = y0; y < y1; y++) {
+        size_t row = (size_t)y * (size_t)d->w;
+        const uint32_t *block_d2 =
+            site->block_d2 + (size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw;
+        for (int64_t bx = 0; bx < band->bw; bx++) {
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
+            if (!block_d2[bx]) {
+                /* no weight in the block: s_lay would only clear the shares */
+                memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
+                continue;
+            }
+            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
+                if (d->src[i])
+                    s_lay(d, i, t, NULL);
+        }
+    }
 }
 
 /* One drift of the units in src over a box of radius r, laying what fits. On return src holds the
@@ -192,13 +277,17 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
     size_t cells = (size_t)w * (size_t)h;
     uint16_t *wq = totals ? tb_malloc(cells * sizeof *wq, "coast drift weights", err) : NULL;
     double *room = wq ? tb_malloc(cells * sizeof *room, "coast drift room", err) : NULL;
-    if (!room) {
+    uint8_t *near = room ? tb_malloc((size_t)site->band->bw * (size_t)site->band->bh, "coast drift "
+                                     "sources", err)
+                         : NULL;
+    if (!near) {
         free(chunk);
         free(totals);
         free(wq);
+        free(room);
         return -1;
     }
-    s_drift_t d = {site, w, src, work, height_m, moved_m, 0, last, chunk, totals, wq, room};
+    s_drift_t d = {site, w, src, work, height_m, moved_m, 0, last, chunk, totals, wq, room, near};
     tb_coast_par_rows(pool, h, s_total_rows, &d);
     int64_t total = 0;
     for (size_t c = 0; c < n_chunks; c++)
@@ -222,6 +311,12 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
                    (long long)total);
         goto done;
     }
+    /* A weight is read only within the tent's support (2 ceil(r / 2) cells) of a source: in the
+     * sum Wt at the source and where the shares land. Past it no weight is needed (docs/coast.md,
+     * "The coastal band"); in blocks, that support is at most support / block + 2 blocks. */
+    if (s_near_sources(near, site->band->bw, site->band->bh,
+                       2 * ((r + 1) / 2) / TB_COAST_BAND_BLOCK + 2, err) != 0)
+        goto done;
     tb_coast_par_rows(pool, h, s_weight_rows, &d);
     if (tb_coast_tentsum_i64(pool, work, w, h, r, err) != 0)
         goto done;
@@ -248,6 +343,7 @@ done:
     free(chunk);
     free(wq);
     free(room);
+    free(near);
     return rc;
 }
 
@@ -300,6 +396,7 @@ typedef struct {
     int64_t clamp;  /* most quanta in a cell */
     int64_t weight; /* a tent's total weight */
     double to_ref;  /* quanta of the bell's mean to multiples of delta_ref_m3 */
+    tb_coast_band_t *band;
 } s_stretch_t;
 
 static void s_quanta_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
@@ -330,14 +427,31 @@ static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int 
     (void)chunk;
     (void)thread;
     const s_stretch_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
-        double s = 1 + (double)c->river[i] * c->to_ref;
-        c->stretch[i] = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
-    }
+    /* and each block's largest stretch (a chunk of rows is a row of blocks) */
+    int64_t bw = (c->w + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK;
+    float *max = c->band ? c->band->stretch_max + chunk * (size_t)bw : NULL;
+    for (int64_t bx = 0; max && bx < bw; bx++)
+        max[bx] = 1;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < bw; bx++) {
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
+            float m = 1;
+            for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
+                 i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
+                double s = 1 + (double)c->river[i] * c->to_ref;
+                float f = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
+                c->stretch[i] = f;
+                m = f > m ? f : m;
+            }
+            if (max && m > max[bx])
+                max[bx] = m;
+        }
 }
 
 int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
-                           int64_t h, int64_t *river, float *stretch, tb_err_t *err)
+                           int64_t h, int64_t *river, float *stretch, tb_coast_band_t *band,
+                           tb_err_t *err)
 {
     int64_t r = S_SECOND_REACH * tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
     int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
@@ -351,7 +465,8 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
                      TB_COAST_UNIT_M * cell_m * cell_m / p->delta_ref_m3 * quanta_per_ref,
                      clamp >= 1 ? (int64_t)clamp : 1,
                      (int64_t)tent,
-                     tent * tent / ((double)c1 * (double)c1) / quanta_per_ref};
+                     tent * tent / ((double)c1 * (double)c1) / quanta_per_ref,
+                     band};
     tb_coast_par_rows(pool, h, s_quanta_rows, &c);
     for (int k = 0; k < 2; k++) {
         if (tb_coast_tentsum_i64(pool, river, w, h, half_r, err) != 0)
@@ -394,8 +509,8 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
                                     int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                     const uint16_t *exposure, const float *stretch, int64_t *src,
                                     int64_t *work, float *height_m, float *moved_m,
-                                    tb_coast_stats_t *s, const tb_coast_debug_t *debug,
-                                    tb_err_t *err)
+                                    const tb_coast_band_t *band, tb_coast_stats_t *s,
+                                    const tb_coast_debug_t *debug, tb_err_t *err)
 {
     size_t cells = (size_t)w * (size_t)h;
     double unit_m3 = TB_COAST_UNIT_M * cell_m * cell_m;
@@ -412,12 +527,32 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     double reach_cells = p->deposit_reach_m * (stretch ? TB_COAST_MAX_STRETCH : 1) / cell_m + 1.5;
     s_site_t site = {p,       cell_m,   kind,
                      d2,      exposure, height_m,
-                     moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells))};
+                     moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
+                     band,    NULL};
+    /* per block of the band, the squared distance past which none of its cells is within its
+     * stretched reach (its largest stretch, the same margin as reach_d2), or 0 when the block is
+     * too far from the waterline for any (docs/coast.md, "The coastal band") */
+    size_t n_blocks = (size_t)band->bw * (size_t)band->bh;
+    uint32_t *block_d2 = tb_malloc(n_blocks * sizeof *block_d2, "coast band reach", err);
+    if (!block_d2)
+        return -1;
+    for (size_t b = 0; b < n_blocks; b++) {
+        double st = stretch ? (double)band->stretch_max[b] : 1.0;
+        double cells_b = p->deposit_reach_m * st / cell_m + 1.5;
+        uint32_t d2b = (uint32_t)fmin(4e9, ceil(cells_b * cells_b));
+        if (d2b > site.reach_d2)
+            d2b = site.reach_d2;
+        block_d2[b] = band->dist[b] <= tb_coast_band_blocks(d2b) ? d2b : 0;
+    }
+    site.block_d2 = block_d2;
     s_tally_t t = {0, 0, 0, 0};
     bool leak = debug && debug->leak_one_deposit;
-    if (s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err) != 0 ||
-        s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak, true,
-                &t, err) != 0)
+    int rc = s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err);
+    if (rc == 0)
+        rc = s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak,
+                     true, &t, err);
+    free(block_d2);
+    if (rc != 0)
         return -1;
     int64_t beaches[TB_COAST_MAX_THREADS] = {0}, beach = 0;
     s_beach_t bc = {kind, height_m, moved_m, w, beaches};

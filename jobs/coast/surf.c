@@ -25,6 +25,8 @@ typedef struct {
     float *height_m, *moved_m;
     int64_t *src;
     int64_t *planed, *units; /* per thread: integers, summed in any order */
+    const tb_coast_band_t *band;
+    int64_t blocks; /* the band's reach: no cell of a farther block is within reach_d2 */
 } s_surf_t;
 
 static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
@@ -34,7 +36,13 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
     const tb_coast_params_t *p = c->p;
     double cell_m = c->cell_m, reach_max = p->surf_reach_m;
     int64_t planed = 0, units_cut = 0;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < c->band->bw; bx++) {
+            int64_t x0, x1;
+            if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1))
+                continue; /* every cell there is past the surf's reach (docs/coast.md) */
+            for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
+                 i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
         if (c->kind[i] != TB_COAST_LAND || c->d2[i] > c->reach_d2 ||
             c->exposure[i] == TB_COAST_NO_EXPOSURE)
             continue;
@@ -60,7 +68,8 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
         c->src[i] += units;
         units_cut += units;
         planed++;
-    }
+            }
+        }
     c->planed[thread] += planed;
     c->units[thread] += units_cut;
 }
@@ -68,13 +77,14 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
 void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
                                 int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                 const uint16_t *exposure, float *height_m, float *moved_m,
-                                int64_t *src, tb_coast_stats_t *s)
+                                int64_t *src, const tb_coast_band_t *band, tb_coast_stats_t *s)
 {
     double reach_cells = p->surf_reach_m / cell_m + 1.5;
     int64_t planed[TB_COAST_MAX_THREADS] = {0}, units[TB_COAST_MAX_THREADS] = {0};
     s_surf_t c = {p,       cell_m, w,        (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
                   kind,    d2,     exposure, height_m,
-                  moved_m, src,    planed,   units};
+                  moved_m, src,    planed,   units, band, 0};
+    c.blocks = tb_coast_band_blocks(c.reach_d2);
     tb_coast_par_rows(pool, h, s_surf_rows, &c);
     int64_t n_planed = 0, units_cut = 0;
     for (int t = 0; t < TB_COAST_MAX_THREADS; t++) {
