@@ -54,7 +54,8 @@ typedef struct {
      * the store, nothing written), but the tiles phase checks the seams of a 2 x 2 block instead
      * (coordinator/bake/tiles_seams.c): seams_at names a tile of the block (NULL: the block round
      * the steepest point of the largest landmass), seams_margin the margin (-1: the one in use),
-     * seams_size_km the tile size (0: the bake's). The outcome's seams_differ says what it found. */
+     * seams_size_km the tile size (0: the bake's). The outcome's seams_differ says what it found.
+     */
     bool check_seams;
     const char *seams_at;
     int seams_margin;

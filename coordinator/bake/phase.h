@@ -163,8 +163,8 @@ int tb_bake_tiles_measure(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
                           const tb_detail_params_t *p, const tb_tile_class_t *cls, int n_cls,
                           const uint8_t *land, tb_err_t *err);
 
-/* `terrain tiles --check-seams` (coordinator/bake/tiles_seams.c): computes a 2 x 2 block of tiles as
- * four tile jobs and the tile of twice the size as one, compares them and prints what differs;
+/* `terrain tiles --check-seams` (coordinator/bake/tiles_seams.c): computes a 2 x 2 block of tiles
+ * as four tile jobs and the tile of twice the size as one, compares them and prints what differs;
  * sets ctx->out->seams_differ. */
 int tb_bake_tiles_check_seams(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
                               const tb_detail_params_t *p, const tb_tile_class_t *cls, int n_cls,

@@ -161,7 +161,8 @@ int tb_cmd_tiles(int argc, char **argv)
     };
     tb_verb_t v = {.name = "tiles",
                    .usage = "terrain tiles OUT [--only IDS] [--measure-margin [--sample-km X]] "
-                            "[--check-seams [--at ID] [--margin N] [--size-km X]] [--workers N] [--threads N]   (OUT: a complete bake with its "
+                            "[--check-seams [--at ID] [--margin N] [--size-km X]] [--workers N] "
+                            "[--threads N]   (OUT: a complete bake with its "
                             "meta.json)",
                    TB_VERB_SHARED(opts, cli.opts),
                    .min_positional = 1,
