@@ -180,6 +180,9 @@ row 2 'base: not a complete bake' "$TERRAIN" tiles base
 row 2 '--only and --measure-margin: give one or the other' "$TERRAIN" tiles OUT --only c000r000 --measure-margin
 row 2 '--sample-km goes with --measure-margin' "$TERRAIN" tiles OUT --sample-km 0.4
 row 2 '--sample-km' "$TERRAIN" tiles OUT --measure-margin --sample-km -1
+row 2 '--check-seams goes alone' "$TERRAIN" tiles OUT --check-seams --measure-margin
+row 2 '--at, --margin and --size-km go with --check-seams' "$TERRAIN" tiles OUT --at c000r000
+row 2 '--margin' "$TERRAIN" tiles OUT --check-seams --margin -1
 
 # -- farm refusals: exit 2 and no empty result store
 row 2 'reachable from other hosts: give CURVE keys' "$TERRAIN" bake base/planet.json --steps 2 --bind 'tcp://0.0.0.0:*' --out OUT
