@@ -174,7 +174,7 @@ row 2 "--tiles-only c009r000: no such tile; this planet's tiles are c000r000\.\.
 row 2 '--tiles-only x1: not a tile id' "$TERRAIN" bake base/planet.json --tiles-only c000r000,x1 --steps 2 --out OUT
 row 2 '--tiles-only c001r000-c000r000: a range runs from its north-west' "$TERRAIN" bake base/planet.json --tiles-only c001r000-c000r000 --steps 2 --out OUT
 row 2 'meta.json: no complete bake here' "$TERRAIN" bake base/planet.json --tiles-only c000r000 --steps 2 --out OUT
-row 2 'need a circumference of at least 2644 detail cells' "$TERRAIN" bake --circumference-km 5 --steps 2 --out OUT
+row 2 'need a circumference of at least 2676 detail cells' "$TERRAIN" bake --circumference-km 5 --steps 2 --out OUT
 row 2 'not a complete bake' "$TERRAIN" tiles OUT
 row 2 'base: not a complete bake' "$TERRAIN" tiles base
 row 2 '--only and --measure-margin: give one or the other' "$TERRAIN" tiles OUT --only c000r000 --measure-margin
