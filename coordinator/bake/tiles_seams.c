@@ -285,12 +285,12 @@ int tb_bake_tiles_check_seams(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
                ps.margin_cells, n_cells, s_peak_mb());
     else
         printf("seams: DIFFER at a margin of %d cells: %lld of %.0f cells (%.4f %%) differ in some "
-               "map; 16-bit heights differ in %lld cells by up to %lld steps (%.4f m; largest "
+               "map; 16-bit heights differ in %lld cells by up to %lld step%s (%.4f m; largest "
                "float difference %.6f m); flow/wear/deposit/splat differ in %lld cells; %lld "
                "differing cells lie on the shared edges and the differences reach %lld cells in "
                "from them; peak memory %.0f MB\n",
                ps.margin_cells, (long long)total, n_cells, 100.0 * (double)total / n_cells,
-               (long long)u16, (long long)dmax_u16,
+               (long long)u16, (long long)dmax_u16, dmax_u16 == 1 ? "" : "s",
                (double)dmax_u16 * (m->elevation_max_m - m->elevation_min_m) / 65535.0, dmax_m,
                (long long)maps, (long long)edge, (long long)reach, s_peak_mb());
     fflush(stdout);
