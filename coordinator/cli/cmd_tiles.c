@@ -1,9 +1,9 @@
 /* `terrain tiles OUT [--only IDS] [--measure-margin [--sample-km X]] [--check-seams [--at ID]
- * [--margin N] [--size-km X]] [--workers N] ...`: re-runs chosen detail tiles of the complete bake in
- * OUT, measures the tile margin on its planet, or checks a 2 x 2 block of its tiles against the tile
- * of twice the size (docs/tiles.md, "Re-running chosen tiles", "Seams on a baked planet"; exit 1
- * when the check finds a difference). Everything the bake was made from - the manifest (or
- * the demo planet's seed and size), the steps, --only, --no-coast - is read from OUT/meta.json; a
+ * [--margin N] [--size-km X]] [--workers N] ...`: re-runs chosen detail tiles of the complete bake
+ * in OUT, measures the tile margin on its planet, or checks a 2 x 2 block of its tiles against the
+ * tile of twice the size (docs/tiles.md, "Re-running chosen tiles", "Seams on a baked planet"; exit
+ * 1 when the check finds a difference). Everything the bake was made from - the manifest (or the
+ * demo planet's seed and size), the steps, --only, --no-coast - is read from OUT/meta.json; a
  * manifest, painting or legend whose XXH3 no longer matches the record is refused. The bake runs
  * again with every region and the coast from the store (a missing one is refused: nothing is
  * re-solved), then only the chosen tiles, computed afresh (coordinator/bake/bake.h, tiles_only).
