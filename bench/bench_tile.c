@@ -18,9 +18,20 @@
  * --png PREFIX writes a hillshade, the wear and the splat of a 768-sample crop of the tile, to
  * judge by eye.
  *
+ * --phase: instead, the tile phase end to end - `terrain bake` of the demo planet
+ * (--circumference-km K, default 25; --steps N, default 20; without the coastal pass unless
+ * --coast) with its tiles, through --workers N local workers (default 2; 0 in-process) of --threads
+ * N threads (default: the cores), from an empty result store in a temporary directory (or --out
+ * DIR, kept), printing the tiles baked, the tile phase's seconds, seconds a tile, and the bake's
+ * other phases.
+ *
  * Usage: bench_tile [--km N] [--seed N] [--no-margin] [--no-tile] [--sample-km X] [--threads N]
  *                   [--png PREFIX] [--tiles JSON]
+ *        bench_tile --phase [--circumference-km K] [--steps N] [--coast] [--workers N]
+ *                   [--threads N] [--out DIR]
  */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +41,10 @@
 #include <cJSON.h>
 
 #include "common/blob.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/png_io.h"
+#include "coordinator/bake/bake.h"
 #include "jobs/detail/margin.h"
 #include "jobs/detail/synthetic.h"
 
@@ -109,12 +122,79 @@ static void s_load(void)
     printf("load average: %s", buf);
 }
 
+static int s_rm(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* --phase: the demo's tile phase end to end (a whole bake with its tiles, fresh store). */
+static int s_phase(double circ_km, int steps, bool coast, int workers, int threads,
+                   const char *out_dir)
+{
+    char tmpl[] = "/tmp/bench_tile_phase-XXXXXX";
+    const char *dir = out_dir;
+    if (!dir) {
+        if (!mkdtemp(tmpl)) {
+            perror("bench tile: mkdtemp");
+            return 1;
+        }
+        dir = tmpl;
+    }
+    s_load();
+    tb_bake_opts_t o = {0};
+    o.out_dir = dir;
+    o.steps = steps;
+    o.quiet = true;
+    o.tiles = true;
+    o.no_coast = !coast;
+    o.input.has_circumference = true;
+    o.input.circumference_km = circ_km;
+    o.dispatch.workers = workers;
+    o.dispatch.workers_given = true;
+    o.dispatch.threads = threads;
+    o.dispatch.fresh = true;
+    tb_bake_outcome_t out;
+    tb_err_t err;
+    double t0 = tb_now_s();
+    int rc = tb_bake_run(&o, &out, &err);
+    double dt = tb_now_s() - t0;
+    if (rc != 0) {
+        fprintf(stderr, "bench tile: --phase: %s\n", err.msg);
+    } else {
+        int n = out.tiles_baked;
+        printf("tile phase of the %g km demo planet (seed 7, %d steps, %s): %d tiles in %.1f s "
+               "wall, %.2f s a tile; %d %s of %d thread%s (%s); whole bake %.1f s, peak memory of "
+               "this process %.0f MB\n",
+               circ_km, steps, coast ? "with the coastal pass" : "no coastal pass", n,
+               out.tiles_seconds, n ? out.tiles_seconds / n : 0, workers,
+               workers == 0   ? "(in-process)"
+               : workers == 1 ? "local worker"
+                              : "local workers",
+               threads > 0 ? threads : tb_pool_default_threads(),
+               (threads > 0 ? threads : tb_pool_default_threads()) == 1 ? "" : "s",
+               workers == 0 ? "one pool" : "each", dt, s_maxrss_mb());
+        printf("  (wall seconds on a shared machine: read them with the load above; the one-tile "
+               "figure without --phase is the CPU seconds of one thread)%s%s\n",
+               out_dir ? "; the bake is in " : "", out_dir ? out_dir : "");
+    }
+    tb_bake_outcome_free(&out);
+    s_load();
+    if (!out_dir)
+        nftw(tmpl, s_rm, 16, FTW_DEPTH | FTW_PHYS);
+    return rc == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     double km = 10, sample_km = 0.4;
     uint64_t seed = 7;
     int do_margin = 1, do_tile = 1, threads = 1;
     const char *png = NULL, *tiles_json = NULL;
+    bool phase = false, coast = false, threads_given = false;
+    double circ_km = 25;
+    int steps = 20, workers = 2;
+    const char *out_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--km") && i + 1 < argc)
             km = atof(argv[++i]);
@@ -123,7 +203,19 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--sample-km") && i + 1 < argc)
             sample_km = atof(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = atoi(argv[++i]);
+            threads = atoi(argv[++i]), threads_given = true;
+        else if (!strcmp(argv[i], "--phase"))
+            phase = true;
+        else if (!strcmp(argv[i], "--coast"))
+            coast = true;
+        else if (!strcmp(argv[i], "--circumference-km") && i + 1 < argc)
+            circ_km = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--workers") && i + 1 < argc)
+            workers = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out_dir = argv[++i];
         else if (!strcmp(argv[i], "--tiles") && i + 1 < argc)
             tiles_json = argv[++i];
         else if (!strcmp(argv[i], "--png") && i + 1 < argc)
@@ -134,9 +226,19 @@ int main(int argc, char **argv)
             do_tile = 0;
         else {
             fprintf(stderr, "usage: bench_tile [--km N] [--seed N] [--no-margin] [--no-tile] "
-                            "[--sample-km X] [--threads N] [--png PREFIX] [--tiles JSON]\n");
+                            "[--sample-km X] [--threads N] [--png PREFIX] [--tiles JSON]\n"
+                            "       bench_tile --phase [--circumference-km K] [--steps N] "
+                            "[--coast] [--workers N] [--threads N] [--out DIR]\n");
             return 2;
         }
+    }
+    if (phase) {
+        if (!(circ_km > 0) || steps < 1 || workers < 0 || threads < 0) {
+            fprintf(stderr, "bench tile: --phase: --circumference-km, --steps, --workers and "
+                            "--threads must be positive (workers and threads may be 0)\n");
+            return 2;
+        }
+        return s_phase(circ_km, steps, coast, workers, threads_given ? threads : 0, out_dir);
     }
     tb_err_t err;
     const double cell = 8;

@@ -174,12 +174,15 @@ row 2 "--tiles-only c009r000: no such tile; this planet's tiles are c000r000\.\.
 row 2 '--tiles-only x1: not a tile id' "$TERRAIN" bake base/planet.json --tiles-only c000r000,x1 --steps 2 --out OUT
 row 2 '--tiles-only c001r000-c000r000: a range runs from its north-west' "$TERRAIN" bake base/planet.json --tiles-only c001r000-c000r000 --steps 2 --out OUT
 row 2 'meta.json: no complete bake here' "$TERRAIN" bake base/planet.json --tiles-only c000r000 --steps 2 --out OUT
-row 2 'need a circumference of at least [0-9]+ detail cells' "$TERRAIN" bake --circumference-km 5 --steps 2 --out OUT
+row 2 'need a circumference of at least 2676 detail cells' "$TERRAIN" bake --circumference-km 5 --steps 2 --out OUT
 row 2 'not a complete bake' "$TERRAIN" tiles OUT
 row 2 'base: not a complete bake' "$TERRAIN" tiles base
 row 2 '--only and --measure-margin: give one or the other' "$TERRAIN" tiles OUT --only c000r000 --measure-margin
 row 2 '--sample-km goes with --measure-margin' "$TERRAIN" tiles OUT --sample-km 0.4
 row 2 '--sample-km' "$TERRAIN" tiles OUT --measure-margin --sample-km -1
+row 2 '--check-seams goes alone' "$TERRAIN" tiles OUT --check-seams --measure-margin
+row 2 '--at, --margin and --size-km go with --check-seams' "$TERRAIN" tiles OUT --at c000r000
+row 2 '--margin' "$TERRAIN" tiles OUT --check-seams --margin -1
 
 # -- farm refusals: exit 2 and no empty result store
 row 2 'reachable from other hosts: give CURVE keys' "$TERRAIN" bake base/planet.json --steps 2 --bind 'tcp://0.0.0.0:*' --out OUT

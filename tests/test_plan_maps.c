@@ -56,7 +56,8 @@ static void s_read_text(const tb_image_t *img, int64_t cx, int64_t cy, int scale
                     rows[gy] |= (uint8_t)(1 << (TB_FONT_W - 1 - gx));
             }
         out[c] = '?';
-        for (const char *k = "0123456789"; *k; k++)
+        for (const char *k = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"; *k;
+             k++)
             if (memcmp(tb_font_glyph(*k), rows, TB_FONT_H) == 0)
                 out[c] = *k;
     }
@@ -72,11 +73,19 @@ START_TEST(test_font_reads_back)
     char got[16];
     s_read_text(&img, 100, 30, 3, 10, got);
     ck_assert_str_eq(got, "0123456789");
-    /* Every digit's glyph differs from every other. */
-    for (char a = '0'; a <= '9'; a++)
-        for (char b = a + 1; b <= '9'; b++)
-            ck_assert(memcmp(tb_font_glyph(a), tb_font_glyph(b), TB_FONT_H) != 0);
-    ck_assert_ptr_eq(tb_font_glyph('a'), tb_font_glyph('A'));
+    /* Every glyph differs from every other, lower case from capitals included. */
+    const char *all = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-.:/%#";
+    for (const char *a = all; *a; a++) {
+        ck_assert_ptr_nonnull(tb_font_glyph(*a));
+        for (const char *b = a + 1; *b; b++)
+            ck_assert_msg(memcmp(tb_font_glyph(*a), tb_font_glyph(*b), TB_FONT_H) != 0,
+                          "'%c' and '%c' share a glyph", *a, *b);
+    }
+    /* A tile id reads back as printed, in lower case (map_tiles.png). */
+    memset(img.pixels, 0, 200 * 60 * 3);
+    tb_font_draw_centred(&img, "c012r003", 100, 30, 3, white, black, false);
+    s_read_text(&img, 100, 30, 3, 8, got);
+    ck_assert_str_eq(got, "c012r003");
     ck_assert_ptr_null(tb_font_glyph('@'));
     ck_assert_int_eq(tb_font_text_width("12", 2), 22);
     /* Text across the right edge continues on the left when X wraps. */

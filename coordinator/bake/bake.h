@@ -50,6 +50,16 @@ typedef struct {
      * margin_sample_km, and prints the table; no file is written. */
     bool measure_margin;
     double margin_sample_km; /* 0: 0.4 km, as the bench */
+    /* `terrain tiles OUT --check-seams`: rides on measure_margin's path (set both: everything from
+     * the store, nothing written), but the tiles phase checks the seams of a 2 x 2 block instead
+     * (coordinator/bake/tiles_seams.c): seams_at names a tile of the block (NULL: the block round
+     * the steepest point of the largest landmass), seams_margin the margin (-1: the one in use),
+     * seams_size_km the tile size (0: the bake's). The outcome's seams_differ says what it found.
+     */
+    bool check_seams;
+    const char *seams_at;
+    int seams_margin;
+    double seams_size_km;
 } tb_bake_opts_t;
 
 typedef struct {
@@ -65,6 +75,7 @@ typedef struct {
     int tiles_baked;              /* detail tiles written to out_dir/tiles (0 when skipped) */
     size_t tiles_from_store;      /* of them, taken from the result store */
     double tiles_seconds;
+    int64_t seams_differ; /* check_seams: cells of the block that differ in some map (0: none) */
     char summary_path[4200];
     char meta_path[4200];
 } tb_bake_outcome_t;

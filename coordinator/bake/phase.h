@@ -163,6 +163,13 @@ int tb_bake_tiles_measure(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
                           const tb_detail_params_t *p, const tb_tile_class_t *cls, int n_cls,
                           const uint8_t *land, tb_err_t *err);
 
+/* `terrain tiles --check-seams` (coordinator/bake/tiles_seams.c): computes a 2 x 2 block of tiles
+ * as four tile jobs and the tile of twice the size as one, compares them and prints what differs;
+ * sets ctx->out->seams_differ. */
+int tb_bake_tiles_check_seams(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
+                              const tb_detail_params_t *p, const tb_tile_class_t *cls, int n_cls,
+                              const uint8_t *land, tb_err_t *err);
+
 /* The output writers (coordinator/bake/outputs.c): each writes out_dir/NAME atomically and records
  * its XXH3 in ctx->hashes under NAME. */
 /* The names the bake writes into out_dir (a phase that writes another adds it here), and the check

@@ -363,7 +363,9 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         src.area_m2 = p_area;
     }
     if (ctx->opts->measure_margin) {
-        rc = tb_bake_tiles_measure(ctx, &src, &p, cls, n_cls, land, err);
+        rc = ctx->opts->check_seams
+                 ? tb_bake_tiles_check_seams(ctx, &src, &p, cls, n_cls, land, err)
+                 : tb_bake_tiles_measure(ctx, &src, &p, cls, n_cls, land, err);
         goto done;
     }
     char dir[4200];

@@ -1,7 +1,9 @@
-/* `terrain tiles OUT [--only IDS] [--measure-margin [--sample-km X]] [--workers N] ...`: re-runs
- * chosen detail tiles of the complete bake in OUT, or measures the tile margin on its planet
- * (docs/tiles.md, "Re-running chosen tiles"). Everything the bake was made from - the manifest (or
- * the demo planet's seed and size), the steps, --only, --no-coast - is read from OUT/meta.json; a
+/* `terrain tiles OUT [--only IDS] [--measure-margin [--sample-km X]] [--check-seams [--at ID]
+ * [--margin N] [--size-km X]] [--workers N] ...`: re-runs chosen detail tiles of the complete bake
+ * in OUT, measures the tile margin on its planet, or checks a 2 x 2 block of its tiles against the
+ * tile of twice the size (docs/tiles.md, "Re-running chosen tiles", "Seams on a baked planet"; exit
+ * 1 when the check finds a difference). Everything the bake was made from - the manifest (or the
+ * demo planet's seed and size), the steps, --only, --no-coast - is read from OUT/meta.json; a
  * manifest, painting or legend whose XXH3 no longer matches the record is refused. The bake runs
  * again with every region and the coast from the store (a missing one is refused: nothing is
  * re-solved), then only the chosen tiles, computed afresh (coordinator/bake/bake.h, tiles_only).
@@ -125,6 +127,12 @@ int tb_cmd_tiles(int argc, char **argv)
     bool measure = false;
     double sample_km = 0;
     bool sample_given = false;
+    bool seams = false;
+    const char *at = NULL;
+    int64_t seams_margin = -1;
+    bool margin_given = false;
+    double size_km = 0;
+    bool size_given = false;
     tb_dispatch_cli_t cli;
     tb_dispatch_cli_init(&cli);
     const tb_opt_t opts[] = {
@@ -138,10 +146,25 @@ int tb_cmd_tiles(int argc, char **argv)
          "--measure-margin: the sample tiles' edge (default: the smallest of at least 0.4 km "
          "that divides the circumference)",
          TB_OPT_DRANGE(0.001, 1000)},
+        {"check-seams", TB_OPT_FLAG, &seams, NULL, NULL,
+         "compute a 2 x 2 block of tiles as four jobs and the tile of twice the size in one "
+         "piece, compare every sample; exit 1 when any differs; writes nothing"},
+        {"at", TB_OPT_STRING, &at, NULL, "ID",
+         "--check-seams: the block holding this tile (default: round the steepest point of the "
+         "largest landmass)"},
+        {"margin", TB_OPT_INT, &seams_margin, &margin_given, "N",
+         "--check-seams: the margin of all five tiles (default: the one in use; half of it is "
+         "the negative control)",
+         TB_OPT_IRANGE(0, 100000)},
+        {"size-km", TB_OPT_DOUBLE, &size_km, &size_given, "X",
+         "--check-seams: the small tiles' edge (default: the bake's; twice it must divide the "
+         "circumference)",
+         TB_OPT_DRANGE(0.001, 1000)},
     };
     tb_verb_t v = {.name = "tiles",
                    .usage = "terrain tiles OUT [--only IDS] [--measure-margin [--sample-km X]] "
-                            "[--workers N] [--threads N]   (OUT: a complete bake with its "
+                            "[--check-seams [--at ID] [--margin N] [--size-km X]] [--workers N] "
+                            "[--threads N]   (OUT: a complete bake with its "
                             "meta.json)",
                    TB_VERB_SHARED(opts, cli.opts),
                    .min_positional = 1,
@@ -152,6 +175,10 @@ int tb_cmd_tiles(int argc, char **argv)
         return status;
     if (measure && ids)
         return tb_verb_usage(&v, "--only and --measure-margin: give one or the other");
+    if (seams && (measure || ids))
+        return tb_verb_usage(&v, "--check-seams goes alone (not with --only or --measure-margin)");
+    if ((at || margin_given || size_given) && !seams)
+        return tb_verb_usage(&v, "--at, --margin and --size-km go with --check-seams");
     if (sample_given && !measure)
         return tb_verb_usage(&v, "--sample-km goes with --measure-margin");
     tb_err_t err;
@@ -200,9 +227,13 @@ int tb_cmd_tiles(int argc, char **argv)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     o.out_dir = out_dir;
     o.tiles = true;
-    o.tiles_only = measure ? NULL : (ids ? ids : "all");
+    o.tiles_only = measure || seams ? NULL : (ids ? ids : "all");
     o.tiles_only_option = "--only";
-    o.measure_margin = measure;
+    o.measure_margin = measure || seams; /* the check rides on its read-only path */
+    o.check_seams = seams;
+    o.seams_at = at;
+    o.seams_margin = margin_given ? (int)seams_margin : -1;
+    o.seams_size_km = size_given ? size_km : 0;
     o.margin_sample_km = sample_km;
     o.dispatch.interrupted = tb_signals_catch();
     tb_bake_outcome_t outcome;
@@ -210,6 +241,11 @@ int tb_cmd_tiles(int argc, char **argv)
         bool bad_input = outcome.bad_input;
         tb_bake_outcome_free(&outcome);
         return tb_verb_error(&v, bad_input ? TB_EXIT_USAGE : TB_EXIT_FAILED, &err);
+    }
+    if (seams) {
+        int64_t differ = outcome.seams_differ;
+        tb_bake_outcome_free(&outcome);
+        return differ ? TB_EXIT_FAILED : TB_EXIT_OK;
     }
     if (!measure)
         printf("tiles: %d detail tiles re-run in %.1f s, in %s/tiles (index.json and meta.json "

@@ -1,9 +1,10 @@
 /* A small built-in bitmap font for labels on maps (region ids on map_regions.png).
  *
- * 5 x 7 glyphs for digits, capital letters (lower case is drawn as capitals) and - . : / % # and
- * space; a glyph is seven rows of five bits, bit 4 the leftmost column, row 0 the top. Text is
- * drawn scaled by a whole factor with a one-unit outline so it reads on any background; with X wrap
- * the text continues across the right edge of the image onto the left, as the planet does.
+ * 5 x 7 glyphs for digits, capital and lower-case letters (each drawn as written, so a tile id
+ * such as c001r000 reads on map_tiles.png as `terrain plan` prints it) and - . : / % # and space; a
+ * glyph is seven rows of five bits, bit 4 the leftmost column, row 0 the top. Text is drawn scaled
+ * by a whole factor with a one-unit outline so it reads on any background; with X wrap the text
+ * continues across the right edge of the image onto the left, as the planet does.
  */
 #ifndef TB_COORD_FONT_H
 #define TB_COORD_FONT_H
