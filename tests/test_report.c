@@ -162,6 +162,40 @@ START_TEST(test_page_has_a_bar_per_bin_and_escapes_errors)
 }
 END_TEST
 
+/* The verdict's gates on a painted class ("painted.CLASS.STAT") read the class's element of
+ * "painted_classes", as `terrain gate` does: the page once looked them up as whole-planet metrics
+ * and said every one of them had no value (docs/report.md). */
+START_TEST(test_painted_class_gates_have_their_values)
+{
+    tb_stats_t *s = s_cone_stats();
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *bake = cJSON_AddObjectToObject(doc, "bake");
+    cJSON_AddNumberToObject(bake, "steps", 10);
+    cJSON *st = tb_stats_report_json(s, NULL, NULL);
+    cJSON_DeleteItemFromObjectCaseSensitive(st, "painted_classes"); /* none without a legend */
+    cJSON *painted = cJSON_AddArrayToObject(st, "painted_classes");
+    cJSON *range = cJSON_CreateObject();
+    cJSON_AddStringToObject(range, "name", "range");
+    cJSON_AddNumberToObject(range, "land_cells", 1000);
+    cJSON_AddNumberToObject(range, "land_share", 0.1);
+    cJSON_AddNumberToObject(range, "slope_median_deg", 47.5); /* above the default band */
+    cJSON_AddItemToArray(painted, range);
+    cJSON_AddItemToObject(doc, "statistics", st);
+    tb_report_page_t pg = {.state = "finished", .written_unix = 1e9, .interval_s = 2};
+    char *page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(page);
+    ck_assert_ptr_nonnull(strstr(page, "painted.range.slope_median_deg"));
+    ck_assert_msg(!strstr(page, "painted.range.slope_median_deg has no value"),
+                  "the page does not read the painted class's median slope");
+    ck_assert_ptr_nonnull(strstr(page, "47.5"));
+    /* control: a class the statistics do not have has no value */
+    ck_assert_ptr_nonnull(strstr(page, "painted.range.relief_median_m has no value"));
+    free(page);
+    cJSON_Delete(doc);
+    tb_stats_destroy(&s);
+}
+END_TEST
+
 START_TEST(test_maps_have_a_legend_and_a_dark_sea)
 {
     const int64_t w = 40, h = 20;
@@ -404,6 +438,7 @@ Suite *report_suite(void)
     tcase_add_test(t, test_maps_have_a_legend_and_a_dark_sea);
     tcase_add_test(t, test_erodibility_on_own_land_and_uplift_check);
     tcase_add_test(t, test_coast_and_tiles_render_tagged);
+    tcase_add_test(t, test_painted_class_gates_have_their_values);
     suite_add_tcase(s, t);
     return s;
 }

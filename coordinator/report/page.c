@@ -323,7 +323,7 @@ static void s_gate_rows(s_ctx_t *c, const tb_gates_t *gates, const cJSON *stats,
     memset(t, 0, sizeof *t);
     for (int i = 0; i < gates->n; i++) {
         const tb_gate_t *g = &gates->gate[i];
-        double v = tb_gate_metric_value(stats, g->metric);
+        double v = tb_gate_value(stats, g);
         tb_gate_check_t chk;
         tb_gate_check(g, v, NAN, &chk);
         t->n++;
@@ -366,8 +366,7 @@ static void s_card_terrain(s_ctx_t *c)
                        t.pass == t.n ? "ok" : "bad", t.pass, t.n);
         for (int i = 0; i < gates.n; i++) {
             tb_gate_check_t chk;
-            tb_gate_check(&gates.gate[i], tb_gate_metric_value(stats, gates.gate[i].metric), NAN,
-                          &chk);
+            tb_gate_check(&gates.gate[i], tb_gate_value(stats, &gates.gate[i]), NAN, &chk);
             if (chk.status != TB_GATE_PASS) {
                 tb_html_printf(h, "<div class=\"bad\">");
                 tb_html_text(h, chk.message);
