@@ -193,8 +193,8 @@ static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
  * waterline cell's exposure to the cells within carry_m: normalised box sum of the packed
  * (exposure << 24 | 1), so the carried value is the mean of the waterline cells in the box. */
 static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                   int64_t *acc, uint16_t *exposure, const tb_coast_band_t *band,
-                   uint32_t *d2, tb_coast_stats_t *s, tb_err_t *err)
+                   int64_t *acc, uint16_t *exposure, const tb_coast_band_t *band, uint32_t *d2,
+                   tb_coast_stats_t *s, tb_err_t *err)
 {
     int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = 0;
     int threads = tb_pool_threads(pool);

@@ -170,8 +170,8 @@ static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
             uint32_t reach_d2 = block_d2[bx];
-            if (!reach_d2 || !d->near[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw +
-                                      (size_t)bx]) {
+            if (!reach_d2 ||
+                !d->near[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx]) {
                 memset(d->work + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->work);
                 memset(d->wq + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->wq);
                 continue;
@@ -277,8 +277,10 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
     size_t cells = (size_t)w * (size_t)h;
     uint16_t *wq = totals ? tb_malloc(cells * sizeof *wq, "coast drift weights", err) : NULL;
     double *room = wq ? tb_malloc(cells * sizeof *room, "coast drift room", err) : NULL;
-    uint8_t *near = room ? tb_malloc((size_t)site->band->bw * (size_t)site->band->bh, "coast drift "
-                                     "sources", err)
+    uint8_t *near = room ? tb_malloc((size_t)site->band->bw * (size_t)site->band->bh,
+                                     "coast drift "
+                                     "sources",
+                                     err)
                          : NULL;
     if (!near) {
         free(chunk);

@@ -43,31 +43,31 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
                 continue; /* every cell there is past the surf's reach (docs/coast.md) */
             for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
                  i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
-        if (c->kind[i] != TB_COAST_LAND || c->d2[i] > c->reach_d2 ||
-            c->exposure[i] == TB_COAST_NO_EXPOSURE)
-            continue;
-        double dist = tb_coast_waterline_m(c->d2[i], cell_m);
-        if (dist >= reach_max)
-            continue;
-        double reach = reach_max * c->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
-        double taper = (reach - dist) / cell_m;
-        if (taper <= 0)
-            continue;
-        if (taper > 1)
-            taper = 1;
-        double platform = p->platform_m + p->platform_slope * dist;
-        double excess = (double)c->height_m[i] - platform;
-        if (excess <= 0)
-            continue;
-        int64_t units = (int64_t)floor(p->cut_fraction * excess * taper / TB_COAST_UNIT_M);
-        if (units <= 0)
-            continue;
-        double cut_m = (double)units * TB_COAST_UNIT_M;
-        c->height_m[i] = (float)((double)c->height_m[i] - cut_m);
-        c->moved_m[i] = (float)-cut_m;
-        c->src[i] += units;
-        units_cut += units;
-        planed++;
+                if (c->kind[i] != TB_COAST_LAND || c->d2[i] > c->reach_d2 ||
+                    c->exposure[i] == TB_COAST_NO_EXPOSURE)
+                    continue;
+                double dist = tb_coast_waterline_m(c->d2[i], cell_m);
+                if (dist >= reach_max)
+                    continue;
+                double reach = reach_max * c->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
+                double taper = (reach - dist) / cell_m;
+                if (taper <= 0)
+                    continue;
+                if (taper > 1)
+                    taper = 1;
+                double platform = p->platform_m + p->platform_slope * dist;
+                double excess = (double)c->height_m[i] - platform;
+                if (excess <= 0)
+                    continue;
+                int64_t units = (int64_t)floor(p->cut_fraction * excess * taper / TB_COAST_UNIT_M);
+                if (units <= 0)
+                    continue;
+                double cut_m = (double)units * TB_COAST_UNIT_M;
+                c->height_m[i] = (float)((double)c->height_m[i] - cut_m);
+                c->moved_m[i] = (float)-cut_m;
+                c->src[i] += units;
+                units_cut += units;
+                planed++;
             }
         }
     c->planed[thread] += planed;
@@ -83,7 +83,8 @@ void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, dou
     int64_t planed[TB_COAST_MAX_THREADS] = {0}, units[TB_COAST_MAX_THREADS] = {0};
     s_surf_t c = {p,       cell_m, w,        (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
                   kind,    d2,     exposure, height_m,
-                  moved_m, src,    planed,   units, band, 0};
+                  moved_m, src,    planed,   units,
+                  band,    0};
     c.blocks = tb_coast_band_blocks(c.reach_d2);
     tb_coast_par_rows(pool, h, s_surf_rows, &c);
     int64_t n_planed = 0, units_cut = 0;
