@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/pool.h"
 #include "coordinator/bake/phase.h"
+#include "coordinator/bake/tiles_select.h"
 #include "jobs/detail/margin.h"
 #include "jobs/detail/planet_inputs.h"
 
@@ -93,19 +94,12 @@ int tb_bake_tiles_measure(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
             break;
         ids[n_ids++] = (tb_tile_id_t){k % L.cols, k / L.cols};
     }
-    /* the rock under the whole planet, as each tile spec's is cut (tb_tile_rock_k) */
-    size_t cells = (size_t)src->geo_w * (size_t)src->geo_h;
-    float *rock = tb_malloc(cells * sizeof *rock, "rock multiplier", err);
-    tb_frame_t all;
+    float *rock = NULL;
     tb_pool_t *pool = NULL;
     int rc = -1;
-    if (!rock ||
-        tb_frame_make(&all, src->geo_w, src->geo_h, src->geo_cell_m, 0, 0, src->geo_w, src->geo_h,
-                      err) != 0 ||
-        tb_tile_rock_k(m, &ctx->probes, &all, rock, err) != 0)
+    tb_tile_planet_t planet;
+    if (tb_bake_tile_planet_rock(m, &ctx->probes, src, &planet, &rock, err) != 0)
         goto done;
-    tb_tile_planet_t planet = *src;
-    planet.rock_k = rock;
     int threads =
         ctx->opts->dispatch.threads > 0 ? ctx->opts->dispatch.threads : tb_pool_default_threads();
     pool = tb_pool_new(threads, err);

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/pool.h"
 #include "coordinator/bake/phase.h"
+#include "coordinator/bake/tiles_select.h"
 #include "jobs/detail/margin.h"
 #include "jobs/detail/planet_inputs.h"
 
@@ -210,20 +211,13 @@ int tb_bake_tiles_check_seams(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
            ps.margin_cells, p->margin_cells, defaults.margin_cells, (unsigned long long)m->seed,
            threads, threads == 1 ? "" : "s", how);
     fflush(stdout);
-    /* the rock under the whole planet, as the bake's specs cut it (tb_tile_rock_k) */
-    size_t cells = (size_t)src->geo_w * (size_t)src->geo_h;
-    float *rock = tb_malloc(cells * sizeof *rock, "rock multiplier", err);
-    tb_frame_t all;
+    float *rock = NULL;
     tb_pool_t *pool = NULL;
     tb_tile_result_t whole = {0}, t = {0};
     int rc = -1;
-    if (!rock ||
-        tb_frame_make(&all, src->geo_w, src->geo_h, src->geo_cell_m, 0, 0, src->geo_w, src->geo_h,
-                      err) != 0 ||
-        tb_tile_rock_k(m, &ctx->probes, &all, rock, err) != 0)
+    tb_tile_planet_t planet;
+    if (tb_bake_tile_planet_rock(m, &ctx->probes, src, &planet, &rock, err) != 0)
         goto done;
-    tb_tile_planet_t planet = *src;
-    planet.rock_k = rock;
     pool = tb_pool_new(threads, err);
     if (!pool)
         goto done;

@@ -12,14 +12,22 @@
 #include "jobs/detail/lattice.h"
 #include "jobs/detail/params.h"
 #include "jobs/detail/tile.h"
+#include "jobs/uplift/uplift.h"
 
-/* The pass parameters of the tiles phase (the `tiles` section's defaults with the manifest's
- * size_km, cell_m and margin_cells) and the lattice over a planet of pw x ph geology cells. Refuses
+/* The pass parameters of the tiles phase (every key of the manifest's `tiles` section,
+ * tb_manifest_detail_params) and the lattice over a planet of pw x ph geology cells. Refuses
  * (TB_E_INVALID, naming the numbers and the limit) a planet whose circumference cannot hold one
  * tile with its margin on both sides: the window of a tile would overlap itself round the cylinder.
  * 0 or -1. */
 int tb_bake_tile_params(const tb_manifest_t *m, int64_t pw, int64_t ph, tb_detail_params_t *p,
                         tb_tile_lattice_t *L, tb_err_t *err);
+
+/* A whole planet for the in-process tile checks (--measure-margin, --check-seams): *planet is
+ * *src with rock_k the rock multiplier under every geology cell, as each tile spec's is cut
+ * (tb_tile_rock_k), in *rock (allocated; the caller frees it, also on failure). 0 or -1. */
+int tb_bake_tile_planet_rock(const tb_manifest_t *m, const tb_uplift_probes_t *probes,
+                             const tb_tile_planet_t *src, tb_tile_planet_t *planet, float **rock,
+                             tb_err_t *err);
 
 /* The tile class table the specs carry: the legend's, plus one ocean class for cells that matched
  * none. Returns the number of classes. */
