@@ -23,11 +23,12 @@ int tb_bake_require_stored(const tb_bake_ctx_t *ctx, const char *kind, const voi
 {
     tb_cache_key_t key;
     tb_cache_key_make(&key, tb_build_id(), kind, spec, n, NULL, 0);
-    char hex[33], name[64], path[4300];
-    tb_cache_key_hex(&key, hex);
-    snprintf(name, sizeof name, "%s.tbr", hex);
-    if (tb_fs_join(path, sizeof path, ctx->store_dir, name, err) != 0)
+    tb_cache_t *cache = tb_cache_open(ctx->store_dir, err); /* creates nothing */
+    if (!cache)
         return -1;
+    char path[4300];
+    tb_cache_path(cache, &key, path, sizeof path);
+    tb_cache_destroy(&cache);
     if (tb_fs_exists(path))
         return 0;
     return tb_err_set(err, TB_E_INVALID,
