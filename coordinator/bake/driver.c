@@ -72,7 +72,11 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
     tb_phase_record_t *rec = &ctx->records[ctx->n_records++];
     *rec = (tb_phase_record_t){.name = ph->name, .reads = ph->reads, .writes = ph->writes};
     char names[256];
-    if (ph->skip && (rec->skipped = ph->skip(ctx)) != NULL) {
+    if (ph->kept_on_reuse && tb_bake_reuses_outputs(ctx))
+        rec->skipped = "reusing the bake's outputs (--tiles-only, terrain tiles)";
+    else if (ph->skip)
+        rec->skipped = ph->skip(ctx);
+    if (rec->skipped) {
         if (!ctx->opts->quiet)
             tb_log_info("phase %s skipped: %s", ph->name, rec->skipped);
         return 0;

@@ -87,6 +87,9 @@ typedef struct {
     uint32_t reads; /* TB_PLANET_BIT masks */
     uint32_t writes;
     bool writes_files; /* writes into out_dir: the previous meta.json goes before it runs */
+    /* Skipped in a bake that reuses its outputs (--tiles-only, terrain tiles): what it writes is
+     * the bake's, kept as it is (coordinator/bake/reuse.c). */
+    bool kept_on_reuse;
     /* Optional: a reason to skip this phase in this bake (e.g. a partial bake), or NULL to run. */
     const char *(*skip)(const tb_bake_ctx_t *ctx);
     /* Runs the phase: 0, or -1 with *err set. */

@@ -32,10 +32,6 @@ static const uint8_t s_ocean_rgb[3] = {38, 64, 96};
 
 static const char *s_skip(const tb_bake_ctx_t *ctx)
 {
-    /* A re-run of chosen tiles keeps the bake's previews and summary.txt as they are: its pooled
-     * statistics hold the re-run tiles only (docs/tiles.md, "Re-running chosen tiles"). */
-    if (tb_bake_reuses_outputs(ctx))
-        return "reusing the bake's outputs (--tiles-only, terrain tiles)";
     return ctx->tiles_meta ? NULL : "the tiles phase did not run";
 }
 
@@ -310,6 +306,9 @@ const tb_phase_t tb_phase_detail = {
     .reads = TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(HEIGHT_M),
     .writes = 0,
     .writes_files = true,
+    /* a re-run of chosen tiles keeps the previews and summary.txt: its pooled statistics hold the
+     * re-run tiles only (docs/tiles.md, "Re-running chosen tiles") */
+    .kept_on_reuse = true,
     .skip = s_skip,
     .run = s_run,
 };

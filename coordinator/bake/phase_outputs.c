@@ -111,19 +111,12 @@ done:
     return rc;
 }
 
-/* A bake that reuses its outputs (--tiles-only, terrain tiles) keeps them as they are. */
-static const char *s_skip(const tb_bake_ctx_t *ctx)
-{
-    return tb_bake_reuses_outputs(ctx) ? "reusing the bake's outputs (--tiles-only, terrain tiles)"
-                                       : NULL;
-}
-
 const tb_phase_t tb_phase_outputs = {
     .name = "outputs",
     .reads = TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(HEIGHT_M) | TB_PLANET_BIT(AREA_M2) |
              TB_PLANET_BIT(BASIN) | TB_PLANET_BIT(UPLIFT_M_YR) | TB_PLANET_BIT(SOLVED),
     .writes = 0,
     .writes_files = true,
-    .skip = s_skip,
+    .kept_on_reuse = true,
     .run = s_run,
 };
