@@ -172,8 +172,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_coast: %s\n", err.msg);
         return 1;
     }
-    float *height = malloc(cells * sizeof *height);
-    uint8_t *cls = malloc(cells);
+    /* as the coast job allocates them (tb_malloc: huge pages for a large grid) */
+    float *height = tb_malloc(cells * sizeof *height, "bench heights", NULL);
+    uint8_t *cls = tb_malloc(cells, "bench classes", NULL);
     if (!height || !cls) {
         fprintf(stderr, "bench_coast: out of memory for %zu cells\n", cells);
         return 1;
@@ -229,8 +230,8 @@ int main(int argc, char **argv)
     legend.depth_m[2] = 900;
     tb_coast_params_t p;
     tb_coast_params_defaults(&p);
-    float *moved = malloc(cells * sizeof *moved);
-    uint16_t *exposure = malloc(cells * sizeof *exposure);
+    float *moved = tb_malloc(cells * sizeof *moved, "bench moved map", NULL);
+    uint16_t *exposure = tb_malloc(cells * sizeof *exposure, "bench exposure map", NULL);
     if (!moved || !exposure || !mouths) {
         fprintf(stderr, "bench_coast: out of memory for the maps\n");
         return 1;

@@ -1,9 +1,11 @@
 /* The project's error values and their messages; see error.h. */
 #include "common/error.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* A message a little too long for its buffer is first made shorter where it does not matter: the
  * longest word (a path, as a rule) loses its middle, so the reason at the end still prints. */
@@ -100,9 +102,30 @@ const char *tb_err_name(tb_errcode_t code)
     return "unknown";
 }
 
+/* Large arrays (a planet's grids: tens to thousands of MB) are aligned to 2 MiB and offered to the
+ * kernel's transparent huge pages (madvise, which Debian enables by default: THP "madvise" mode).
+ * On the VMs this project runs on a 4 KiB page fault costs about 10 us, so a 76 M cell coast pass
+ * spent 40 % of its time faulting pages in (docs/performance.md, "Huge pages"); with 2 MiB pages
+ * that is 512 times fewer faults. The memory is an ordinary malloc block: free() and realloc()
+ * take it as any other. Where the kernel has THP off the advice is ignored and nothing changes. */
+#define S_HUGE_MIN ((size_t)8 << 20)
+#define S_HUGE_ALIGN ((size_t)2 << 20)
+
+static void *s_alloc_large(size_t bytes)
+{
+    size_t rounded = (bytes + S_HUGE_ALIGN - 1) & ~(S_HUGE_ALIGN - 1);
+    void *p = NULL;
+    if (rounded < bytes || posix_memalign(&p, S_HUGE_ALIGN, rounded) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 void *tb_malloc(size_t bytes, const char *what, tb_err_t *err)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = bytes >= S_HUGE_MIN ? s_alloc_large(bytes) : malloc(bytes ? bytes : 1);
     if (!p)
         tb_err_set(err, TB_E_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
     return p;
@@ -110,7 +133,14 @@ void *tb_malloc(size_t bytes, const char *what, tb_err_t *err)
 
 void *tb_calloc(size_t count, size_t size, const char *what, tb_err_t *err)
 {
-    void *p = calloc(count ? count : 1, size ? size : 1);
+    void *p = NULL;
+    if (count && size && count <= SIZE_MAX / size && count * size >= S_HUGE_MIN) {
+        p = s_alloc_large(count * size);
+        if (p)
+            memset(p, 0, count * size);
+    } else {
+        p = calloc(count ? count : 1, size ? size : 1);
+    }
     if (!p)
         tb_err_set(err, TB_E_NOMEM, "out of memory allocating %zu x %zu bytes for %s", count, size,
                    what);
