@@ -105,9 +105,10 @@ const char *tb_err_name(tb_errcode_t code)
 /* Large arrays (a planet's grids: tens to thousands of MB) are aligned to 2 MiB and offered to the
  * kernel's transparent huge pages (madvise, which Debian enables by default: THP "madvise" mode).
  * On the VMs this project runs on a 4 KiB page fault costs about 10 us, so a 76 M cell coast pass
- * spent 40 % of its time faulting pages in (docs/architecture.md, "Large arrays: huge pages"); with 2 MiB pages
- * that is 512 times fewer faults. The memory is an ordinary malloc block: free() and realloc()
- * take it as any other. Where the kernel has THP off the advice is ignored and nothing changes. */
+ * spent 40 % of its time faulting pages in (docs/architecture.md, "Large arrays: huge pages"); with
+ * 2 MiB pages that is 512 times fewer faults. The memory is an ordinary malloc block: free() and
+ * realloc() take it as any other. Where the kernel has THP off the advice is ignored and nothing
+ * changes. */
 #define S_HUGE_MIN ((size_t)8 << 20)
 #define S_HUGE_ALIGN ((size_t)2 << 20)
 
