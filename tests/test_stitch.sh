@@ -68,7 +68,7 @@ cmp -s "$T/c000.raw" "$T/c001.raw" && fail "the two tiles are the same (the comp
 echo "ok: an area equal to a tile is that tile's samples (png and r16)"
 
 # cols.py OUT BYTES FILE:X0:N...: the columns X0..X0+N-1 of each raw tile file (2500 samples a
-# row of BYTES bytes: 2 for heights, 1 for the maps), joined side by side row by row
+# row of BYTES bytes: 2 for heights, 1 for the maps, 4 for the splat), joined side by side row by row
 cat >"$T/cols.py" <<'EOF'
 import sys
 out = b''
@@ -103,7 +103,17 @@ stitch_ok seam_flow --area 9000,0,2000,3200 --layer flow --out "$T/seam_flow.png
 "$RAW" "$B/tiles/c001r000_flow.png" "$T/c001f.raw" >/dev/null
 python3 "$T/cols.py" "$T/seam_flow.want" 1 "$T/c001f.raw:2000:500" "$T/c000f.raw:0:500"
 cmp -s "$T/seam_flow.raw" "$T/seam_flow.want" || fail "the flow mosaic across the X seam is not the two halves"
-echo "ok: an area across the X seam is the east tile's columns then the west tile's (heights and flow)"
+# the RGBA splat weightmap across the seam (four bytes a sample), the same way
+stitch_ok seam_splat --area 9000,0,2000,3200 --layer splat --out "$T/seam_splat.png"
+[ "$("$RAW" "$T/seam_splat.png" "$T/seam_splat.raw")" = "1000 1600 32" ] || fail "the splat mosaic is not 1000 x 1600 RGBA"
+[ "$("$RAW" "$B/tiles/c000r000_splat.png" "$T/c000s.raw")" = "2500 1600 32" ] || fail "c000r000_splat.png is not RGBA"
+"$RAW" "$B/tiles/c001r000_splat.png" "$T/c001s.raw" >/dev/null
+cmp -s "$T/c000s.raw" "$T/c001s.raw" && fail "the two tiles' splat maps are the same (the comparison cannot fail)"
+python3 "$T/cols.py" "$T/seam_splat.want" 4 "$T/c001s.raw:2000:500" "$T/c000s.raw:0:500"
+cmp -s "$T/seam_splat.raw" "$T/seam_splat.want" || fail "the splat mosaic across the X seam is not the two halves"
+python3 "$T/cols.py" "$T/seam_splat.swapped" 4 "$T/c000s.raw:2000:500" "$T/c001s.raw:0:500"
+cmp -s "$T/seam_splat.raw" "$T/seam_splat.swapped" && fail "the splat halves in the wrong order compare equal (the check cannot fail)"
+echo "ok: an area across the X seam is the east tile's columns then the west tile's (heights, flow and splat)"
 
 # 4. The joins of the whole ring, and the negative control.
 stitch_ok ring --area 0,0,10000,3200 --out "$T/ring.r16"
@@ -145,7 +155,8 @@ echo "ok: negative control - $(cat "$T/joins_bad.out")"
 # 5. Refusals: bad usage (2).
 for bad in "--area 0,0,0,100" "--area 0,0,100" "--area 0,0,100,x" "--area 0,3000,100,400" \
   "--area 0,-2,100,100" "--area 0,0,10002,100" "--area 0,0,100,100 --format tif" \
-  "--area 0,0,100,100 --layer splat" "--area 0,0,100,100 --layer wear --format r16" \
+  "--area 0,0,100,100 --layer colour" "--area 0,0,100,100 --layer wear --format r16" \
+  "--area 0,0,100,100 --layer splat --format r16" \
   "--area 0,0,1000,1000 --max-samples 1000"; do
   # shellcheck disable=SC2086
   rc=$(stitch_rc "$B" $bad --out "$T/refused.png")

@@ -2,7 +2,8 @@
  * N]`: one seamless mosaic of the baked detail heights of any area of the planet, in world metres
  * (x east from the planet's x = 0, y south from its north edge), across the X seam, from
  * OUT/tiles/index.json and the tile files (coordinator/maps/tile_mosaic.h, docs/tiles.md
- * "Stitching"); --layer flow, wear or deposit stitches one of the 8-bit maps instead (PNG only).
+ * "Stitching"); --layer flow, wear or deposit stitches one of the 8-bit maps instead, --layer splat
+ * the RGBA splat weightmap (PNG only).
  * Every file is checked against the index's XXH3 before use. Unbaked (ocean) tiles
  * are filled with 0 m encoded and their share is reported. Exit 0; 1 when the bake is damaged (a
  * listed file missing, unreadable or not matching its XXH3; an index that does not hold together);
@@ -39,7 +40,7 @@ static int s_parse_area(const char *text, double v[4])
     return *p == '\0' ? 0 : -1;
 }
 
-static int s_write(const char *path, bool png, bool wide, const void *samples,
+static int s_write(const char *path, bool png, size_t bps, const void *samples,
                    const tb_mosaic_rect_t *r, tb_err_t *err)
 {
     size_t n = (size_t)(r->w * r->h);
@@ -47,7 +48,9 @@ static int s_write(const char *path, bool png, bool wide, const void *samples,
     if (png) {
         tb_image_t img = {.w = (uint32_t)r->w,
                           .h = (uint32_t)r->h,
-                          .format = wide ? TB_PNG_GRAY16 : TB_PNG_GRAY8,
+                          .format = bps == 2   ? TB_PNG_GRAY16
+                                    : bps == 4 ? TB_PNG_RGBA8
+                                               : TB_PNG_GRAY8,
                           .pixels = (void *)samples};
         return tb_png_write(path, &img, 6, err);
     }
@@ -76,9 +79,9 @@ int tb_cmd_stitch(int argc, char **argv)
         {"format", TB_OPT_STRING, &format, NULL, "png|r16",
          "16-bit grey PNG or little-endian u16 .r16, in the planet's elevation encoding (default: "
          "from --out's extension, else png)"},
-        {"layer", TB_OPT_STRING, &layer_name, NULL, "height|flow|wear|deposit",
-         "what to stitch: the heights (default), or one of the 8-bit maps (PNG only; "
-         "docs/tiles.md)"},
+        {"layer", TB_OPT_STRING, &layer_name, NULL, "height|flow|wear|deposit|splat",
+         "what to stitch: the heights (default), one of the 8-bit maps, or the RGBA splat "
+         "weightmap (the maps PNG only; docs/tiles.md)"},
         {"max-samples", TB_OPT_INT, &max_samples, NULL, "N",
          "refuse an area of more than N samples (default and most: 2^26 = 67108864, 8192 x 8192, "
          "128 MiB of heights)",
@@ -86,7 +89,7 @@ int tb_cmd_stitch(int argc, char **argv)
     };
     tb_verb_t v = {.name = "stitch",
                    .usage = "terrain stitch OUT --area X0,Y0,W,H [--out FILE] [--format png|r16] "
-                            "[--layer height|flow|wear|deposit] [--max-samples N]",
+                            "[--layer height|flow|wear|deposit|splat] [--max-samples N]",
                    TB_VERB_OPTS(opts),
                    .min_positional = 1,
                    .max_positional = 1,
@@ -106,17 +109,18 @@ int tb_cmd_stitch(int argc, char **argv)
     bool png = strcmp(format, "png") == 0;
     if (!png && strcmp(format, "r16") != 0)
         return tb_verb_usage(&v, "--format \"%s\": expected png or r16", format);
-    static const char *const layers[] = {"height", "flow", "wear", "deposit"};
+    static const char *const layers[] = {"height", "flow", "wear", "deposit", "splat"};
     int layer = -1;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         if (strcmp(layer_name, layers[k]) == 0)
             layer = k;
     if (layer < 0)
-        return tb_verb_usage(&v, "--layer \"%s\": expected height, flow, wear or deposit",
+        return tb_verb_usage(&v, "--layer \"%s\": expected height, flow, wear, deposit or splat",
                              layer_name);
     bool wide = layer == TB_MOSAIC_HEIGHT;
+    size_t bps = tb_mosaic_layer_bytes((tb_mosaic_layer_t)layer);
     if (!wide && !png)
-        return tb_verb_usage(&v, "--layer %s is 8-bit: --format png only (.r16 is for heights)",
+        return tb_verb_usage(&v, "--layer %s is a map: --format png only (.r16 is for heights)",
                              layer_name);
     if (!out_path)
         out_path = png ? "stitch.png" : "stitch.r16";
@@ -133,13 +137,13 @@ int tb_cmd_stitch(int argc, char **argv)
         tb_mosaic_close(&m);
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
-    void *h = tb_malloc((size_t)(r.w * r.h) * (wide ? 2 : 1), "the mosaic", &err);
+    void *h = tb_malloc((size_t)(r.w * r.h) * bps, "the mosaic", &err);
     int64_t filled = 0;
     int rc = TB_EXIT_FAILED;
     if (!h ||
         tb_mosaic_stitch(m, (tb_mosaic_layer_t)layer, r, wide ? tb_mosaic_encode_m(&info, 0.0) : 0,
                          h, &filled, &err) != 0 ||
-        s_write(out_path, png, wide, h, &r, &err) != 0) {
+        s_write(out_path, png, bps, h, &r, &err) != 0) {
         rc = tb_verb_error(&v, TB_EXIT_FAILED, &err);
     } else {
         printf(

@@ -313,7 +313,13 @@ static int s_read_checked(const tb_mosaic_t *m, const s_tile_t *t, const char *s
     return 0;
 }
 
-/* One tile's layer, decoded: t->w * t->h samples of bps bytes (host order). */
+size_t tb_mosaic_layer_bytes(tb_mosaic_layer_t layer)
+{
+    return layer == TB_MOSAIC_HEIGHT ? 2 : layer == TB_MOSAIC_SPLAT ? 4 : 1;
+}
+
+/* One tile's layer, decoded: t->w * t->h samples of tb_mosaic_layer_bytes(layer) bytes (host
+ * order). */
 static void *s_load(const tb_mosaic_t *m, const s_tile_t *t, tb_mosaic_layer_t layer, tb_err_t *err)
 {
     char path[S_PATH], *data = NULL;
@@ -334,13 +340,15 @@ static void *s_load(const tb_mosaic_t *m, const s_tile_t *t, tb_mosaic_layer_t l
         free(data);
         return v;
     }
-    tb_tile_file_t k = layer == TB_MOSAIC_FLOW   ? TB_TILE_FILE_FLOW
-                       : layer == TB_MOSAIC_WEAR ? TB_TILE_FILE_WEAR
-                                                 : TB_TILE_FILE_DEPOSIT;
+    tb_tile_file_t k = layer == TB_MOSAIC_FLOW    ? TB_TILE_FILE_FLOW
+                       : layer == TB_MOSAIC_WEAR  ? TB_TILE_FILE_WEAR
+                       : layer == TB_MOSAIC_SPLAT ? TB_TILE_FILE_SPLAT
+                                                  : TB_TILE_FILE_DEPOSIT;
     if (s_read_checked(m, t, tb_tile_file_suffix(k), &data, &n, path, err) != 0)
         return NULL;
     tb_image_t img;
-    int rc = tb_png_read_mem(data, n, path, TB_PNG_GRAY8, (uint64_t)cells, &img, err);
+    int rc = tb_png_read_mem(data, n, path, layer == TB_MOSAIC_SPLAT ? TB_PNG_RGBA8 : TB_PNG_GRAY8,
+                             (uint64_t)cells, &img, err);
     free(data);
     if (rc != 0)
         return NULL;
@@ -358,7 +366,7 @@ int tb_mosaic_stitch(const tb_mosaic_t *m, tb_mosaic_layer_t layer, tb_mosaic_re
 {
     const tb_mosaic_info_t *I = &m->info;
     const int64_t T = I->tile_samples;
-    const size_t bps = layer == TB_MOSAIC_HEIGHT ? 2 : 1;
+    const size_t bps = tb_mosaic_layer_bytes(layer);
     if (r.x0 < 0 || r.x0 >= I->planet_w || r.w < 1 || r.w > I->planet_w || r.y0 < 0 || r.h < 1 ||
         r.y0 + r.h > I->planet_h || r.w * r.h > TB_MOSAIC_MAX_SAMPLES)
         return tb_err_set(err, TB_E_INVALID,
@@ -387,7 +395,7 @@ int tb_mosaic_stitch(const tb_mosaic_t *m, tb_mosaic_layer_t layer, tb_mosaic_re
                         if (bps == 2)
                             ((uint16_t *)out)[o] = fill;
                         else
-                            ((uint8_t *)out)[o] = (uint8_t)fill;
+                            memset((uint8_t *)out + o * bps, (uint8_t)fill, bps);
                     }
                 n_filled += (ny - y) * nx;
             } else {

@@ -45,13 +45,18 @@ typedef struct {
 } tb_mosaic_rect_t;
 
 /* The layers a mosaic reads: the heights from <id>.r16 (the same samples as <id>.png), the 8-bit
- * maps from <id>_flow.png, <id>_wear.png, <id>_deposit.png. */
+ * maps from <id>_flow.png, <id>_wear.png, <id>_deposit.png, and the splat weightmap (RGBA, four
+ * bytes a sample) from <id>_splat.png. */
 typedef enum {
     TB_MOSAIC_HEIGHT = 0,
     TB_MOSAIC_FLOW,
     TB_MOSAIC_WEAR,
-    TB_MOSAIC_DEPOSIT
+    TB_MOSAIC_DEPOSIT,
+    TB_MOSAIC_SPLAT
 } tb_mosaic_layer_t;
+
+/* Bytes a sample of a layer: 2 (heights), 4 (splat) or 1 (the 8-bit maps). */
+size_t tb_mosaic_layer_bytes(tb_mosaic_layer_t layer);
 
 /* Opens out_dir/tiles/index.json and checks it: the lattice, the encoding, and every tile's id,
  * column, row and samples against the lattice (an id that is not the one its column and row print,
@@ -80,8 +85,9 @@ int tb_mosaic_area_samples(const tb_mosaic_info_t *info, double x0_m, double y0_
 uint16_t tb_mosaic_encode_m(const tb_mosaic_info_t *info, double metres);
 
 /* Stitches `layer` over rect r into out (r.w * r.h samples, row-major, row 0 the north; uint16_t
- * for TB_MOSAIC_HEIGHT, uint8_t for the maps). Samples of tiles the index does not list get `fill`
- * (truncated to a byte for the maps); *filled (may be NULL) gets their count. Reads one tile at a
+ * for TB_MOSAIC_HEIGHT, uint8_t for the maps, four bytes R, G, B, A for the splat). Samples of
+ * tiles the index does not list get `fill` (truncated to a byte for the maps, every byte of a
+ * splat sample); *filled (may be NULL) gets their count. Reads one tile at a
  * time. -1 with *err: TB_E_INVALID for a rectangle outside the lattice or over
  * TB_MOSAIC_MAX_SAMPLES; TB_E_IO naming the file when a listed tile's file is missing or
  * unreadable; TB_E_CHECKSUM naming it when its XXH3 is not the index's; TB_E_FORMAT when its size
