@@ -45,9 +45,9 @@ static int s_missing(tb_bake_ctx_t *ctx, const int *missing, int n_missing, tb_e
     snprintf(ctx->whole_missing, sizeof ctx->whole_missing,
              "a partial bake (%s) with the coastal pass: the pass runs over the whole planet, so "
              "its tiles need every region's land, and region%s %s (%d of %d) %s neither solved "
-             "here nor stored in %s for this build; bake the whole planet into %s once (or "
-             "--only those regions), then this bake bakes its tiles, or bake with --no-coast "
-             "(docs/tiles.md)",
+             "here nor stored in %s for this build; bake the whole planet (or --only those "
+             "regions) into %s once and a partial bake there bakes its tiles, or bake with "
+             "--no-coast (docs/tiles.md)",
              ctx->partial ? ctx->partial : "--only", n_missing > 1 ? "s" : "", ids, n_missing,
              total, n_missing > 1 ? "are" : "is", ctx->store_dir, ctx->opts->out_dir);
     cJSON *o = cJSON_CreateObject();
