@@ -11,9 +11,9 @@
 #    c001r000's six files and its index.json entry equal the whole bake's; the partial bake's own
 #    planet_height.png is not the whole bake's (it keeps region 1 only) and is the same bytes as
 #    before this change would have made it (equal to a partial bake with --no-tiles);
-#  - a fresh directory whose store holds only the four regions' results: --only 1 computes the coast
-#    of the whole composite (its key the whole bake's) and tile c001r000, byte-identical to the whole
-#    bake's;
+#  - a fresh directory whose store holds only the four regions' results: --only 1, on a farm of one
+#    TCP worker, computes the coast of the whole composite (its key the whole bake's) and tile
+#    c001r000 there, byte-identical to the whole bake's;
 #  - a store without region 4, and one whose region 4 is damaged: the tiles phase is skipped naming
 #    region 4 alone (the damaged one with a warning);
 #  - `terrain tiles OUT --only c001r000` in the partial bake re-runs that tile to the same bytes (the
@@ -21,7 +21,8 @@
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
-run=(--circumference-km 10 --steps 20 --workers 2)
+base=(--circumference-km 10 --steps 20)
+run=("${base[@]}" --workers 2)
 
 # tiles_of DIR: the ids of the tiles index.json lists
 tiles_of() { json_get "$1/tiles/index.json" "' '.join(t['id'] for t in d['tiles'])"; }
@@ -81,15 +82,28 @@ for k in $(json_get "$T/ref/meta.json" "' '.join(j['key'] for j in d['dispatch']
   cp "$W/.cache/$k.tbr" "$P/.cache/"
 done
 [ "$(find "$P/.cache" -name '*.tbr' | wc -l)" = 4 ] || fail "the seeded store does not hold 4 regions"
-LOG=fresh bake "$P" "${run[@]}" --only 1
+# on a farm of one TCP worker: the coast of the whole composite is a batch of the bake's one engine
+"$TERRAIN" bake "${base[@]}" "${FAST[@]}" --bind 'tcp://127.0.0.1:*' --workers 0 --threads 1 --only 1 \
+  --out "$P" >"$T/fresh.out" 2>"$T/fresh.err" &
+coord=$!
+track $coord
+wait_for "$T/fresh.out" 'listening for workers on tcp://' 30
+ep=$(grep -oE 'tcp://[0-9.]+:[0-9]+' "$T/fresh.out" | head -1)
+"$WORKER" --connect "$ep" --name w1 --threads 1 "${FAST[@]}" >"$T/w1.out" 2>"$T/w1.err" &
+wpid=$!
+track $wpid
+wait $coord || fail "the farm's partial bake failed"
+wait $wpid || fail "the farm's worker failed"
 [ "$(json_get "$P/meta.json" "(d['tiles']['whole_coast']['dispatch']['stats']['ran'], d['tiles']['dispatch']['stats']['ran'], d['tiles']['regions_from_store'])")" = \
   "(1, 1, 3)" ] || fail "the fresh partial bake did not compute the coast of the whole composite and the tile"
+[ "$(json_get "$P/meta.json" "(d['tiles']['whole_coast']['dispatch']['mode'], d['tiles']['whole_coast']['dispatch']['jobs'][0]['worker'], d['tiles']['dispatch']['jobs'][0]['worker'])")" = \
+  "('farm', 'w1', 'w1')" ] || fail "the coast of the whole composite or the tile did not run on the farm's worker"
 [ "$(coast_key "$P")" = "$(coast_key "$T/ref")" ] || fail "the fresh partial bake's coast job is not the whole bake's"
 same_tile "$P" "$T/ref" c001r000 "--only 1 into a fresh directory"
 cmp -s "$P/planet_height.png" "$T/only1_height.png" || fail "the fresh partial bake's planet_height.png differs"
 LOG=freshnt bake "$P" "${run[@]}" --only 1 --no-tiles
 cmp -s "$P/planet_height.png" "$T/only1_height.png" || fail "the tiles changed the partial bake's own planet_height.png"
-echo "ok: --only 1 from the regions alone computes the whole coast and c001r000, the whole bake's bytes"
+echo "ok: --only 1 from the regions alone, on a farm, computes the whole coast and c001r000, the whole bake's bytes"
 
 # --- a store without region 4, and one with region 4 damaged: skipped, naming region 4
 key4=$(json_get "$T/ref/meta.json" "[j['key'] for j in d['dispatch']['jobs'] if j['label'] == 'region 4'][0]")
