@@ -179,6 +179,11 @@ done:
     cJSON_Delete(ctx.hashes);
     cJSON_Delete(ctx.meta_sections);
     cJSON_Delete(ctx.tiles_meta);
+    cJSON_Delete(ctx.tiles_skip_meta);
+    cJSON_Delete(ctx.whole_coast);
+    free(ctx.whole_height_m);
+    free(ctx.whole_area_m2);
+    free(ctx.whole_known);
     cJSON_Delete(ctx.before_meta);
     cJSON_Delete(ctx.before_index);
     free(ctx.tile_sel);

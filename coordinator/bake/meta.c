@@ -114,6 +114,8 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     }
     if (ctx->tiles_meta)
         cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles_meta, true));
+    else if (ctx->tiles_skip_meta) /* a partial bake's tiles, skipped for missing regions */
+        cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles_skip_meta, true));
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
     char *text = cJSON_Print(meta);

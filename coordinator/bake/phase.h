@@ -74,6 +74,16 @@ typedef struct {
     int64_t clipped;      /* heightmap cells outside elevation_m */
     cJSON *hashes;        /* output file name -> XXH3 (hex), in writing order */
     cJSON *meta_sections; /* tb_bake_meta_add: the phases' own sections of meta.json */
+    /* whole: the planet a partial bake's tiles read (phase_whole.c, docs/tiles.md "Tiles of a
+     * partial bake"); NULL in a whole bake, where the tiles read the planet itself */
+    float *whole_height_m;   /* the composite with the stored regions' land, after the coast of
+                                the whole composite when the coastal pass is on; owned */
+    float *whole_area_m2;    /* drainage area, the same way; owned */
+    uint8_t *whole_known;    /* 1 where the land is solved here or borrowed from the store; owned */
+    int whole_borrowed;      /* regions whose stored results were borrowed */
+    cJSON *whole_coast;      /* the coast of the whole composite, for meta.json's "tiles"; owned */
+    char whole_missing[768]; /* non-empty: why the tiles phase is skipped (regions missing) */
+    cJSON *tiles_skip_meta;  /* meta.json's "tiles" when skipped for those regions; owned */
     /* tiles */
     cJSON *tiles_meta; /* meta.json's "tiles" (NULL when the phase did not run); owned */
     /* the driver */
@@ -128,13 +138,35 @@ bool tb_bake_reuses_outputs(const tb_bake_ctx_t *ctx);
  * its result in the store. 0, or -1 with *err. */
 int tb_bake_region_spec(const tb_bake_ctx_t *ctx, int ri, void **bytes, size_t *n, tb_err_t *err);
 
-/* A partial bake's tiles (coordinator/bake/tiles_partial.c): copies of the composited heights and
- * drainage area with the land of every region this bake did not solve but whose result of this
- * build is in the store written in as the whole bake composites it, and the mask of land so known
- * (solved or stored). Only without the coastal pass (then the composite is local). *n_borrowed
- * gets the number of stored regions used. 0, or -1 with *err. */
-int tb_bake_tiles_borrow(const tb_bake_ctx_t *ctx, float *height_m, float *area_m2, uint8_t *known,
-                         int *n_borrowed, tb_err_t *err);
+/* A partial bake's tiles (coordinator/bake/tiles_partial.c): land_m and area_m2 get copies of the
+ * planet's land heights and drainage area with the land of every region this bake did not solve but
+ * whose result of this build is in the store written in as the solve composites it, known the mask
+ * of land so known (solved or stored), *mouths (malloc'd, caller frees; may be NULL when not
+ * wanted) the river mouths of every region solved or borrowed. missing[] (room for every region)
+ * gets the ids of the regions neither solved nor stored, *n_missing their count; with
+ * stop_if_missing, a region absent from the store ends the look-up before any stored result is
+ * decoded (the coastal pass needs them all). *n_borrowed gets the number of stored regions used.
+ * 0, or -1 with *err. */
+int tb_bake_tiles_borrow(const tb_bake_ctx_t *ctx, bool stop_if_missing, float *land_m,
+                         float *area_m2, uint8_t *known, tb_region_mouth_t **mouths,
+                         size_t *n_mouths, int *missing, int *n_missing, int *n_borrowed,
+                         tb_err_t *err);
+
+/* The composite rule (coordinator/bake/phase_composite.c): ocean at its class's painted depth, land
+ * at land_m. height may be land_m (in place). */
+void tb_bake_composite_heights(const tb_manifest_t *m, const uint8_t *classes, const float *land_m,
+                               float *height_m, size_t cells);
+
+/* The coast job (coordinator/bake/phase_coast.c): the canonical spec of the coastal pass over
+ * height_m (the planet's classes, the manifest's coast section) with these river mouths, and its
+ * run through the dispatch engine under `label` - in a bake that reuses its outputs only from the
+ * store (else TB_E_INVALID, ctx->out->bad_input set) - decoded into *r (tb_coast_result_free) with
+ * the dispatch record in *record (may be NULL on failure; caller deletes). 0, or -1 with *err. */
+int tb_bake_coast_spec(const tb_bake_ctx_t *ctx, const float *height_m,
+                       const tb_region_mouth_t *mouths, size_t n_mouths, void **bytes, size_t *n,
+                       tb_err_t *err);
+int tb_bake_coast_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, const char *label,
+                      tb_coast_result_t *r, cJSON **record, tb_err_t *err);
 
 /* In a bake that reuses its outputs: 0 when the result store holds a result of this build for the
  * job (kind, spec), else -1 with *err (TB_E_INVALID) naming `label` (coordinator/bake/reuse.c). */

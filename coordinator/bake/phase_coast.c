@@ -20,30 +20,71 @@ static const char *s_skip(const tb_bake_ctx_t *ctx)
     return ctx->opts->no_coast ? "--no-coast" : NULL;
 }
 
-/* The coast job's spec: the composited planet, its legend's ocean depths, the manifest's coast
- * section and the regions' mouths. */
-static int s_spec(tb_bake_ctx_t *ctx, void **bytes, size_t *n, tb_err_t *err)
+int tb_bake_coast_spec(const tb_bake_ctx_t *ctx, const float *height_m,
+                       const tb_region_mouth_t *mouths, size_t n_mouths, void **bytes, size_t *n,
+                       tb_err_t *err)
 {
     const tb_manifest_t *m = ctx->manifest;
-    tb_planet_t *p = ctx->planet;
-    tb_coast_mouth_t *mouths =
-        tb_malloc((ctx->n_mouths ? ctx->n_mouths : 1) * sizeof *mouths, "coast mouths", err);
-    if (!mouths)
+    const tb_planet_t *p = ctx->planet;
+    tb_coast_mouth_t *cm = tb_malloc((n_mouths ? n_mouths : 1) * sizeof *cm, "coast mouths", err);
+    if (!cm)
         return -1;
-    for (size_t k = 0; k < ctx->n_mouths; k++)
-        mouths[k] =
-            (tb_coast_mouth_t){ctx->mouths[k].x, ctx->mouths[k].y, ctx->mouths[k].eroded_m3};
+    for (size_t k = 0; k < n_mouths; k++)
+        cm[k] = (tb_coast_mouth_t){mouths[k].x, mouths[k].y, mouths[k].eroded_m3};
     tb_coast_spec_t spec = {.w = tb_planet_w(p),
                             .h = tb_planet_h(p),
                             .cell_m = m->cell_m,
                             .params = m->coast,
-                            .height_m = tb_planet_cheight_m(p),
+                            .height_m = height_m,
                             .classes = tb_planet_cclasses(p),
-                            .mouths = mouths,
-                            .n_mouths = ctx->n_mouths};
+                            .mouths = cm,
+                            .n_mouths = n_mouths};
     tb_coast_classes_from_legend(&m->legend, &spec.legend);
     int rc = tb_coast_spec_encode(&spec, bytes, n, err);
-    free(mouths);
+    free(cm);
+    return rc;
+}
+
+int tb_bake_coast_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, const char *label,
+                      tb_coast_result_t *r, cJSON **record, tb_err_t *err)
+{
+    const tb_planet_t *p = ctx->planet;
+    bool owned = false;
+    int rc = -1;
+    *record = NULL;
+    *r = (tb_coast_result_t){0};
+    /* in farm mode the bake's one engine, in a new batch: the coast job goes to the farm's
+     * workers like the regions (docs/coast.md, "In the bake") */
+    tb_dispatch_batch_t batch = {.label = label}; /* the result is read after the run */
+    tb_dispatch_t *d = NULL;
+    if (tb_bake_reuses_outputs(ctx) &&
+        tb_bake_require_stored(ctx, "coast", spec, n, label, err) != 0) {
+        ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */
+        return -1;
+    }
+    d = tb_bake_dispatch(ctx, &batch, &owned, err);
+    if (!d)
+        return -1;
+    tb_job_desc_t desc = {.kind = "coast",
+                          .spec = spec,
+                          .spec_bytes = n,
+                          .weight = (double)tb_planet_cells(p),
+                          .cells = (double)tb_planet_cells(p),
+                          .label = label};
+    int drc = tb_dispatch_add(d, &desc, err) < 0 ? -1 : tb_dispatch_run(d, err);
+    *record = tb_dispatch_record_json(d);
+    if (drc != 0)
+        goto done;
+    size_t bytes = 0;
+    const void *data = tb_dispatch_result(d, 0, &bytes);
+    if (!data) {
+        tb_err_set(err, TB_E_INTERNAL, "%s: the job finished without a result", label);
+        goto done;
+    }
+    rc = tb_coast_result_decode(data, bytes, r, err);
+done:
+    if (owned)
+        tb_dispatch_destroy(&d);
     return rc;
 }
 
@@ -94,43 +135,16 @@ done:
 static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     double t0 = tb_now_s();
-    tb_planet_t *p = ctx->planet;
     void *spec = NULL;
     size_t n = 0;
     tb_coast_result_t r = {0};
-    tb_dispatch_t *d = NULL;
-    bool owned = false;
     int rc = -1;
-    if (s_spec(ctx, &spec, &n, err) != 0)
-        goto done;
-    /* in farm mode the bake's one engine, in a new batch: the coast job goes to the farm's
-     * workers like the regions (docs/coast.md, "In the bake") */
-    tb_dispatch_batch_t batch = {.label = "coast"}; /* the result is read after the run */
-    d = tb_bake_dispatch(ctx, &batch, &owned, err);
-    if (!d)
-        goto done;
-    tb_job_desc_t desc = {.kind = "coast",
-                          .spec = spec,
-                          .spec_bytes = n,
-                          .weight = (double)tb_planet_cells(p),
-                          .cells = (double)tb_planet_cells(p),
-                          .label = "coast"};
-    if (tb_bake_reuses_outputs(ctx) &&
-        tb_bake_require_stored(ctx, "coast", spec, n, "the coast job", err) != 0) {
-        ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */
-        goto done;
-    }
-    int drc = tb_dispatch_add(d, &desc, err) < 0 ? -1 : tb_dispatch_run(d, err);
-    ctx->coast_record = tb_dispatch_record_json(d);
-    if (drc != 0)
-        goto done;
-    size_t bytes = 0;
-    const void *data = tb_dispatch_result(d, 0, &bytes);
-    if (!data) {
-        tb_err_set(err, TB_E_INTERNAL, "coast: the job finished without a result");
-        goto done;
-    }
-    if (tb_coast_result_decode(data, bytes, &r, err) != 0 || s_take(ctx, &r, err) != 0)
+    /* the composited planet and the regions' mouths (in a partial bake its regions only, the
+     * others land at 0 m: docs/tiles.md, "Tiles of a partial bake") */
+    if (tb_bake_coast_spec(ctx, tb_planet_cheight_m(ctx->planet), ctx->mouths, ctx->n_mouths, &spec,
+                           &n, err) != 0 ||
+        tb_bake_coast_job(ctx, spec, n, "coast", &r, &ctx->coast_record, err) != 0 ||
+        s_take(ctx, &r, err) != 0)
         goto done;
     /* a bake that reuses its outputs keeps the maps it has */
     if (tb_bake_check_interrupted(ctx, err) != 0 ||
@@ -143,8 +157,6 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     (long long)r.h, ctx->coast_s);
     rc = 0;
 done:
-    if (owned)
-        tb_dispatch_destroy(&d);
     tb_coast_result_free(&r);
     free(spec);
     if (rc != 0)

@@ -12,12 +12,14 @@
  * multiplier is the uplift module's field (tb_tile_rock_k, about 0.55 s a default tile, before
  * dispatch). A writer thread does the decoding, encoding and writing, because the dispatch loop
  * does not heartbeat while a result callback runs. Skipped with --no-tiles (opts->tiles false) and
- * in a partial bake with the coastal pass; in farm mode the tile jobs go to the farm's workers on
- * the bake's one engine (tb_bake_dispatch, docs/distribution.md). A partial bake without the
- * coast bakes the tiles its solved land covers (docs/tiles.md, "Tiles of a partial bake");
+ * in a partial bake with the coastal pass when some region is neither solved nor stored; in farm
+ * mode the tile jobs go to the farm's workers on the bake's one engine (tb_bake_dispatch,
+ * docs/distribution.md). A partial bake reads the whole planet of phase_whole.c: without the coast
+ * it bakes the tiles its solved and stored land covers, with it the tiles holding land of its own
+ * regions, over the coast of the whole composite (docs/tiles.md, "Tiles of a partial bake");
  * --tiles-only re-runs the chosen tiles afresh and merges them into the index, and
  * --measure-margin hands the planet to tiles_margin.c (docs/tiles.md, "Re-running chosen tiles").
- * Reads height_m, area_m2, classes, solved. */
+ * Reads height_m, area_m2, classes, solved (and a partial bake's ctx->whole_*). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,10 +67,8 @@ static const char *s_skip(const tb_bake_ctx_t *ctx)
 {
     if (!ctx->opts->tiles)
         return "--no-tiles";
-    if (ctx->out->partial && !ctx->opts->no_coast)
-        return "a partial bake (--only) with the coastal pass: the pass runs over the whole "
-               "composite, so a partial bake's coast and tiles differ from the whole bake's "
-               "(bake with --no-coast, or the whole planet; docs/tiles.md)";
+    if (ctx->out->partial && ctx->whole_missing[0])
+        return ctx->whole_missing; /* regions neither solved nor stored (phase_whole.c) */
     return NULL;
 }
 
@@ -268,37 +268,43 @@ static cJSON *s_stats_json(const s_tiles_t *t, const tb_tile_lattice_t *L, const
     return o;
 }
 
-/* A partial bake (without the coastal pass) bakes a tile only when its window holds no land of a
- * region this bake did not solve (tb_bake_tile_covered): then its bytes are the whole bake's. The
- * others are listed in *skipped with the reason. Returns 0 to bake the tile; -1 to skip it (err
- * cleared) or on error (err set); --tiles-only naming such a tile is an error. */
+/* Whether a partial bake bakes a tile (docs/tiles.md, "Tiles of a partial bake"). Without the
+ * coastal pass: when its window holds no land of a region this bake did not solve and the store
+ * does not hold (tb_bake_tile_covered); then its bytes are the whole bake's. With it (every region
+ * known, the coast of the whole composite): when its own cells hold land of a region this bake
+ * solved. The others are listed in *skipped with the reason. Returns 0 to bake the tile; -1 to skip
+ * it (err cleared) or on error (err set); --tiles-only naming such a tile is an error. */
 static int s_partial_skip(tb_bake_ctx_t *ctx, const tb_tile_lattice_t *L, tb_tile_id_t id,
                           int margin, const uint8_t *land, const uint8_t *known, cJSON **skipped,
                           tb_err_t *err)
 {
-    int c = tb_bake_tile_covered(L, id, margin, land, known, err);
-    if (c != 0)
-        return c < 0 ? -1 : 0;
+    bool coast = !ctx->opts->no_coast;
+    if (coast) {
+        if (tb_tile_content(L, id, tb_planet_csolved(ctx->planet)) != TB_TILE_OCEAN)
+            return 0;
+    } else {
+        int c = tb_bake_tile_covered(L, id, margin, land, known, err);
+        if (c != 0)
+            return c < 0 ? -1 : 0;
+    }
     char name[TB_TILE_ID_MAX];
     tb_tile_id_format(id, name);
+    const char *why = coast ? "it holds no land of the regions this partial bake solved"
+                            : "its window (the tile, its margin and the resampler's stencil) "
+                              "reaches land of a region this partial bake did not solve and the "
+                              "store does not hold";
     if (ctx->tile_sel) {
         ctx->out->bad_input = true; /* nothing was baked: exit 2 */
-        return tb_err_set(err, TB_E_INVALID,
-                          "%s %s: its window reaches land of a region this partial bake (%s) "
-                          "did not solve and the store does not hold, so it cannot be the whole "
-                          "bake's tile",
+        return tb_err_set(err, TB_E_INVALID, "%s %s: %s (%s)",
                           ctx->opts->tiles_only_option ? ctx->opts->tiles_only_option
                                                        : "--tiles-only",
-                          name, ctx->partial ? ctx->partial : "--only");
+                          name, why, ctx->partial ? ctx->partial : "--only");
     }
     if (!*skipped)
         *skipped = cJSON_CreateArray();
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "id", name);
-    cJSON_AddStringToObject(e, "reason",
-                            "its window (the tile, its margin and the resampler's stencil) "
-                            "reaches land of a region this partial bake did not solve and the "
-                            "store does not hold");
+    cJSON_AddStringToObject(e, "reason", why);
     cJSON_AddItemToArray(*skipped, e);
     *err = (tb_err_t){0};
     return -1;
@@ -329,11 +335,9 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                    .mu = PTHREAD_MUTEX_INITIALIZER,
                    .cv = PTHREAD_COND_INITIALIZER};
     tb_dispatch_t *dispatch = NULL;
-    cJSON *skipped = NULL;                  /* a partial bake's tiles it cannot bake */
-    cJSON *rerun = NULL;                    /* --tiles-only: meta.json's record of the re-run */
-    float *p_height = NULL, *p_area = NULL; /* a partial bake's: with the stored regions */
-    uint8_t *p_known = NULL;
-    int n_borrowed = 0;
+    cJSON *skipped = NULL;         /* a partial bake's tiles it cannot bake */
+    cJSON *rerun = NULL;           /* --tiles-only: meta.json's record of the re-run */
+    const uint8_t *p_known = NULL; /* a partial bake's land solved or stored (phase_whole.c) */
     bool owned = false;
     int rc = -1;
     if (!class_idx || !land || !job_tile || !index)
@@ -351,16 +355,14 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                             .rock_k = NULL,
                             .class_idx = class_idx};
     if (ctx->out->partial) {
-        /* the land of stored regions this bake did not solve, for the tiles only (tiles_partial.c)
-         */
-        p_height = tb_malloc(cells * sizeof *p_height, "tile heights", err);
-        p_area = tb_malloc(cells * sizeof *p_area, "tile areas", err);
-        p_known = tb_malloc(cells, "tile land known", err);
-        if (!p_height || !p_area || !p_known ||
-            tb_bake_tiles_borrow(ctx, p_height, p_area, p_known, &n_borrowed, err) != 0)
+        /* the whole planet as far as this bake and the store know it, for the tiles only */
+        if (!ctx->whole_height_m || !ctx->whole_area_m2 || !ctx->whole_known) {
+            tb_err_set(err, TB_E_INTERNAL, "a partial bake's tiles need the whole phase");
             goto done;
-        src.height_m = p_height;
-        src.area_m2 = p_area;
+        }
+        src.height_m = ctx->whole_height_m;
+        src.area_m2 = ctx->whole_area_m2;
+        p_known = ctx->whole_known;
     }
     if (ctx->opts->measure_margin) {
         rc = ctx->opts->check_seams
@@ -511,11 +513,22 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (ctx->out->partial) {
         cJSON_AddItemToObject(ctx->tiles_meta, "skipped", skipped ? skipped : cJSON_CreateArray());
         skipped = NULL;
-        cJSON_AddNumberToObject(ctx->tiles_meta, "regions_from_store", n_borrowed);
+        cJSON_AddNumberToObject(ctx->tiles_meta, "regions_from_store", ctx->whole_borrowed);
+        bool coast = ctx->whole_coast != NULL;
+        cJSON_AddStringToObject(ctx->tiles_meta, "selection",
+                                coast ? "the tiles holding land of the regions this bake solved, "
+                                        "over the coast of the whole composite"
+                                      : "every tile whose window holds only land this bake "
+                                        "solved or the store holds");
+        if (coast)
+            cJSON_AddItemToObject(ctx->tiles_meta, "whole_coast",
+                                  cJSON_Duplicate(ctx->whole_coast, true));
         if (!ctx->opts->quiet)
             tb_log_info(
-                "partial bake: %d tile(s) skipped: their windows reach land not solved here",
-                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ctx->tiles_meta, "skipped")));
+                "partial bake: %d tile(s) skipped: %s",
+                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ctx->tiles_meta, "skipped")),
+                coast ? "they hold no land of its regions"
+                      : "their windows reach land neither solved here nor stored");
     }
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_cells", p.margin_cells);
     cJSON_AddNumberToObject(ctx->tiles_meta, "margin_measured_cells",
@@ -538,9 +551,6 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     ctx->out->tiles_seconds, ds.from_store);
     rc = 0;
 done:
-    free(p_height);
-    free(p_area);
-    free(p_known);
     cJSON_Delete(skipped);
     cJSON_Delete(rerun);
     if (owned)

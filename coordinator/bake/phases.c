@@ -10,6 +10,7 @@
     X(coast)     /* one coast job over the whole cylinder: shelf, surf, sediment; its maps */      \
     X(outputs)   /* the extent; the heightmap, the maps, plan.json and summary.txt */              \
     X(maps)      /* map_slope, map_relief, map_erodibility, planet_height_low (docs/report.md) */  \
+    X(whole)     /* a partial bake's tiles: the stored regions borrowed, the whole coast again */  \
     X(tiles)     /* detail tile jobs through the farm: out_dir/tiles (docs/tiles.md) */            \
     X(detail)    /* from out_dir/tiles: preview_detail*.png, summary.txt's detail block */
 

@@ -134,11 +134,13 @@ int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err)
                           "%s): give --only as the bake had it",
                           dir, listed ? "a list" : "empty: every region");
     if (o->tiles_only) {
-        if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(meta, "tiles")))
+        const cJSON *tiles = cJSON_GetObjectItemCaseSensitive(meta, "tiles");
+        if (!cJSON_IsObject(tiles) ||
+            cJSON_GetObjectItemCaseSensitive(tiles, "phase_skipped")) /* regions missing */
             return tb_err_set(err, TB_E_INVALID,
                               "%s/meta.json: the bake there made no tiles (--no-tiles, or a "
-                              "partial or farm bake): bake them with `terrain bake` (what is "
-                              "stored is reused)",
+                              "partial bake with the coastal pass whose other regions were not "
+                              "stored): bake them with `terrain bake` (what is stored is reused)",
                               dir);
         if (s_read_json(dir, "tiles/index.json", &ctx->before_index, err) != 0)
             return -1;

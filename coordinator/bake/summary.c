@@ -98,6 +98,16 @@ static void s_detail_block(const tb_bake_ctx_t *ctx, s_buf_t *b)
     double er = s_get(d, "eroded_m3"), de = s_get(d, "deposited_m3");
     s_add(b, "detail: eroded %.3f m3, deposited %.3f m3 (the rest carried off or suspended)\n", er,
           de);
+    /* a partial bake's tiles are the whole bake's: say what they borrowed (docs/tiles.md) */
+    if (ctx->partial)
+        s_add(b,
+              "detail: PARTIAL bake (%s): the tiles read the land of %.0f stored region(s)%s; "
+              "%d tile(s) not baked (meta.json \"tiles\".\"skipped\")\n",
+              ctx->partial, s_get(t, "regions_from_store"),
+              cJSON_GetObjectItemCaseSensitive(t, "whole_coast")
+                  ? " and the coastal pass over the whole composite"
+                  : "",
+              cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "skipped")));
 }
 
 int tb_bake_summary_write(tb_bake_ctx_t *ctx, bool print_detail_only, tb_err_t *err)

@@ -920,6 +920,13 @@ static void s_tiles(s_ctx_t *c)
     const cJSON *tiles = tb_json_path(c->doc, "tiles");
     if (!cJSON_IsObject(tiles))
         return;
+    const cJSON *skipped = tb_json_path(c->doc, "tiles.phase_skipped"); /* a partial bake's */
+    if (cJSON_IsString(skipped)) {
+        tb_html_printf(h, "<section id=\"tiles\"><h2>Detail tiles</h2>\n<p>Not baked: ");
+        tb_html_text(h, skipped->valuestring);
+        tb_html_printf(h, "</p></section>\n");
+        return;
+    }
     tb_html_printf(h, "<section id=\"tiles\"><h2>Detail tiles</h2>\n<p>Every tile is listed, "
                       "with its origin, size, encoding and the XXH3 of its files, in "
                       "<a href=\"tiles/index.json\">tiles/index.json</a> (docs/tiles.md).</p>\n"
