@@ -13,6 +13,7 @@
 #define TB_JOBS_COAST_METHODS_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/grid.h"
@@ -75,6 +76,12 @@ static inline double tb_coast_waterline_m(uint32_t d2, double cell_m)
     return (sqrt((double)d2) - 0.5) * cell_m;
 }
 
+/* surf.c: the least squared distance d2 (cells) whose tb_coast_waterline_m(d2, cell_m) is above
+ * `metres` (at least `metres` when or_equal), 2^32 when none is: the distance never falls as d2
+ * grows, so a phase's test of it on every cell is the integer test d2 >= this, the same bits
+ * without a square root. */
+uint64_t tb_coast_d2_from(double metres, double cell_m, bool or_equal);
+
 /* bathymetry.c: depth below sea level (metres, >= 0) at dist_m from the waterline over a sea whose
  * painted depth is painted_m. */
 double tb_coast_shelf_slope_depth_m(const tb_coast_params_t *p, double dist_m, double painted_m);
@@ -89,12 +96,22 @@ void tb_coast_bathymetry_shelf_slope(tb_pool_t *pool, const tb_coast_params_t *p
 /* exposure.c: whether sea cell i (column x, row y) touches land among its eight neighbours. */
 bool tb_coast_is_waterline(const uint8_t *kind, int64_t w, int64_t h, int64_t x, int64_t y);
 
-/* exposure.c: the exposure of every waterline cell, in thousandths, written as
- * acc[i] = (exposure << 24) | 1 on waterline cells and 0 elsewhere (the packing the carry kernel
- * sums). acc is w x h, caller owned. Returns 0 or -1 with *err (out of memory). */
+/* exposure.c: the waterline cells (sea cells with land among their eight neighbours), row by row,
+ * and the exposure of each, in thousandths. */
+typedef struct {
+    int64_t w, h, n;
+    int64_t *row;       /* h + 1: the cells of row y are [row[y], row[y + 1]) */
+    int32_t *x;         /* n: their columns, ascending within a row */
+    uint16_t *exposure; /* n: their exposures */
+} tb_coast_waterline_t;
+
+/* exposure.c: fills *out (owned by the caller, free with tb_coast_waterline_free). Returns 0 or -1
+ * with *err (out of memory; *out is then empty). */
 int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
-                                   int64_t w, int64_t h, const uint8_t *kind, int64_t *acc,
-                                   const tb_coast_debug_t *debug, tb_err_t *err);
+                                   int64_t w, int64_t h, const uint8_t *kind,
+                                   tb_coast_waterline_t *out, const tb_coast_debug_t *debug,
+                                   tb_err_t *err);
+void tb_coast_waterline_free(tb_coast_waterline_t *wl);
 
 /* boxsum.c: v[i] = sum of v over the (2r+1) x (2r+1) box round cell i, X wrapping, rows beyond the
  * Y edges counting zero, in place, exactly (wrapping unsigned arithmetic: a sum that fits in int64

@@ -86,14 +86,6 @@ typedef struct {
     uint8_t *sea;
     uint32_t *d2;
     const uint32_t *tmp;
-    /* the carry */
-    int64_t *acc;
-    uint16_t *exposure;
-    int64_t *hist; /* per thread, TB_COAST_EXPOSURE_ONE + 1 each */
-    const tb_coast_band_t *band;
-    int64_t blocks; /* the carry's band: every cell of a farther block is past carry_m */
-    const tb_coast_params_t *p;
-    double cell_m;
 } s_rows_t;
 
 static void s_sea_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
@@ -147,77 +139,111 @@ static uint32_t s_carry_d2(const tb_coast_params_t *p, double cell_m)
     return (uint32_t)fmin(4e9, ceil(cells * cells));
 }
 
-static void s_hist_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+/* The carry (docs/coast.md, "Exposure"): each cell's box of radius r holds the waterline cells
+ * whose packed (exposure << 24) | 1 it sums, kept per column for the rows of the box as they slide
+ * down (col); a band of output rows starts from the 2r + 1 rows round its first, so any split of
+ * the rows gives the same exact sums. */
+typedef struct {
+    const tb_coast_waterline_t *wl;
+    int64_t w, h, r, bands;
+    uint64_t trim_d2; /* a cell with d2 at or past this is farther than carry_m */
+    const uint32_t *d2;
+    uint16_t *exposure;
+    const tb_coast_band_t *band;
+    int64_t blocks; /* the carry's band: every cell of a farther block is past carry_m */
+    int64_t *col;   /* w a band */
+} s_carry_t;
+
+/* col[a .. b) += v, the columns of linear positions in [-w, 2w) taken round the ring. */
+static void s_col_add(int64_t *col, int64_t a, int64_t b, int64_t v, int64_t w)
 {
-    (void)chunk;
-    const s_rows_t *c = ctx;
-    int64_t *hist = c->hist + (size_t)thread * (TB_COAST_EXPOSURE_ONE + 1);
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        if (c->acc[i])
-            hist[c->acc[i] >> 24]++;
+    for (; a < b && a < 0; a++)
+        col[a + w] += v;
+    int64_t e = b < w ? b : w;
+    for (int64_t x = a; x < e; x++)
+        col[x] += v;
+    for (a = a > e ? a : e; a < b; a++)
+        col[a - w] += v;
 }
 
-/* The carried exposure: the mean of the waterline cells in the box, kept within carry_m of the
- * waterline, a round band (the surf and the deposition read it only nearer than that). carry_d2:
- * no cell past this squared distance is within carry_m. */
-static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+/* Adds sign times the row sums of waterline row y to col: each cell's packed value over the 2r + 1
+ * columns round it (X wrapping; 2r + 1 <= w, so no column twice), walked as the merged starts
+ * x - r and ends x + r + 1 of the cells' windows, so only the columns some window covers are
+ * touched. */
+static void s_carry_row(const s_carry_t *c, int64_t *col, int64_t y, int64_t sign)
 {
-    (void)chunk;
-    (void)thread;
-    const s_rows_t *c = ctx;
-    for (int64_t y = y0; y < y1; y++)
-        for (int64_t bx = 0; bx < c->band->bw; bx++) {
-            int64_t x0, x1;
-            size_t row = (size_t)y * (size_t)c->w;
-            if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1)) {
-                /* every cell there is past carry_m, where the trim below clears any mean */
-                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                    c->exposure[i] = TB_COAST_NO_EXPOSURE;
-                continue;
-            }
-            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
-                int64_t count = c->acc[i] & 0xFFFFFF, sum = c->acc[i] >> 24;
-                uint16_t e =
-                    count ? (uint16_t)((2 * sum + count) / (2 * count)) : TB_COAST_NO_EXPOSURE;
-                /* the box carried the exposure to its square; keep it within carry_m of the
-                 * waterline, a round band (the surf and the deposition read it only nearer) */
-                if (e != TB_COAST_NO_EXPOSURE &&
-                    tb_coast_waterline_m(c->d2[i], c->cell_m) > c->p->carry_m)
-                    e = TB_COAST_NO_EXPOSURE;
-                c->exposure[i] = e;
-            }
+    const int32_t *x = c->wl->x;
+    const uint16_t *e = c->wl->exposure;
+    int64_t j1 = c->wl->row[y + 1], i = c->wl->row[y], j = i, r = c->r, s = 0, pos = 0;
+    while (j < j1) {
+        int64_t ps = i < j1 ? x[i] - r : INT64_MAX, pe = x[j] + r + 1;
+        int64_t next = ps <= pe ? ps : pe;
+        if (s != 0)
+            s_col_add(col, pos, next, sign * s, c->w);
+        pos = next;
+        if (ps <= pe)
+            s += (int64_t)e[i++] << 24 | 1;
+        else
+            s -= (int64_t)e[j++] << 24 | 1;
+    }
+}
+
+/* Output row y: the mean of the waterline cells in the box, rounded half up, where the box holds
+ * one and the cell is within carry_m of the waterline, a round band (the surf and the deposition
+ * read it only nearer than that); TB_COAST_NO_EXPOSURE elsewhere, and without reading the sums in
+ * the blocks the band puts past carry_m. The division in doubles is exact: the numerator is below
+ * 2^36 and the quotient at most 1000, so no fraction rounds up to the next integer. */
+static void s_carry_out(const s_carry_t *c, const int64_t *col, int64_t y)
+{
+    uint16_t *out = c->exposure + (size_t)y * (size_t)c->w;
+    const uint32_t *d2 = c->d2 + (size_t)y * (size_t)c->w;
+    for (int64_t bx = 0; bx < c->band->bw; bx++) {
+        int64_t x0, x1;
+        if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1)) {
+            for (int64_t x = x0; x < x1; x++)
+                out[x] = TB_COAST_NO_EXPOSURE;
+            continue;
         }
+        for (int64_t x = x0; x < x1; x++) {
+            int64_t v = col[x], n = v & 0xFFFFFF;
+            uint16_t e = TB_COAST_NO_EXPOSURE;
+            if (n && d2[x] < c->trim_d2)
+                e = (uint16_t)((double)(2 * (v >> 24) + n) / (double)(2 * n));
+            out[x] = e;
+        }
+    }
+}
+
+static void s_carry_band(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    const s_carry_t *c = ctx;
+    int64_t h = c->h, r = c->r, j0 = h * (int64_t)task / c->bands;
+    int64_t j1 = h * ((int64_t)task + 1) / c->bands;
+    int64_t *col = c->col + task * (size_t)c->w;
+    memset(col, 0, (size_t)c->w * sizeof *col);
+    for (int64_t y = j0 - r > 0 ? j0 - r : 0; y <= j0 + r && y < h; y++)
+        s_carry_row(c, col, y, 1);
+    for (int64_t j = j0; j < j1; j++) {
+        s_carry_out(c, col, j);
+        if (j + r + 1 < h)
+            s_carry_row(c, col, j + r + 1, 1);
+        if (j - r >= 0)
+            s_carry_row(c, col, j - r, -1);
+    }
 }
 
 /* Exposure percentiles over the waterline (histogram of thousandths) and the carry of each
- * waterline cell's exposure to the cells within carry_m: normalised box sum of the packed
- * (exposure << 24 | 1), so the carried value is the mean of the waterline cells in the box. */
+ * waterline cell's exposure to the cells within carry_m: the mean of the waterline cells in the box
+ * of radius carry_m round the cell (rows beyond the Y edge hold none, so they drop out of the sum
+ * and the count alike). */
 static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                   int64_t *acc, uint16_t *exposure, const tb_coast_band_t *band, uint32_t *d2,
-                   tb_coast_stats_t *s, tb_err_t *err)
+                   const tb_coast_waterline_t *wl, uint16_t *exposure, const tb_coast_band_t *band,
+                   const uint32_t *d2, tb_coast_stats_t *s, tb_err_t *err)
 {
-    int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = 0;
-    int threads = tb_pool_threads(pool);
-    int64_t *per = tb_calloc((size_t)threads * (TB_COAST_EXPOSURE_ONE + 1), sizeof *per,
-                             "coast exposure histogram", err);
-    if (!per)
-        return -1;
-    s_rows_t c = {.w = w,
-                  .acc = acc,
-                  .exposure = exposure,
-                  .hist = per,
-                  .band = band,
-                  .blocks = tb_coast_band_blocks(s_carry_d2(p, cell_m)),
-                  .p = p,
-                  .cell_m = cell_m,
-                  .d2 = d2};
-    tb_coast_par_rows(pool, h, s_hist_rows, &c);
-    for (int t = 0; t < threads; t++)
-        for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
-            hist[e] += per[(size_t)t * (TB_COAST_EXPOSURE_ONE + 1) + (size_t)e];
-    free(per);
-    for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
-        n += hist[e];
+    int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = wl->n;
+    for (int64_t j = 0; j < n; j++)
+        hist[wl->exposure[j]]++;
     s->waterline_cells = n;
     double *pct[3] = {&s->exposure_p10, &s->exposure_p50, &s->exposure_p90};
     const double at[3] = {0.1, 0.5, 0.9};
@@ -228,9 +254,27 @@ static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, i
             seen += hist[e++];
         *pct[k] = n > 0 ? e / (double)TB_COAST_EXPOSURE_ONE : 0;
     }
-    if (tb_coast_boxsum_i64(pool, acc, w, h, tb_coast_radius_cells(p->carry_m, cell_m), err) != 0)
+    int64_t r = tb_coast_radius_cells(p->carry_m, cell_m);
+    if (2 * r + 1 > w)
+        return tb_err_set(err, TB_E_INVALID,
+                          "coast: a box of radius %lld cells is wider than the "
+                          "planet's %lld columns",
+                          (long long)r, (long long)w);
+    int64_t bands =
+        tb_pool_threads(pool) < TB_COAST_MAX_THREADS ? tb_pool_threads(pool) : TB_COAST_MAX_THREADS;
+    if (bands > h)
+        bands = h;
+    int64_t *col = tb_malloc((size_t)bands * (size_t)w * sizeof *col, "coast carry columns", err);
+    if (!col)
         return -1;
-    tb_coast_par_rows(pool, h, s_mean_rows, &c);
+    s_carry_t c = {wl,    w,
+                   h,     r,
+                   bands, tb_coast_d2_from(p->carry_m, cell_m, false),
+                   d2,    exposure,
+                   band,  tb_coast_band_blocks(s_carry_d2(p, cell_m)),
+                   col};
+    tb_pool_run(pool, (size_t)bands, s_carry_band, &c);
+    free(col);
     return 0;
 }
 
@@ -416,6 +460,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     int64_t *acc = NULL, *src = NULL;
     float *stretch = NULL;
     tb_coast_band_t band = {0};
+    tb_coast_waterline_t wl = {0};
     int rc = -1;
     if (!d2)
         goto done;
@@ -430,13 +475,16 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     if (tb_coast_band_make(pool, kind, w, h, &band, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_BATHYMETRY);
-    acc = tb_malloc(cells * sizeof *acc, "coast exposure", err);
+    acc = tb_malloc(cells * sizeof *acc, "coast sediment work", err);
     if (!acc || s_progress(&prog, 0.3, "exposure", err) != 0 ||
-        tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, acc, debug, err) != 0)
+        tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, &wl, debug, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_EXPOSURE);
-    if (s_carry(pool, p, pl->cell_m, w, h, acc, maps->exposure, &band, d2, s, err) != 0)
+    rc = s_carry(pool, p, pl->cell_m, w, h, &wl, maps->exposure, &band, d2, s, err);
+    tb_coast_waterline_free(&wl);
+    if (rc != 0)
         goto done;
+    rc = -1;
     S_PHASE(TB_COAST_PHASE_CARRY);
     src = tb_calloc(cells, sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
@@ -472,6 +520,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     rc = s_progress(&prog, 1.0, "done", err);
 done:
     tb_coast_band_free(&band);
+    tb_coast_waterline_free(&wl);
     free(kind);
     free(d2);
     free(acc);

@@ -6,6 +6,20 @@
 
 #include "jobs/coast/methods.h"
 
+uint64_t tb_coast_d2_from(double metres, double cell_m, bool or_equal)
+{
+    uint64_t lo = 0, hi = (uint64_t)1 << 32; /* the answer is in [lo, hi] */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        double m = tb_coast_waterline_m((uint32_t)mid, cell_m);
+        if (or_equal ? m >= metres : m > metres)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 /* Wave-cut platform by an exposure-scaled reach (after the predecessor's surf pass,
  * docs/coast.md). A land cell at dist metres from the waterline with carried exposure e
  * (0..1) lies in the surf zone when dist < e * surf_reach_m; there the land above the platform
