@@ -149,6 +149,7 @@ typedef struct {
     uint8_t *kind;  /* the kind of the run the line is in */
     int64_t *start; /* the step it started at */
     uint64_t *base; /* its base */
+    int32_t *pos;   /* w: scratch, where a row differs from the one before */
 } s_line_t;
 
 /* The line's g at step t, on the run it is in (which must not be land). */
@@ -174,15 +175,27 @@ static inline size_t s_line_of(int64_t x, int64_t off, int64_t w)
     return (size_t)(l >= w ? l - w : l);
 }
 
-/* Whether 16 bytes at a and b differ, two words at a time. */
-static inline bool s_differ16(const uint8_t *a, const uint8_t *b)
+/* The i in [0, n) where a[i] != b[i], ascending, into pos; returns how many. Thirty-two bytes at
+ * a time, and only the differing ones one by one: most rows of a planet are much like the next. */
+static int64_t s_differences(const uint8_t *a, const uint8_t *b, int64_t n, int32_t *pos)
 {
-    uint64_t a0, a1, b0, b1;
-    memcpy(&a0, a, 8);
-    memcpy(&a1, a + 8, 8);
-    memcpy(&b0, b, 8);
-    memcpy(&b1, b + 8, 8);
-    return ((a0 ^ b0) | (a1 ^ b1)) != 0;
+    int64_t m = 0, i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t d[4], any = 0;
+        for (int q = 0; q < 4; q++) {
+            d[q] = tb_coast_word8(a + i + 8 * q) ^ tb_coast_word8(b + i + 8 * q);
+            any |= d[q];
+        }
+        if (!any)
+            continue;
+        for (int q = 0; q < 4; q++)
+            for (uint64_t bits = tb_coast_nonzero8(d[q]); bits; bits &= bits - 1)
+                pos[m++] = (int32_t)(i + 8 * q + __builtin_ctzll(bits) / 8);
+    }
+    for (; i < n; i++)
+        if (a[i] != b[i])
+            pos[m++] = (int32_t)i;
+    return m;
 }
 
 /* North, south and the diagonals: row by row from the Y edge the waves come from (beyond which is
@@ -217,15 +230,11 @@ static void s_sweep_rows(const s_sweep_t *s, int64_t t0, int64_t t1, const s_lin
                 if (k[x] != TB_COAST_OPEN)
                     s_line_turn(ln, s_line_of(x, off, w), k[x], t, s->cap);
         } else {
-            int64_t x = lo;
-            for (; x + 16 <= hi; x += 16)
-                if (s_differ16(k + x, up + x + dx))
-                    for (int64_t i = x; i < x + 16; i++)
-                        if (k[i] != up[i + dx])
-                            s_line_turn(ln, s_line_of(i, off, w), k[i], t, s->cap);
-            for (; x < hi; x++)
-                if (k[x] != up[x + dx])
-                    s_line_turn(ln, s_line_of(x, off, w), k[x], t, s->cap);
+            int64_t m = s_differences(k + lo, up + lo + dx, hi - lo, ln->pos);
+            for (int64_t i = 0; i < m; i++) {
+                int64_t x = lo + ln->pos[i];
+                s_line_turn(ln, s_line_of(x, off, w), k[x], t, s->cap);
+            }
         }
         if (dx != 0) {
             int64_t xs = dx > 0 ? w - 1 : 0, ux = dx > 0 ? 0 : w - 1;
@@ -289,15 +298,10 @@ static void s_ring_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
         int64_t m = 0;
         if (k[0] != k[w - 1])
             st[m++] = 0;
-        int64_t x = 1;
-        for (; x + 16 <= w; x += 16)
-            if (s_differ16(k + x, k + x - 1))
-                for (int64_t i = x; i < x + 16; i++)
-                    if (k[i] != k[i - 1])
-                        st[m++] = (int32_t)i;
-        for (; x < w; x++)
-            if (k[x] != k[x - 1])
-                st[m++] = (int32_t)x;
+        int64_t seam = m; /* the others, found as x - 1 */
+        m += s_differences(k + 1, k, w - 1, st + m);
+        for (int64_t i = seam; i < m; i++)
+            st[i]++;
         if (m == 0) {
             /* a ring of sea of one kind: every fetch saturates, and no upwind cell is land */
             for (int64_t j = j0; j < j1; j++) {
@@ -381,7 +385,7 @@ int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, 
         out->x ? tb_malloc(n1 * sizeof *out->exposure, "coast waterline exposure", err) : NULL;
     int32_t *acc = out->exposure ? tb_calloc(n1, sizeof *acc, "coast fetch sums", err) : NULL;
     /* the lines of the row sweeps, one set a band, and the ring's run starts, one a thread */
-    size_t line_bytes = (size_t)w * (1 + sizeof(int64_t) + sizeof(uint64_t));
+    size_t line_bytes = (size_t)w * (1 + sizeof(int64_t) + sizeof(uint64_t) + sizeof(int32_t));
     uint8_t *lines_mem =
         acc ? tb_malloc((size_t)threads * line_bytes, "coast fetch lines", err) : NULL;
     int32_t *starts = lines_mem ? tb_malloc((size_t)threads * (size_t)(w + 1) * sizeof *starts,
@@ -402,7 +406,8 @@ int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, 
         uint8_t *m = lines_mem + (size_t)t * line_bytes;
         lines[t].start = (int64_t *)m;
         lines[t].base = (uint64_t *)(m + (size_t)w * sizeof(int64_t));
-        lines[t].kind = m + (size_t)w * (sizeof(int64_t) + sizeof(uint64_t));
+        lines[t].pos = (int32_t *)(m + (size_t)w * (sizeof(int64_t) + sizeof(uint64_t)));
+        lines[t].kind = m + (size_t)w * (sizeof(int64_t) + sizeof(uint64_t) + sizeof(int32_t));
     }
     double ref_m = p->ref_fetch_km * 1000.0;
     unsigned wave_mask = tb_coast_wave_mask(p);

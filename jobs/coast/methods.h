@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/grid.h"
 #include "common/pool.h"
@@ -63,6 +64,37 @@ static inline bool tb_coast_band_in(const tb_coast_band_t *band, int64_t y, int6
     *x0 = bx * TB_COAST_BAND_BLOCK;
     *x1 = *x0 + TB_COAST_BAND_BLOCK < band->w ? *x0 + TB_COAST_BAND_BLOCK : band->w;
     return band->dist[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx] <= blocks;
+}
+
+/* Eight bytes of a row as a word, byte i in bits 8 i .. 8 i + 7 whatever the machine's byte order
+ * (one load), and the mask with bit 8 i + 7 set where byte i is not 0: eight
+ * cells' kinds at a time for the phases that skip most cells (TB_COAST_LAND is 0). */
+static inline uint64_t tb_coast_word8(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static inline uint64_t tb_coast_nonzero8(uint64_t v)
+{
+    const uint64_t low7 = 0x7F7F7F7F7F7F7F7Full;
+    return (((v & low7) + low7) | v) & ~low7;
+}
+
+/* Bit 8 i + 7 set where cell i of the n <= 8 at k is land. */
+static inline uint64_t tb_coast_land8(const uint8_t *k, int64_t n)
+{
+    uint64_t high = 0x8080808080808080ull;
+    if (n == 8)
+        return ~tb_coast_nonzero8(tb_coast_word8(k)) & high;
+    uint64_t bits = 0;
+    for (int64_t i = 0; i < n; i++)
+        bits |= (uint64_t)(k[i] == TB_COAST_LAND) << (8 * i + 7);
+    return bits;
 }
 
 /* One sediment unit is this many metres of height over one cell. */
