@@ -34,6 +34,7 @@ typedef struct {
     int64_t w;
     uint32_t reach_d2; /* no cell past this is in reach: the band's reach */
     uint32_t lim_d2;   /* a cell is in reach only below this (dist < surf_reach_m and reach_d2) */
+    const uint32_t *reach_of; /* per exposure: a cell is in its reach only below this d2 */
     const uint8_t *kind;
     const uint32_t *d2;
     const uint16_t *exposure;
@@ -62,7 +63,9 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
                 for (uint64_t land = tb_coast_land8(c->kind + row + x, x1 - x < 8 ? x1 - x : 8);
                      land; land &= land - 1) {
                     size_t i = row + (size_t)x + (size_t)(__builtin_ctzll(land) / 8);
-                    if (c->d2[i] >= c->lim_d2 || c->exposure[i] == TB_COAST_NO_EXPOSURE)
+                    uint32_t d2 = c->d2[i];
+                    if (d2 >= c->lim_d2 || c->exposure[i] == TB_COAST_NO_EXPOSURE ||
+                        d2 >= c->reach_of[c->exposure[i]])
                         continue;
                     double dist = tb_coast_waterline_m(c->d2[i], cell_m);
                     double reach = reach_max * c->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
@@ -115,6 +118,22 @@ void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, dou
     /* d2 >= this is dist >= surf_reach_m, past the reach (tb_coast_d2_from) */
     uint64_t from = tb_coast_d2_from(p->surf_reach_m, cell_m, true);
     c.lim_d2 = from <= c.reach_d2 ? (uint32_t)from : c.reach_d2 + 1;
+    /* per exposure e, the first d2 at or past its reach (taper <= 0 there), within lim_d2: the
+     * reach as s_surf_rows computes it, the distance never falling as d2 grows */
+    uint32_t reach_of[TB_COAST_EXPOSURE_ONE + 1];
+    for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++) {
+        double reach = p->surf_reach_m * e / (double)TB_COAST_EXPOSURE_ONE;
+        uint32_t lo = 0, hi = c.lim_d2;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (tb_coast_waterline_m(mid, cell_m) >= reach)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        reach_of[e] = lo;
+    }
+    c.reach_of = reach_of;
     tb_coast_par_rows(pool, h, s_surf_rows, &c);
     int64_t n_planed = 0, units_cut = 0;
     for (int t = 0; t < TB_COAST_MAX_THREADS; t++) {
