@@ -66,9 +66,9 @@ static inline bool tb_coast_band_in(const tb_coast_band_t *band, int64_t y, int6
     return band->dist[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx] <= blocks;
 }
 
-/* Eight bytes of a row as a word, byte i in bits 8 i .. 8 i + 7 whatever the machine's byte order
- * (one load), and the mask with bit 8 i + 7 set where byte i is not 0: eight
- * cells' kinds at a time for the phases that skip most cells (TB_COAST_LAND is 0). */
+/* Eight cells' kinds at a time, for the phases that look at few cells. tb_coast_word8: eight bytes
+ * as a word, byte i in bits 8 i .. 8 i + 7 whatever the machine's byte order (one load);
+ * tb_coast_nonzero8: bit 8 i + 7 set where byte i of v is not 0, and no other bit. */
 static inline uint64_t tb_coast_word8(const uint8_t *p)
 {
     uint64_t v;
