@@ -385,7 +385,9 @@ int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, 
         out->x ? tb_malloc(n1 * sizeof *out->exposure, "coast waterline exposure", err) : NULL;
     int32_t *acc = out->exposure ? tb_calloc(n1, sizeof *acc, "coast fetch sums", err) : NULL;
     /* the lines of the row sweeps, one set a band, and the ring's run starts, one a thread */
-    size_t line_bytes = (size_t)w * (1 + sizeof(int64_t) + sizeof(uint64_t) + sizeof(int32_t));
+    /* a band's start and base arrays are 8-byte aligned: its bytes a multiple of 8 */
+    size_t line_bytes =
+        ((size_t)w * (sizeof(int64_t) + sizeof(uint64_t) + sizeof(int32_t) + 1) + 7) / 8 * 8;
     uint8_t *lines_mem =
         acc ? tb_malloc((size_t)threads * line_bytes, "coast fetch lines", err) : NULL;
     int32_t *starts = lines_mem ? tb_malloc((size_t)threads * (size_t)(w + 1) * sizeof *starts,
