@@ -13,7 +13,9 @@
 #define TB_JOBS_COAST_METHODS_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/grid.h"
 #include "common/pool.h"
@@ -64,6 +66,37 @@ static inline bool tb_coast_band_in(const tb_coast_band_t *band, int64_t y, int6
     return band->dist[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx] <= blocks;
 }
 
+/* Eight cells' kinds at a time, for the phases that look at few cells. tb_coast_word8: eight bytes
+ * as a word, byte i in bits 8 i .. 8 i + 7 whatever the machine's byte order (one load);
+ * tb_coast_nonzero8: bit 8 i + 7 set where byte i of v is not 0, and no other bit. */
+static inline uint64_t tb_coast_word8(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static inline uint64_t tb_coast_nonzero8(uint64_t v)
+{
+    const uint64_t low7 = 0x7F7F7F7F7F7F7F7Full;
+    return (((v & low7) + low7) | v) & ~low7;
+}
+
+/* Bit 8 i + 7 set where cell i of the n <= 8 at k is land. */
+static inline uint64_t tb_coast_land8(const uint8_t *k, int64_t n)
+{
+    uint64_t high = 0x8080808080808080ull;
+    if (n == 8)
+        return ~tb_coast_nonzero8(tb_coast_word8(k)) & high;
+    uint64_t bits = 0;
+    for (int64_t i = 0; i < n; i++)
+        bits |= (uint64_t)(k[i] == TB_COAST_LAND) << (8 * i + 7);
+    return bits;
+}
+
 /* One sediment unit is this many metres of height over one cell. */
 #define TB_COAST_UNIT_M 0.001
 
@@ -74,6 +107,12 @@ static inline double tb_coast_waterline_m(uint32_t d2, double cell_m)
 {
     return (sqrt((double)d2) - 0.5) * cell_m;
 }
+
+/* surf.c: the least squared distance d2 (cells) whose tb_coast_waterline_m(d2, cell_m) is above
+ * `metres` (at least `metres` when or_equal), 2^32 when none is: the distance never falls as d2
+ * grows, so a phase's test of it on every cell is the integer test d2 >= this, the same bits
+ * without a square root. */
+uint64_t tb_coast_d2_from(double metres, double cell_m, bool or_equal);
 
 /* bathymetry.c: depth below sea level (metres, >= 0) at dist_m from the waterline over a sea whose
  * painted depth is painted_m. */
@@ -89,12 +128,22 @@ void tb_coast_bathymetry_shelf_slope(tb_pool_t *pool, const tb_coast_params_t *p
 /* exposure.c: whether sea cell i (column x, row y) touches land among its eight neighbours. */
 bool tb_coast_is_waterline(const uint8_t *kind, int64_t w, int64_t h, int64_t x, int64_t y);
 
-/* exposure.c: the exposure of every waterline cell, in thousandths, written as
- * acc[i] = (exposure << 24) | 1 on waterline cells and 0 elsewhere (the packing the carry kernel
- * sums). acc is w x h, caller owned. Returns 0 or -1 with *err (out of memory). */
+/* exposure.c: the waterline cells (sea cells with land among their eight neighbours), row by row,
+ * and the exposure of each, in thousandths. */
+typedef struct {
+    int64_t w, h, n;
+    int64_t *row;       /* h + 1: the cells of row y are [row[y], row[y + 1]) */
+    int32_t *x;         /* n: their columns, ascending within a row */
+    uint16_t *exposure; /* n: their exposures */
+} tb_coast_waterline_t;
+
+/* exposure.c: fills *out (owned by the caller, free with tb_coast_waterline_free). Returns 0 or -1
+ * with *err (out of memory; *out is then empty). */
 int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
-                                   int64_t w, int64_t h, const uint8_t *kind, int64_t *acc,
-                                   const tb_coast_debug_t *debug, tb_err_t *err);
+                                   int64_t w, int64_t h, const uint8_t *kind,
+                                   tb_coast_waterline_t *out, const tb_coast_debug_t *debug,
+                                   tb_err_t *err);
+void tb_coast_waterline_free(tb_coast_waterline_t *wl);
 
 /* boxsum.c: v[i] = sum of v over the (2r+1) x (2r+1) box round cell i, X wrapping, rows beyond the
  * Y edges counting zero, in place, exactly (wrapping unsigned arithmetic: a sum that fits in int64

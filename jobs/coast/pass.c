@@ -86,14 +86,6 @@ typedef struct {
     uint8_t *sea;
     uint32_t *d2;
     const uint32_t *tmp;
-    /* the carry */
-    int64_t *acc;
-    uint16_t *exposure;
-    int64_t *hist; /* per thread, TB_COAST_EXPOSURE_ONE + 1 each */
-    const tb_coast_band_t *band;
-    int64_t blocks; /* the carry's band: every cell of a farther block is past carry_m */
-    const tb_coast_params_t *p;
-    double cell_m;
 } s_rows_t;
 
 static void s_sea_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
@@ -147,77 +139,123 @@ static uint32_t s_carry_d2(const tb_coast_params_t *p, double cell_m)
     return (uint32_t)fmin(4e9, ceil(cells * cells));
 }
 
-static void s_hist_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+/* The carry (docs/coast.md, "Exposure"): each cell's box of radius r holds the waterline cells
+ * whose packed (exposure << 24) | 1 it sums (the count in the low 24 bits: at most 4001^2 cells).
+ * The 2r + 1 rows of the box slide down the planet; per column the sum of the waterline cells in
+ * those rows within r columns is kept as a difference along the row (diff, with base the sum at
+ * column 0), where each waterline cell entering or leaving the rows changes two or three numbers,
+ * and a row's sums are its prefix. A band of output rows starts from the 2r + 1 rows round its
+ * first, so any split of the rows gives the same exact sums. */
+typedef struct {
+    const tb_coast_waterline_t *wl;
+    int64_t w, h, r, bands;
+    uint32_t keep_d2; /* a cell with d2 past this is farther than carry_m */
+    const uint32_t *d2;
+    uint16_t *exposure;
+    const tb_coast_band_t *band;
+    int64_t blocks; /* the carry's band: every cell of a farther block is past carry_m */
+    int64_t *mem;   /* 2 w + 1 a band: diff (w + 1), then the row's sums (w) */
+} s_carry_t;
+
+/* Adds sign times waterline row y's cells to diff and base: each one's packed value over the
+ * 2r + 1 columns round it, X wrapping (2r + 1 <= w, so the two pieces of a window across the seam
+ * do not overlap). */
+static void s_carry_row(const s_carry_t *c, int64_t *diff, int64_t *base, int64_t y, int64_t sign)
 {
-    (void)chunk;
-    const s_rows_t *c = ctx;
-    int64_t *hist = c->hist + (size_t)thread * (TB_COAST_EXPOSURE_ONE + 1);
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        if (c->acc[i])
-            hist[c->acc[i] >> 24]++;
+    int64_t w = c->w, r = c->r;
+    for (int64_t j = c->wl->row[y]; j < c->wl->row[y + 1]; j++) {
+        int64_t v = sign * ((int64_t)c->wl->exposure[j] << 24 | 1);
+        int64_t a = c->wl->x[j] - r, b = c->wl->x[j] + r + 1;
+        if (a < 0) { /* [a + w, w) and [0, b) */
+            *base += v;
+            diff[a + w] += v;
+            diff[b] -= v;
+        } else if (b > w) { /* [a, w) and [0, b - w) */
+            *base += v;
+            diff[a] += v;
+            diff[b - w] -= v;
+        } else {
+            diff[a] += v;
+            diff[b] -= v;
+        }
+    }
 }
 
-/* The carried exposure: the mean of the waterline cells in the box, kept within carry_m of the
- * waterline, a round band (the surf and the deposition read it only nearer than that). carry_d2:
- * no cell past this squared distance is within carry_m. */
-static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+/* Output row y: the mean of the waterline cells in the box, rounded half up, where the box holds
+ * one and the cell is within carry_m of the waterline, a round band (the surf and the deposition
+ * read it only nearer than that); TB_COAST_NO_EXPOSURE elsewhere, and without reading the sums in
+ * the blocks the band puts past carry_m. In doubles, in a loop the compiler vectorises: the count
+ * (below 2^24) and the sum (below 2^34, as its bits above and below bit 32) convert exactly, and
+ * (2 sum + n) / (2 n) truncates to the integer quotient (a fraction is at least 1 / (2 n) below
+ * the next integer, far more than the rounding of a quotient at most 1000). */
+static void s_carry_out(const s_carry_t *c, const int64_t *col, int64_t y)
 {
-    (void)chunk;
+    uint16_t *out = c->exposure + (size_t)y * (size_t)c->w;
+    const uint32_t *d2 = c->d2 + (size_t)y * (size_t)c->w;
+    uint32_t keep = c->keep_d2;
+    for (int64_t bx = 0; bx < c->band->bw; bx++) {
+        int64_t x0, x1;
+        if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1)) {
+            for (int64_t x = x0; x < x1; x++)
+                out[x] = TB_COAST_NO_EXPOSURE;
+            continue;
+        }
+        for (int64_t x = x0; x < x1; x++) {
+            uint64_t v = (uint64_t)col[x];
+            int32_t n = (int32_t)(v & 0xFFFFFF), high = (int32_t)(v >> 32);
+            int32_t low = (int32_t)((v >> 24) & 0xFF);
+            double sum = (double)high * 256 + (double)low;
+            int32_t some = n > 0, near = d2[x] <= keep;
+            int32_t e = (int32_t)((2 * sum + n) / (some ? 2.0 * n : 1));
+            out[x] = (uint16_t)(some & near ? e : (int32_t)TB_COAST_NO_EXPOSURE);
+        }
+    }
+}
+
+static void s_carry_band(void *ctx, size_t task, int thread)
+{
     (void)thread;
-    const s_rows_t *c = ctx;
-    for (int64_t y = y0; y < y1; y++)
-        for (int64_t bx = 0; bx < c->band->bw; bx++) {
-            int64_t x0, x1;
-            size_t row = (size_t)y * (size_t)c->w;
-            if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1)) {
-                /* every cell there is past carry_m, where the trim below clears any mean */
-                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                    c->exposure[i] = TB_COAST_NO_EXPOSURE;
-                continue;
-            }
-            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
-                int64_t count = c->acc[i] & 0xFFFFFF, sum = c->acc[i] >> 24;
-                uint16_t e =
-                    count ? (uint16_t)((2 * sum + count) / (2 * count)) : TB_COAST_NO_EXPOSURE;
-                /* the box carried the exposure to its square; keep it within carry_m of the
-                 * waterline, a round band (the surf and the deposition read it only nearer) */
-                if (e != TB_COAST_NO_EXPOSURE &&
-                    tb_coast_waterline_m(c->d2[i], c->cell_m) > c->p->carry_m)
-                    e = TB_COAST_NO_EXPOSURE;
-                c->exposure[i] = e;
+    const s_carry_t *c = ctx;
+    int64_t w = c->w, h = c->h, r = c->r, j0 = h * (int64_t)task / c->bands;
+    int64_t j1 = h * ((int64_t)task + 1) / c->bands, base = 0;
+    int64_t *diff = c->mem + task * (size_t)(2 * w + 1), *col = diff + w + 1;
+    memset(diff, 0, (size_t)(w + 1) * sizeof *diff);
+    for (int64_t y = j0 - r > 0 ? j0 - r : 0; y <= j0 + r && y < h; y++)
+        s_carry_row(c, diff, &base, y, 1);
+    bool changed = true;
+    for (int64_t j = j0; j < j1; j++) {
+        if (changed) {
+            int64_t run = base;
+            for (int64_t x = 0; x < w; x++) {
+                run += diff[x];
+                col[x] = run;
             }
         }
+        s_carry_out(c, col, j);
+        int64_t in = j + r + 1, out = j - r;
+        changed = false;
+        if (in < h && c->wl->row[in + 1] > c->wl->row[in]) {
+            s_carry_row(c, diff, &base, in, 1);
+            changed = true;
+        }
+        if (out >= 0 && c->wl->row[out + 1] > c->wl->row[out]) {
+            s_carry_row(c, diff, &base, out, -1);
+            changed = true;
+        }
+    }
 }
 
 /* Exposure percentiles over the waterline (histogram of thousandths) and the carry of each
- * waterline cell's exposure to the cells within carry_m: normalised box sum of the packed
- * (exposure << 24 | 1), so the carried value is the mean of the waterline cells in the box. */
+ * waterline cell's exposure to the cells within carry_m: the mean of the waterline cells in the box
+ * of radius carry_m round the cell (rows beyond the Y edge hold none, so they drop out of the sum
+ * and the count alike). */
 static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
-                   int64_t *acc, uint16_t *exposure, const tb_coast_band_t *band, uint32_t *d2,
-                   tb_coast_stats_t *s, tb_err_t *err)
+                   const tb_coast_waterline_t *wl, uint16_t *exposure, const tb_coast_band_t *band,
+                   const uint32_t *d2, tb_coast_stats_t *s, tb_err_t *err)
 {
-    int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = 0;
-    int threads = tb_pool_threads(pool);
-    int64_t *per = tb_calloc((size_t)threads * (TB_COAST_EXPOSURE_ONE + 1), sizeof *per,
-                             "coast exposure histogram", err);
-    if (!per)
-        return -1;
-    s_rows_t c = {.w = w,
-                  .acc = acc,
-                  .exposure = exposure,
-                  .hist = per,
-                  .band = band,
-                  .blocks = tb_coast_band_blocks(s_carry_d2(p, cell_m)),
-                  .p = p,
-                  .cell_m = cell_m,
-                  .d2 = d2};
-    tb_coast_par_rows(pool, h, s_hist_rows, &c);
-    for (int t = 0; t < threads; t++)
-        for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
-            hist[e] += per[(size_t)t * (TB_COAST_EXPOSURE_ONE + 1) + (size_t)e];
-    free(per);
-    for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
-        n += hist[e];
+    int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = wl->n;
+    for (int64_t j = 0; j < n; j++)
+        hist[wl->exposure[j]]++;
     s->waterline_cells = n;
     double *pct[3] = {&s->exposure_p10, &s->exposure_p50, &s->exposure_p90};
     const double at[3] = {0.1, 0.5, 0.9};
@@ -228,9 +266,26 @@ static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, i
             seen += hist[e++];
         *pct[k] = n > 0 ? e / (double)TB_COAST_EXPOSURE_ONE : 0;
     }
-    if (tb_coast_boxsum_i64(pool, acc, w, h, tb_coast_radius_cells(p->carry_m, cell_m), err) != 0)
+    int64_t r = tb_coast_radius_cells(p->carry_m, cell_m);
+    if (2 * r + 1 > w)
+        return tb_err_set(err, TB_E_INVALID,
+                          "coast: a box of radius %lld cells is wider than the "
+                          "planet's %lld columns",
+                          (long long)r, (long long)w);
+    int64_t bands =
+        tb_pool_threads(pool) < TB_COAST_MAX_THREADS ? tb_pool_threads(pool) : TB_COAST_MAX_THREADS;
+    if (bands > h)
+        bands = h;
+    int64_t *mem =
+        tb_malloc((size_t)bands * (size_t)(2 * w + 1) * sizeof *mem, "coast carry rows", err);
+    if (!mem)
         return -1;
-    tb_coast_par_rows(pool, h, s_mean_rows, &c);
+    /* the trim: the first d2 past carry_m is at least 1 (d2 0 is half a cell inside) */
+    uint32_t keep = (uint32_t)(tb_coast_d2_from(p->carry_m, cell_m, false) - 1);
+    int64_t blocks = tb_coast_band_blocks(s_carry_d2(p, cell_m));
+    s_carry_t c = {wl, w, h, r, bands, keep, d2, exposure, band, blocks, mem};
+    tb_pool_run(pool, (size_t)bands, s_carry_band, &c);
+    free(mem);
     return 0;
 }
 
@@ -271,54 +326,100 @@ static void s_rivers(const tb_coast_params_t *p, const tb_coast_planet_t *pl, in
 }
 
 typedef struct {
-    const tb_coast_params_t *p;
     const tb_coast_planet_t *pl;
     const uint8_t *kind;
     const uint32_t *d2;
     const float *moved;
+    float shelf_z;             /* a sea cell is on the shelf when its height is at least this */
+    uint64_t back_lo, back_hi; /* a land cell is backshore when back_lo <= d2 < back_hi */
+    const tb_coast_band_t *band;
+    int64_t back_blocks;  /* no backshore cell lies in a farther block of the band */
     int64_t *hist;        /* per thread, S_BACKSHORE_BINS each */
     int64_t (*counts)[5]; /* per thread: edges, drowned, sea, shelf, backshore cells */
 } s_ground_t;
+
+/* Row y's counts of land-sea edges (east, and north when there is a row north), land cells and
+ * shelf cells, and whether it holds land at or below sea level, in loops the compiler vectorises:
+ * the byte tallies in chunks of 255 cells, so that a byte holds the chunk's tally. */
+static bool s_ground_counts(const s_ground_t *c, int64_t y, int64_t *n)
+{
+    int64_t w = c->pl->w;
+    const uint8_t *k = c->kind + (size_t)y * (size_t)w;
+    const uint8_t *kn = y + 1 < c->pl->h ? k + w : NULL;
+    const float *z = c->pl->height_m + (size_t)y * (size_t)w;
+    float shelf_z = c->shelf_z;
+    int64_t edges = (k[w - 1] == TB_COAST_LAND) ^ (k[0] == TB_COAST_LAND), land = 0;
+    for (int64_t x0 = 0; x0 < w; x0 += 255) {
+        int64_t x1 = x0 + 255 < w ? x0 + 255 : w, xe = x1 < w - 1 ? x1 : w - 1;
+        uint8_t e = 0, l = 0;
+        for (int64_t x = x0; x < xe; x++)
+            e += (k[x] == TB_COAST_LAND) ^ (k[x + 1] == TB_COAST_LAND);
+        for (int64_t x = x0; kn && x < x1; x++)
+            e += (k[x] == TB_COAST_LAND) ^ (kn[x] == TB_COAST_LAND);
+        for (int64_t x = x0; x < x1; x++)
+            l += k[x] == TB_COAST_LAND;
+        edges += e;
+        land += l;
+    }
+    uint32_t shelf = 0, low = 0;
+    for (int64_t x = 0; x < w; x++) {
+        uint32_t is_land = k[x] == TB_COAST_LAND;
+        shelf += (is_land ^ 1) & (z[x] >= shelf_z);
+        low += is_land & (z[x] <= 0);
+    }
+    n[0] += edges;
+    n[2] += w - land;
+    n[3] += shelf;
+    return low > 0;
+}
 
 static void s_ground_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
     const s_ground_t *c = ctx;
     const tb_coast_planet_t *pl = c->pl;
-    const uint8_t *kind = c->kind;
-    int64_t w = pl->w, h = pl->h;
-    int64_t *hist = c->hist + (size_t)thread * S_BACKSHORE_BINS;
-    int64_t edges = 0, drowned = 0, sea = 0, shelf = 0, backshore = 0;
-    for (int64_t y = y0; y < y1; y++)
-        for (int64_t x = 0; x < w; x++) {
-            size_t i = (size_t)y * (size_t)w + (size_t)x;
-            bool is_land = kind[i] == TB_COAST_LAND;
-            bool east = kind[(size_t)y * (size_t)w + (size_t)tb_wrap(x + 1, w)] == TB_COAST_LAND;
-            edges += is_land != east;
-            if (y + 1 < h)
-                edges += is_land != (kind[i + (size_t)w] == TB_COAST_LAND);
-            float z = pl->height_m[i];
-            if (!is_land) {
-                sea++;
-                shelf += (double)z >= -c->p->break_depth_m;
+    int64_t w = pl->w;
+    int64_t *hist = c->hist + (size_t)thread * S_BACKSHORE_BINS, *n = c->counts[thread];
+    uint32_t lo = (uint32_t)c->back_lo, span = (uint32_t)(c->back_hi - c->back_lo);
+    for (int64_t y = y0; y < y1; y++) {
+        size_t row = (size_t)y * (size_t)w;
+        const uint8_t *k = c->kind + row;
+        const float *z = pl->height_m + row;
+        const uint32_t *d2 = c->d2 + row;
+        if (s_ground_counts(c, y, n))
+            for (int64_t x = 0; x < w; x++)
+                if (k[x] == TB_COAST_LAND && z[x] <= 0 &&
+                    (double)z[x] - (double)c->moved[row + x] > 0)
+                    n[1]++;
+        /* the backshore: land one to two surf reaches inland, only in the band's blocks that
+         * can hold it, and there only the land cells, found eight at a time */
+        for (int64_t bx = 0; span > 0 && bx < c->band->bw; bx++) {
+            int64_t x0, x1;
+            if (!tb_coast_band_in(c->band, y, bx, c->back_blocks, &x0, &x1))
                 continue;
-            }
-            if (z <= 0 && (double)z - (double)c->moved[i] > 0)
-                drowned++;
-            double dist = tb_coast_waterline_m(c->d2[i], pl->cell_m);
-            if (c->d2[i] == UINT32_MAX || dist < c->p->surf_reach_m ||
-                dist > 2 * c->p->surf_reach_m)
-                continue;
-            double b = floor((double)z / S_BACKSHORE_BIN_M);
-            hist[b < 0 ? 0 : b >= S_BACKSHORE_BINS ? S_BACKSHORE_BINS - 1 : (int64_t)b]++;
-            backshore++;
+            for (int64_t x8 = x0; x8 < x1; x8 += 8)
+                for (uint64_t land = tb_coast_land8(k + x8, x1 - x8 < 8 ? x1 - x8 : 8); land;
+                     land &= land - 1) {
+                    int64_t x = x8 + __builtin_ctzll(land) / 8;
+                    if (d2[x] - lo >= span)
+                        continue;
+                    double b = floor((double)z[x] / S_BACKSHORE_BIN_M);
+                    hist[b < 0 ? 0 : b >= S_BACKSHORE_BINS ? S_BACKSHORE_BINS - 1 : (int64_t)b]++;
+                    n[4]++;
+                }
         }
-    int64_t *n = c->counts[thread];
-    n[0] += edges;
-    n[1] += drowned;
-    n[2] += sea;
-    n[3] += shelf;
-    n[4] += backshore;
+    }
+}
+
+/* The least float whose double is at least `metres` (heights are floats, compared as doubles). */
+static float s_float_from(double metres)
+{
+    float f = (float)metres;
+    while ((double)f < metres)
+        f = nextafterf(f, INFINITY);
+    while ((double)nextafterf(f, -INFINITY) >= metres)
+        f = nextafterf(f, -INFINITY);
+    return f;
 }
 
 /* The ground statistics of the block after the pass: shoreline, sea and shelf shares, the
@@ -326,7 +427,7 @@ static void s_ground_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
  * predecessor's E1), drowned land. Integer counts per thread, summed in any order. */
 static int s_ground_stats(tb_pool_t *pool, const tb_coast_params_t *p, const tb_coast_planet_t *pl,
                           const uint8_t *kind, const uint32_t *d2, const float *moved,
-                          tb_coast_stats_t *s, tb_err_t *err)
+                          const tb_coast_band_t *band, tb_coast_stats_t *s, tb_err_t *err)
 {
     int threads = tb_pool_threads(pool);
     int64_t *hist = tb_calloc((size_t)threads * S_BACKSHORE_BINS, sizeof *hist,
@@ -337,7 +438,22 @@ static int s_ground_stats(tb_pool_t *pool, const tb_coast_params_t *p, const tb_
         free(hist);
         return -1;
     }
-    s_ground_t c = {p, pl, kind, d2, moved, hist, counts};
+    /* a backshore cell's distance is in [surf_reach_m, 2 surf_reach_m] and it has one */
+    uint64_t lo = tb_coast_d2_from(p->surf_reach_m, pl->cell_m, true);
+    uint64_t hi = tb_coast_d2_from(2 * p->surf_reach_m, pl->cell_m, false);
+    hi = hi < UINT32_MAX ? hi : UINT32_MAX; /* d2 UINT32_MAX: no sea at all */
+    lo = lo < hi ? lo : hi;
+    s_ground_t c = {pl,
+                    kind,
+                    d2,
+                    moved,
+                    s_float_from(-p->break_depth_m),
+                    lo,
+                    hi,
+                    band,
+                    tb_coast_band_blocks((uint32_t)(hi > 0 ? hi - 1 : 0)),
+                    hist,
+                    counts};
     tb_coast_par_rows(pool, pl->h, s_ground_rows, &c);
     int64_t n[5] = {0};
     for (int t = 0; t < threads; t++) {
@@ -416,6 +532,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     int64_t *acc = NULL, *src = NULL;
     float *stretch = NULL;
     tb_coast_band_t band = {0};
+    tb_coast_waterline_t wl = {0};
     int rc = -1;
     if (!d2)
         goto done;
@@ -430,13 +547,16 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     if (tb_coast_band_make(pool, kind, w, h, &band, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_BATHYMETRY);
-    acc = tb_malloc(cells * sizeof *acc, "coast exposure", err);
+    acc = tb_malloc(cells * sizeof *acc, "coast sediment work", err);
     if (!acc || s_progress(&prog, 0.3, "exposure", err) != 0 ||
-        tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, acc, debug, err) != 0)
+        tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, &wl, debug, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_EXPOSURE);
-    if (s_carry(pool, p, pl->cell_m, w, h, acc, maps->exposure, &band, d2, s, err) != 0)
+    rc = s_carry(pool, p, pl->cell_m, w, h, &wl, maps->exposure, &band, d2, s, err);
+    tb_coast_waterline_free(&wl);
+    if (rc != 0)
         goto done;
+    rc = -1;
     S_PHASE(TB_COAST_PHASE_CARRY);
     src = tb_calloc(cells, sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
@@ -465,13 +585,14 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     acc = src = NULL;
     stretch = NULL;
     S_PHASE(TB_COAST_PHASE_SEDIMENT);
-    if (s_ground_stats(pool, p, pl, kind, d2, maps->moved_m, s, err) != 0)
+    if (s_ground_stats(pool, p, pl, kind, d2, maps->moved_m, &band, s, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_STATS);
 #undef S_PHASE
     rc = s_progress(&prog, 1.0, "done", err);
 done:
     tb_coast_band_free(&band);
+    tb_coast_waterline_free(&wl);
     free(kind);
     free(d2);
     free(acc);

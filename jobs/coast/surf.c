@@ -6,6 +6,20 @@
 
 #include "jobs/coast/methods.h"
 
+uint64_t tb_coast_d2_from(double metres, double cell_m, bool or_equal)
+{
+    uint64_t lo = 0, hi = (uint64_t)1 << 32; /* the answer is in [lo, hi] */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        double m = tb_coast_waterline_m((uint32_t)mid, cell_m);
+        if (or_equal ? m >= metres : m > metres)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 /* Wave-cut platform by an exposure-scaled reach (after the predecessor's surf pass,
  * docs/coast.md). A land cell at dist metres from the waterline with carried exposure e
  * (0..1) lies in the surf zone when dist < e * surf_reach_m; there the land above the platform
@@ -18,7 +32,9 @@ typedef struct {
     const tb_coast_params_t *p;
     double cell_m;
     int64_t w;
-    uint32_t reach_d2;
+    uint32_t reach_d2; /* no cell past this is in reach: the band's reach */
+    uint32_t lim_d2;   /* a cell is in reach only below this (dist < surf_reach_m and reach_d2) */
+    const uint32_t *reach_of; /* per exposure: a cell is in its reach only below this d2 */
     const uint8_t *kind;
     const uint32_t *d2;
     const uint16_t *exposure;
@@ -41,34 +57,38 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
             int64_t x0, x1;
             if (!tb_coast_band_in(c->band, y, bx, c->blocks, &x0, &x1))
                 continue; /* every cell there is past the surf's reach (docs/coast.md) */
-            for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
-                 i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
-                if (c->kind[i] != TB_COAST_LAND || c->d2[i] > c->reach_d2 ||
-                    c->exposure[i] == TB_COAST_NO_EXPOSURE)
-                    continue;
-                double dist = tb_coast_waterline_m(c->d2[i], cell_m);
-                if (dist >= reach_max)
-                    continue;
-                double reach = reach_max * c->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
-                double taper = (reach - dist) / cell_m;
-                if (taper <= 0)
-                    continue;
-                if (taper > 1)
-                    taper = 1;
-                double platform = p->platform_m + p->platform_slope * dist;
-                double excess = (double)c->height_m[i] - platform;
-                if (excess <= 0)
-                    continue;
-                int64_t units = (int64_t)floor(p->cut_fraction * excess * taper / TB_COAST_UNIT_M);
-                if (units <= 0)
-                    continue;
-                double cut_m = (double)units * TB_COAST_UNIT_M;
-                c->height_m[i] = (float)((double)c->height_m[i] - cut_m);
-                c->moved_m[i] = (float)-cut_m;
-                c->src[i] += units;
-                units_cut += units;
-                planed++;
-            }
+            /* the land cells only, found eight at a time */
+            size_t row = (size_t)y * (size_t)c->w;
+            for (int64_t x = x0; x < x1; x += 8)
+                for (uint64_t land = tb_coast_land8(c->kind + row + x, x1 - x < 8 ? x1 - x : 8);
+                     land; land &= land - 1) {
+                    size_t i = row + (size_t)x + (size_t)(__builtin_ctzll(land) / 8);
+                    uint32_t d2 = c->d2[i];
+                    if (d2 >= c->lim_d2 || c->exposure[i] == TB_COAST_NO_EXPOSURE ||
+                        d2 >= c->reach_of[c->exposure[i]])
+                        continue;
+                    double dist = tb_coast_waterline_m(c->d2[i], cell_m);
+                    double reach = reach_max * c->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
+                    double taper = (reach - dist) / cell_m;
+                    if (taper <= 0)
+                        continue;
+                    if (taper > 1)
+                        taper = 1;
+                    double platform = p->platform_m + p->platform_slope * dist;
+                    double excess = (double)c->height_m[i] - platform;
+                    if (excess <= 0)
+                        continue;
+                    int64_t units =
+                        (int64_t)floor(p->cut_fraction * excess * taper / TB_COAST_UNIT_M);
+                    if (units <= 0)
+                        continue;
+                    double cut_m = (double)units * TB_COAST_UNIT_M;
+                    c->height_m[i] = (float)((double)c->height_m[i] - cut_m);
+                    c->moved_m[i] = (float)-cut_m;
+                    c->src[i] += units;
+                    units_cut += units;
+                    planed++;
+                }
         }
     c->planed[thread] += planed;
     c->units[thread] += units_cut;
@@ -81,11 +101,39 @@ void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, dou
 {
     double reach_cells = p->surf_reach_m / cell_m + 1.5;
     int64_t planed[TB_COAST_MAX_THREADS] = {0}, units[TB_COAST_MAX_THREADS] = {0};
-    s_surf_t c = {p,       cell_m, w,        (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
-                  kind,    d2,     exposure, height_m,
-                  moved_m, src,    planed,   units,
-                  band,    0};
+    s_surf_t c = {.p = p,
+                  .cell_m = cell_m,
+                  .w = w,
+                  .reach_d2 = (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
+                  .kind = kind,
+                  .d2 = d2,
+                  .exposure = exposure,
+                  .height_m = height_m,
+                  .moved_m = moved_m,
+                  .src = src,
+                  .planed = planed,
+                  .units = units,
+                  .band = band};
     c.blocks = tb_coast_band_blocks(c.reach_d2);
+    /* d2 >= this is dist >= surf_reach_m, past the reach (tb_coast_d2_from) */
+    uint64_t from = tb_coast_d2_from(p->surf_reach_m, cell_m, true);
+    c.lim_d2 = from <= c.reach_d2 ? (uint32_t)from : c.reach_d2 + 1;
+    /* per exposure e, the first d2 at or past its reach (taper <= 0 there), within lim_d2: the
+     * reach as s_surf_rows computes it, the distance never falling as d2 grows */
+    uint32_t reach_of[TB_COAST_EXPOSURE_ONE + 1];
+    for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++) {
+        double reach = p->surf_reach_m * e / (double)TB_COAST_EXPOSURE_ONE;
+        uint32_t lo = 0, hi = c.lim_d2;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (tb_coast_waterline_m(mid, cell_m) >= reach)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        reach_of[e] = lo;
+    }
+    c.reach_of = reach_of;
     tb_coast_par_rows(pool, h, s_surf_rows, &c);
     int64_t n_planed = 0, units_cut = 0;
     for (int t = 0; t < TB_COAST_MAX_THREADS; t++) {
