@@ -82,10 +82,7 @@ static int s_check_input(const tb_coast_params_t *p, const tb_coast_planet_t *pl
 
 typedef struct {
     int64_t w;
-    const uint8_t *land;
-    uint8_t *sea;
     uint32_t *d2;
-    const uint32_t *tmp;
     /* the carry */
     int64_t *acc;
     uint16_t *exposure;
@@ -96,47 +93,12 @@ typedef struct {
     double cell_m;
 } s_rows_t;
 
-static void s_sea_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+/* The distances of every cell from the waterline, sea to land and land to sea, in one transform
+ * (docs/coast.md, "Distances"). */
+static int s_distances(tb_pool_t *pool, const uint8_t *land, int64_t w, int64_t h, uint32_t *d2,
+                       tb_err_t *err)
 {
-    (void)chunk;
-    (void)thread;
-    const s_rows_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        c->sea[i] = !c->land[i];
-}
-
-static void s_merge_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
-{
-    (void)chunk;
-    (void)thread;
-    const s_rows_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        if (c->land[i])
-            c->d2[i] = c->tmp[i];
-}
-
-/* The distances of every cell from the waterline: sea to land, and land to sea, in one array. */
-static int s_distances(tb_pool_t *pool, const uint8_t *land, int64_t w, int64_t h, int threads,
-                       uint32_t *d2, tb_err_t *err)
-{
-    size_t cells = (size_t)w * (size_t)h;
-    if (tb_edt_squared(land, w, h, true, threads, d2, err) != 0)
-        return -1;
-    uint8_t *sea = tb_malloc(cells, "coast sea mask", err);
-    uint32_t *tmp = sea ? tb_malloc(cells * sizeof *tmp, "coast land distances", err) : NULL;
-    int rc = -1;
-    if (!tmp)
-        goto done;
-    s_rows_t c = {.w = w, .land = land, .sea = sea, .d2 = d2, .tmp = tmp};
-    tb_coast_par_rows(pool, h, s_sea_rows, &c);
-    if (tb_edt_squared(sea, w, h, true, threads, tmp, err) != 0)
-        goto done;
-    tb_coast_par_rows(pool, h, s_merge_rows, &c);
-    rc = 0;
-done:
-    free(sea);
-    free(tmp);
-    return rc;
+    return tb_edt_squared_both(land, w, h, true, NULL, pool, d2, NULL, NULL, err);
 }
 
 /* No cell past this squared distance in cells is within carry_m of the waterline: sqrt(d2) - 0.5
@@ -422,7 +384,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     void *kind_ctx[2] = {pl, kind};
     tb_coast_par_rows(pool, h, s_kind_rows, kind_ctx);
     if (s_progress(&prog, 0.0, "distances", err) != 0 ||
-        s_distances(pool, kind, w, h, threads, d2, err) != 0)
+        s_distances(pool, kind, w, h, d2, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_DISTANCES);
     tb_coast_bathymetry_shelf_slope(pool, p, pl->cell_m, w, h, kind, d2, pl->classes, pl->legend,
