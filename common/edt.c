@@ -390,11 +390,21 @@ typedef struct {
     void *row_ctx;
 } s_both_t;
 
+/* The column step is integer arithmetic on whole rows: with a second copy compiled for AVX2 (eight
+ * lanes and an unsigned min, where the build's baseline SSE2 has four and none), chosen when the
+ * program loads by what the processor has, it takes half the instructions and gives the same
+ * integers. */
+#if defined(__x86_64__) && ((defined(__GNUC__) && !defined(__clang__)) || __clang_major__ >= 14)
+#define S_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define S_AVX2_CLONE
+#endif
+
 /* g of one row from the row before it (down) or after it (up): 1 where the kinds differ, else one
  * more than there (capped at S_G_FAR); up keeps the smaller. Branch-free, so it vectorises. */
-static void s_both_column_step(const uint8_t *restrict m, const uint8_t *restrict nb,
-                               const uint32_t *restrict gn, uint32_t *restrict g, int64_t n,
-                               bool keep_min)
+S_AVX2_CLONE static void s_both_column_step(const uint8_t *restrict m, const uint8_t *restrict nb,
+                                            const uint32_t *restrict gn, uint32_t *restrict g,
+                                            int64_t n, bool keep_min)
 {
     if (!keep_min) {
         for (int64_t i = 0; i < n; i++) {

@@ -385,7 +385,14 @@ static void s_kind_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
     uint8_t land[256] = {0};
     for (int c = 0; c < pl->legend->n && c < TB_MAX_CLASSES; c++)
         land[c] = !pl->legend->ocean[c];
-    for (size_t i = (size_t)y0 * (size_t)pl->w; i < (size_t)y1 * (size_t)pl->w; i++)
+    size_t i = (size_t)y0 * (size_t)pl->w, end = (size_t)y1 * (size_t)pl->w;
+    for (; i + 4 <= end; i += 4) { /* four at a time: a third of the loop's own instructions */
+        kind[i] = land[classes[i]];
+        kind[i + 1] = land[classes[i + 1]];
+        kind[i + 2] = land[classes[i + 2]];
+        kind[i + 3] = land[classes[i + 3]];
+    }
+    for (; i < end; i++)
         kind[i] = land[classes[i]];
 }
 
