@@ -499,13 +499,29 @@ static void s_both_run(const s_both_t *e, uint32_t *row, int64_t u0, int64_t u1,
     int k = -1;
     if (left)
         s[++k] = (s_site_t){0, 1, 0};
-    int64_t mid = u1 < w ? u1 : w; /* cells [u0, mid) then [w, u1) as u - w */
-    for (int64_t u = u0; u < mid; u++)
-        if (row[u] <= gmax)
-            s_push(s, &k, u - o, row[u] * row[u], 1, len);
-    for (int64_t u = mid > u0 ? mid : u0; u < u1; u++)
-        if (row[u - w] <= gmax)
-            s_push(s, &k, u - o, row[u - w] * row[u - w], 1, len);
+    /* Between two end cells (at 0 and len + 1) a cell q can be lowest at some x only if
+     * g^2 <= q (len + 1 - q): it must beat the left end, so 2x >= q + g^2 / q, and the right end,
+     * so 2x <= q + len + 1 - g^2 / (len + 1 - q). Taller cells are no site. */
+    const int64_t span = len + 1, mid = u1 < w ? u1 : w; /* cells [u0, mid), then [w, u1) */
+    if (left && right) {
+        for (int64_t u = u0; u < mid; u++) {
+            int64_t q = u - o, f = (int64_t)row[u] * row[u];
+            if (row[u] <= gmax && f <= q * (span - q))
+                s_push(s, &k, q, (uint32_t)f, 1, len);
+        }
+        for (int64_t u = mid > u0 ? mid : u0; u < u1; u++) {
+            int64_t q = u - o, f = (int64_t)row[u - w] * row[u - w];
+            if (row[u - w] <= gmax && f <= q * (span - q))
+                s_push(s, &k, q, (uint32_t)f, 1, len);
+        }
+    } else {
+        for (int64_t u = u0; u < mid; u++)
+            if (row[u] <= gmax)
+                s_push(s, &k, u - o, row[u] * row[u], 1, len);
+        for (int64_t u = mid > u0 ? mid : u0; u < u1; u++)
+            if (row[u - w] <= gmax)
+                s_push(s, &k, u - o, row[u - w] * row[u - w], 1, len);
+    }
     if (right)
         s_push(s, &k, len + 1, 0, 1, len);
     if (u1 <= w) {
