@@ -39,7 +39,10 @@ double tb_coast_shelf_slope_depth_m(const tb_coast_params_t *p, double dist_m, d
  * S_TABLE_N: the shelf's depth where the cell is on the shelf, else minus the slope's fraction
  * min(t, 1) (t > 0 there, so the sign tells the two apart). A cell then finishes with its class's
  * painted depth by the same operations tb_coast_shelf_slope_depth_m does after them: the same bits
- * without a square root or a division. */
+ * without a square root or a division. Most sea cells are on the shelf above their painted depth,
+ * where the height and the kind are functions of d2 alone: those are tabulated too, and a class
+ * takes them for every d2 below the first entry that is off the shelf or below its painted depth
+ * (fast_d2). */
 #define S_TABLE_N ((uint32_t)1 << 16) /* 512 KB: d2 within 256 cells */
 
 void tb_coast_bathymetry_init(tb_coast_bathy_t *b, const tb_coast_params_t *p, double cell_m,
@@ -62,22 +65,45 @@ void tb_coast_bathymetry_init(tb_coast_bathy_t *b, const tb_coast_params_t *p, d
     }
     b->table_n = b->far_d2 < S_TABLE_N - 1 ? b->far_d2 + 1 : S_TABLE_N;
     b->table = malloc(b->table_n * sizeof *b->table);
-    if (!b->table) { /* every cell computes its depth: the same bits, slower */
+    b->height_table = malloc(b->table_n * sizeof *b->height_table);
+    b->kind_table = malloc(b->table_n);
+    if (!b->table || !b->height_table || !b->kind_table) { /* the same bits, slower */
+        tb_coast_bathymetry_free(b);
         b->table_n = 0;
         return;
     }
     const double shelf_m = p->shelf_km * 1000.0, slope_m = p->slope_km * 1000.0;
     for (uint32_t d2 = 0; d2 < b->table_n; d2++) {
         double dist = tb_coast_waterline_m(d2, cell_m), d = dist > 0 ? dist : 0;
-        double t = (d - shelf_m) / slope_m;
-        b->table[d2] = d <= shelf_m ? p->break_depth_m * (d / shelf_m) : -(t < 1 ? t : 1);
+        double t = (d - shelf_m) / slope_m, depth = p->break_depth_m * (d / shelf_m);
+        b->table[d2] = d <= shelf_m ? depth : -(t < 1 ? t : 1);
+        b->height_table[d2] = (float)-depth;
+        b->kind_table[d2] = depth < p->shoal_depth_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
+    }
+    /* "on the shelf, and min(depth, painted) = depth" holds for a prefix of d2: the shelf's depth
+     * rises with d2 (sqrt, the subtraction and the products round monotonically), the slope's
+     * entries are negative; so the first d2 where it fails is found by bisection */
+    for (int c = 0; c < legend->n && c < TB_MAX_CLASSES; c++) {
+        uint32_t lo = 0, hi = legend->ocean[c] ? b->table_n : 0;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (b->table[mid] >= 0 && b->table[mid] <= b->painted_m[c])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        b->fast_d2[c] = lo;
     }
 }
 
 void tb_coast_bathymetry_free(tb_coast_bathy_t *b)
 {
     free(b->table);
+    free(b->height_table);
+    free(b->kind_table);
     b->table = NULL;
+    b->height_table = NULL;
+    b->kind_table = NULL;
 }
 
 void tb_coast_bathymetry_row(const tb_coast_bathy_t *b, int64_t y, const uint32_t *d2)
@@ -90,9 +116,17 @@ void tb_coast_bathymetry_row(const tb_coast_bathy_t *b, int64_t y, const uint32_
     const double break_m = b->p->break_depth_m, shoal_m = b->p->shoal_depth_m;
     const uint32_t table_n = b->table_n, far_d2 = b->far_d2;
     const int64_t w = b->w;
+    const float *height_table = b->height_table;
+    const uint8_t *kind_table = b->kind_table;
+    const uint32_t *fast_d2 = b->fast_d2;
     for (int64_t x = 0; x < w; x++) {
         if (kind[x]) { /* the land mask, rewritten as kinds */
             kind[x] = TB_COAST_LAND;
+            continue;
+        }
+        if (d2[x] < fast_d2[cls[x]]) {
+            height_m[x] = height_table[d2[x]];
+            kind[x] = kind_table[d2[x]];
             continue;
         }
         double painted = painted_m[cls[x]], depth;

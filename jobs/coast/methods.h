@@ -100,6 +100,9 @@ typedef struct {
     uint32_t far_d2;  /* past it, every sea is at its painted depth */
     uint32_t table_n; /* the profile's distance part is tabulated for d2 < table_n */
     double *table;
+    float *height_table; /* on the shelf: the height and kind by d2 alone */
+    uint8_t *kind_table;
+    uint32_t fast_d2[TB_MAX_CLASSES]; /* per class: those hold for every d2 below it */
     double painted_m[TB_MAX_CLASSES], below_m[TB_MAX_CLASSES]; /* per class: depth, below break */
     const uint8_t *classes;
     float *height_m;
