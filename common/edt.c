@@ -105,7 +105,7 @@ static void s_exact_row(uint32_t *row, int64_t w, bool wrap, int64_t *f, int32_t
     for (int64_t q = 0; q < w; q++) {
         if (row[q] >= S_G_FAR)
             continue;
-        f[q] = row[q] * row[q];
+        f[q] = (int64_t)row[q] * row[q];
         double s = -INFINITY;
         while (k >= 0) {
             int64_t p = v[k];
