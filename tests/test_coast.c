@@ -702,6 +702,66 @@ START_TEST(test_seam_step_like_an_interior_column)
 }
 END_TEST
 
+/* The bathymetry's rows (a table of the profile's distance part for small d2, the profile itself
+ * beyond) against tb_coast_shelf_slope_depth_m cell by cell: every d2 up to past the far reach and
+ * TB_EDT_FAR, over seas painted shallower and deeper than the break, on shelves shorter and longer
+ * than the table. */
+START_TEST(test_bathymetry_rows_are_the_profile)
+{
+    static const double shape[][3] = {/* shelf_km, slope_km, cell_m */
+                                      {3.0, 1.6, 8.0},
+                                      {0.4, 0.3, 8.0},
+                                      {0.02, 0.5, 2.0},
+                                      {2.0, 0.05, 100.0}};
+    tb_coast_classes_t legend = {.n = 4};
+    legend.ocean[1] = legend.ocean[2] = legend.ocean[3] = true;
+    legend.depth_m[1] = 60;
+    legend.depth_m[2] = 900;
+    legend.depth_m[3] = 3;
+    const int64_t w = 400000;
+    uint32_t *d2 = malloc(sizeof *d2 * (size_t)w);
+    float *height = malloc(sizeof *height * (size_t)w);
+    uint8_t *kind = malloc((size_t)w), *cls = malloc((size_t)w);
+    for (size_t k = 0; k < sizeof shape / sizeof shape[0]; k++) {
+        tb_coast_params_t p;
+        tb_coast_params_defaults(&p);
+        p.shelf_km = shape[k][0];
+        p.slope_km = shape[k][1];
+        tb_coast_bathy_t b;
+        tb_coast_bathymetry_init(&b, &p, shape[k][2], w, cls, &legend, height, kind);
+        ck_assert(b.far_d2 + 2 < (uint32_t)w);
+        for (int c = 1; c <= 3; c++) {
+            for (int64_t x = 0; x < w; x++) {
+                d2[x] = x + 1 < w ? (uint32_t)x : TB_EDT_FAR;
+                cls[x] = (uint8_t)c;
+                kind[x] = x == 7; /* one land cell */
+            }
+            tb_coast_bathymetry_row(&b, 0, d2);
+            for (int64_t x = 0; x < w; x++) {
+                if (x == 7) {
+                    ck_assert_int_eq(kind[x], TB_COAST_LAND);
+                    continue;
+                }
+                double painted = legend.depth_m[c];
+                double depth = d2[x] > b.far_d2
+                                   ? painted
+                                   : tb_coast_shelf_slope_depth_m(
+                                         &p, tb_coast_waterline_m(d2[x], shape[k][2]), painted);
+                if (height[x] != (float)-depth ||
+                    kind[x] != (depth < p.shoal_depth_m ? TB_COAST_SHALLOW : TB_COAST_OPEN))
+                    ck_abort_msg("shape %zu class %d d2 %u: height %.9g kind %d, profile %.9g", k,
+                                 c, d2[x], (double)height[x], kind[x], -depth);
+            }
+        }
+        tb_coast_bathymetry_free(&b);
+    }
+    free(d2);
+    free(height);
+    free(kind);
+    free(cls);
+}
+END_TEST
+
 /* ---- the job ---- */
 
 static void s_spec(const s_planet_t *pl, tb_coast_spec_t *spec)
@@ -1218,6 +1278,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_bay_across_the_seam_is_sheltered_like_mid_map);
     tcase_add_test(tc, test_floor_descends_to_the_painted_depth);
     tcase_add_test(tc, test_seam_step_like_an_interior_column);
+    tcase_add_test(tc, test_bathymetry_rows_are_the_profile);
     tcase_add_test(tc, test_river_mouth_builds_a_delta);
     tcase_add_test(tc, test_delta_grows_with_supply);
     tcase_add_test(tc, test_spec_round_trips_and_runs_as_a_job);

@@ -144,6 +144,175 @@ START_TEST(test_dilate_in_place_and_refusals)
 }
 END_TEST
 
+/* ---- tb_edt_squared_both ---- */
+
+/* The brute-force answer of tb_edt_squared_both without caps: every cell's squared distance to the
+ * nearest cell of the other kind, TB_EDT_FAR when there is none. */
+static uint32_t *s_brute_both(const uint8_t *mask, int w, int h, bool wrap)
+{
+    uint8_t *inv = calloc((size_t)w * h, 1);
+    for (int i = 0; i < w * h; i++)
+        inv[i] = !mask[i];
+    uint32_t *to_set = s_brute(mask, w, h, wrap), *to_zero = s_brute(inv, w, h, wrap);
+    for (int i = 0; i < w * h; i++)
+        if (mask[i])
+            to_set[i] = to_zero[i];
+    free(inv);
+    free(to_zero);
+    return to_set;
+}
+
+typedef struct {
+    uint8_t *mask;
+    int64_t w;
+    int *calls; /* per row */
+    bool rewrite;
+} s_rows_seen_t;
+
+/* The row callback: counts the calls per row and, when asked, overwrites the row of the mask (the
+ * transform must have read it for the last time). */
+static void s_row_seen(void *ctx, int64_t y, const uint32_t *d2_row, int thread)
+{
+    (void)d2_row;
+    (void)thread;
+    s_rows_seen_t *c = ctx;
+    c->calls[y]++;
+    if (c->rewrite)
+        memset(c->mask + y * c->w, 7, (size_t)c->w);
+}
+
+/* tb_edt_squared_both against brute force on one mask, with and without caps, on 1 and 3 threads,
+ * with a callback that rewrites the mask as it goes. */
+static void s_compare_both_mask(const uint8_t *mask, int w, int h, bool wrap, const char *what)
+{
+    static const uint32_t caps[][2] = {
+        {UINT32_MAX, UINT32_MAX}, {0, 0}, {1, 4}, {9, 2}, {50, 50}, {200, 13}};
+    uint32_t *got = malloc(sizeof *got * (size_t)w * h);
+    uint8_t *copy = malloc((size_t)w * h);
+    int *calls = malloc(sizeof *calls * (size_t)h);
+    uint32_t *exact = s_brute_both(mask, w, h, wrap), *want = malloc(sizeof *want * (size_t)w * h);
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        for (int i = 0; i < w * h; i++) /* past its kind's cap a cell is far */
+            want[i] = exact[i] <= caps[c][mask[i] != 0] ? exact[i] : TB_EDT_FAR;
+        for (int threads = 1; threads <= 3; threads += 2) {
+            tb_err_t err;
+            tb_pool_t *pool = threads > 1 ? tb_pool_new(threads, &err) : NULL;
+            ck_assert(threads == 1 || pool);
+            memcpy(copy, mask, (size_t)w * h);
+            memset(calls, 0, sizeof *calls * (size_t)h);
+            s_rows_seen_t seen = {copy, w, calls, c % 2 == 1};
+            ck_assert_msg(tb_edt_squared_both(copy, w, h, wrap, caps[c], pool, got, s_row_seen,
+                                              &seen, &err) == 0,
+                          "%s", err.msg);
+            tb_pool_destroy(&pool);
+            int k = 0;
+            while (k < w * h && got[k] == want[k])
+                k++;
+            ck_assert_msg(k == w * h,
+                          "%s %dx%d wrap %d caps %u/%u threads %d cell (%d,%d): both %u, brute "
+                          "force %u",
+                          what, w, h, wrap, caps[c][0], caps[c][1], threads, k % w, k / w,
+                          got[k % (w * h)], want[k % (w * h)]);
+            for (int y = 0; y < h; y++)
+                ck_assert_int_eq(calls[y], 1);
+        }
+    }
+    free(exact);
+    free(want);
+    free(got);
+    free(copy);
+    free(calls);
+}
+
+static void s_compare_both(int w, int h, int per_mille, uint64_t seed, bool wrap)
+{
+    uint8_t *mask = s_mask(w, h, per_mille, seed);
+    s_compare_both_mask(mask, w, h, wrap, "random");
+    free(mask);
+}
+
+START_TEST(test_both_matches_brute_force)
+{
+    static const int sizes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 3}, {7, 5}, {33, 21}, {64, 17}};
+    static const int densities[] = {0, 1, 10, 100, 500, 900, 1000, -300};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t d = 0; d < sizeof densities / sizeof densities[0]; d++)
+            for (int wrap = 0; wrap <= 1; wrap++)
+                s_compare_both(sizes[s][0], sizes[s][1], densities[d], 31 + s * 7 + d, wrap);
+    /* long runs, rows of one kind, runs across the seam */
+    s_compare_both(300, 40, -500, 5, true);
+    s_compare_both(300, 40, -500, 5, false);
+    s_compare_both(120, 90, 3, 6, true);
+    s_compare_both(24, 300, 2, 8, true);
+}
+END_TEST
+
+START_TEST(test_both_shapes)
+{
+    const int w = 41, h = 23;
+    uint8_t *m = calloc((size_t)w * h, 1);
+    for (int wrap = 0; wrap <= 1; wrap++) {
+        /* a one-column-wide wall at column 0 (it touches the seam), and one at column 20 */
+        memset(m, 0, (size_t)w * h);
+        for (int y = 0; y < h; y++)
+            m[y * w] = m[y * w + 20] = 1;
+        s_compare_both_mask(m, w, h, wrap, "walls");
+        /* a one-row-wide strip along the first row (the Y edge), a one-cell feature at the last */
+        memset(m, 0, (size_t)w * h);
+        memset(m, 1, (size_t)w);
+        m[(h - 1) * w + 40] = 1;
+        s_compare_both_mask(m, w, h, wrap, "edges");
+        /* a run crossing the seam in every row but one, which is all of one kind */
+        memset(m, 0, (size_t)w * h);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+                m[y * w + x] = y != 11 && (x < 3 || x > 37);
+        s_compare_both_mask(m, w, h, wrap, "seam");
+        /* mask values other than 1 are the same kind */
+        for (int i = 0; i < w * h; i++)
+            m[i] *= (uint8_t)(1 + i % 5);
+        s_compare_both_mask(m, w, h, wrap, "values");
+    }
+    free(m);
+}
+END_TEST
+
+START_TEST(test_both_is_the_two_transforms)
+{
+    /* On a planet-like mask, each kind's distances are tb_edt_squared's of the mask and of its
+     * inverse; a cap changes only the cells beyond it. */
+    const int w = 257, h = 130;
+    uint8_t *m = s_mask(w, h, -350, 12), *inv = malloc((size_t)w * h);
+    uint32_t *a = malloc(sizeof *a * (size_t)w * h), *b = malloc(sizeof *b * (size_t)w * h),
+             *both = malloc(sizeof *both * (size_t)w * h);
+    for (int i = 0; i < w * h; i++)
+        inv[i] = !m[i];
+    ck_assert_int_eq(tb_edt_squared(m, w, h, true, 1, a, NULL), 0);
+    ck_assert_int_eq(tb_edt_squared(inv, w, h, true, 1, b, NULL), 0);
+    ck_assert_int_eq(tb_edt_squared_both(m, w, h, true, NULL, NULL, both, NULL, NULL, NULL), 0);
+    int over = 0;
+    for (int i = 0; i < w * h; i++) {
+        ck_assert_uint_eq(both[i], m[i] ? b[i] : a[i]);
+        over += both[i] > 40;
+    }
+    ck_assert_int_gt(over, 0); /* the cap below has something to cut */
+    const uint32_t cap[2] = {40, 40};
+    ck_assert_int_eq(tb_edt_squared_both(m, w, h, true, cap, NULL, a, NULL, NULL, NULL), 0);
+    for (int i = 0; i < w * h; i++)
+        ck_assert_uint_eq(a[i], both[i] <= 40 ? both[i] : TB_EDT_FAR);
+    /* refusals */
+    tb_err_t err;
+    ck_assert_int_eq(tb_edt_squared_both(m, 0, h, true, NULL, NULL, a, NULL, NULL, &err), -1);
+    ck_assert_int_eq(tb_edt_squared_both(m, 70000, 70000, true, NULL, NULL, a, NULL, NULL, &err),
+                     -1);
+    free(m);
+    free(inv);
+    free(a);
+    free(b);
+    free(both);
+}
+END_TEST
+
 Suite *edt_suite(void)
 {
     Suite *s = suite_create("edt");
@@ -153,6 +322,9 @@ Suite *edt_suite(void)
     tcase_add_test(tc, test_wrap_reaches_across_the_seam);
     tcase_add_test(tc, test_larger_grid_and_threads_agree);
     tcase_add_test(tc, test_dilate_in_place_and_refusals);
+    tcase_add_test(tc, test_both_matches_brute_force);
+    tcase_add_test(tc, test_both_shapes);
+    tcase_add_test(tc, test_both_is_the_two_transforms);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,31 +12,48 @@
 
 #define S_B TB_COAST_BAND_BLOCK
 
+void tb_coast_band_mark_row(uint8_t *bits, const uint8_t *land, int64_t w, int64_t y)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint8_t *b = bits + (size_t)(y / S_B) * (size_t)((w + S_B - 1) / S_B);
+    const uint8_t *row = land + (size_t)y * (size_t)w;
+    int64_t bx = 0;
+    for (; (bx + 1) * S_B <= w; bx++) { /* whole blocks, eight cells at a time */
+        uint64_t v0, v1;
+        memcpy(&v0, row + bx * S_B, 8);
+        memcpy(&v1, row + bx * S_B + 8, 8);
+        bool any_land = (v0 | v1) != 0,
+             any_sea = (((v0 - ones) & ~v0) | ((v1 - ones) & ~v1)) & highs; /* a zero byte */
+        b[bx] |= (uint8_t)(any_land | any_sea << 1);
+    }
+    if (bx * S_B < w) { /* the narrow last block */
+        uint8_t any_land = 0, any_sea = 0;
+        for (int64_t x = bx * S_B; x < w; x++) {
+            any_land |= row[x] != 0;
+            any_sea |= row[x] == 0;
+        }
+        b[bx] |= (uint8_t)(any_land | any_sea << 1);
+    }
+}
+
+size_t tb_coast_band_bits_size(int64_t w, int64_t h)
+{
+    return (size_t)((w + S_B - 1) / S_B) * (size_t)((h + S_B - 1) / S_B);
+}
+
 typedef struct {
     const uint8_t *kind;
-    int64_t w, bw;
+    int64_t w;
     uint8_t *bits;
 } s_bits_t;
 
-/* bit 1: the block holds land, bit 2: it holds sea. One chunk of rows is one row of blocks. */
 static void s_bits_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
+    (void)chunk;
     (void)thread;
     const s_bits_t *c = ctx;
-    uint8_t *bits = c->bits + chunk * (size_t)c->bw;
-    for (int64_t y = y0; y < y1; y++) {
-        const uint8_t *row = c->kind + (size_t)y * (size_t)c->w;
-        for (int64_t bx = 0; bx < c->bw; bx++) {
-            int64_t x0 = bx * S_B, x1 = x0 + S_B < c->w ? x0 + S_B : c->w;
-            uint8_t land = 0, sea = 0;
-            for (int64_t x = x0; x < x1; x++) {
-                uint8_t l = row[x] == TB_COAST_LAND;
-                land |= l;
-                sea |= (uint8_t)!l;
-            }
-            bits[bx] |= (uint8_t)(land | sea << 1);
-        }
-    }
+    for (int64_t y = y0; y < y1; y++)
+        tb_coast_band_mark_row(c->bits, c->kind, c->w, y);
 }
 
 int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t h,
@@ -44,10 +61,29 @@ int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t 
 {
     /* the row chunks of the pool are the block rows */
     _Static_assert(TB_COAST_BAND_BLOCK == TB_COAST_CHUNK_ROWS, "a chunk of rows is a block row");
+    uint8_t *bits = tb_calloc(tb_coast_band_bits_size(w, h), 1, "coast band blocks", err);
+    if (!bits)
+        return -1;
+    size_t cells = (size_t)w * (size_t)h;
+    uint8_t *land = tb_malloc(cells, "coast band land", err);
+    if (!land) {
+        free(bits);
+        return -1;
+    }
+    for (size_t i = 0; i < cells; i++)
+        land[i] = kind[i] == TB_COAST_LAND;
+    s_bits_t c = {land, w, bits};
+    tb_coast_par_rows(pool, h, s_bits_rows, &c);
+    free(land);
+    return tb_coast_band_from_bits(bits, w, h, band, err);
+}
+
+int tb_coast_band_from_bits(uint8_t *bits, int64_t w, int64_t h, tb_coast_band_t *band,
+                            tb_err_t *err)
+{
     int64_t bw = (w + S_B - 1) / S_B, bh = (h + S_B - 1) / S_B;
     size_t n = (size_t)bw * (size_t)bh;
-    uint8_t *bits = tb_calloc(n, 1, "coast band blocks", err);
-    uint16_t *dist = bits ? tb_malloc(n * sizeof *dist, "coast band distances", err) : NULL;
+    uint16_t *dist = tb_malloc(n * sizeof *dist, "coast band distances", err);
     float *stretch_max =
         dist ? tb_malloc(n * sizeof *stretch_max, "coast band stretch", err) : NULL;
     int32_t *queue = stretch_max ? tb_malloc(n * sizeof *queue, "coast band queue", err) : NULL;
@@ -59,8 +95,6 @@ int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t 
     }
     for (size_t i = 0; i < n; i++)
         stretch_max[i] = TB_COAST_MAX_STRETCH; /* until the delta stretch says less */
-    s_bits_t c = {kind, w, bw, bits};
-    tb_coast_par_rows(pool, h, s_bits_rows, &c);
     /* seeds: a block holding both, or one whose 8-neighbour holds what it lacks; then the
      * Chebyshev distance in blocks (8-neighbour breadth-first, X wraps) from the nearest seed */
     size_t head = 0, tail = 0;

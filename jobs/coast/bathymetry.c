@@ -3,6 +3,7 @@
  * invariant is that the floor depends on a cell's distance from land and its own class only, so it
  * is continuous across the X seam whenever the distance is (common/edt.h wraps). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "jobs/coast/methods.h"
 
@@ -32,39 +33,134 @@ double tb_coast_shelf_slope_depth_m(const tb_coast_params_t *p, double dist_m, d
  * distance from the waterline, with its class's painted depth; land keeps its height. kind[] is set
  * for every cell (land, sea shallower than shoal_depth_m, open sea). Units: metres; d2 in cells
  * squared (TB_EDT_FAR, no land anywhere, reads as far away). Deterministic and pointwise, so
- * rolling the planet rolls the floor exactly. */
+ * rolling the planet rolls the floor exactly.
+ *
+ * The profile's distance part is a pure function of d2, so it is tabulated for the d2 below
+ * S_TABLE_N: the shelf's depth where the cell is on the shelf, else minus the slope's fraction
+ * min(t, 1) (t > 0 there, so the sign tells the two apart). A cell then finishes with its class's
+ * painted depth by the same operations tb_coast_shelf_slope_depth_m does after them: the same bits
+ * without a square root or a division. Most sea cells are on the shelf above their painted depth,
+ * where the height and the kind are functions of d2 alone: those are tabulated too, and a class
+ * takes them for every d2 below the first entry that is off the shelf or below its painted depth
+ * (fast_d2). */
+#define S_TABLE_N ((uint32_t)1 << 16) /* 512 KB: d2 within 256 cells */
+
+void tb_coast_bathymetry_init(tb_coast_bathy_t *b, const tb_coast_params_t *p, double cell_m,
+                              int64_t w, const uint8_t *classes, const tb_coast_classes_t *legend,
+                              float *height_m, uint8_t *kind)
+{
+    /* past shelf and slope every sea is at its painted depth: no square root out there */
+    double far_cells = (p->shelf_km + p->slope_km) * 1000.0 / cell_m + 1.5;
+    *b = (tb_coast_bathy_t){.p = p,
+                            .cell_m = cell_m,
+                            .w = w,
+                            .far_d2 = (uint32_t)fmin(4e9, ceil(far_cells * far_cells)),
+                            .classes = classes,
+                            .height_m = height_m,
+                            .kind = kind};
+    for (int c = 0; c < legend->n && c < TB_MAX_CLASSES; c++) {
+        double painted = legend->depth_m[c];
+        b->painted_m[c] = painted;
+        b->below_m[c] = painted > p->break_depth_m ? painted - p->break_depth_m : 0;
+    }
+    b->table_n = b->far_d2 < S_TABLE_N - 1 ? b->far_d2 + 1 : S_TABLE_N;
+    b->table = malloc(b->table_n * sizeof *b->table);
+    b->height_table = malloc(b->table_n * sizeof *b->height_table);
+    b->kind_table = malloc(b->table_n);
+    if (!b->table || !b->height_table || !b->kind_table) { /* the same bits, slower */
+        tb_coast_bathymetry_free(b);
+        b->table_n = 0;
+        return;
+    }
+    const double shelf_m = p->shelf_km * 1000.0, slope_m = p->slope_km * 1000.0;
+    for (uint32_t d2 = 0; d2 < b->table_n; d2++) {
+        double dist = tb_coast_waterline_m(d2, cell_m), d = dist > 0 ? dist : 0;
+        double t = (d - shelf_m) / slope_m, depth = p->break_depth_m * (d / shelf_m);
+        b->table[d2] = d <= shelf_m ? depth : -(t < 1 ? t : 1);
+        b->height_table[d2] = (float)-depth;
+        b->kind_table[d2] = depth < p->shoal_depth_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
+    }
+    /* "on the shelf, and min(depth, painted) = depth" holds for a prefix of d2: the shelf's depth
+     * rises with d2 (sqrt, the subtraction and the products round monotonically), the slope's
+     * entries are negative; so the first d2 where it fails is found by bisection */
+    for (int c = 0; c < legend->n && c < TB_MAX_CLASSES; c++) {
+        uint32_t lo = 0, hi = legend->ocean[c] ? b->table_n : 0;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (b->table[mid] >= 0 && b->table[mid] <= b->painted_m[c])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        b->fast_d2[c] = lo;
+    }
+}
+
+void tb_coast_bathymetry_free(tb_coast_bathy_t *b)
+{
+    free(b->table);
+    free(b->height_table);
+    free(b->kind_table);
+    b->table = NULL;
+    b->height_table = NULL;
+    b->kind_table = NULL;
+}
+
+void tb_coast_bathymetry_row(const tb_coast_bathy_t *b, int64_t y, const uint32_t *d2)
+{
+    const size_t row = (size_t)y * (size_t)b->w;
+    const uint8_t *cls = b->classes + row;
+    uint8_t *kind = b->kind + row;
+    float *height_m = b->height_m + row;
+    const double *table = b->table, *painted_m = b->painted_m, *below_m = b->below_m;
+    const double break_m = b->p->break_depth_m, shoal_m = b->p->shoal_depth_m;
+    const uint32_t table_n = b->table_n, far_d2 = b->far_d2;
+    const int64_t w = b->w;
+    const float *height_table = b->height_table;
+    const uint8_t *kind_table = b->kind_table;
+    const uint32_t *fast_d2 = b->fast_d2;
+    for (int64_t x = 0; x < w; x++) {
+        if (kind[x]) { /* the land mask, rewritten as kinds */
+            kind[x] = TB_COAST_LAND;
+            continue;
+        }
+        if (d2[x] < fast_d2[cls[x]]) {
+            height_m[x] = height_table[d2[x]];
+            kind[x] = kind_table[d2[x]];
+            continue;
+        }
+        double painted = painted_m[cls[x]], depth;
+        if (d2[x] < table_n) {
+            double v = table[d2[x]];
+            depth = v >= 0 ? v : break_m + below_m[cls[x]] * -v;
+            depth = depth < painted ? depth : painted;
+        } else {
+            depth = d2[x] > far_d2 ? painted
+                                   : tb_coast_shelf_slope_depth_m(
+                                         b->p, tb_coast_waterline_m(d2[x], b->cell_m), painted);
+        }
+        height_m[x] = (float)-depth;
+        kind[x] = depth < shoal_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
+    }
+}
+
 typedef struct {
-    const tb_coast_params_t *p;
-    double cell_m;
-    int64_t w;
-    uint32_t far_d2;
+    const tb_coast_bathy_t *b;
     const uint8_t *land;
     const uint32_t *d2;
-    const uint8_t *classes;
-    const tb_coast_classes_t *legend;
-    float *height_m;
-    uint8_t *kind;
 } s_bathy_t;
 
 static void s_bathy_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
     (void)thread;
-    const s_bathy_t *b = ctx;
-    const uint8_t *land = b->land;
-    const uint32_t *d2 = b->d2;
-    for (size_t i = (size_t)y0 * (size_t)b->w; i < (size_t)y1 * (size_t)b->w; i++) {
-        if (land[i]) {
-            b->kind[i] = TB_COAST_LAND;
-            continue;
-        }
-        double painted = b->legend->depth_m[b->classes[i]];
-        double depth = d2[i] > b->far_d2
-                           ? painted
-                           : tb_coast_shelf_slope_depth_m(
-                                 b->p, tb_coast_waterline_m(d2[i], b->cell_m), painted);
-        b->height_m[i] = (float)-depth;
-        b->kind[i] = depth < b->p->shoal_depth_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
+    const s_bathy_t *c = ctx;
+    const int64_t w = c->b->w;
+    for (int64_t y = y0; y < y1; y++) {
+        if (c->land != c->b->kind) /* the row's land mask into kind[], where the row reads it */
+            for (int64_t x = 0; x < w; x++)
+                c->b->kind[y * w + x] = c->land[y * w + x] != 0;
+        tb_coast_bathymetry_row(c->b, y, c->d2 + (size_t)y * (size_t)w);
     }
 }
 
@@ -73,10 +169,9 @@ void tb_coast_bathymetry_shelf_slope(tb_pool_t *pool, const tb_coast_params_t *p
                                      const uint8_t *classes, const tb_coast_classes_t *legend,
                                      float *height_m, uint8_t *kind)
 {
-    /* past shelf and slope every sea is at its painted depth: no square root out there */
-    double far_cells = (p->shelf_km + p->slope_km) * 1000.0 / cell_m + 1.5;
-    s_bathy_t b = {p,        cell_m, w,       (uint32_t)fmin(4e9, ceil(far_cells * far_cells)),
-                   land,     d2,     classes, legend,
-                   height_m, kind};
-    tb_coast_par_rows(pool, h, s_bathy_rows, &b);
+    tb_coast_bathy_t b;
+    tb_coast_bathymetry_init(&b, p, cell_m, w, classes, legend, height_m, kind);
+    s_bathy_t c = {&b, land, d2};
+    tb_coast_par_rows(pool, h, s_bathy_rows, &c);
+    tb_coast_bathymetry_free(&b);
 }

@@ -6,8 +6,11 @@
  * the bathymetry) and TB_COAST_OPEN (deeper sea). `d2` is the squared distance in cells from a sea
  * cell to the nearest land cell and from a land cell to the nearest sea cell (common/edt.h, X
  * wraps); a cell's distance from the waterline is sqrt(d2) - 0.5 cells, the waterline lying half
- * way between the centres of a land cell and its sea neighbour. Sediment is counted in exact
- * integer units of one millimetre over one cell (TB_COAST_UNIT_M).
+ * way between the centres of a land cell and its sea neighbour. d2 is exact only within the reach
+ * the phases read (pass.c, s_distances: at sea the widest of the bathymetry, carry and stretched
+ * deposit reaches, on land of the carry and two surf reaches, each plus two cells); beyond it a
+ * cell has TB_EDT_FAR, which every gate reads as "farther": a phase reading farther must widen it.
+ * Sediment is counted in exact integer units of one millimetre over one cell (TB_COAST_UNIT_M).
  */
 #ifndef TB_JOBS_COAST_METHODS_H
 #define TB_JOBS_COAST_METHODS_H
@@ -53,6 +56,14 @@ typedef struct {
 
 int tb_coast_band_make(tb_pool_t *pool, const uint8_t *kind, int64_t w, int64_t h,
                        tb_coast_band_t *band, tb_err_t *err);
+/* The same in two steps, for pass.c to mark the rows in the distance transform's row pass: bits
+ * (tb_coast_band_bits_size bytes, zeroed) gets bit 1 for a block holding land and bit 2 for one
+ * holding sea from row y of the land mask (non-zero: land; the rows of one block row on one
+ * thread); tb_coast_band_from_bits takes bits (freed, also on failure) and makes the band. */
+size_t tb_coast_band_bits_size(int64_t w, int64_t h);
+void tb_coast_band_mark_row(uint8_t *bits, const uint8_t *land, int64_t w, int64_t y);
+int tb_coast_band_from_bits(uint8_t *bits, int64_t w, int64_t h, tb_coast_band_t *band,
+                            tb_err_t *err);
 void tb_coast_band_free(tb_coast_band_t *band);
 /* The band distance, in blocks, within which every cell with d2 <= reach_d2 lies. */
 int64_t tb_coast_band_blocks(uint32_t reach_d2);
@@ -118,8 +129,34 @@ uint64_t tb_coast_d2_from(double metres, double cell_m, bool or_equal);
  * painted depth is painted_m. */
 double tb_coast_shelf_slope_depth_m(const tb_coast_params_t *p, double dist_m, double painted_m);
 
+/* bathymetry.c: the bathymetry one row at a time, for pass.c to run in the distance transform's row
+ * pass (common/edt.h, tb_edt_row_fn) while the row is in cache. init never fails (without memory
+ * for its table every cell computes its depth: the same bits). */
+typedef struct {
+    const tb_coast_params_t *p;
+    double cell_m;
+    int64_t w;
+    uint32_t far_d2;  /* past it, every sea is at its painted depth */
+    uint32_t table_n; /* the profile's distance part is tabulated for d2 < table_n */
+    double *table;
+    float *height_table; /* on the shelf: the height and kind by d2 alone */
+    uint8_t *kind_table;
+    uint32_t fast_d2[TB_MAX_CLASSES]; /* per class: those hold for every d2 below it */
+    double painted_m[TB_MAX_CLASSES], below_m[TB_MAX_CLASSES]; /* per class: depth, below break */
+    const uint8_t *classes;
+    float *height_m;
+    uint8_t *kind;
+} tb_coast_bathy_t;
+void tb_coast_bathymetry_init(tb_coast_bathy_t *b, const tb_coast_params_t *p, double cell_m,
+                              int64_t w, const uint8_t *classes, const tb_coast_classes_t *legend,
+                              float *height_m, uint8_t *kind);
+/* Row y: kind[] holds the land mask (non-zero: land) on entry and the kinds on return; sea cells'
+ * heights are rewritten. d2 is the row's distances. */
+void tb_coast_bathymetry_row(const tb_coast_bathy_t *b, int64_t y, const uint32_t *d2);
+void tb_coast_bathymetry_free(tb_coast_bathy_t *b);
+
 /* bathymetry.c: rewrites every sea cell's height as minus tb_coast_shelf_slope_depth_m and sets
- * kind[] for every cell. */
+ * kind[] for every cell (the same rows as above, over the pool). */
 void tb_coast_bathymetry_shelf_slope(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
                                      int64_t w, int64_t h, const uint8_t *land, const uint32_t *d2,
                                      const uint8_t *classes, const tb_coast_classes_t *legend,

@@ -80,54 +80,55 @@ static int s_check_input(const tb_coast_params_t *p, const tb_coast_planet_t *pl
     return 0;
 }
 
+/* What the distance transform's row pass does with each row as it finishes, while the row is in
+ * cache: the band's marks from the row's land mask, then the bathymetry, which rewrites the row of
+ * the mask as kinds (the transform has read it for the last time). */
 typedef struct {
-    int64_t w;
+    uint8_t *band_bits;
     const uint8_t *land;
-    uint8_t *sea;
-    uint32_t *d2;
-    const uint32_t *tmp;
-} s_rows_t;
+    int64_t w;
+    const tb_coast_bathy_t *bathy;
+} s_row_done_t;
 
-static void s_sea_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+static void s_row_done(void *ctx, int64_t y, const uint32_t *d2_row, int thread)
 {
-    (void)chunk;
     (void)thread;
-    const s_rows_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        c->sea[i] = !c->land[i];
+    const s_row_done_t *c = ctx;
+    tb_coast_band_mark_row(c->band_bits, c->land, c->w, y);
+    tb_coast_bathymetry_row(c->bathy, y, d2_row);
 }
 
-static void s_merge_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+/* The squared distance in cells past which a phase reading d2 within `metres` of the waterline
+ * reads the same as "far": the distance in cells plus two, squared (every phase's own gate keeps a
+ * margin of 1.5 cells). */
+static uint32_t s_cap_d2(double metres, double cell_m)
 {
-    (void)chunk;
-    (void)thread;
-    const s_rows_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        if (c->land[i])
-            c->d2[i] = c->tmp[i];
+    double cells = metres / cell_m + 2;
+    return (uint32_t)fmin((double)UINT32_MAX, ceil(cells * cells));
 }
 
-/* The distances of every cell from the waterline: sea to land, and land to sea, in one array. */
-static int s_distances(tb_pool_t *pool, const uint8_t *land, int64_t w, int64_t h, int threads,
-                       uint32_t *d2, tb_err_t *err)
+/* The distances of every cell from the waterline, sea to land and land to sea, in one transform
+ * (docs/coast.md, "Distances"), with the bathymetry and the band's marks made row by row in its row
+ * pass: kind[] goes in as the land mask and comes out as kinds. *band_bits (zeroed here) gets the
+ * marks. */
+static int s_distances(tb_pool_t *pool, const tb_coast_params_t *p, tb_coast_planet_t *pl,
+                       uint8_t *kind, uint32_t *d2, uint8_t **band_bits, tb_err_t *err)
 {
-    size_t cells = (size_t)w * (size_t)h;
-    if (tb_edt_squared(land, w, h, true, threads, d2, err) != 0)
+    /* a chunk of the transform's rows is one row of the band's blocks */
+    _Static_assert(TB_EDT_CHUNK_ROWS == TB_COAST_BAND_BLOCK, "a chunk of rows is a block row");
+    *band_bits = tb_calloc(tb_coast_band_bits_size(pl->w, pl->h), 1, "coast band blocks", err);
+    if (!*band_bits)
         return -1;
-    uint8_t *sea = tb_malloc(cells, "coast sea mask", err);
-    uint32_t *tmp = sea ? tb_malloc(cells * sizeof *tmp, "coast land distances", err) : NULL;
-    int rc = -1;
-    if (!tmp)
-        goto done;
-    s_rows_t c = {.w = w, .land = land, .sea = sea, .d2 = d2, .tmp = tmp};
-    tb_coast_par_rows(pool, h, s_sea_rows, &c);
-    if (tb_edt_squared(sea, w, h, true, threads, tmp, err) != 0)
-        goto done;
-    tb_coast_par_rows(pool, h, s_merge_rows, &c);
-    rc = 0;
-done:
-    free(sea);
-    free(tmp);
+    tb_coast_bathy_t bathy;
+    tb_coast_bathymetry_init(&bathy, p, pl->cell_m, pl->w, pl->classes, pl->legend, pl->height_m,
+                             kind);
+    s_row_done_t c = {*band_bits, kind, pl->w, &bathy};
+    const uint32_t caps[2] = {s_cap_d2(fmax(fmax((p->shelf_km + p->slope_km) * 1000.0, p->carry_m),
+                                            p->deposit_reach_m * TB_COAST_MAX_STRETCH),
+                                       pl->cell_m),
+                              s_cap_d2(fmax(p->carry_m, 2 * p->surf_reach_m), pl->cell_m)};
+    int rc = tb_edt_squared_both(kind, pl->w, pl->h, true, caps, pool, d2, s_row_done, &c, err);
+    tb_coast_bathymetry_free(&bathy);
     return rc;
 }
 
@@ -483,14 +484,27 @@ static int s_ground_stats(tb_pool_t *pool, const tb_coast_params_t *p, const tb_
     return 0;
 }
 
+/* The land mask the distances start from: 1 on land, 0 at sea (a byte table per class, so the loop
+ * does not reread the legend through pointers a byte store might alias). */
 static void s_kind_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
     (void)thread;
     const tb_coast_planet_t *pl = ((void **)ctx)[0];
-    uint8_t *kind = ((void **)ctx)[1];
-    for (size_t i = (size_t)y0 * (size_t)pl->w; i < (size_t)y1 * (size_t)pl->w; i++)
-        kind[i] = !pl->legend->ocean[pl->classes[i]];
+    uint8_t *restrict kind = ((void **)ctx)[1];
+    const uint8_t *restrict classes = pl->classes;
+    uint8_t land[256] = {0};
+    for (int c = 0; c < pl->legend->n && c < TB_MAX_CLASSES; c++)
+        land[c] = !pl->legend->ocean[c];
+    size_t i = (size_t)y0 * (size_t)pl->w, end = (size_t)y1 * (size_t)pl->w;
+    for (; i + 4 <= end; i += 4) { /* four at a time: a third of the loop's own instructions */
+        kind[i] = land[classes[i]];
+        kind[i + 1] = land[classes[i + 1]];
+        kind[i + 2] = land[classes[i + 2]];
+        kind[i + 3] = land[classes[i + 3]];
+    }
+    for (; i < end; i++)
+        kind[i] = land[classes[i]];
 }
 
 static double s_wall_s(void)
@@ -538,13 +552,16 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
         goto done;
     void *kind_ctx[2] = {pl, kind};
     tb_coast_par_rows(pool, h, s_kind_rows, kind_ctx);
+    /* the bathymetry and the band's marks are made in the distances' row pass: its time is theirs
+     */
+    uint8_t *band_bits = NULL;
     if (s_progress(&prog, 0.0, "distances", err) != 0 ||
-        s_distances(pool, kind, w, h, threads, d2, err) != 0)
+        s_distances(pool, p, pl, kind, d2, &band_bits, err) != 0) {
+        free(band_bits);
         goto done;
+    }
     S_PHASE(TB_COAST_PHASE_DISTANCES);
-    tb_coast_bathymetry_shelf_slope(pool, p, pl->cell_m, w, h, kind, d2, pl->classes, pl->legend,
-                                    pl->height_m, kind);
-    if (tb_coast_band_make(pool, kind, w, h, &band, err) != 0)
+    if (tb_coast_band_from_bits(band_bits, w, h, &band, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_BATHYMETRY);
     acc = tb_malloc(cells * sizeof *acc, "coast sediment work", err);
