@@ -19,8 +19,10 @@ typedef struct {
     const uint16_t *exposure;
     const float *height_m;
     const float *moved_m;
-    const float *stretch; /* the delta stretch of the deposit reach; NULL: 1 */
-    uint32_t reach_d2;    /* no cell past this squared distance is within the stretched reach */
+    /* the delta stretch of the deposit reach; NULL: 1. Read only in the blocks whose largest
+     * stretch (band->stretch_max) is over 1: elsewhere it is 1 and may not be written */
+    const float *stretch;
+    uint32_t reach_d2; /* no cell past this squared distance is within the stretched reach */
     const tb_coast_band_t *band;
     uint32_t *block_d2; /* per block of the band, the same for its largest stretch; 0: none */
 } s_site_t;
@@ -34,21 +36,23 @@ typedef struct {
  * supply (tb_coast_delta_stretch): the delta's fan. The weight is the same shelter times a nearness
  * that falls from 1 at the waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and
  * lies against the shore, thinning seaward like a shoreface. */
-static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m);
+static int64_t s_weight_near(const s_site_t *s, const float *stretch_at, size_t i, double *room_m);
 
-static inline int64_t s_weight(const s_site_t *s, size_t i, uint32_t reach_d2, double *room_m)
+/* stretch_at: the stretch, or NULL where it is 1 (a block whose largest stretch is 1) */
+static inline int64_t s_weight(const s_site_t *s, const float *stretch_at, size_t i,
+                               uint32_t reach_d2, double *room_m)
 {
     /* land and the sea beyond the block's widest reach, most of a planet, without a call */
     *room_m = 0;
     if (s->kind[i] == TB_COAST_LAND || s->d2[i] > reach_d2)
         return 0;
-    return s_weight_near(s, i, room_m);
+    return s_weight_near(s, stretch_at, i, room_m);
 }
 
-static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m)
+static int64_t s_weight_near(const s_site_t *s, const float *stretch_at, size_t i, double *room_m)
 {
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
-    double stretch = s->stretch ? (double)s->stretch[i] : 1.0;
+    double stretch = stretch_at ? (double)stretch_at[i] : 1.0;
     double reach = s->p->deposit_reach_m * stretch;
     if (dist > reach)
         return 0;
@@ -176,8 +180,10 @@ static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
                 memset(d->wq + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->wq);
                 continue;
             }
+            size_t b = (size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx;
+            const float *st = site->stretch && band->stretch_max[b] > 1 ? site->stretch : NULL;
             for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
-                int64_t wq = s_weight(site, i, reach_d2, &d->room[i]);
+                int64_t wq = s_weight(site, st, i, reach_d2, &d->room[i]);
                 d->work[i] = wq;
                 d->wq[i] = (uint16_t)wq;
             }
@@ -389,59 +395,117 @@ static int64_t s_centre_weight_1d(int64_t half, int passes)
  * second drift's (S_SECOND_REACH drift radii), so a large mouth's lobe reaches as far as its
  * sediment drifts. A cell is clamped to 2^34 quanta (1024 delta_ref_m3, far past the most the
  * stretch takes) or less for a bell so wide that its tent could overflow. Pointwise after the sums;
- * deterministic. */
+ * deterministic.
+ *
+ * The mouths are a few per million cells, so the first tent is not summed over the planet but
+ * splatted: the tent is separable, k(dx) k(y, y_m) with k the box of radius b twice along one axis
+ * (X wrapping: the count of columns within b of both; Y: of the rows of the planet within b of
+ * both, the zero padding of the two boxes), so each mouth adds q k k over its (4b + 1)^2 cells,
+ * exactly the integers the two box sums gave. The second tent is the box sums' (its input fills the
+ * mouths' squares), and the stretch is computed only in the blocks within its reach of a mouth
+ * (elsewhere it is 1: those blocks' largest stretch is 1 and the deposition reads 1 there without
+ * the array). */
 typedef struct {
     int64_t *river;
     float *stretch;
-    int64_t w;
-    double unit_q;  /* quanta in a unit */
-    int64_t clamp;  /* most quanta in a cell */
+    int64_t w, h;
     int64_t weight; /* a tent's total weight */
     double to_ref;  /* quanta of the bell's mean to multiples of delta_ref_m3 */
     tb_coast_band_t *band;
+    /* the splat: mouths sorted by row, their columns, quanta; the X kernel over n_x offsets from
+     * x0_off; the box radius */
+    const int64_t *my, *mx, *mq;
+    size_t n;
+    const uint64_t *kx;
+    int64_t x0_off, n_x, b;
+    const uint8_t *near; /* per block: within the second tent's reach of a mouth */
 } s_stretch_t;
 
-static void s_quanta_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+/* Rows [y0, y1) of the first tent: every mouth within 2b rows adds q k(dx) k(y, y_m). */
+static void s_splat_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
     (void)thread;
     const s_stretch_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
-        if (!c->river[i])
-            continue;
-        double q = floor((double)c->river[i] * c->unit_q);
-        c->river[i] = q >= (double)c->clamp ? c->clamp : (int64_t)q;
+    int64_t w = c->w, b = c->b;
+    /* the first mouth within reach of row y0 (sorted by row) */
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->my[mid] < y0 - 2 * b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int64_t y = y0; y < y1; y++) {
+        uint64_t *row = (uint64_t *)c->river + (size_t)y * (size_t)w;
+        for (size_t m = lo; m < c->n && c->my[m] <= y + 2 * b; m++) {
+            int64_t ym = c->my[m];
+            /* the rows of the planet within b of both y and ym */
+            int64_t a0 = (y > ym ? y : ym) - b, a1 = (y < ym ? y : ym) + b;
+            a0 = a0 > 0 ? a0 : 0;
+            a1 = a1 < c->h - 1 ? a1 : c->h - 1;
+            if (a1 < a0)
+                continue;
+            uint64_t q = (uint64_t)c->mq[m] * (uint64_t)(a1 - a0 + 1);
+            int64_t x = tb_wrap(c->mx[m] + c->x0_off, w);
+            const uint64_t *k = c->kx;
+            int64_t n = c->n_x;
+            /* up to the seam, then from column 0 */
+            while (n > 0) {
+                int64_t run = w - x < n ? w - x : n;
+                for (int64_t o = 0; o < run; o++)
+                    row[x + o] += q * k[o];
+                k += run;
+                n -= run;
+                x = 0;
+            }
+        }
     }
 }
 
+/* The first tent's mean, in the blocks near a mouth (the tent is zero elsewhere). */
 static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    (void)chunk;
     (void)thread;
     const s_stretch_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        if (c->river[i])
-            c->river[i] /= c->weight;
+    int64_t bw = (c->w + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK;
+    const uint8_t *near = c->near + chunk * (size_t)bw;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < bw; bx++) {
+            if (!near[bx])
+                continue;
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
+            int64_t *v = c->river + (size_t)y * (size_t)c->w;
+            for (int64_t x = x0; x < x1; x++)
+                if (v[x])
+                    v[x] /= c->weight;
+        }
 }
 
+/* The second tent's mean and the stretch, and each block's largest stretch (a chunk of rows is a
+ * row of blocks), in the blocks near a mouth; elsewhere the largest is 1 and nothing is written. */
 static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    (void)chunk;
     (void)thread;
     const s_stretch_t *c = ctx;
-    /* and each block's largest stretch (a chunk of rows is a row of blocks) */
     int64_t bw = (c->w + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK;
     float *max = c->band ? c->band->stretch_max + chunk * (size_t)bw : NULL;
+    const uint8_t *near = c->near + chunk * (size_t)bw;
     for (int64_t bx = 0; max && bx < bw; bx++)
         max[bx] = 1;
     for (int64_t y = y0; y < y1; y++)
         for (int64_t bx = 0; bx < bw; bx++) {
+            if (!near[bx])
+                continue;
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
             float m = 1;
             for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
                  i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
-                double s = 1 + (double)c->river[i] * c->to_ref;
+                int64_t v = c->river[i] ? c->river[i] / c->weight : 0;
+                double s = 1 + (double)v * c->to_ref;
                 float f = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
                 c->stretch[i] = f;
                 m = f > m ? f : m;
@@ -451,32 +515,118 @@ static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int 
         }
 }
 
+static int s_by_cell(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
 int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
-                           int64_t h, int64_t *river, float *stretch, tb_coast_band_t *band,
-                           tb_err_t *err)
+                           int64_t h, const int64_t *mouths, size_t n_mouths, int64_t *river,
+                           float *stretch, tb_coast_band_t *band, tb_err_t *err)
 {
     int64_t r = S_SECOND_REACH * tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
     int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
+    if (2 * box + 1 > w)
+        return tb_err_set(err, TB_E_INVALID,
+                          "coast: a box of radius %lld cells is wider than the "
+                          "planet's %lld columns",
+                          (long long)box, (long long)w);
     double side = (double)(2 * box + 1), tent = side * side * side * side;
     double quanta_per_ref = 16777216.0;                       /* 2^24 */
     double clamp = fmin(17179869184.0, floor(4.6e18 / tent)); /* 2^34, or what fits 2^62 */
     int64_t c1 = s_centre_weight_1d(box, 4);
+    double unit_q = TB_COAST_UNIT_M * cell_m * cell_m / p->delta_ref_m3 * quanta_per_ref;
+    int64_t clamp_q = clamp >= 1 ? (int64_t)clamp : 1;
+    int64_t bw = (w + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK,
+            bh = (h + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK;
+    /* the X kernel: offsets -2b .. 2b, or every column when that wraps onto itself; the count of
+     * columns within b of both ends, over every way the offset wraps */
+    int64_t n_x = 4 * box + 1 < w ? 4 * box + 1 : w, x0_off = 4 * box + 1 < w ? -2 * box : 0;
+    size_t n_pairs = n_mouths;
+    int64_t *pairs = tb_malloc((n_pairs ? n_pairs : 1) * 2 * sizeof *pairs, "coast mouths", err);
+    int64_t *rows =
+        pairs ? tb_malloc((n_pairs ? n_pairs : 1) * 3 * sizeof *rows, "coast mouth rows", err)
+              : NULL;
+    uint64_t *kx = rows ? tb_malloc((size_t)n_x * sizeof *kx, "coast bell kernel", err) : NULL;
+    uint8_t *near = kx ? tb_calloc((size_t)bw * (size_t)bh, 1, "coast bell blocks", err) : NULL;
+    if (!near) {
+        free(pairs);
+        free(rows);
+        free(kx);
+        return -1;
+    }
+    for (int64_t o = 0; o < n_x; o++) {
+        int64_t k = 0;
+        for (int64_t j = -2; j <= 2; j++) {
+            int64_t d = llabs(x0_off + o + j * w);
+            k += d <= 2 * box ? 2 * box + 1 - d : 0;
+        }
+        kx[o] = (uint64_t)k;
+    }
+    /* the units of each cell (mouths sharing a cell add up), in quanta, ordered by row */
+    memcpy(pairs, mouths, n_pairs * 2 * sizeof *pairs);
+    qsort(pairs, n_pairs, 2 * sizeof *pairs, s_by_cell);
+    size_t n = 0;
+    for (size_t k = 0; k < n_pairs;) {
+        int64_t cell = pairs[2 * k], units = 0;
+        for (; k < n_pairs && pairs[2 * k] == cell; k++)
+            units += pairs[2 * k + 1];
+        if (!units)
+            continue;
+        double q = floor((double)units * unit_q);
+        int64_t qi = q >= (double)clamp_q ? clamp_q : (int64_t)q;
+        if (!qi)
+            continue;
+        rows[n] = cell / w;
+        rows[n_pairs + n] = cell % w;
+        rows[2 * n_pairs + n] = qi;
+        n++;
+    }
+    /* sorted by cell, so by row; the blocks within the second tent's reach (4b) of a mouth */
+    for (size_t m = 0; m < n; m++) {
+        int64_t by0 = rows[m] - 4 * box, by1 = rows[m] + 4 * box;
+        by0 = (by0 > 0 ? by0 : 0) / TB_COAST_BAND_BLOCK;
+        by1 = (by1 < h - 1 ? by1 : h - 1) / TB_COAST_BAND_BLOCK;
+        /* the columns x_m - 4b .. x_m + 4b, wrapped: up to the seam, then from column 0 */
+        int64_t span = 8 * box + 1 < w ? 8 * box + 1 : w;
+        int64_t x = span == w ? 0 : tb_wrap(rows[n_pairs + m] - 4 * box, w);
+        while (span > 0) {
+            int64_t e = x + span - 1 < w - 1 ? x + span - 1 : w - 1;
+            for (int64_t by = by0; by <= by1; by++)
+                memset(near + (size_t)by * (size_t)bw + (size_t)(x / TB_COAST_BAND_BLOCK), 1,
+                       (size_t)(e / TB_COAST_BAND_BLOCK - x / TB_COAST_BAND_BLOCK + 1));
+            span -= e - x + 1;
+            x = 0;
+        }
+    }
     s_stretch_t c = {river,
                      stretch,
                      w,
-                     TB_COAST_UNIT_M * cell_m * cell_m / p->delta_ref_m3 * quanta_per_ref,
-                     clamp >= 1 ? (int64_t)clamp : 1,
+                     h,
                      (int64_t)tent,
                      tent * tent / ((double)c1 * (double)c1) / quanta_per_ref,
-                     band};
-    tb_coast_par_rows(pool, h, s_quanta_rows, &c);
-    for (int k = 0; k < 2; k++) {
-        if (tb_coast_tentsum_i64(pool, river, w, h, half_r, err) != 0)
-            return -1;
-        tb_coast_par_rows(pool, h, s_mean_rows, &c);
-    }
-    tb_coast_par_rows(pool, h, s_stretch_rows, &c);
-    return 0;
+                     band,
+                     rows,
+                     rows + n_pairs,
+                     rows + 2 * n_pairs,
+                     n,
+                     kx,
+                     x0_off,
+                     n_x,
+                     box,
+                     near};
+    memset(river, 0, (size_t)w * (size_t)h * sizeof *river);
+    tb_coast_par_rows(pool, h, s_splat_rows, &c);
+    tb_coast_par_rows(pool, h, s_mean_rows, &c);
+    int rc = tb_coast_tentsum_i64(pool, river, w, h, half_r, err);
+    if (rc == 0)
+        tb_coast_par_rows(pool, h, s_stretch_rows, &c);
+    free(pairs);
+    free(rows);
+    free(kx);
+    free(near);
+    return rc;
 }
 
 /* Drift by symmetric redistribution, then deposition in the sheltered shallows (after the
