@@ -35,21 +35,26 @@ typedef struct {
  * the bay next door). Near a river mouth the reach and the profile stretch seaward with the river's
  * supply (tb_coast_delta_stretch): the delta's fan. The weight is the same shelter times a nearness
  * that falls from 1 at the waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and
- * lies against the shore, thinning seaward like a shoreface. */
-static int64_t s_weight_near(const s_site_t *s, const float *stretch_at, size_t i, double *room_m);
+ * lies against the shore, thinning seaward like a shoreface.
+ *
+ * In two parts: s_place, what does not depend on the heights (the weight where there is room, the
+ * profile and the shelter), computed once for both drifts, and s_room, the room over the cell's
+ * heights as they are when a drift weighs it: the weight is s_place's where s_room > 0, else 0. */
+static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i, double *profile,
+                             double *shelter);
 
 /* stretch_at: the stretch, or NULL where it is 1 (a block whose largest stretch is 1) */
-static inline int64_t s_weight(const s_site_t *s, const float *stretch_at, size_t i,
-                               uint32_t reach_d2, double *room_m)
+static inline uint16_t s_place(const s_site_t *s, const float *stretch_at, size_t i,
+                               uint32_t reach_d2, double *profile, double *shelter)
 {
     /* land and the sea beyond the block's widest reach, most of a planet, without a call */
-    *room_m = 0;
     if (s->kind[i] == TB_COAST_LAND || s->d2[i] > reach_d2)
         return 0;
-    return s_weight_near(s, stretch_at, i, room_m);
+    return s_place_near(s, stretch_at, i, profile, shelter);
 }
 
-static int64_t s_weight_near(const s_site_t *s, const float *stretch_at, size_t i, double *room_m)
+static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i, double *profile,
+                             double *shelter_out)
 {
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
     double stretch = stretch_at ? (double)stretch_at[i] : 1.0;
@@ -66,16 +71,20 @@ static int64_t s_weight_near(const s_site_t *s, const float *stretch_at, size_t 
      * delta_ref_m3) */
     if (stretch - 1 > shelter)
         shelter = stretch - 1 < 1 ? stretch - 1 : 1;
-    double profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
-    double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
-    double room = floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
-    if (!(room > 0))
-        return 0;
-    *room_m = room;
-    /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach */
+    *profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
+    *shelter_out = shelter;
+    /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach; the
+     * rounded value is positive, so the conversion is the floor */
     double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / reach;
-    int64_t wq = (int64_t)floor(shelter * nearness * 1000 + 0.5);
-    return wq > 0 ? wq : 1;
+    int64_t wq = (int64_t)(shelter * nearness * 1000 + 0.5);
+    return (uint16_t)(wq > 0 ? wq : 1);
+}
+
+/* The room of cell i (a place of s_place) over its heights now, metres; no room unless > 0. */
+static inline double s_room(const s_site_t *s, size_t i, double profile, double shelter)
+{
+    double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
+    return floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
 }
 
 typedef struct {
@@ -85,6 +94,7 @@ typedef struct {
 
 /* The shared state of one drift's parallel loops. Per chunk of rows: the tallies (doubles, summed
  * in chunk order afterwards, so any number of threads gives the same bits) and the source totals.
+ * A chunk of rows is a row of blocks of the band, so the per-block flags of a chunk are its own.
  */
 typedef struct {
     const s_site_t *site;
@@ -92,44 +102,26 @@ typedef struct {
     int64_t *src, *work;
     float *height_m, *moved_m;
     int bits;
+    double scale; /* 2^-bits: a multiplication by it is the division, exactly */
     bool last;
     s_tally_t *chunk;
-    int64_t *total;
-    /* every cell's weight and room as s_weight gave them before the shares: the deposition reads
-     * them back (nothing between changes a height), rather than computing them again */
+    /* every cell's place (s_place), in the blocks marked done: computed the first time a drift
+     * needs the block; the room is s_room of it whenever a drift weighs or lays a cell */
     uint16_t *wq;
-    double *room;
-    /* per block of the band: 1 where a source lies, then where one lies within the drift's reach
-     * (s_near_sources) */
-    uint8_t *near;
+    double *profile, *shelter;
+    uint8_t *done;
+    /* per block: a source of this drift lies in it; within the drift's support of such a block
+     * (s_near_sources); a source of the next drift lies in it (the lay's leftovers); the lay
+     * changed a height in it */
+    const uint8_t *src_blk;
+    uint8_t *near, *next_blk, *laid;
+    int64_t *next_total; /* per chunk: the next drift's units */
 } s_drift_t;
 
-/* The sources' total per chunk, and which blocks hold one (a chunk of rows is a row of blocks). */
-static void s_total_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
-{
-    (void)thread;
-    const s_drift_t *d = ctx;
-    int64_t t = 0, bw = d->site->band->bw;
-    uint8_t *near = d->near + chunk * (size_t)bw;
-    memset(near, 0, (size_t)bw);
-    for (int64_t y = y0; y < y1; y++)
-        for (int64_t bx = 0; bx < bw; bx++) {
-            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
-                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
-            const int64_t *src = d->src + (size_t)y * (size_t)d->w;
-            uint64_t any = 0;
-            for (int64_t x = x0; x < x1; x++) {
-                t += src[x];
-                any |= (uint64_t)src[x];
-            }
-            near[bx] |= any != 0;
-        }
-    d->total[chunk] = t;
-}
-
-/* The blocks within `reach` blocks (Chebyshev, X wrapping) of a block holding a source, in place:
- * a row dilation then a column one. */
-static int s_near_sources(uint8_t *near, int64_t bw, int64_t bh, int64_t reach, tb_err_t *err)
+/* The blocks within `reach` blocks (Chebyshev, X wrapping) of a block flagged in `from`, into
+ * `near`: a row dilation then a column one. */
+static int s_near_sources(const uint8_t *from, uint8_t *near, int64_t bw, int64_t bh, int64_t reach,
+                          tb_err_t *err)
 {
     uint8_t *tmp = tb_malloc((size_t)bw * (size_t)bh, "coast drift blocks", err);
     if (!tmp)
@@ -139,10 +131,10 @@ static int s_near_sources(uint8_t *near, int64_t bw, int64_t bh, int64_t reach, 
             uint8_t a = 0;
             if (2 * reach + 1 >= bw) {
                 for (int64_t k = 0; k < bw && !a; k++)
-                    a = near[(size_t)by * (size_t)bw + (size_t)k];
+                    a = from[(size_t)by * (size_t)bw + (size_t)k];
             } else {
                 for (int64_t k = bx - reach; k <= bx + reach && !a; k++)
-                    a = near[(size_t)by * (size_t)bw + (size_t)tb_wrap(k, bw)];
+                    a = from[(size_t)by * (size_t)bw + (size_t)tb_wrap(k, bw)];
             }
             tmp[(size_t)by * (size_t)bw + (size_t)bx] = a;
         }
@@ -157,72 +149,96 @@ static int s_near_sources(uint8_t *near, int64_t bw, int64_t bh, int64_t reach, 
     return 0;
 }
 
-/* Every cell's weight. A block whose cells are all past its largest stretched reach has none
- * (s_weight gives 0 past it), and its room is never read (s_lay reads it only under a weight). */
+/* The stretch a block's cells read: NULL where its largest stretch is 1. */
+static inline const float *s_block_stretch(const s_site_t *site, size_t b)
+{
+    return site->stretch && site->band->stretch_max[b] > 1 ? site->stretch : NULL;
+}
+
+/* Every cell's weight into work, in the blocks within reach of a source (elsewhere 0: no weight
+ * there is read). A block whose cells are all past its largest stretched reach has none (s_place
+ * gives 0 past it). A block's places are computed the first time a drift weighs it. */
 static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    (void)chunk;
     (void)thread;
     const s_drift_t *d = ctx;
     const s_site_t *site = d->site;
     const tb_coast_band_t *band = site->band;
-    for (int64_t y = y0; y < y1; y++) {
-        size_t row = (size_t)y * (size_t)d->w;
-        const uint32_t *block_d2 =
-            site->block_d2 + (size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw;
-        for (int64_t bx = 0; bx < band->bw; bx++) {
-            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
-                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
-            uint32_t reach_d2 = block_d2[bx];
-            if (!reach_d2 ||
-                !d->near[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx]) {
-                memset(d->work + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->work);
-                memset(d->wq + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->wq);
-                continue;
-            }
-            size_t b = (size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx;
-            const float *st = site->stretch && band->stretch_max[b] > 1 ? site->stretch : NULL;
-            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
-                int64_t wq = s_weight(site, st, i, reach_d2, &d->room[i]);
-                d->work[i] = wq;
-                d->wq[i] = (uint16_t)wq;
-            }
+    for (int64_t bx = 0; bx < band->bw; bx++) {
+        size_t b = chunk * (size_t)band->bw + (size_t)bx;
+        int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
+        uint32_t reach_d2 = site->block_d2[b];
+        if (!reach_d2 || !d->near[b]) {
+            for (int64_t y = y0; y < y1; y++)
+                memset(d->work + (size_t)y * (size_t)d->w + (size_t)x0, 0,
+                       (size_t)(x1 - x0) * sizeof *d->work);
+            continue;
         }
+        if (!d->done[b]) {
+            const float *st = s_block_stretch(site, b);
+            for (int64_t y = y0; y < y1; y++)
+                for (size_t i = (size_t)y * (size_t)d->w + (size_t)x0;
+                     i < (size_t)y * (size_t)d->w + (size_t)x1; i++)
+                    d->wq[i] = s_place(site, st, i, reach_d2, &d->profile[i], &d->shelter[i]);
+            d->done[b] = 1;
+        }
+        for (int64_t y = y0; y < y1; y++)
+            for (size_t i = (size_t)y * (size_t)d->w + (size_t)x0;
+                 i < (size_t)y * (size_t)d->w + (size_t)x1; i++) {
+                uint16_t wq = d->wq[i];
+                d->work[i] = wq && s_room(site, i, d->profile[i], d->shelter[i]) > 0 ? wq : 0;
+            }
     }
 }
 
-/* shares: src becomes q = floor(src 2^bits / Wt) */
+/* shares: src becomes q = floor(src 2^bits / Wt), in the blocks holding a source */
 static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)thread;
     const s_drift_t *d = ctx;
     s_tally_t *t = &d->chunk[chunk];
-    int64_t *src = d->src, *work = d->work;
-    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++) {
-        if (!src[i])
-            continue;
-        if (work[i] <= 0) {
-            t->no_room += src[i];
-            src[i] = 0;
-            continue;
+    int64_t *src = d->src, *work = d->work, bw = d->site->band->bw;
+    const uint8_t *blk = d->src_blk + chunk * (size_t)bw;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < bw; bx++) {
+            if (!blk[bx])
+                continue;
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
+            for (size_t i = (size_t)y * (size_t)d->w + (size_t)x0;
+                 i < (size_t)y * (size_t)d->w + (size_t)x1; i++) {
+                if (!src[i])
+                    continue;
+                if (work[i] <= 0) {
+                    t->no_room += src[i];
+                    src[i] = 0;
+                    continue;
+                }
+                int64_t num = src[i] << d->bits;
+                int64_t q = num / work[i];
+                t->remainder += (double)(num - q * work[i]) * d->scale;
+                src[i] = q;
+            }
         }
-        int64_t num = src[i] << d->bits;
-        int64_t q = num / work[i];
-        t->remainder += (double)(num - q * work[i]) / (double)((int64_t)1 << d->bits);
-        src[i] = q;
-    }
 }
 
-/* Lays cell i's share, what fits its room; returns whether it laid a unit or more. */
-static inline bool s_lay(const s_drift_t *d, size_t i, s_tally_t *t, bool *leak)
+/* Lays cell i's share (chunk: its row's, b: its block), what fits its room; returns whether it
+ * laid a unit or more. */
+static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, bool *leak)
 {
     int64_t *src = d->src;
-    int64_t wq = src[i] ? d->wq[i] : 0;
-    double dep = (double)wq * (double)src[i] / (double)((int64_t)1 << d->bits);
+    s_tally_t *t = &d->chunk[chunk];
+    int64_t v = src[i];
     src[i] = 0;
-    if (!wq || !(dep > 0))
+    if (!v || !d->wq[i])
         return false;
-    double room = d->room[i];
+    double room = s_room(d->site, i, d->profile[i], d->shelter[i]);
+    if (!(room > 0))
+        return false; /* weight 0 */
+    double dep = (double)d->wq[i] * (double)v * d->scale;
+    if (!(dep > 0))
+        return false;
     double fit = room / TB_COAST_UNIT_M;
     double lay = dep < fit ? dep : fit;
     if (leak && *leak && lay >= 1) {
@@ -233,29 +249,37 @@ static inline bool s_lay(const s_drift_t *d, size_t i, s_tally_t *t, bool *leak)
     double dh = lay * TB_COAST_UNIT_M;
     d->height_m[i] = (float)((double)d->height_m[i] + dh);
     d->moved_m[i] = (float)((double)d->moved_m[i] + dh);
+    d->laid[b] = 1;
     double over = dep - lay;
     if (d->last) {
         t->full += over;
         return lay >= 1;
     }
-    int64_t whole = (int64_t)floor(over);
+    int64_t whole = (int64_t)over; /* over >= 0: the floor */
     src[i] = whole;
+    if (whole) {
+        d->next_total[chunk] += whole;
+        d->next_blk[b] = 1;
+    }
     t->remainder += over - (double)whole;
     return lay >= 1;
 }
 
+/* The lay over the blocks within reach of a source; elsewhere the shares are exactly 0 (the
+ * tent's support). A block past every reach has no weight: its shares are cleared. */
 static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)thread;
     const s_drift_t *d = ctx;
-    s_tally_t *t = &d->chunk[chunk];
     const s_site_t *site = d->site;
     const tb_coast_band_t *band = site->band;
+    const uint32_t *block_d2 = site->block_d2 + chunk * (size_t)band->bw;
+    const uint8_t *near = d->near + chunk * (size_t)band->bw;
     for (int64_t y = y0; y < y1; y++) {
         size_t row = (size_t)y * (size_t)d->w;
-        const uint32_t *block_d2 =
-            site->block_d2 + (size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw;
         for (int64_t bx = 0; bx < band->bw; bx++) {
+            if (!near[bx])
+                continue;
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
             if (!block_d2[bx]) {
@@ -263,50 +287,44 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
                 memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
                 continue;
             }
+            size_t b = chunk * (size_t)band->bw + (size_t)bx;
             for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
                 if (d->src[i])
-                    s_lay(d, i, t, NULL);
+                    s_lay(d, i, chunk, b, NULL);
         }
     }
 }
 
-/* One drift of the units in src over a box of radius r, laying what fits. On return src holds the
- * whole units that did not fit (to drift again), their fractions counted in t->remainder. The
- * loops run over chunks of rows on the pool; the tallies are summed in chunk order. */
+/* One drift of the units in src (total units, in the blocks flagged in src_blk) over a tent of
+ * radius r, laying what fits. On return src holds the whole units that did not fit (to drift
+ * again), their fractions counted in t->remainder, their total in *next and their blocks in
+ * next_blk. The loops run over chunks of rows on the pool; the tallies are summed in chunk order.
+ */
+typedef struct {
+    uint16_t *wq;
+    double *profile, *shelter;
+    uint8_t *done, *src_blk, *near, *next_blk, *laid;
+    int64_t *next_total;
+    s_tally_t *chunk;
+} s_work_t;
+
 static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, int64_t r,
                    int64_t *src, int64_t *work, float *height_m, float *moved_m, bool *leak,
-                   bool last, s_tally_t *t, tb_err_t *err)
+                   bool last, int64_t total, const s_work_t *k, int64_t *next, s_tally_t *t,
+                   tb_err_t *err)
 {
     size_t n_chunks = tb_coast_chunks(h);
-    s_tally_t *chunk = tb_calloc(n_chunks, sizeof *chunk, "coast drift tallies", err);
-    int64_t *totals = chunk ? tb_calloc(n_chunks, sizeof *totals, "coast drift totals", err) : NULL;
+    size_t n_blocks = (size_t)site->band->bw * (size_t)site->band->bh;
+    memset(k->chunk, 0, n_chunks * sizeof *k->chunk);
+    memset(k->next_total, 0, n_chunks * sizeof *k->next_total);
+    memset(k->next_blk, 0, n_blocks);
+    *next = 0;
+    s_drift_t d = {site,       w,       src,         work,    height_m,     moved_m,    0,
+                   0,          last,    k->chunk,    k->wq,   k->profile,   k->shelter, k->done,
+                   k->src_blk, k->near, k->next_blk, k->laid, k->next_total};
+    if (total == 0)
+        return 0;
     size_t cells = (size_t)w * (size_t)h;
-    uint16_t *wq = totals ? tb_malloc(cells * sizeof *wq, "coast drift weights", err) : NULL;
-    double *room = wq ? tb_malloc(cells * sizeof *room, "coast drift room", err) : NULL;
-    uint8_t *near = room ? tb_malloc((size_t)site->band->bw * (size_t)site->band->bh,
-                                     "coast drift "
-                                     "sources",
-                                     err)
-                         : NULL;
-    if (!near) {
-        free(chunk);
-        free(totals);
-        free(wq);
-        free(room);
-        return -1;
-    }
-    s_drift_t d = {site, w, src, work, height_m, moved_m, 0, last, chunk, totals, wq, room, near};
-    tb_coast_par_rows(pool, h, s_total_rows, &d);
-    int64_t total = 0;
-    for (size_t c = 0; c < n_chunks; c++)
-        total += totals[c];
-    free(totals);
-    d.total = NULL;
-    int rc = -1;
-    if (total == 0) {
-        rc = 0;
-        goto done;
-    }
     /* Shares in fixed point with as many bits as total << bits < 2^61 allows. On a cell that can
      * take sediment (w >= 1) the summed shares are at most total << bits, because
      * Wt(s) >= K(c - s) w(c) >= K(c - s) for every source s; elsewhere the sums may wrap, which the
@@ -314,45 +332,45 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
      * Wt / 2^bits units, a small part of the budget, and counted. */
     int len = 64 - __builtin_clzll((unsigned long long)total);
     d.bits = 61 - len;
-    if (d.bits < 0) {
-        tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
-                   (long long)total);
-        goto done;
-    }
+    if (d.bits < 0)
+        return tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
+                          (long long)total);
+    d.scale = ldexp(1.0, -d.bits);
     /* A weight is read only within the tent's support (2 ceil(r / 2) cells) of a source: in the
      * sum Wt at the source and where the shares land. Past it no weight is needed (docs/coast.md,
      * "The coastal band"); in blocks, that support is at most support / block + 2 blocks. */
-    if (s_near_sources(near, site->band->bw, site->band->bh,
+    if (s_near_sources(k->src_blk, k->near, site->band->bw, site->band->bh,
                        2 * ((r + 1) / 2) / TB_COAST_BAND_BLOCK + 2, err) != 0)
-        goto done;
+        return -1;
     tb_coast_par_rows(pool, h, s_weight_rows, &d);
     if (tb_coast_tentsum_i64(pool, work, w, h, r, err) != 0)
-        goto done;
+        return -1;
     tb_coast_par_rows(pool, h, s_share_rows, &d);
     if (tb_coast_tentsum_i64(pool, src, w, h, r, err) != 0)
-        goto done;
+        return -1;
     if (*leak) {
         /* the negative control runs in row-major order on the calling thread: the first cell that
-         * lays a unit loses it, the same cell whatever the threads */
+         * lays a unit loses it, the same cell whatever the threads (outside the blocks near a
+         * source the shares are 0, and a block no drift weighed has weight 0: wq is zeroed) */
         for (size_t i = 0; i < cells; i++)
-            if (src[i])
-                s_lay(&d, i, &chunk[(size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS], leak);
+            if (src[i]) {
+                size_t chunk = (size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS;
+                s_lay(&d, i, chunk,
+                      chunk * (size_t)site->band->bw +
+                          (size_t)(i % (size_t)w) / TB_COAST_BAND_BLOCK,
+                      leak);
+            }
     } else {
         tb_coast_par_rows(pool, h, s_lay_rows, &d);
     }
     for (size_t c = 0; c < n_chunks; c++) {
-        t->laid += chunk[c].laid;
-        t->full += chunk[c].full;
-        t->remainder += chunk[c].remainder;
-        t->no_room += chunk[c].no_room;
+        t->laid += k->chunk[c].laid;
+        t->full += k->chunk[c].full;
+        t->remainder += k->chunk[c].remainder;
+        t->no_room += k->chunk[c].no_room;
+        *next += k->next_total[c];
     }
-    rc = 0;
-done:
-    free(chunk);
-    free(wq);
-    free(room);
-    free(near);
-    return rc;
+    return 0;
 }
 
 /* The weight at the centre of `passes` 1-D boxes of half-width `half` convolved: the number of ways
@@ -418,16 +436,28 @@ typedef struct {
     size_t n;
     const uint64_t *kx;
     int64_t x0_off, n_x, b;
+    uint64_t *scratch;   /* per thread, 2 n_x */
     const uint8_t *near; /* per block: within the second tent's reach of a mouth */
 } s_stretch_t;
 
-/* Rows [y0, y1) of the first tent: every mouth within 2b rows adds q k(dx) k(y, y_m). */
+/* The rows of the planet within b of both y and ym: the Y kernel of two boxes of radius b. */
+static inline int64_t s_rows_within(int64_t y, int64_t ym, int64_t b, int64_t h)
+{
+    int64_t a0 = (y > ym ? y : ym) - b, a1 = (y < ym ? y : ym) + b;
+    a0 = a0 > 0 ? a0 : 0;
+    a1 = a1 < h - 1 ? a1 : h - 1;
+    return a1 >= a0 ? a1 - a0 + 1 : 0;
+}
+
+/* Rows [y0, y1) of the first tent: every mouth within 2b rows adds q k(dx) k(y, y_m). Per mouth,
+ * the row it adds is k(y, y_m) times its X profile, and k changes by at most one from a row to
+ * the next: the row is kept in the thread's scratch and stepped by adding or taking the profile. */
 static void s_splat_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
-    (void)thread;
     const s_stretch_t *c = ctx;
-    int64_t w = c->w, b = c->b;
+    int64_t w = c->w, b = c->b, n_x = c->n_x;
+    uint64_t *prof = c->scratch + (size_t)thread * 2 * (size_t)n_x, *cur = prof + n_x;
     /* the first mouth within reach of row y0 (sorted by row) */
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
@@ -437,29 +467,43 @@ static void s_splat_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
         else
             hi = mid;
     }
-    for (int64_t y = y0; y < y1; y++) {
-        uint64_t *row = (uint64_t *)c->river + (size_t)y * (size_t)w;
-        for (size_t m = lo; m < c->n && c->my[m] <= y + 2 * b; m++) {
-            int64_t ym = c->my[m];
-            /* the rows of the planet within b of both y and ym */
-            int64_t a0 = (y > ym ? y : ym) - b, a1 = (y < ym ? y : ym) + b;
-            a0 = a0 > 0 ? a0 : 0;
-            a1 = a1 < c->h - 1 ? a1 : c->h - 1;
-            if (a1 < a0)
-                continue;
-            uint64_t q = (uint64_t)c->mq[m] * (uint64_t)(a1 - a0 + 1);
-            int64_t x = tb_wrap(c->mx[m] + c->x0_off, w);
-            const uint64_t *k = c->kx;
-            int64_t n = c->n_x;
-            /* up to the seam, then from column 0 */
-            while (n > 0) {
-                int64_t run = w - x < n ? w - x : n;
-                for (int64_t o = 0; o < run; o++)
-                    row[x + o] += q * k[o];
-                k += run;
-                n -= run;
-                x = 0;
+    for (size_t m = lo; m < c->n && c->my[m] <= y1 - 1 + 2 * b; m++) {
+        int64_t ym = c->my[m], k = s_rows_within(y0, ym, b, c->h);
+        uint64_t q = (uint64_t)c->mq[m];
+        for (int64_t o = 0; o < n_x; o++) {
+            prof[o] = q * c->kx[o];
+            cur[o] = prof[o] * (uint64_t)k;
+        }
+        int64_t x0 = tb_wrap(c->mx[m] + c->x0_off, w);
+        for (int64_t y = y0; y < y1; y++) {
+            if (k) {
+                uint64_t *row = (uint64_t *)c->river + (size_t)y * (size_t)w;
+                /* up to the seam, then from column 0 */
+                int64_t x = x0, n = n_x;
+                const uint64_t *v = cur;
+                while (n > 0) {
+                    int64_t run = w - x < n ? w - x : n;
+                    for (int64_t o = 0; o < run; o++)
+                        row[x + o] += v[o];
+                    v += run;
+                    n -= run;
+                    x = 0;
+                }
             }
+            if (y + 1 == y1)
+                break;
+            int64_t next = s_rows_within(y + 1, ym, b, c->h);
+            if (next == k + 1) {
+                for (int64_t o = 0; o < n_x; o++)
+                    cur[o] += prof[o];
+            } else if (next == k - 1) {
+                for (int64_t o = 0; o < n_x; o++)
+                    cur[o] -= prof[o];
+            } else if (next != k) {
+                for (int64_t o = 0; o < n_x; o++)
+                    cur[o] = prof[o] * (uint64_t)next;
+            }
+            k = next;
         }
     }
 }
@@ -550,10 +594,15 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
               : NULL;
     uint64_t *kx = rows ? tb_malloc((size_t)n_x * sizeof *kx, "coast bell kernel", err) : NULL;
     uint8_t *near = kx ? tb_calloc((size_t)bw * (size_t)bh, 1, "coast bell blocks", err) : NULL;
-    if (!near) {
+    uint64_t *scratch =
+        near ? tb_malloc((size_t)tb_pool_threads(pool) * 2 * (size_t)n_x * sizeof *scratch,
+                         "coast bell rows", err)
+             : NULL;
+    if (!scratch) {
         free(pairs);
         free(rows);
         free(kx);
+        free(near);
         return -1;
     }
     for (int64_t o = 0; o < n_x; o++) {
@@ -615,6 +664,7 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
                      x0_off,
                      n_x,
                      box,
+                     scratch,
                      near};
     memset(river, 0, (size_t)w * (size_t)h * sizeof *river);
     tb_coast_par_rows(pool, h, s_splat_rows, &c);
@@ -626,6 +676,7 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
     free(rows);
     free(kx);
     free(near);
+    free(scratch);
     return rc;
 }
 
@@ -643,18 +694,65 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
 typedef struct {
     const uint8_t *kind;
     const float *height_m, *moved_m;
-    int64_t w;
-    int64_t *beach; /* per thread */
+    int64_t w, bw;
+    const uint8_t *laid; /* per block */
+    int64_t *beach;      /* per thread */
 } s_beach_t;
 
 static void s_beach_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    (void)chunk;
     const s_beach_t *c = ctx;
     int64_t n = 0;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        n += c->kind[i] != TB_COAST_LAND && c->moved_m[i] > 0 && c->height_m[i] > 0;
+    for (int64_t bx = 0; bx < c->bw; bx++) {
+        if (!c->laid[chunk * (size_t)c->bw + (size_t)bx])
+            continue;
+        int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
+        for (int64_t y = y0; y < y1; y++)
+            for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
+                 i < (size_t)y * (size_t)c->w + (size_t)x1; i++)
+                n += c->kind[i] != TB_COAST_LAND && c->moved_m[i] > 0 && c->height_m[i] > 0;
+    }
     c->beach[thread] += n;
+}
+
+/* The sources' total per chunk (big: a source of 2^59 or more, or a negative one, where the sum
+ * is not checked here), and which blocks hold one (a chunk of rows is a row of blocks). */
+typedef struct {
+    const int64_t *src;
+    int64_t w, bw;
+    uint8_t *blk;
+    int64_t *sum;
+    uint8_t *big;
+} s_total_t;
+
+static void s_total_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)thread;
+    const s_total_t *c = ctx;
+    uint64_t t = 0, all = 0;
+    uint8_t *blk = c->blk + chunk * (size_t)c->bw;
+    memset(blk, 0, (size_t)c->bw);
+    for (int64_t y = y0; y < y1; y++) {
+        const int64_t *src = c->src + (size_t)y * (size_t)c->w;
+        for (int64_t bx = 0; bx < c->bw; bx++) {
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
+            uint64_t any = 0, s = 0;
+            for (int64_t x = x0; x < x1; x++) {
+                any |= (uint64_t)src[x];
+                s += (uint64_t)src[x];
+            }
+            blk[bx] |= any != 0;
+            all |= any;
+            /* with every source under 2^59, s < 2^63; t is kept at most 2^62 */
+            t += s;
+            if (t > ((uint64_t)1 << 62))
+                t = (uint64_t)1 << 62;
+        }
+    }
+    c->big[chunk] = (all >> 59) != 0;
+    c->sum[chunk] = (int64_t)t;
 }
 
 int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
@@ -666,14 +764,46 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
 {
     size_t cells = (size_t)w * (size_t)h;
     double unit_m3 = TB_COAST_UNIT_M * cell_m * cell_m;
+    size_t n_chunks = tb_coast_chunks(h), n_blocks = (size_t)band->bw * (size_t)band->bh;
+    s_work_t k = {0};
+    s_total_t tot = {src, w, band->bw, NULL, NULL, NULL};
+    int rc = -1;
+    uint32_t *block_d2 = NULL;
+    if (!(k.wq = tb_calloc(cells, sizeof *k.wq, "coast drift weights", err)) ||
+        !(k.profile = tb_malloc(cells * sizeof *k.profile, "coast drift profile", err)) ||
+        !(k.shelter = tb_malloc(cells * sizeof *k.shelter, "coast drift shelter", err)) ||
+        !(k.done = tb_calloc(5 * n_blocks, 1, "coast drift blocks", err)) ||
+        !(k.next_total = tb_malloc(n_chunks * sizeof *k.next_total, "coast drift totals", err)) ||
+        !(k.chunk = tb_malloc(n_chunks * sizeof *k.chunk, "coast drift tallies", err)) ||
+        !(tot.sum = tb_malloc(n_chunks * sizeof *tot.sum, "coast drift totals", err)) ||
+        !(tot.big = tb_malloc(n_chunks, "coast drift totals", err)))
+        goto done;
+    k.src_blk = k.done + n_blocks;
+    k.near = k.done + 2 * n_blocks;
+    k.next_blk = k.done + 3 * n_blocks;
+    k.laid = k.done + 4 * n_blocks;
+    tot.blk = k.src_blk;
+    /* the sources' total (with a sum that may reach past 2^61, or a negative source, the exact
+     * check in row-major order names the first cell) */
+    tb_coast_par_rows(pool, h, s_total_rows, &tot);
     int64_t total = 0;
-    for (size_t i = 0; i < cells; i++) {
-        if (src[i] < 0 || src[i] > ((int64_t)1 << 61) - total)
-            return tb_err_set(err, TB_E_INVALID,
-                              "coast: the sediment sources (%lld units at cell "
-                              "%zu) exceed 2^61 units of %g m3",
-                              (long long)src[i], i, unit_m3);
-        total += src[i];
+    bool check = false;
+    for (size_t c = 0; c < n_chunks && !check; c++) {
+        check = tot.big[c] || tot.sum[c] > ((int64_t)1 << 61) - total;
+        total += check ? 0 : tot.sum[c];
+    }
+    if (check) {
+        total = 0;
+        for (size_t i = 0; i < cells; i++) {
+            if (src[i] < 0 || src[i] > ((int64_t)1 << 61) - total) {
+                tb_err_set(err, TB_E_INVALID,
+                           "coast: the sediment sources (%lld units at cell "
+                           "%zu) exceed 2^61 units of %g m3",
+                           (long long)src[i], i, unit_m3);
+                goto done;
+            }
+            total += src[i];
+        }
     }
     int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
     double reach_cells = p->deposit_reach_m * (stretch ? TB_COAST_MAX_STRETCH : 1) / cell_m + 1.5;
@@ -684,10 +814,9 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     /* per block of the band, the squared distance past which none of its cells is within its
      * stretched reach (its largest stretch, the same margin as reach_d2), or 0 when the block is
      * too far from the waterline for any (docs/coast.md, "The coastal band") */
-    size_t n_blocks = (size_t)band->bw * (size_t)band->bh;
-    uint32_t *block_d2 = tb_malloc(n_blocks * sizeof *block_d2, "coast band reach", err);
+    block_d2 = tb_malloc(n_blocks * sizeof *block_d2, "coast band reach", err);
     if (!block_d2)
-        return -1;
+        goto done;
     for (size_t b = 0; b < n_blocks; b++) {
         double st = stretch ? (double)band->stretch_max[b] : 1.0;
         double cells_b = p->deposit_reach_m * st / cell_m + 1.5;
@@ -699,23 +828,36 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     site.block_d2 = block_d2;
     s_tally_t t = {0, 0, 0, 0};
     bool leak = debug && debug->leak_one_deposit;
-    int rc = s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err);
-    if (rc == 0)
-        rc = s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak,
-                     true, &t, err);
-    free(block_d2);
-    if (rc != 0)
-        return -1;
+    int64_t next = 0;
+    if (s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, total, &k, &next,
+                &t, err) != 0)
+        goto done;
+    memcpy(k.src_blk, k.next_blk, n_blocks);
+    if (s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak, true,
+                next, &k, &next, &t, err) != 0)
+        goto done;
+    /* a beach cell is one the lay raised (nothing else moves a cell up) */
     int64_t beaches[TB_COAST_MAX_THREADS] = {0}, beach = 0;
-    s_beach_t bc = {kind, height_m, moved_m, w, beaches};
+    s_beach_t bc = {kind, height_m, moved_m, w, band->bw, k.laid, beaches};
     tb_coast_par_rows(pool, h, s_beach_rows, &bc);
-    for (int k = 0; k < TB_COAST_MAX_THREADS; k++)
-        beach += beaches[k];
+    for (int j = 0; j < TB_COAST_MAX_THREADS; j++)
+        beach += beaches[j];
     s->laid_m3 = t.laid * unit_m3;
     s->unplaced_no_shallows_m3 = (double)t.no_room * unit_m3;
     s->unplaced_full_m3 = t.full * unit_m3;
     s->unplaced_rounding_m3 = t.remainder * unit_m3;
     s->unplaced_m3 = s->unplaced_no_shallows_m3 + s->unplaced_full_m3 + s->unplaced_rounding_m3;
     s->beach_m2 = (double)beach * cell_m * cell_m;
-    return 0;
+    rc = 0;
+done:
+    free(k.wq);
+    free(k.profile);
+    free(k.shelter);
+    free(k.done);
+    free(k.next_total);
+    free(k.chunk);
+    free(tot.sum);
+    free(tot.big);
+    free(block_d2);
+    return rc;
 }
