@@ -164,32 +164,32 @@ static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
     const s_drift_t *d = ctx;
     const s_site_t *site = d->site;
     const tb_coast_band_t *band = site->band;
-    for (int64_t bx = 0; bx < band->bw; bx++) {
-        size_t b = chunk * (size_t)band->bw + (size_t)bx;
-        int64_t x0 = bx * TB_COAST_BAND_BLOCK,
-                x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
-        uint32_t reach_d2 = site->block_d2[b];
-        if (!reach_d2 || !d->near[b]) {
-            for (int64_t y = y0; y < y1; y++)
-                memset(d->work + (size_t)y * (size_t)d->w + (size_t)x0, 0,
-                       (size_t)(x1 - x0) * sizeof *d->work);
-            continue;
-        }
-        if (!d->done[b]) {
-            const float *st = s_block_stretch(site, b);
-            for (int64_t y = y0; y < y1; y++)
-                for (size_t i = (size_t)y * (size_t)d->w + (size_t)x0;
-                     i < (size_t)y * (size_t)d->w + (size_t)x1; i++)
-                    d->wq[i] = s_place(site, st, i, reach_d2, &d->profile[i], &d->shelter[i]);
-            d->done[b] = 1;
-        }
-        for (int64_t y = y0; y < y1; y++)
-            for (size_t i = (size_t)y * (size_t)d->w + (size_t)x0;
-                 i < (size_t)y * (size_t)d->w + (size_t)x1; i++) {
+    uint8_t *done = d->done + chunk * (size_t)band->bw;
+    const uint8_t *near = d->near + chunk * (size_t)band->bw;
+    const uint32_t *block_d2 = site->block_d2 + chunk * (size_t)band->bw;
+    /* row by row (the arrays are read as rows), each block as its state says: no weight, its
+     * places to compute, or its places done */
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < band->bw; bx++) {
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
+            size_t row = (size_t)y * (size_t)d->w;
+            if (!block_d2[bx] || !near[bx]) {
+                memset(d->work + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->work);
+                continue;
+            }
+            if (!done[bx]) {
+                const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
+                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
+                    d->wq[i] = s_place(site, st, i, block_d2[bx], &d->profile[i], &d->shelter[i]);
+            }
+            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
                 uint16_t wq = d->wq[i];
                 d->work[i] = wq && s_room(site, i, d->profile[i], d->shelter[i]) > 0 ? wq : 0;
             }
-    }
+        }
+    for (int64_t bx = 0; bx < band->bw; bx++)
+        done[bx] |= block_d2[bx] && near[bx];
 }
 
 /* shares: src becomes q = floor(src 2^bits / Wt), in the blocks holding a source */
@@ -703,16 +703,17 @@ static void s_beach_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
 {
     const s_beach_t *c = ctx;
     int64_t n = 0;
-    for (int64_t bx = 0; bx < c->bw; bx++) {
-        if (!c->laid[chunk * (size_t)c->bw + (size_t)bx])
-            continue;
-        int64_t x0 = bx * TB_COAST_BAND_BLOCK,
-                x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
-        for (int64_t y = y0; y < y1; y++)
+    const uint8_t *laid = c->laid + chunk * (size_t)c->bw;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < c->bw; bx++) {
+            if (!laid[bx])
+                continue;
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
             for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
                  i < (size_t)y * (size_t)c->w + (size_t)x1; i++)
                 n += c->kind[i] != TB_COAST_LAND && c->moved_m[i] > 0 && c->height_m[i] > 0;
-    }
+        }
     c->beach[thread] += n;
 }
 
