@@ -88,8 +88,48 @@ static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t x0, int
     }
 }
 
+/* The row tent of row `src` (the box of radius b twice, X wrapping) at every column x in [x0, x1)
+ * into dst: T(x) = sum of k(d) src(x + d), k(d) = max(0, 2b + 1 - |d|) counted over every way d
+ * wraps. By its second difference, one running pass: T(x + 1) = T(x) + D(x), D(x) = T(x + 1) - T(x)
+ * = (the sum over x + 1 .. x + 2b + 1) - (the sum over x - 2b .. x), and D(x + 1) = D(x) +
+ * src(x + 2b + 2) - 2 src(x + 1) + src(x - 2b). Unsigned arithmetic, exact modulo 2^64 like the box
+ * (the same integers as two row boxes). */
+static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, int64_t x1,
+                        int64_t *dst)
+{
+#define S_AT(k) ((uint64_t)src[tb_wrap((k), w)])
+    uint64_t t = 0, d = 0;
+    for (int64_t e = -2 * b; e <= 2 * b; e++)
+        t += (uint64_t)(2 * b + 1 - (e < 0 ? -e : e)) * S_AT(x0 + e);
+    for (int64_t e = 1; e <= 2 * b + 1; e++)
+        d += S_AT(x0 + e);
+    for (int64_t e = -2 * b; e <= 0; e++)
+        d -= S_AT(x0 + e);
+    /* the interior, where no index wraps: x - 2b >= 0 and x + 2b + 2 <= w - 1 */
+    int64_t a = 2 * b, z = w - 2 * b - 2;
+    int64_t x = x0;
+    for (; x < x1 && x < a; x++) {
+        dst[x] = (int64_t)t;
+        t += d;
+        d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
+    }
+    for (; x < x1 && x < z; x++) {
+        dst[x] = (int64_t)t;
+        t += d;
+        d += (uint64_t)src[x + 2 * b + 2] - 2 * (uint64_t)src[x + 1] + (uint64_t)src[x - 2 * b];
+    }
+    for (; x < x1; x++) {
+        dst[x] = (int64_t)t;
+        t += d;
+        d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
+    }
+#undef S_AT
+}
+
 typedef struct {
     int64_t w, r, nb, reach_b; /* blocks; blocks either side a row sum's window can touch */
+    int64_t tent_b;            /* 0: the row box of radius r; else the row tent of two boxes of
+                                * this radius (r = 2 tent_b) */
 } s_rows_t;
 
 static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, const uint8_t *in_nz,
@@ -148,7 +188,10 @@ static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, c
         int64_t e = b;
         while (e < nb && rs_nz[e])
             e++;
-        s_row_sums(src, w, c->r, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
+        if (c->tent_b)
+            s_tent_sums(src, w, c->tent_b, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
+        else
+            s_row_sums(src, w, c->r, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
         b = e;
     }
 }
@@ -188,7 +231,7 @@ static void s_box_band(const s_band_t *band)
     int64_t w = band->w, h = band->h, r = band->r, j0 = band->j0, j1 = band->j1;
     int64_t ring_n = 2 * r + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     /* the last block may be narrow: one block more either side covers the radius */
-    s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1};
+    s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1, 0};
     int64_t *ring = band->ring, *col = band->col, *count = band->count;
     memset(col, 0, (size_t)w * sizeof *col);
     memset(count, 0, (size_t)nb * sizeof *count);
@@ -334,29 +377,6 @@ int tb_coast_boxsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64
     return 0;
 }
 
-/* The row tent of src (the row box of radius c->r twice) into dst: flags in out_nz the blocks
- * computed (the others are exactly zero and not written). tmp: a row of scratch; in_nz, tmp_nz:
- * per block scratch. */
-static void s_row_tent(const s_rows_t *c, const int64_t *src, int64_t *dst, int64_t *tmp,
-                       uint8_t *in_nz, uint8_t *tmp_nz, uint8_t *out_nz)
-{
-    s_row_pass(c, src, tmp, in_nz, tmp_nz);
-    bool any = false;
-    for (int64_t b = 0; b < c->nb; b++)
-        any |= tmp_nz[b] != 0;
-    if (!any) {
-        memset(out_nz, 0, (size_t)c->nb);
-        return;
-    }
-    /* the second box reads the first's sums round every block it computes: zero the others */
-    for (int64_t b = 0; b < c->nb; b++)
-        if (!tmp_nz[b]) {
-            int64_t x0 = b * S_BLOCK, x1 = (b + 1) * S_BLOCK < c->w ? (b + 1) * S_BLOCK : c->w;
-            memset(tmp + x0, 0, (size_t)(x1 - x0) * sizeof *tmp);
-        }
-    s_row_pass_nz(c, tmp, dst, tmp_nz, out_nz);
-}
-
 /* One band of output rows [j0, j1) of the tent, in place in v: T(j) = sum of S(i) over the rows i
  * of the planet within b of j, S(i) = sum of X(k) over the rows k within b of i, X(k) the row tent
  * of input row k - the box of radius b twice, rows beyond the Y edges counting zero at both boxes,
@@ -368,7 +388,7 @@ typedef struct {
     int64_t *v;
     int64_t w, h, b, j0, j1, lo0;
     const int64_t *lo, *hi;
-    int64_t *xring, *sring, *sacc, *tacc, *tmp, *xcount, *scount;
+    int64_t *xring, *sring, *sacc, *tacc, *xcount, *scount;
     uint8_t *flags;
 } s_tent_t;
 
@@ -407,19 +427,19 @@ static void s_tent_band(const s_tent_t *t)
 {
     int64_t w = t->w, h = t->h, b = t->b, j0 = t->j0, j1 = t->j1;
     int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
-    s_rows_t c = {w, b, nb, (b + S_BLOCK - 1) / S_BLOCK + 1};
+    s_rows_t c = {w, 2 * b, nb, (2 * b + S_BLOCK - 1) / S_BLOCK + 1, b};
     memset(t->sacc, 0, (size_t)w * sizeof *t->sacc);
     memset(t->tacc, 0, (size_t)w * sizeof *t->tacc);
     memset(t->xcount, 0, (size_t)nb * sizeof *t->xcount);
     memset(t->scount, 0, (size_t)nb * sizeof *t->scount);
     uint8_t *xf = t->flags, *sf = xf + (size_t)ring_n * (size_t)nb;
-    uint8_t *in_nz = sf + (size_t)ring_n * (size_t)nb, *tmp_nz = in_nz + nb;
+    uint8_t *in_nz = sf + (size_t)ring_n * (size_t)nb;
 #define S_XF(k) (xf + (size_t)((k) % ring_n) * (size_t)nb)
 #define S_SF(k) (sf + (size_t)((k) % ring_n) * (size_t)nb)
 #define S_XR(k) (t->xring + (size_t)((k) % ring_n) * (size_t)w)
 #define S_SR(k) (t->sring + (size_t)((k) % ring_n) * (size_t)w)
     /* X(k) into its ring slot */
-#define S_X(k) s_row_tent(&c, s_tent_in(t, k), S_XR(k), t->tmp, in_nz, tmp_nz, S_XF(k))
+#define S_X(k) s_row_pass(&c, s_tent_in(t, k), S_XR(k), in_nz, S_XF(k))
     /* S(i) from the accumulator into its ring slot: the blocks with a computed X in the window */
 #define S_S(i)                                                                                     \
     do {                                                                                           \
@@ -537,8 +557,8 @@ int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int6
     int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     size_t per_rings = 2 * (size_t)ring_n * (size_t)w,
            per_halo = n > 1 ? 4 * (size_t)b * (size_t)w : 0;
-    size_t per_band = per_rings + 3 * (size_t)w + 2 * (size_t)nb + per_halo;
-    size_t per_flags = (size_t)(2 * ring_n + 2) * (size_t)nb;
+    size_t per_band = per_rings + 2 * (size_t)w + 2 * (size_t)nb + per_halo;
+    size_t per_flags = (size_t)(2 * ring_n + 1) * (size_t)nb;
     s_tent_t bands[TB_COAST_MAX_THREADS];
     int64_t *mem = tb_malloc((size_t)n * per_band * sizeof(int64_t), "coast tent workspace", err);
     uint8_t *flags = mem ? tb_calloc((size_t)n * per_flags, 1, "coast tent flags", err) : NULL;
@@ -563,8 +583,6 @@ int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int6
         t->sacc = m;
         m += w;
         t->tacc = m;
-        m += w;
-        t->tmp = m;
         m += w;
         t->xcount = m;
         m += nb;
