@@ -97,14 +97,31 @@ static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t x0, int
 static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, int64_t x1,
                         int64_t *dst)
 {
-#define S_AT(k) ((uint64_t)src[tb_wrap((k), w)])
+    /* every index read is within 2b + 2 < w + 2 of [0, w): one wrap at most */
+#define S_AT(k) ((uint64_t)src[(k) < 0 ? (k) + w : (k) >= w ? (k)-w : (k)])
     uint64_t t = 0, d = 0;
-    for (int64_t e = -2 * b; e <= 2 * b; e++)
-        t += (uint64_t)(2 * b + 1 - (e < 0 ? -e : e)) * S_AT(x0 + e);
-    for (int64_t e = 1; e <= 2 * b + 1; e++)
-        d += S_AT(x0 + e);
-    for (int64_t e = -2 * b; e <= 0; e++)
-        d -= S_AT(x0 + e);
+    if (x0 - 2 * b >= 0 && x0 + 2 * b + 1 < w) {
+        const int64_t *c = src + x0;
+        for (int64_t e = -2 * b; e <= 0; e++) {
+            t += (uint64_t)(2 * b + 1 + e) * (uint64_t)c[e];
+            d -= (uint64_t)c[e];
+        }
+        for (int64_t e = 1; e <= 2 * b; e++) {
+            t += (uint64_t)(2 * b + 1 - e) * (uint64_t)c[e];
+            d += (uint64_t)c[e];
+        }
+        d += (uint64_t)c[2 * b + 1];
+    } else {
+        for (int64_t e = -2 * b; e <= 0; e++) {
+            t += (uint64_t)(2 * b + 1 + e) * S_AT(x0 + e);
+            d -= S_AT(x0 + e);
+        }
+        for (int64_t e = 1; e <= 2 * b; e++) {
+            t += (uint64_t)(2 * b + 1 - e) * S_AT(x0 + e);
+            d += S_AT(x0 + e);
+        }
+        d += S_AT(x0 + 2 * b + 1);
+    }
     /* the interior, where no index wraps: x - 2b >= 0 and x + 2b + 2 <= w - 1 */
     int64_t a = 2 * b, z = w - 2 * b - 2;
     int64_t x = x0;
@@ -113,10 +130,23 @@ static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, in
         t += d;
         d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
     }
-    for (; x < x1 && x < z; x++) {
-        dst[x] = (int64_t)t;
-        t += d;
-        d += (uint64_t)src[x + 2 * b + 2] - 2 * (uint64_t)src[x + 1] + (uint64_t)src[x - 2 * b];
+    int64_t end = x1 < z ? x1 : z;
+    if (x < end) {
+        /* the reads ahead and behind the column (x - 2b >= 0 here, so no pointer leaves the row) */
+        const int64_t *ahead = src + 2 * b + 2, *behind = src + (x - 2 * b);
+        for (; x + 2 <= end; x += 2) {
+            uint64_t d1 = d + ((uint64_t)ahead[x] - 2 * (uint64_t)src[x + 1] + (uint64_t)behind[0]);
+            dst[x] = (int64_t)t;
+            dst[x + 1] = (int64_t)(t + d);
+            t += d + d1;
+            d = d1 + ((uint64_t)ahead[x + 1] - 2 * (uint64_t)src[x + 2] + (uint64_t)behind[1]);
+            behind += 2;
+        }
+        for (; x < end; x++) {
+            dst[x] = (int64_t)t;
+            t += d;
+            d += (uint64_t)ahead[x] - 2 * (uint64_t)src[x + 1] + (uint64_t)*behind++;
+        }
     }
     for (; x < x1; x++) {
         dst[x] = (int64_t)t;
@@ -402,9 +432,9 @@ static const int64_t *s_tent_in(const s_tent_t *t, int64_t k)
 }
 
 /* acc += add - sub over the blocks flagged in either (NULL: none), and the window's count. */
-static void s_window_step(int64_t *acc, const int64_t *add, const uint8_t *add_f,
-                          const int64_t *sub, const uint8_t *sub_f, int64_t *count, int64_t w,
-                          int64_t nb)
+static void s_window_step(int64_t *restrict acc, const int64_t *restrict add, const uint8_t *add_f,
+                          const int64_t *restrict sub, const uint8_t *sub_f, int64_t *count,
+                          int64_t w, int64_t nb)
 {
     for (int64_t b = 0; b < nb; b++) {
         bool a = add_f && add_f[b], s = sub_f && sub_f[b];

@@ -477,10 +477,10 @@ static void s_splat_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
         int64_t x0 = tb_wrap(c->mx[m] + c->x0_off, w);
         for (int64_t y = y0; y < y1; y++) {
             if (k) {
-                uint64_t *row = (uint64_t *)c->river + (size_t)y * (size_t)w;
+                uint64_t *restrict row = (uint64_t *)c->river + (size_t)y * (size_t)w;
                 /* up to the seam, then from column 0 */
                 int64_t x = x0, n = n_x;
-                const uint64_t *v = cur;
+                const uint64_t *restrict v = cur;
                 while (n > 0) {
                     int64_t run = w - x < n ? w - x : n;
                     for (int64_t o = 0; o < run; o++)
