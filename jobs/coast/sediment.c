@@ -25,8 +25,10 @@ typedef struct {
     const float *stretch;
     uint32_t reach_d2; /* no cell past this squared distance is within the stretched reach */
     const tb_coast_band_t *band;
-    uint32_t *block_d2;      /* per block of the band, the same for its largest stretch; 0: none */
-    const double *one_minus; /* 1 - e / TB_COAST_EXPOSURE_ONE for every exposure e up to one */
+    uint32_t *block_d2; /* per block of the band, the same for its largest stretch; 0: none */
+    /* max(shelter_floor, 1 - e / TB_COAST_EXPOSURE_ONE) for every exposure e up to one, and at
+     * TB_COAST_EXPOSURE_ONE + 1 for no exposure (e = 0) */
+    const double *shelter_of;
 } s_site_t;
 
 /* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
@@ -49,17 +51,24 @@ static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t 
 static inline double s_shelter(const s_site_t *s, const float *stretch_at, size_t i)
 {
     uint16_t x = s->exposure[i];
-    double shelter = x == TB_COAST_NO_EXPOSURE    ? 1 - 0.0
-                     : x <= TB_COAST_EXPOSURE_ONE ? s->one_minus[x]
-                                                  : 1 - x / (double)TB_COAST_EXPOSURE_ONE;
-    if (shelter < s->p->shelter_floor)
-        shelter = s->p->shelter_floor;
+    double shelter;
+    if (x <= TB_COAST_EXPOSURE_ONE) {
+        shelter = s->shelter_of[x];
+    } else if (x == TB_COAST_NO_EXPOSURE) {
+        shelter = s->shelter_of[TB_COAST_EXPOSURE_ONE + 1];
+    } else {
+        shelter = 1 - x / (double)TB_COAST_EXPOSURE_ONE;
+        if (shelter < s->p->shelter_floor)
+            shelter = s->p->shelter_floor;
+    }
     /* a river-dominated delta: where the rivers' supply within the bell reaches delta_ref_m3 the
      * waves winnow none of it, below that in proportion (stretch - 1 is that supply over
-     * delta_ref_m3) */
-    double stretch = stretch_at ? (double)stretch_at[i] : 1.0;
-    if (stretch - 1 > shelter)
-        shelter = stretch - 1 < 1 ? stretch - 1 : 1;
+     * delta_ref_m3); where the stretch is 1, stretch - 1 = 0 is no more than any shelter */
+    if (stretch_at) {
+        double stretch = (double)stretch_at[i];
+        if (stretch - 1 > shelter)
+            shelter = stretch - 1 < 1 ? stretch - 1 : 1;
+    }
     return shelter;
 }
 
@@ -234,7 +243,8 @@ static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
 
 /* Lays cell i's share (chunk: its row's, b: its block), what fits its room; returns whether it
  * laid a unit or more. */
-static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, bool *leak)
+static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, const float *st,
+                         bool *leak)
 {
     int64_t *src = d->src;
     s_tally_t *t = &d->chunk[chunk];
@@ -242,7 +252,7 @@ static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, b
     src[i] = 0;
     if (!v || !d->wq[i])
         return false;
-    double room = s_room(d->site, s_block_stretch(d->site, b), i, d->profile[i]);
+    double room = s_room(d->site, st, i, d->profile[i]);
     if (!(room > 0))
         return false; /* weight 0 */
     double dep = (double)d->wq[i] * (double)v * d->scale;
@@ -297,9 +307,10 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
                 continue;
             }
             size_t b = chunk * (size_t)band->bw + (size_t)bx;
+            const float *st = s_block_stretch(site, b);
             for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
                 if (d->src[i])
-                    s_lay(d, i, chunk, b, NULL);
+                    s_lay(d, i, chunk, b, st, NULL);
         }
     }
 }
@@ -364,10 +375,9 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
         for (size_t i = 0; i < cells; i++)
             if (src[i]) {
                 size_t chunk = (size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS;
-                s_lay(&d, i, chunk,
-                      chunk * (size_t)site->band->bw +
-                          (size_t)(i % (size_t)w) / TB_COAST_BAND_BLOCK,
-                      leak);
+                size_t b =
+                    chunk * (size_t)site->band->bw + (size_t)(i % (size_t)w) / TB_COAST_BAND_BLOCK;
+                s_lay(&d, i, chunk, b, s_block_stretch(site, b), leak);
             }
     } else {
         tb_coast_par_rows(pool, h, s_lay_rows, &d);
@@ -820,10 +830,12 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
                      d2,      exposure, height_m,
                      moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
                      band,    NULL,     NULL};
-    double one_minus[TB_COAST_EXPOSURE_ONE + 1];
-    for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++)
-        one_minus[e] = 1 - e / (double)TB_COAST_EXPOSURE_ONE;
-    site.one_minus = one_minus;
+    double shelter_of[TB_COAST_EXPOSURE_ONE + 2];
+    for (int e = 0; e <= TB_COAST_EXPOSURE_ONE + 1; e++) {
+        double x = e <= TB_COAST_EXPOSURE_ONE ? e / (double)TB_COAST_EXPOSURE_ONE : 0;
+        shelter_of[e] = 1 - x < p->shelter_floor ? p->shelter_floor : 1 - x;
+    }
+    site.shelter_of = shelter_of;
     /* per block of the band, the squared distance past which none of its cells is within its
      * stretched reach (its largest stretch, the same margin as reach_d2), or 0 when the block is
      * too far from the waterline for any (docs/coast.md, "The coastal band") */
