@@ -686,9 +686,21 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
                      scratch,
                      near};
     memset(river, 0, (size_t)w * (size_t)h * sizeof *river);
-    tb_coast_par_rows(pool, h, s_splat_rows, &c);
-    tb_coast_par_rows(pool, h, s_mean_rows, &c);
-    int rc = tb_coast_tentsum_i64(pool, river, w, h, half_r, err);
+    /* the splat adds (4b + 1)^2 cells a mouth at about 8 instructions each, the tent about 26 a
+     * cell of the planet: where the mouths' squares cover the planet three times over or more, the
+     * tent of the mouths' quanta (the same integers) is the cheaper */
+    int rc = 0;
+    if ((double)n * (double)n_x * (double)(4 * box + 1) < 3.0 * (double)w * (double)h) {
+        tb_coast_par_rows(pool, h, s_splat_rows, &c);
+    } else {
+        for (size_t m = 0; m < n; m++)
+            river[(size_t)rows[m] * (size_t)w + (size_t)rows[n_pairs + m]] = rows[2 * n_pairs + m];
+        rc = tb_coast_tentsum_i64(pool, river, w, h, half_r, err);
+    }
+    if (rc == 0)
+        tb_coast_par_rows(pool, h, s_mean_rows, &c);
+    if (rc == 0)
+        rc = tb_coast_tentsum_i64(pool, river, w, h, half_r, err);
     if (rc == 0)
         tb_coast_par_rows(pool, h, s_stretch_rows, &c);
     free(pairs);
