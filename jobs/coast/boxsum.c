@@ -94,11 +94,18 @@ static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t x0, int
  * = (the sum over x + 1 .. x + 2b + 1) - (the sum over x - 2b .. x), and D(x + 1) = D(x) +
  * src(x + 2b + 2) - 2 src(x + 1) + src(x - 2b). Unsigned arithmetic, exact modulo 2^64 like the box
  * (the same integers as two row boxes). */
+static inline int64_t s_wrap2(int64_t k, int64_t w)
+{
+    k = k < 0 ? k + w : k >= w ? k - w : k;
+    return k < 0 ? k + w : k >= w ? k - w : k;
+}
+
 static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, int64_t x1,
                         int64_t *dst)
 {
-    /* every index read is within 2b + 2 < w + 2 of [0, w): one wrap at most */
-#define S_AT(k) ((uint64_t)src[(k) < 0 ? (k) + w : (k) >= w ? (k)-w : (k)])
+    /* an index read is at most 2b + 2 <= w + 1 columns outside [0, w): wrapped by adding or
+     * taking w, twice at most */
+#define S_AT(k) ((uint64_t)src[s_wrap2((k), w)])
     uint64_t t = 0, d = 0;
     if (x0 - 2 * b >= 0 && x0 + 2 * b + 1 < w) {
         const int64_t *c = src + x0;
