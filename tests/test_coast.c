@@ -1127,6 +1127,44 @@ START_TEST(test_box_sum_skipping_zeros_is_exact)
 }
 END_TEST
 
+/* The tent in one pass (jobs/coast/boxsum.c, tb_coast_tentsum_i64) gives the bits of the box of
+ * radius ceil(r / 2) twice, on sparse and dense fields (values that wrap round 2^64 among them),
+ * planets narrower than the tent's span (so the row tent wraps onto itself) and lower than its
+ * radius, on one and on three threads. Negative control (tried, with the same sizes and fields in
+ * a scratch program): the same comparison with one box instead of two fails. */
+START_TEST(test_tent_is_two_boxes)
+{
+    const int64_t sizes[][3] = {{9, 5, 3},     {10, 40, 4},    {31, 100, 30}, {64, 64, 5},
+                                {100, 37, 49}, {131, 200, 20}, {389, 90, 63}, {65, 300, 63}};
+    tb_err_t err;
+    tb_pool_t *pool = tb_pool_new(3, &err);
+    ck_assert(pool != NULL);
+    for (int threads = 1; threads <= 3; threads += 2)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            int64_t w = sizes[k][0], h = sizes[k][1], r = sizes[k][2], b = (r + 1) / 2;
+            size_t n = (size_t)(w * h);
+            int64_t *v = malloc(n * sizeof *v), *want = malloc(n * sizeof *v);
+            for (int clusters = 0; clusters <= 40; clusters += 8) {
+                s_sparse_field(v, w, h, 991 + (uint64_t)k * 17 + (uint64_t)clusters, clusters);
+                if (clusters == 40)
+                    for (size_t i = 0; i < n; i++)
+                        v[i] = (int64_t)(i * 2654435761u % 1000) - 500; /* dense */
+                memcpy(want, v, n * sizeof *v);
+                ck_assert(tb_coast_boxsum_i64(NULL, want, w, h, b, &err) == 0);
+                ck_assert(tb_coast_boxsum_i64(NULL, want, w, h, b, &err) == 0);
+                ck_assert(tb_coast_tentsum_i64(threads > 1 ? pool : NULL, v, w, h, r, &err) == 0);
+                ck_assert_msg(memcmp(v, want, n * sizeof *v) == 0,
+                              "tent %lld x %lld r %lld, %d clusters, %d threads differs from two "
+                              "boxes",
+                              (long long)w, (long long)h, (long long)r, clusters, threads);
+            }
+            free(v);
+            free(want);
+        }
+    tb_pool_destroy(&pool);
+}
+END_TEST
+
 /* map_coast: cool where the surf cut, warm where sediment lay, plain ground elsewhere (deep sea the
  * darkest); map_exposure: a colour only where an exposure was carried. */
 START_TEST(test_maps_colour_what_moved)
@@ -1288,6 +1326,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_block_prints);
     tcase_add_test(tc, test_maps_colour_what_moved);
     tcase_add_test(tc, test_box_sum_skipping_zeros_is_exact);
+    tcase_add_test(tc, test_tent_is_two_boxes);
     tcase_add_test(tc, test_band_holds_every_cell_within_reach);
     suite_add_tcase(s, tc);
     return s;

@@ -65,6 +65,18 @@ static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t x0, int
         int64_t in = x + r + 1, out = x - r;
         s += (uint64_t)src[in >= w ? in - w : in] - (uint64_t)src[out < 0 ? out + w : out];
     }
+    /* four at a time: the sum's chain is the same additions in the same order */
+    for (; x + 4 <= b; x += 4) {
+        const int64_t *in = src + x + r + 1, *out = src + x - r;
+        uint64_t s1 = s + ((uint64_t)in[0] - (uint64_t)out[0]);
+        uint64_t s2 = s1 + ((uint64_t)in[1] - (uint64_t)out[1]);
+        uint64_t s3 = s2 + ((uint64_t)in[2] - (uint64_t)out[2]);
+        dst[x] = (int64_t)s;
+        dst[x + 1] = (int64_t)s1;
+        dst[x + 2] = (int64_t)s2;
+        dst[x + 3] = (int64_t)s3;
+        s = s3 + ((uint64_t)in[3] - (uint64_t)out[3]);
+    }
     for (; x < b; x++) {
         dst[x] = (int64_t)s;
         s += (uint64_t)src[x + r + 1] - (uint64_t)src[x - r];
@@ -76,9 +88,89 @@ static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t x0, int
     }
 }
 
+/* The row tent of row `src` (the box of radius b twice, X wrapping) at every column x in [x0, x1)
+ * into dst: T(x) = sum of k(d) src(x + d), k(d) = max(0, 2b + 1 - |d|) counted over every way d
+ * wraps. By its second difference, one running pass: T(x + 1) = T(x) + D(x), D(x) = T(x + 1) - T(x)
+ * = (the sum over x + 1 .. x + 2b + 1) - (the sum over x - 2b .. x), and D(x + 1) = D(x) +
+ * src(x + 2b + 2) - 2 src(x + 1) + src(x - 2b). Unsigned arithmetic, exact modulo 2^64 like the box
+ * (the same integers as two row boxes). */
+static inline int64_t s_wrap2(int64_t k, int64_t w)
+{
+    k = k < 0 ? k + w : k >= w ? k - w : k;
+    return k < 0 ? k + w : k >= w ? k - w : k;
+}
+
+static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, int64_t x1,
+                        int64_t *dst)
+{
+    /* an index read is at most 2b + 2 <= w + 1 columns outside [0, w): wrapped by adding or
+     * taking w, twice at most */
+#define S_AT(k) ((uint64_t)src[s_wrap2((k), w)])
+    uint64_t t = 0, d = 0;
+    if (x0 - 2 * b >= 0 && x0 + 2 * b + 1 < w) {
+        const int64_t *c = src + x0;
+        for (int64_t e = -2 * b; e <= 0; e++) {
+            t += (uint64_t)(2 * b + 1 + e) * (uint64_t)c[e];
+            d -= (uint64_t)c[e];
+        }
+        for (int64_t e = 1; e <= 2 * b; e++) {
+            t += (uint64_t)(2 * b + 1 - e) * (uint64_t)c[e];
+            d += (uint64_t)c[e];
+        }
+        d += (uint64_t)c[2 * b + 1];
+    } else {
+        for (int64_t e = -2 * b; e <= 0; e++) {
+            t += (uint64_t)(2 * b + 1 + e) * S_AT(x0 + e);
+            d -= S_AT(x0 + e);
+        }
+        for (int64_t e = 1; e <= 2 * b; e++) {
+            t += (uint64_t)(2 * b + 1 - e) * S_AT(x0 + e);
+            d += S_AT(x0 + e);
+        }
+        d += S_AT(x0 + 2 * b + 1);
+    }
+    /* the interior, where no index wraps: x - 2b >= 0 and x + 2b + 2 <= w - 1 */
+    int64_t a = 2 * b, z = w - 2 * b - 2;
+    int64_t x = x0;
+    for (; x < x1 && x < a; x++) {
+        dst[x] = (int64_t)t;
+        t += d;
+        d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
+    }
+    int64_t end = x1 < z ? x1 : z;
+    if (x < end) {
+        /* the reads ahead and behind the column (x - 2b >= 0 here, so no pointer leaves the row) */
+        const int64_t *ahead = src + 2 * b + 2, *behind = src + (x - 2 * b);
+        for (; x + 2 <= end; x += 2) {
+            uint64_t d1 = d + ((uint64_t)ahead[x] - 2 * (uint64_t)src[x + 1] + (uint64_t)behind[0]);
+            dst[x] = (int64_t)t;
+            dst[x + 1] = (int64_t)(t + d);
+            t += d + d1;
+            d = d1 + ((uint64_t)ahead[x + 1] - 2 * (uint64_t)src[x + 2] + (uint64_t)behind[1]);
+            behind += 2;
+        }
+        for (; x < end; x++) {
+            dst[x] = (int64_t)t;
+            t += d;
+            d += (uint64_t)ahead[x] - 2 * (uint64_t)src[x + 1] + (uint64_t)*behind++;
+        }
+    }
+    for (; x < x1; x++) {
+        dst[x] = (int64_t)t;
+        t += d;
+        d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
+    }
+#undef S_AT
+}
+
 typedef struct {
     int64_t w, r, nb, reach_b; /* blocks; blocks either side a row sum's window can touch */
+    int64_t tent_b;            /* 0: the row box of radius r; else the row tent of two boxes of
+                                * this radius (r = 2 tent_b) */
 } s_rows_t;
+
+static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, const uint8_t *in_nz,
+                          uint8_t *rs_nz);
 
 /* Reads input row `src`: flags in_nz[b] when its block b holds a non-zero value, and computes the
  * row sums of the blocks within reach of one into dst, flagging them in rs_nz (the other blocks'
@@ -90,15 +182,31 @@ static void s_row_pass(const s_rows_t *c, const int64_t *src, int64_t *dst, uint
     bool any = false;
     for (int64_t b = 0; b < nb; b++) {
         int64_t x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
-        uint64_t o = 0;
-        for (int64_t x = b * S_BLOCK; x < x1; x++)
+        uint64_t o = 0, o1 = 0, o2 = 0, o3 = 0;
+        int64_t x = b * S_BLOCK;
+        for (; x + 4 <= x1; x += 4) {
             o |= (uint64_t)src[x];
+            o1 |= (uint64_t)src[x + 1];
+            o2 |= (uint64_t)src[x + 2];
+            o3 |= (uint64_t)src[x + 3];
+        }
+        for (; x < x1; x++)
+            o |= (uint64_t)src[x];
+        o |= o1 | o2 | o3;
         in_nz[b] = o != 0;
         any |= o != 0;
         rs_nz[b] = 0;
     }
-    if (!any)
-        return;
+    if (any)
+        s_row_pass_nz(c, src, dst, in_nz, rs_nz);
+}
+
+/* The rest of s_row_pass, from the row's non-zero blocks in_nz. */
+static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, const uint8_t *in_nz,
+                          uint8_t *rs_nz)
+{
+    int64_t w = c->w, nb = c->nb;
+    memset(rs_nz, 0, (size_t)nb);
     if (2 * c->reach_b + 1 >= nb) {
         memset(rs_nz, 1, (size_t)nb);
     } else {
@@ -117,7 +225,10 @@ static void s_row_pass(const s_rows_t *c, const int64_t *src, int64_t *dst, uint
         int64_t e = b;
         while (e < nb && rs_nz[e])
             e++;
-        s_row_sums(src, w, c->r, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
+        if (c->tent_b)
+            s_tent_sums(src, w, c->tent_b, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
+        else
+            s_row_sums(src, w, c->r, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
         b = e;
     }
 }
@@ -157,7 +268,7 @@ static void s_box_band(const s_band_t *band)
     int64_t w = band->w, h = band->h, r = band->r, j0 = band->j0, j1 = band->j1;
     int64_t ring_n = 2 * r + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     /* the last block may be narrow: one block more either side covers the radius */
-    s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1};
+    s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1, 0};
     int64_t *ring = band->ring, *col = band->col, *count = band->count;
     memset(col, 0, (size_t)w * sizeof *col);
     memset(count, 0, (size_t)nb * sizeof *count);
@@ -303,14 +414,227 @@ int tb_coast_boxsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64
     return 0;
 }
 
+/* One band of output rows [j0, j1) of the tent, in place in v: T(j) = sum of S(i) over the rows i
+ * of the planet within b of j, S(i) = sum of X(k) over the rows k within b of i, X(k) the row tent
+ * of input row k - the box of radius b twice, rows beyond the Y edges counting zero at both boxes,
+ * as two box sums give. Rings of 2b + 2 rows hold the X and S rows their windows still need; the
+ * accumulators S and T are column running sums. Input rows outside the band come from copies (lo:
+ * rows [lo0, j0), hi: rows [j1, j1 + 2b)). Blocks whose rows in a window are all zero are skipped
+ * (a count per block of the window's computed rows), as in s_box_band. */
+typedef struct {
+    int64_t *v;
+    int64_t w, h, b, j0, j1, lo0;
+    const int64_t *lo, *hi;
+    int64_t *xring, *sring, *sacc, *tacc, *xcount, *scount;
+    uint8_t *flags;
+} s_tent_t;
+
+static const int64_t *s_tent_in(const s_tent_t *t, int64_t k)
+{
+    if (k < t->j0)
+        return t->lo + (size_t)(k - t->lo0) * (size_t)t->w;
+    if (k >= t->j1)
+        return t->hi + (size_t)(k - t->j1) * (size_t)t->w;
+    return t->v + (size_t)k * (size_t)t->w;
+}
+
+/* acc += add - sub over the blocks flagged in either (NULL: none), and the window's count. */
+static void s_window_step(int64_t *restrict acc, const int64_t *restrict add, const uint8_t *add_f,
+                          const int64_t *restrict sub, const uint8_t *sub_f, int64_t *count,
+                          int64_t w, int64_t nb)
+{
+    for (int64_t b = 0; b < nb; b++) {
+        bool a = add_f && add_f[b], s = sub_f && sub_f[b];
+        int64_t x0 = b * S_BLOCK, x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
+        if (a && s) {
+            for (int64_t x = x0; x < x1; x++)
+                acc[x] = (int64_t)((uint64_t)acc[x] + (uint64_t)add[x] - (uint64_t)sub[x]);
+        } else if (a) {
+            for (int64_t x = x0; x < x1; x++)
+                acc[x] = (int64_t)((uint64_t)acc[x] + (uint64_t)add[x]);
+        } else if (s) {
+            for (int64_t x = x0; x < x1; x++)
+                acc[x] = (int64_t)((uint64_t)acc[x] - (uint64_t)sub[x]);
+        }
+        count[b] += (int64_t)a - (int64_t)s;
+    }
+}
+
+static void s_tent_band(const s_tent_t *t)
+{
+    int64_t w = t->w, h = t->h, b = t->b, j0 = t->j0, j1 = t->j1;
+    int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
+    s_rows_t c = {w, 2 * b, nb, (2 * b + S_BLOCK - 1) / S_BLOCK + 1, b};
+    memset(t->sacc, 0, (size_t)w * sizeof *t->sacc);
+    memset(t->tacc, 0, (size_t)w * sizeof *t->tacc);
+    memset(t->xcount, 0, (size_t)nb * sizeof *t->xcount);
+    memset(t->scount, 0, (size_t)nb * sizeof *t->scount);
+    uint8_t *xf = t->flags, *sf = xf + (size_t)ring_n * (size_t)nb;
+    uint8_t *in_nz = sf + (size_t)ring_n * (size_t)nb;
+#define S_XF(k) (xf + (size_t)((k) % ring_n) * (size_t)nb)
+#define S_SF(k) (sf + (size_t)((k) % ring_n) * (size_t)nb)
+#define S_XR(k) (t->xring + (size_t)((k) % ring_n) * (size_t)w)
+#define S_SR(k) (t->sring + (size_t)((k) % ring_n) * (size_t)w)
+    /* X(k) into its ring slot */
+#define S_X(k) s_row_pass(&c, s_tent_in(t, k), S_XR(k), in_nz, S_XF(k))
+    /* S(i) from the accumulator into its ring slot: the blocks with a computed X in the window */
+#define S_S(i)                                                                                     \
+    do {                                                                                           \
+        uint8_t *f_ = S_SF(i);                                                                     \
+        int64_t *r_ = S_SR(i);                                                                     \
+        for (int64_t q_ = 0; q_ < nb; q_++) {                                                      \
+            f_[q_] = t->xcount[q_] > 0;                                                            \
+            if (f_[q_]) {                                                                          \
+                int64_t x0_ = q_ * S_BLOCK, x1_ = (q_ + 1) * S_BLOCK < w ? (q_ + 1) * S_BLOCK : w; \
+                memcpy(r_ + x0_, t->sacc + x0_, (size_t)(x1_ - x0_) * sizeof *r_);                 \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+    /* the first S row the band needs, and its window of X rows */
+    int64_t i0 = j0 - b > 0 ? j0 - b : 0;
+    for (int64_t k = i0 - b > 0 ? i0 - b : 0; k <= i0 + b && k < h; k++) {
+        S_X(k);
+        s_window_step(t->sacc, S_XR(k), S_XF(k), NULL, NULL, t->xcount, w, nb);
+    }
+    S_S(i0);
+    /* S(i) for the rest of row j0's window, each from the last */
+    int64_t i_last = i0; /* the last S row computed */
+    while (i_last + 1 <= j0 + b && i_last + 1 < h) {
+        int64_t i = i_last + 1, in = i + b, out = i - b - 1;
+        if (in < h)
+            S_X(in);
+        s_window_step(t->sacc, in < h ? S_XR(in) : NULL, in < h ? S_XF(in) : NULL,
+                      out >= 0 ? S_XR(out) : NULL, out >= 0 ? S_XF(out) : NULL, t->xcount, w, nb);
+        S_S(i);
+        i_last = i;
+    }
+    for (int64_t i = j0 - b > 0 ? j0 - b : 0; i <= i_last; i++)
+        s_window_step(t->tacc, S_SR(i), S_SF(i), NULL, NULL, t->scount, w, nb);
+    for (int64_t j = j0; j < j1; j++) {
+        int64_t *out = t->v + (size_t)j * (size_t)w;
+        /* with no S row in the window the sums are exactly zero, and so was this block's input
+         * (every non-zero input block makes its X and S rows computed): the zero is in place */
+        for (int64_t q = 0; q < nb; q++)
+            if (t->scount[q] > 0) {
+                int64_t x0 = q * S_BLOCK, x1 = (q + 1) * S_BLOCK < w ? (q + 1) * S_BLOCK : w;
+                memcpy(out + x0, t->tacc + x0, (size_t)(x1 - x0) * sizeof *out);
+            }
+        if (j + 1 == j1)
+            break;
+        /* S(j + b + 1), then the T window moves on */
+        int64_t i = j + b + 1;
+        if (i < h) {
+            int64_t in = i + b, gone = i - b - 1;
+            if (in < h)
+                S_X(in);
+            s_window_step(t->sacc, in < h ? S_XR(in) : NULL, in < h ? S_XF(in) : NULL,
+                          gone >= 0 ? S_XR(gone) : NULL, gone >= 0 ? S_XF(gone) : NULL, t->xcount,
+                          w, nb);
+            S_S(i);
+        }
+        int64_t gone = j - b;
+        s_window_step(t->tacc, i < h ? S_SR(i) : NULL, i < h ? S_SF(i) : NULL,
+                      gone >= 0 ? S_SR(gone) : NULL, gone >= 0 ? S_SF(gone) : NULL, t->scount, w,
+                      nb);
+    }
+#undef S_XF
+#undef S_SF
+#undef S_XR
+#undef S_SR
+#undef S_X
+#undef S_S
+}
+
+typedef struct {
+    s_tent_t *bands;
+    size_t n;
+} s_tents_t;
+
+static void s_tent_copy(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    s_tent_t *t = &((s_tents_t *)ctx)->bands[task];
+    size_t row = (size_t)t->w * sizeof(int64_t);
+    if (t->j0 > t->lo0)
+        memcpy((int64_t *)t->lo, t->v + (size_t)t->lo0 * (size_t)t->w,
+               (size_t)(t->j0 - t->lo0) * row);
+    int64_t hi1 = t->j1 + 2 * t->b < t->h ? t->j1 + 2 * t->b : t->h;
+    if (hi1 > t->j1)
+        memcpy((int64_t *)t->hi, t->v + (size_t)t->j1 * (size_t)t->w, (size_t)(hi1 - t->j1) * row);
+}
+
+static void s_tent_run(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    s_tent_band(&((s_tents_t *)ctx)->bands[task]);
+}
+
 /* The tent of radius r: the box of radius ceil(r / 2) applied twice, a symmetric kernel whose
  * weights fall linearly from the centre, so a strong source does not print the square outline of a
- * box into what it spreads. Exact, in place, like the box. */
+ * box into what it spreads. Exact, in place, the same bits as two box sums (tb_coast_boxsum_i64):
+ * the same integer sums (X wrapping, rows beyond the Y edges zero at both boxes), in one pass with
+ * the row tents and the two column windows together. Over the pool's threads in bands of rows, as
+ * the box. */
 int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64_t r,
                          tb_err_t *err)
 {
-    int64_t half = (r + 1) / 2;
-    if (tb_coast_boxsum_i64(pool, v, w, h, half, err) != 0)
+    int64_t b = (r + 1) / 2;
+    if (2 * b + 1 > w)
+        return tb_err_set(err, TB_E_INVALID,
+                          "coast: a box of radius %lld cells is wider than the "
+                          "planet's %lld columns",
+                          (long long)b, (long long)w);
+    int64_t n =
+        tb_pool_threads(pool) < TB_COAST_MAX_THREADS ? tb_pool_threads(pool) : TB_COAST_MAX_THREADS;
+    int64_t min_rows = 8 * b > 64 ? 8 * b : 64;
+    if (n > h / min_rows)
+        n = h / min_rows;
+    if (n < 1)
+        n = 1;
+    int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
+    size_t per_rings = 2 * (size_t)ring_n * (size_t)w,
+           per_halo = n > 1 ? 4 * (size_t)b * (size_t)w : 0;
+    size_t per_band = per_rings + 2 * (size_t)w + 2 * (size_t)nb + per_halo;
+    size_t per_flags = (size_t)(2 * ring_n + 1) * (size_t)nb;
+    s_tent_t bands[TB_COAST_MAX_THREADS];
+    int64_t *mem = tb_malloc((size_t)n * per_band * sizeof(int64_t), "coast tent workspace", err);
+    uint8_t *flags = mem ? tb_calloc((size_t)n * per_flags, 1, "coast tent flags", err) : NULL;
+    if (!flags) {
+        free(mem);
         return -1;
-    return tb_coast_boxsum_i64(pool, v, w, h, half, err);
+    }
+    int64_t *m = mem;
+    for (int64_t k = 0; k < n; k++) {
+        s_tent_t *t = &bands[k];
+        t->v = v;
+        t->w = w;
+        t->h = h;
+        t->b = b;
+        t->j0 = h * k / n;
+        t->j1 = h * (k + 1) / n;
+        t->lo0 = t->j0 - 2 * b > 0 ? t->j0 - 2 * b : 0;
+        t->xring = m;
+        m += (size_t)ring_n * (size_t)w;
+        t->sring = m;
+        m += (size_t)ring_n * (size_t)w;
+        t->sacc = m;
+        m += w;
+        t->tacc = m;
+        m += w;
+        t->xcount = m;
+        m += nb;
+        t->scount = m;
+        m += nb;
+        t->lo = m;
+        t->hi = m + 2 * (size_t)b * (size_t)w;
+        m += per_halo;
+        t->flags = flags + (size_t)k * per_flags;
+    }
+    s_tents_t all = {bands, (size_t)n};
+    if (n > 1)
+        tb_pool_run(pool, (size_t)n, s_tent_copy, &all);
+    tb_pool_run(pool, (size_t)n, s_tent_run, &all);
+    free(mem);
+    free(flags);
+    return 0;
 }

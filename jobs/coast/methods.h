@@ -207,12 +207,13 @@ void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, dou
                                 const uint16_t *exposure, float *height_m, float *moved_m,
                                 int64_t *src, const tb_coast_band_t *band, tb_coast_stats_t *s);
 
-/* sediment.c: the delta stretch of every cell, 1 .. TB_COAST_MAX_STRETCH: 1 + the river units
- * (river, w x h; destroyed) within the drift tent, in m3, over delta_ref_m3; and each block's
- * largest in band->stretch_max (band may be NULL). */
+/* sediment.c: the delta stretch, 1 .. TB_COAST_MAX_STRETCH: 1 + the river units (mouths: n pairs
+ * of a cell's index and its units, in any order, a cell may repeat) within the drift tent, in m3,
+ * over delta_ref_m3; and each block's largest in band->stretch_max. stretch is written only in the
+ * blocks whose largest is over 1 (elsewhere it is 1). scratch is w x h, overwritten. */
 int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
-                           int64_t h, int64_t *river, float *stretch, tb_coast_band_t *band,
-                           tb_err_t *err);
+                           int64_t h, const int64_t *mouths, size_t n_mouths, int64_t *scratch,
+                           float *stretch, tb_coast_band_t *band, tb_err_t *err);
 
 /* sediment.c: redistributes the units in src over the sheltered shallows with the drift kernel,
  * lays what fits, and fills the budget of *s (river_m3 must already hold the river units' volume).

@@ -309,6 +309,22 @@ static void s_river_units(const tb_coast_params_t *p, const tb_coast_planet_t *p
     }
 }
 
+/* Every mouth with units: its cell and units, in pairs; returns how many. */
+static size_t s_river_cells(const tb_coast_params_t *p, const tb_coast_planet_t *pl, int64_t *pairs)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < pl->n_mouths; k++) {
+        const tb_coast_mouth_t *m = &pl->mouths[k];
+        int64_t u = s_mouth_units(p, pl, m);
+        if (u <= 0)
+            continue;
+        pairs[2 * n] = m->y * pl->w + m->x;
+        pairs[2 * n + 1] = u;
+        n++;
+    }
+    return n;
+}
+
 /* River supply: river_share of each mouth's eroded volume, in whole units, at the mouth's cell. */
 static void s_rivers(const tb_coast_params_t *p, const tb_coast_planet_t *pl, int64_t *src,
                      tb_coast_stats_t *s)
@@ -543,7 +559,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     } while (0)
     uint8_t *kind = tb_malloc(cells, "coast cell kinds", err);
     uint32_t *d2 = kind ? tb_malloc(cells * sizeof *d2, "coast distances", err) : NULL;
-    int64_t *acc = NULL, *src = NULL;
+    int64_t *acc = NULL, *src = NULL, *mouths = NULL;
     float *stretch = NULL;
     tb_coast_band_t band = {0};
     tb_coast_waterline_t wl = {0};
@@ -582,14 +598,17 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     tb_coast_surf_platform_cut(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure, pl->height_m,
                                maps->moved_m, src, &band, s);
     s_rivers(p, pl, src, s);
-    /* the delta stretch from the rivers alone, acc as scratch */
+    /* the delta stretch from the rivers alone (their cells and units), acc as scratch */
     stretch = tb_malloc(cells * sizeof *stretch, "coast delta stretch", err);
-    if (!stretch)
+    if (!stretch || !(mouths = tb_malloc((pl->n_mouths ? pl->n_mouths : 1) * 2 * sizeof *mouths,
+                                         "coast river mouths", err)))
         goto done;
-    memset(acc, 0, cells * sizeof *acc);
-    s_river_units(p, pl, acc);
-    if (tb_coast_delta_stretch(pool, p, pl->cell_m, w, h, acc, stretch, &band, err) != 0)
+    size_t n_mouths = s_river_cells(p, pl, mouths);
+    if (tb_coast_delta_stretch(pool, p, pl->cell_m, w, h, mouths, n_mouths, acc, stretch, &band,
+                               err) != 0)
         goto done;
+    free(mouths);
+    mouths = NULL;
     S_PHASE(TB_COAST_PHASE_SURF);
     if (s_progress(&prog, 0.7, "sediment", err) != 0 ||
         tb_coast_sediment_drift_deposit(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure,
@@ -615,6 +634,7 @@ done:
     free(acc);
     free(src);
     free(stretch);
+    free(mouths);
     tb_pool_destroy(&pool);
     return rc;
 }

@@ -1,7 +1,8 @@
 /* Sediment: the surf's cut and the rivers' supply, drifted along the shore and laid in sheltered
  * shallows as beaches and deltas (docs/coast.md, "Sediment"). Typical sizes: sources on a few per
- * cent of a planet's cells, four box sums of the whole planet. The invariant is the budget:
- * laid + unplaced = cut + river supply, every unit accounted for, whatever the planet. */
+ * cent of a planet's cells, four tent sums of the coastal band, about 1500 river mouths on a 76 M
+ * cell planet. The invariant is the budget: laid + unplaced = cut + river supply, every unit
+ * accounted for, whatever the planet. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,15 @@ typedef struct {
     const uint16_t *exposure;
     const float *height_m;
     const float *moved_m;
-    const float *stretch; /* the delta stretch of the deposit reach; NULL: 1 */
-    uint32_t reach_d2;    /* no cell past this squared distance is within the stretched reach */
+    /* the delta stretch of the deposit reach; NULL: 1. Read only in the blocks whose largest
+     * stretch (band->stretch_max) is over 1: elsewhere it is 1 and may not be written */
+    const float *stretch;
+    uint32_t reach_d2; /* no cell past this squared distance is within the stretched reach */
     const tb_coast_band_t *band;
     uint32_t *block_d2; /* per block of the band, the same for its largest stretch; 0: none */
+    /* max(shelter_floor, 1 - e / TB_COAST_EXPOSURE_ONE) for every exposure e up to one, and at
+     * TB_COAST_EXPOSURE_ONE + 1 for no exposure (e = 0) */
+    const double *shelter_of;
 } s_site_t;
 
 /* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
@@ -33,45 +39,71 @@ typedef struct {
  * the bay next door). Near a river mouth the reach and the profile stretch seaward with the river's
  * supply (tb_coast_delta_stretch): the delta's fan. The weight is the same shelter times a nearness
  * that falls from 1 at the waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and
- * lies against the shore, thinning seaward like a shoreface. */
-static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m);
+ * lies against the shore, thinning seaward like a shoreface.
+ *
+ * In two parts: s_place, what does not depend on the heights (the weight where there is room, the
+ * profile and the shelter), computed once for both drifts, and s_room, the room over the cell's
+ * heights as they are when a drift weighs it: the weight is s_place's where s_room > 0, else 0. */
+static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i, double *profile);
 
-static inline int64_t s_weight(const s_site_t *s, size_t i, uint32_t reach_d2, double *room_m)
+/* The shelter of cell i (stretch_at: the stretch, or NULL where it is 1): max(shelter_floor,
+ * 1 - exposure), and near a mouth at least stretch - 1 (at most 1). */
+static inline double s_shelter(const s_site_t *s, const float *stretch_at, size_t i)
 {
-    /* land and the sea beyond the block's widest reach, most of a planet, without a call */
-    *room_m = 0;
-    if (s->kind[i] == TB_COAST_LAND || s->d2[i] > reach_d2)
-        return 0;
-    return s_weight_near(s, i, room_m);
+    uint16_t x = s->exposure[i];
+    double shelter;
+    if (x <= TB_COAST_EXPOSURE_ONE) {
+        shelter = s->shelter_of[x];
+    } else if (x == TB_COAST_NO_EXPOSURE) {
+        shelter = s->shelter_of[TB_COAST_EXPOSURE_ONE + 1];
+    } else {
+        shelter = 1 - x / (double)TB_COAST_EXPOSURE_ONE;
+        if (shelter < s->p->shelter_floor)
+            shelter = s->p->shelter_floor;
+    }
+    /* a river-dominated delta: where the rivers' supply within the bell reaches delta_ref_m3 the
+     * waves winnow none of it, below that in proportion (stretch - 1 is that supply over
+     * delta_ref_m3); where the stretch is 1, stretch - 1 = 0 is no more than any shelter */
+    if (stretch_at) {
+        double stretch = (double)stretch_at[i];
+        if (stretch - 1 > shelter)
+            shelter = stretch - 1 < 1 ? stretch - 1 : 1;
+    }
+    return shelter;
 }
 
-static int64_t s_weight_near(const s_site_t *s, size_t i, double *room_m)
+/* stretch_at: the stretch, or NULL where it is 1 (a block whose largest stretch is 1) */
+static inline uint16_t s_place(const s_site_t *s, const float *stretch_at, size_t i,
+                               uint32_t reach_d2, double *profile)
+{
+    /* land and the sea beyond the block's widest reach, most of a planet, without a call */
+    if (s->kind[i] == TB_COAST_LAND || s->d2[i] > reach_d2)
+        return 0;
+    return s_place_near(s, stretch_at, i, profile);
+}
+
+static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i, double *profile)
 {
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
-    double stretch = s->stretch ? (double)s->stretch[i] : 1.0;
+    double stretch = stretch_at ? (double)stretch_at[i] : 1.0;
     double reach = s->p->deposit_reach_m * stretch;
     if (dist > reach)
         return 0;
-    double e =
-        s->exposure[i] == TB_COAST_NO_EXPOSURE ? 0 : s->exposure[i] / (double)TB_COAST_EXPOSURE_ONE;
-    double shelter = 1 - e;
-    if (shelter < s->p->shelter_floor)
-        shelter = s->p->shelter_floor;
-    /* a river-dominated delta: where the rivers' supply within the bell reaches delta_ref_m3 the
-     * waves winnow none of it, below that in proportion (stretch - 1 is that supply over
-     * delta_ref_m3) */
-    if (stretch - 1 > shelter)
-        shelter = stretch - 1 < 1 ? stretch - 1 : 1;
-    double profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
-    double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
-    double room = floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
-    if (!(room > 0))
-        return 0;
-    *room_m = room;
-    /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach */
+    double shelter = s_shelter(s, stretch_at, i);
+    *profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
+    /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach; the
+     * rounded value is positive, so the conversion is the floor */
     double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / reach;
-    int64_t wq = (int64_t)floor(shelter * nearness * 1000 + 0.5);
-    return wq > 0 ? wq : 1;
+    int64_t wq = (int64_t)(shelter * nearness * 1000 + 0.5);
+    return (uint16_t)(wq > 0 ? wq : 1);
+}
+
+/* The room of cell i (a place of s_place) over its heights now, metres; no room unless > 0. */
+static inline double s_room(const s_site_t *s, const float *stretch_at, size_t i, double profile)
+{
+    double shelter = s_shelter(s, stretch_at, i);
+    double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
+    return floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
 }
 
 typedef struct {
@@ -81,6 +113,7 @@ typedef struct {
 
 /* The shared state of one drift's parallel loops. Per chunk of rows: the tallies (doubles, summed
  * in chunk order afterwards, so any number of threads gives the same bits) and the source totals.
+ * A chunk of rows is a row of blocks of the band, so the per-block flags of a chunk are its own.
  */
 typedef struct {
     const s_site_t *site;
@@ -88,44 +121,26 @@ typedef struct {
     int64_t *src, *work;
     float *height_m, *moved_m;
     int bits;
+    double scale; /* 2^-bits: a multiplication by it is the division, exactly */
     bool last;
     s_tally_t *chunk;
-    int64_t *total;
-    /* every cell's weight and room as s_weight gave them before the shares: the deposition reads
-     * them back (nothing between changes a height), rather than computing them again */
+    /* every cell's place (s_place), in the blocks marked done: computed the first time a drift
+     * needs the block; the room is s_room of it whenever a drift weighs or lays a cell */
     uint16_t *wq;
-    double *room;
-    /* per block of the band: 1 where a source lies, then where one lies within the drift's reach
-     * (s_near_sources) */
-    uint8_t *near;
+    double *profile;
+    uint8_t *done;
+    /* per block: a source of this drift lies in it; within the drift's support of such a block
+     * (s_near_sources); a source of the next drift lies in it (the lay's leftovers); the lay
+     * changed a height in it */
+    const uint8_t *src_blk;
+    uint8_t *near, *next_blk, *laid;
+    int64_t *next_total; /* per chunk: the next drift's units */
 } s_drift_t;
 
-/* The sources' total per chunk, and which blocks hold one (a chunk of rows is a row of blocks). */
-static void s_total_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
-{
-    (void)thread;
-    const s_drift_t *d = ctx;
-    int64_t t = 0, bw = d->site->band->bw;
-    uint8_t *near = d->near + chunk * (size_t)bw;
-    memset(near, 0, (size_t)bw);
-    for (int64_t y = y0; y < y1; y++)
-        for (int64_t bx = 0; bx < bw; bx++) {
-            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
-                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
-            const int64_t *src = d->src + (size_t)y * (size_t)d->w;
-            uint64_t any = 0;
-            for (int64_t x = x0; x < x1; x++) {
-                t += src[x];
-                any |= (uint64_t)src[x];
-            }
-            near[bx] |= any != 0;
-        }
-    d->total[chunk] = t;
-}
-
-/* The blocks within `reach` blocks (Chebyshev, X wrapping) of a block holding a source, in place:
- * a row dilation then a column one. */
-static int s_near_sources(uint8_t *near, int64_t bw, int64_t bh, int64_t reach, tb_err_t *err)
+/* The blocks within `reach` blocks (Chebyshev, X wrapping) of a block flagged in `from`, into
+ * `near`: a row dilation then a column one. */
+static int s_near_sources(const uint8_t *from, uint8_t *near, int64_t bw, int64_t bh, int64_t reach,
+                          tb_err_t *err)
 {
     uint8_t *tmp = tb_malloc((size_t)bw * (size_t)bh, "coast drift blocks", err);
     if (!tmp)
@@ -135,10 +150,10 @@ static int s_near_sources(uint8_t *near, int64_t bw, int64_t bh, int64_t reach, 
             uint8_t a = 0;
             if (2 * reach + 1 >= bw) {
                 for (int64_t k = 0; k < bw && !a; k++)
-                    a = near[(size_t)by * (size_t)bw + (size_t)k];
+                    a = from[(size_t)by * (size_t)bw + (size_t)k];
             } else {
                 for (int64_t k = bx - reach; k <= bx + reach && !a; k++)
-                    a = near[(size_t)by * (size_t)bw + (size_t)tb_wrap(k, bw)];
+                    a = from[(size_t)by * (size_t)bw + (size_t)tb_wrap(k, bw)];
             }
             tmp[(size_t)by * (size_t)bw + (size_t)bx] = a;
         }
@@ -153,70 +168,96 @@ static int s_near_sources(uint8_t *near, int64_t bw, int64_t bh, int64_t reach, 
     return 0;
 }
 
-/* Every cell's weight. A block whose cells are all past its largest stretched reach has none
- * (s_weight gives 0 past it), and its room is never read (s_lay reads it only under a weight). */
+/* The stretch a block's cells read: NULL where its largest stretch is 1. */
+static inline const float *s_block_stretch(const s_site_t *site, size_t b)
+{
+    return site->stretch && site->band->stretch_max[b] > 1 ? site->stretch : NULL;
+}
+
+/* Every cell's weight into work, in the blocks within reach of a source (elsewhere 0: no weight
+ * there is read). A block whose cells are all past its largest stretched reach has none (s_place
+ * gives 0 past it). A block's places are computed the first time a drift weighs it. */
 static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    (void)chunk;
     (void)thread;
     const s_drift_t *d = ctx;
     const s_site_t *site = d->site;
     const tb_coast_band_t *band = site->band;
-    for (int64_t y = y0; y < y1; y++) {
-        size_t row = (size_t)y * (size_t)d->w;
-        const uint32_t *block_d2 =
-            site->block_d2 + (size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw;
+    uint8_t *done = d->done + chunk * (size_t)band->bw;
+    const uint8_t *near = d->near + chunk * (size_t)band->bw;
+    const uint32_t *block_d2 = site->block_d2 + chunk * (size_t)band->bw;
+    /* row by row (the arrays are read as rows), each block as its state says: no weight, its
+     * places to compute, or its places done */
+    for (int64_t y = y0; y < y1; y++)
         for (int64_t bx = 0; bx < band->bw; bx++) {
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
-            uint32_t reach_d2 = block_d2[bx];
-            if (!reach_d2 ||
-                !d->near[(size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw + (size_t)bx]) {
+            size_t row = (size_t)y * (size_t)d->w;
+            if (!block_d2[bx] || !near[bx]) {
                 memset(d->work + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->work);
-                memset(d->wq + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->wq);
                 continue;
             }
+            const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
+            if (!done[bx])
+                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
+                    d->wq[i] = s_place(site, st, i, block_d2[bx], &d->profile[i]);
             for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
-                int64_t wq = s_weight(site, i, reach_d2, &d->room[i]);
-                d->work[i] = wq;
-                d->wq[i] = (uint16_t)wq;
+                uint16_t wq = d->wq[i];
+                d->work[i] = wq && s_room(site, st, i, d->profile[i]) > 0 ? wq : 0;
             }
         }
-    }
+    for (int64_t bx = 0; bx < band->bw; bx++)
+        done[bx] |= block_d2[bx] && near[bx];
 }
 
-/* shares: src becomes q = floor(src 2^bits / Wt) */
+/* shares: src becomes q = floor(src 2^bits / Wt), in the blocks holding a source */
 static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)thread;
     const s_drift_t *d = ctx;
     s_tally_t *t = &d->chunk[chunk];
-    int64_t *src = d->src, *work = d->work;
-    for (size_t i = (size_t)y0 * (size_t)d->w; i < (size_t)y1 * (size_t)d->w; i++) {
-        if (!src[i])
-            continue;
-        if (work[i] <= 0) {
-            t->no_room += src[i];
-            src[i] = 0;
-            continue;
+    int64_t *src = d->src, *work = d->work, bw = d->site->band->bw;
+    const uint8_t *blk = d->src_blk + chunk * (size_t)bw;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < bw; bx++) {
+            if (!blk[bx])
+                continue;
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
+            for (size_t i = (size_t)y * (size_t)d->w + (size_t)x0;
+                 i < (size_t)y * (size_t)d->w + (size_t)x1; i++) {
+                if (!src[i])
+                    continue;
+                if (work[i] <= 0) {
+                    t->no_room += src[i];
+                    src[i] = 0;
+                    continue;
+                }
+                int64_t num = src[i] << d->bits;
+                int64_t q = num / work[i];
+                t->remainder += (double)(num - q * work[i]) * d->scale;
+                src[i] = q;
+            }
         }
-        int64_t num = src[i] << d->bits;
-        int64_t q = num / work[i];
-        t->remainder += (double)(num - q * work[i]) / (double)((int64_t)1 << d->bits);
-        src[i] = q;
-    }
 }
 
-/* Lays cell i's share, what fits its room; returns whether it laid a unit or more. */
-static inline bool s_lay(const s_drift_t *d, size_t i, s_tally_t *t, bool *leak)
+/* Lays cell i's share (chunk: its row's, b: its block), what fits its room; returns whether it
+ * laid a unit or more. */
+static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, const float *st,
+                         bool *leak)
 {
     int64_t *src = d->src;
-    int64_t wq = src[i] ? d->wq[i] : 0;
-    double dep = (double)wq * (double)src[i] / (double)((int64_t)1 << d->bits);
+    s_tally_t *t = &d->chunk[chunk];
+    int64_t v = src[i];
     src[i] = 0;
-    if (!wq || !(dep > 0))
+    if (!v || !d->wq[i])
         return false;
-    double room = d->room[i];
+    double room = s_room(d->site, st, i, d->profile[i]);
+    if (!(room > 0))
+        return false; /* weight 0 */
+    double dep = (double)d->wq[i] * (double)v * d->scale;
+    if (!(dep > 0))
+        return false;
     double fit = room / TB_COAST_UNIT_M;
     double lay = dep < fit ? dep : fit;
     if (leak && *leak && lay >= 1) {
@@ -227,29 +268,37 @@ static inline bool s_lay(const s_drift_t *d, size_t i, s_tally_t *t, bool *leak)
     double dh = lay * TB_COAST_UNIT_M;
     d->height_m[i] = (float)((double)d->height_m[i] + dh);
     d->moved_m[i] = (float)((double)d->moved_m[i] + dh);
+    d->laid[b] = 1;
     double over = dep - lay;
     if (d->last) {
         t->full += over;
         return lay >= 1;
     }
-    int64_t whole = (int64_t)floor(over);
+    int64_t whole = (int64_t)over; /* over >= 0: the floor */
     src[i] = whole;
+    if (whole) {
+        d->next_total[chunk] += whole;
+        d->next_blk[b] = 1;
+    }
     t->remainder += over - (double)whole;
     return lay >= 1;
 }
 
+/* The lay over the blocks within reach of a source; elsewhere the shares are exactly 0 (the
+ * tent's support). A block past every reach has no weight: its shares are cleared. */
 static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)thread;
     const s_drift_t *d = ctx;
-    s_tally_t *t = &d->chunk[chunk];
     const s_site_t *site = d->site;
     const tb_coast_band_t *band = site->band;
+    const uint32_t *block_d2 = site->block_d2 + chunk * (size_t)band->bw;
+    const uint8_t *near = d->near + chunk * (size_t)band->bw;
     for (int64_t y = y0; y < y1; y++) {
         size_t row = (size_t)y * (size_t)d->w;
-        const uint32_t *block_d2 =
-            site->block_d2 + (size_t)(y / TB_COAST_BAND_BLOCK) * (size_t)band->bw;
         for (int64_t bx = 0; bx < band->bw; bx++) {
+            if (!near[bx])
+                continue;
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
             if (!block_d2[bx]) {
@@ -257,50 +306,45 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
                 memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
                 continue;
             }
+            size_t b = chunk * (size_t)band->bw + (size_t)bx;
+            const float *st = s_block_stretch(site, b);
             for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
                 if (d->src[i])
-                    s_lay(d, i, t, NULL);
+                    s_lay(d, i, chunk, b, st, NULL);
         }
     }
 }
 
-/* One drift of the units in src over a box of radius r, laying what fits. On return src holds the
- * whole units that did not fit (to drift again), their fractions counted in t->remainder. The
- * loops run over chunks of rows on the pool; the tallies are summed in chunk order. */
+/* One drift of the units in src (total units, in the blocks flagged in src_blk) over a tent of
+ * radius r, laying what fits. On return src holds the whole units that did not fit (to drift
+ * again), their fractions counted in t->remainder, their total in *next and their blocks in
+ * next_blk. The loops run over chunks of rows on the pool; the tallies are summed in chunk order.
+ */
+typedef struct {
+    uint16_t *wq;
+    double *profile;
+    uint8_t *done, *src_blk, *near, *next_blk, *laid;
+    int64_t *next_total;
+    s_tally_t *chunk;
+} s_work_t;
+
 static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, int64_t r,
                    int64_t *src, int64_t *work, float *height_m, float *moved_m, bool *leak,
-                   bool last, s_tally_t *t, tb_err_t *err)
+                   bool last, int64_t total, const s_work_t *k, int64_t *next, s_tally_t *t,
+                   tb_err_t *err)
 {
     size_t n_chunks = tb_coast_chunks(h);
-    s_tally_t *chunk = tb_calloc(n_chunks, sizeof *chunk, "coast drift tallies", err);
-    int64_t *totals = chunk ? tb_calloc(n_chunks, sizeof *totals, "coast drift totals", err) : NULL;
+    size_t n_blocks = (size_t)site->band->bw * (size_t)site->band->bh;
+    memset(k->chunk, 0, n_chunks * sizeof *k->chunk);
+    memset(k->next_total, 0, n_chunks * sizeof *k->next_total);
+    memset(k->next_blk, 0, n_blocks);
+    *next = 0;
+    s_drift_t d = {site,    w,          src,     work,        height_m, moved_m,
+                   0,       0,          last,    k->chunk,    k->wq,    k->profile,
+                   k->done, k->src_blk, k->near, k->next_blk, k->laid,  k->next_total};
+    if (total == 0)
+        return 0;
     size_t cells = (size_t)w * (size_t)h;
-    uint16_t *wq = totals ? tb_malloc(cells * sizeof *wq, "coast drift weights", err) : NULL;
-    double *room = wq ? tb_malloc(cells * sizeof *room, "coast drift room", err) : NULL;
-    uint8_t *near = room ? tb_malloc((size_t)site->band->bw * (size_t)site->band->bh,
-                                     "coast drift "
-                                     "sources",
-                                     err)
-                         : NULL;
-    if (!near) {
-        free(chunk);
-        free(totals);
-        free(wq);
-        free(room);
-        return -1;
-    }
-    s_drift_t d = {site, w, src, work, height_m, moved_m, 0, last, chunk, totals, wq, room, near};
-    tb_coast_par_rows(pool, h, s_total_rows, &d);
-    int64_t total = 0;
-    for (size_t c = 0; c < n_chunks; c++)
-        total += totals[c];
-    free(totals);
-    d.total = NULL;
-    int rc = -1;
-    if (total == 0) {
-        rc = 0;
-        goto done;
-    }
     /* Shares in fixed point with as many bits as total << bits < 2^61 allows. On a cell that can
      * take sediment (w >= 1) the summed shares are at most total << bits, because
      * Wt(s) >= K(c - s) w(c) >= K(c - s) for every source s; elsewhere the sums may wrap, which the
@@ -308,45 +352,44 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
      * Wt / 2^bits units, a small part of the budget, and counted. */
     int len = 64 - __builtin_clzll((unsigned long long)total);
     d.bits = 61 - len;
-    if (d.bits < 0) {
-        tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
-                   (long long)total);
-        goto done;
-    }
+    if (d.bits < 0)
+        return tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
+                          (long long)total);
+    d.scale = ldexp(1.0, -d.bits);
     /* A weight is read only within the tent's support (2 ceil(r / 2) cells) of a source: in the
      * sum Wt at the source and where the shares land. Past it no weight is needed (docs/coast.md,
      * "The coastal band"); in blocks, that support is at most support / block + 2 blocks. */
-    if (s_near_sources(near, site->band->bw, site->band->bh,
+    if (s_near_sources(k->src_blk, k->near, site->band->bw, site->band->bh,
                        2 * ((r + 1) / 2) / TB_COAST_BAND_BLOCK + 2, err) != 0)
-        goto done;
+        return -1;
     tb_coast_par_rows(pool, h, s_weight_rows, &d);
     if (tb_coast_tentsum_i64(pool, work, w, h, r, err) != 0)
-        goto done;
+        return -1;
     tb_coast_par_rows(pool, h, s_share_rows, &d);
     if (tb_coast_tentsum_i64(pool, src, w, h, r, err) != 0)
-        goto done;
+        return -1;
     if (*leak) {
         /* the negative control runs in row-major order on the calling thread: the first cell that
-         * lays a unit loses it, the same cell whatever the threads */
+         * lays a unit loses it, the same cell whatever the threads (outside the blocks near a
+         * source the shares are 0, and a block no drift weighed has weight 0: wq is zeroed) */
         for (size_t i = 0; i < cells; i++)
-            if (src[i])
-                s_lay(&d, i, &chunk[(size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS], leak);
+            if (src[i]) {
+                size_t chunk = (size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS;
+                size_t b =
+                    chunk * (size_t)site->band->bw + (size_t)(i % (size_t)w) / TB_COAST_BAND_BLOCK;
+                s_lay(&d, i, chunk, b, s_block_stretch(site, b), leak);
+            }
     } else {
         tb_coast_par_rows(pool, h, s_lay_rows, &d);
     }
     for (size_t c = 0; c < n_chunks; c++) {
-        t->laid += chunk[c].laid;
-        t->full += chunk[c].full;
-        t->remainder += chunk[c].remainder;
-        t->no_room += chunk[c].no_room;
+        t->laid += k->chunk[c].laid;
+        t->full += k->chunk[c].full;
+        t->remainder += k->chunk[c].remainder;
+        t->no_room += k->chunk[c].no_room;
+        *next += k->next_total[c];
     }
-    rc = 0;
-done:
-    free(chunk);
-    free(wq);
-    free(room);
-    free(near);
-    return rc;
+    return 0;
 }
 
 /* The weight at the centre of `passes` 1-D boxes of half-width `half` convolved: the number of ways
@@ -389,59 +432,143 @@ static int64_t s_centre_weight_1d(int64_t half, int passes)
  * second drift's (S_SECOND_REACH drift radii), so a large mouth's lobe reaches as far as its
  * sediment drifts. A cell is clamped to 2^34 quanta (1024 delta_ref_m3, far past the most the
  * stretch takes) or less for a bell so wide that its tent could overflow. Pointwise after the sums;
- * deterministic. */
+ * deterministic.
+ *
+ * The mouths are a few per million cells, so the first tent is not summed over the planet but
+ * splatted: the tent is separable, k(dx) k(y, y_m) with k the box of radius b twice along one axis
+ * (X wrapping: the count of columns within b of both; Y: of the rows of the planet within b of
+ * both, the zero padding of the two boxes), so each mouth adds q k k over its (4b + 1)^2 cells,
+ * exactly the integers the two box sums gave. The second tent is the box sums' (its input fills the
+ * mouths' squares), and the stretch is computed only in the blocks within its reach of a mouth
+ * (elsewhere it is 1: those blocks' largest stretch is 1 and the deposition reads 1 there without
+ * the array). */
 typedef struct {
     int64_t *river;
     float *stretch;
-    int64_t w;
-    double unit_q;  /* quanta in a unit */
-    int64_t clamp;  /* most quanta in a cell */
+    int64_t w, h;
     int64_t weight; /* a tent's total weight */
     double to_ref;  /* quanta of the bell's mean to multiples of delta_ref_m3 */
     tb_coast_band_t *band;
+    /* the splat: mouths sorted by row, their columns, quanta; the X kernel over n_x offsets from
+     * x0_off; the box radius */
+    const int64_t *my, *mx, *mq;
+    size_t n;
+    const uint64_t *kx;
+    int64_t x0_off, n_x, b;
+    uint64_t *scratch;   /* per thread, 2 n_x */
+    const uint8_t *near; /* per block: within the second tent's reach of a mouth */
 } s_stretch_t;
 
-static void s_quanta_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+/* The rows of the planet within b of both y and ym: the Y kernel of two boxes of radius b. */
+static inline int64_t s_rows_within(int64_t y, int64_t ym, int64_t b, int64_t h)
+{
+    int64_t a0 = (y > ym ? y : ym) - b, a1 = (y < ym ? y : ym) + b;
+    a0 = a0 > 0 ? a0 : 0;
+    a1 = a1 < h - 1 ? a1 : h - 1;
+    return a1 >= a0 ? a1 - a0 + 1 : 0;
+}
+
+/* Rows [y0, y1) of the first tent: every mouth within 2b rows adds q k(dx) k(y, y_m). Per mouth,
+ * the row it adds is k(y, y_m) times its X profile, and k changes by at most one from a row to
+ * the next: the row is kept in the thread's scratch and stepped by adding or taking the profile. */
+static void s_splat_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)chunk;
-    (void)thread;
     const s_stretch_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++) {
-        if (!c->river[i])
-            continue;
-        double q = floor((double)c->river[i] * c->unit_q);
-        c->river[i] = q >= (double)c->clamp ? c->clamp : (int64_t)q;
+    int64_t w = c->w, b = c->b, n_x = c->n_x;
+    uint64_t *prof = c->scratch + (size_t)thread * 2 * (size_t)n_x, *cur = prof + n_x;
+    /* the first mouth within reach of row y0 (sorted by row) */
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->my[mid] < y0 - 2 * b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t m = lo; m < c->n && c->my[m] <= y1 - 1 + 2 * b; m++) {
+        int64_t ym = c->my[m], k = s_rows_within(y0, ym, b, c->h);
+        uint64_t q = (uint64_t)c->mq[m];
+        for (int64_t o = 0; o < n_x; o++) {
+            prof[o] = q * c->kx[o];
+            cur[o] = prof[o] * (uint64_t)k;
+        }
+        int64_t x0 = tb_wrap(c->mx[m] + c->x0_off, w);
+        for (int64_t y = y0; y < y1; y++) {
+            if (k) {
+                uint64_t *restrict row = (uint64_t *)c->river + (size_t)y * (size_t)w;
+                /* up to the seam, then from column 0 */
+                int64_t x = x0, n = n_x;
+                const uint64_t *restrict v = cur;
+                while (n > 0) {
+                    int64_t run = w - x < n ? w - x : n;
+                    for (int64_t o = 0; o < run; o++)
+                        row[x + o] += v[o];
+                    v += run;
+                    n -= run;
+                    x = 0;
+                }
+            }
+            if (y + 1 == y1)
+                break;
+            int64_t next = s_rows_within(y + 1, ym, b, c->h);
+            if (next == k + 1) {
+                for (int64_t o = 0; o < n_x; o++)
+                    cur[o] += prof[o];
+            } else if (next == k - 1) {
+                for (int64_t o = 0; o < n_x; o++)
+                    cur[o] -= prof[o];
+            } else if (next != k) {
+                for (int64_t o = 0; o < n_x; o++)
+                    cur[o] = prof[o] * (uint64_t)next;
+            }
+            k = next;
+        }
     }
 }
 
+/* The first tent's mean, in the blocks near a mouth (the tent is zero elsewhere). */
 static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    (void)chunk;
     (void)thread;
     const s_stretch_t *c = ctx;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        if (c->river[i])
-            c->river[i] /= c->weight;
+    int64_t bw = (c->w + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK;
+    const uint8_t *near = c->near + chunk * (size_t)bw;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < bw; bx++) {
+            if (!near[bx])
+                continue;
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
+            int64_t *v = c->river + (size_t)y * (size_t)c->w;
+            for (int64_t x = x0; x < x1; x++)
+                if (v[x])
+                    v[x] /= c->weight;
+        }
 }
 
+/* The second tent's mean and the stretch, and each block's largest stretch (a chunk of rows is a
+ * row of blocks), in the blocks near a mouth; elsewhere the largest is 1 and nothing is written. */
 static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    (void)chunk;
     (void)thread;
     const s_stretch_t *c = ctx;
-    /* and each block's largest stretch (a chunk of rows is a row of blocks) */
     int64_t bw = (c->w + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK;
     float *max = c->band ? c->band->stretch_max + chunk * (size_t)bw : NULL;
+    const uint8_t *near = c->near + chunk * (size_t)bw;
     for (int64_t bx = 0; max && bx < bw; bx++)
         max[bx] = 1;
     for (int64_t y = y0; y < y1; y++)
         for (int64_t bx = 0; bx < bw; bx++) {
+            if (!near[bx])
+                continue;
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
             float m = 1;
             for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
                  i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
-                double s = 1 + (double)c->river[i] * c->to_ref;
+                int64_t v = c->river[i] ? c->river[i] / c->weight : 0;
+                double s = 1 + (double)v * c->to_ref;
                 float f = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
                 c->stretch[i] = f;
                 m = f > m ? f : m;
@@ -451,32 +578,137 @@ static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int 
         }
 }
 
+static int s_by_cell(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
 int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w,
-                           int64_t h, int64_t *river, float *stretch, tb_coast_band_t *band,
-                           tb_err_t *err)
+                           int64_t h, const int64_t *mouths, size_t n_mouths, int64_t *river,
+                           float *stretch, tb_coast_band_t *band, tb_err_t *err)
 {
     int64_t r = S_SECOND_REACH * tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
     int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
+    if (2 * box + 1 > w)
+        return tb_err_set(err, TB_E_INVALID,
+                          "coast: a box of radius %lld cells is wider than the "
+                          "planet's %lld columns",
+                          (long long)box, (long long)w);
     double side = (double)(2 * box + 1), tent = side * side * side * side;
     double quanta_per_ref = 16777216.0;                       /* 2^24 */
     double clamp = fmin(17179869184.0, floor(4.6e18 / tent)); /* 2^34, or what fits 2^62 */
     int64_t c1 = s_centre_weight_1d(box, 4);
+    double unit_q = TB_COAST_UNIT_M * cell_m * cell_m / p->delta_ref_m3 * quanta_per_ref;
+    int64_t clamp_q = clamp >= 1 ? (int64_t)clamp : 1;
+    int64_t bw = (w + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK,
+            bh = (h + TB_COAST_BAND_BLOCK - 1) / TB_COAST_BAND_BLOCK;
+    /* the X kernel: offsets -2b .. 2b, or every column when that wraps onto itself; the count of
+     * columns within b of both ends, over every way the offset wraps */
+    int64_t n_x = 4 * box + 1 < w ? 4 * box + 1 : w, x0_off = 4 * box + 1 < w ? -2 * box : 0;
+    size_t n_pairs = n_mouths;
+    int64_t *pairs = tb_malloc((n_pairs ? n_pairs : 1) * 2 * sizeof *pairs, "coast mouths", err);
+    int64_t *rows =
+        pairs ? tb_malloc((n_pairs ? n_pairs : 1) * 3 * sizeof *rows, "coast mouth rows", err)
+              : NULL;
+    uint64_t *kx = rows ? tb_malloc((size_t)n_x * sizeof *kx, "coast bell kernel", err) : NULL;
+    uint8_t *near = kx ? tb_calloc((size_t)bw * (size_t)bh, 1, "coast bell blocks", err) : NULL;
+    uint64_t *scratch =
+        near ? tb_malloc((size_t)tb_pool_threads(pool) * 2 * (size_t)n_x * sizeof *scratch,
+                         "coast bell rows", err)
+             : NULL;
+    if (!scratch) {
+        free(pairs);
+        free(rows);
+        free(kx);
+        free(near);
+        return -1;
+    }
+    for (int64_t o = 0; o < n_x; o++) {
+        int64_t k = 0;
+        for (int64_t j = -2; j <= 2; j++) {
+            int64_t d = llabs(x0_off + o + j * w);
+            k += d <= 2 * box ? 2 * box + 1 - d : 0;
+        }
+        kx[o] = (uint64_t)k;
+    }
+    /* the units of each cell (mouths sharing a cell add up), in quanta, ordered by row */
+    memcpy(pairs, mouths, n_pairs * 2 * sizeof *pairs);
+    qsort(pairs, n_pairs, 2 * sizeof *pairs, s_by_cell);
+    size_t n = 0;
+    for (size_t k = 0; k < n_pairs;) {
+        int64_t cell = pairs[2 * k], units = 0;
+        for (; k < n_pairs && pairs[2 * k] == cell; k++)
+            units += pairs[2 * k + 1];
+        if (!units)
+            continue;
+        double q = floor((double)units * unit_q);
+        int64_t qi = q >= (double)clamp_q ? clamp_q : (int64_t)q;
+        if (!qi)
+            continue;
+        rows[n] = cell / w;
+        rows[n_pairs + n] = cell % w;
+        rows[2 * n_pairs + n] = qi;
+        n++;
+    }
+    /* sorted by cell, so by row; the blocks within the second tent's reach (4b) of a mouth */
+    for (size_t m = 0; m < n; m++) {
+        int64_t by0 = rows[m] - 4 * box, by1 = rows[m] + 4 * box;
+        by0 = (by0 > 0 ? by0 : 0) / TB_COAST_BAND_BLOCK;
+        by1 = (by1 < h - 1 ? by1 : h - 1) / TB_COAST_BAND_BLOCK;
+        /* the columns x_m - 4b .. x_m + 4b, wrapped: up to the seam, then from column 0 */
+        int64_t span = 8 * box + 1 < w ? 8 * box + 1 : w;
+        int64_t x = span == w ? 0 : tb_wrap(rows[n_pairs + m] - 4 * box, w);
+        while (span > 0) {
+            int64_t e = x + span - 1 < w - 1 ? x + span - 1 : w - 1;
+            for (int64_t by = by0; by <= by1; by++)
+                memset(near + (size_t)by * (size_t)bw + (size_t)(x / TB_COAST_BAND_BLOCK), 1,
+                       (size_t)(e / TB_COAST_BAND_BLOCK - x / TB_COAST_BAND_BLOCK + 1));
+            span -= e - x + 1;
+            x = 0;
+        }
+    }
     s_stretch_t c = {river,
                      stretch,
                      w,
-                     TB_COAST_UNIT_M * cell_m * cell_m / p->delta_ref_m3 * quanta_per_ref,
-                     clamp >= 1 ? (int64_t)clamp : 1,
+                     h,
                      (int64_t)tent,
                      tent * tent / ((double)c1 * (double)c1) / quanta_per_ref,
-                     band};
-    tb_coast_par_rows(pool, h, s_quanta_rows, &c);
-    for (int k = 0; k < 2; k++) {
-        if (tb_coast_tentsum_i64(pool, river, w, h, half_r, err) != 0)
-            return -1;
-        tb_coast_par_rows(pool, h, s_mean_rows, &c);
+                     band,
+                     rows,
+                     rows + n_pairs,
+                     rows + 2 * n_pairs,
+                     n,
+                     kx,
+                     x0_off,
+                     n_x,
+                     box,
+                     scratch,
+                     near};
+    memset(river, 0, (size_t)w * (size_t)h * sizeof *river);
+    /* the splat adds (4b + 1)^2 cells a mouth at about 8 instructions each, the tent about 26 a
+     * cell of the planet: where the mouths' squares cover the planet three times over or more, the
+     * tent of the mouths' quanta (the same integers) is the cheaper */
+    int rc = 0;
+    if ((double)n * (double)n_x * (double)(4 * box + 1) < 3.0 * (double)w * (double)h) {
+        tb_coast_par_rows(pool, h, s_splat_rows, &c);
+    } else {
+        for (size_t m = 0; m < n; m++)
+            river[(size_t)rows[m] * (size_t)w + (size_t)rows[n_pairs + m]] = rows[2 * n_pairs + m];
+        rc = tb_coast_tentsum_i64(pool, river, w, h, half_r, err);
     }
-    tb_coast_par_rows(pool, h, s_stretch_rows, &c);
-    return 0;
+    if (rc == 0)
+        tb_coast_par_rows(pool, h, s_mean_rows, &c);
+    if (rc == 0)
+        rc = tb_coast_tentsum_i64(pool, river, w, h, half_r, err);
+    if (rc == 0)
+        tb_coast_par_rows(pool, h, s_stretch_rows, &c);
+    free(pairs);
+    free(rows);
+    free(kx);
+    free(near);
+    free(scratch);
+    return rc;
 }
 
 /* Drift by symmetric redistribution, then deposition in the sheltered shallows (after the
@@ -493,18 +725,66 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
 typedef struct {
     const uint8_t *kind;
     const float *height_m, *moved_m;
-    int64_t w;
-    int64_t *beach; /* per thread */
+    int64_t w, bw;
+    const uint8_t *laid; /* per block */
+    int64_t *beach;      /* per thread */
 } s_beach_t;
 
 static void s_beach_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
-    (void)chunk;
     const s_beach_t *c = ctx;
     int64_t n = 0;
-    for (size_t i = (size_t)y0 * (size_t)c->w; i < (size_t)y1 * (size_t)c->w; i++)
-        n += c->kind[i] != TB_COAST_LAND && c->moved_m[i] > 0 && c->height_m[i] > 0;
+    const uint8_t *laid = c->laid + chunk * (size_t)c->bw;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t bx = 0; bx < c->bw; bx++) {
+            if (!laid[bx])
+                continue;
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
+            for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
+                 i < (size_t)y * (size_t)c->w + (size_t)x1; i++)
+                n += c->kind[i] != TB_COAST_LAND && c->moved_m[i] > 0 && c->height_m[i] > 0;
+        }
     c->beach[thread] += n;
+}
+
+/* The sources' total per chunk (big: a source of 2^59 or more, or a negative one, where the sum
+ * is not checked here), and which blocks hold one (a chunk of rows is a row of blocks). */
+typedef struct {
+    const int64_t *src;
+    int64_t w, bw;
+    uint8_t *blk;
+    int64_t *sum;
+    uint8_t *big;
+} s_total_t;
+
+static void s_total_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)thread;
+    const s_total_t *c = ctx;
+    uint64_t t = 0, all = 0;
+    uint8_t *blk = c->blk + chunk * (size_t)c->bw;
+    memset(blk, 0, (size_t)c->bw);
+    for (int64_t y = y0; y < y1; y++) {
+        const int64_t *src = c->src + (size_t)y * (size_t)c->w;
+        for (int64_t bx = 0; bx < c->bw; bx++) {
+            int64_t x0 = bx * TB_COAST_BAND_BLOCK,
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
+            uint64_t any = 0, s = 0;
+            for (int64_t x = x0; x < x1; x++) {
+                any |= (uint64_t)src[x];
+                s += (uint64_t)src[x];
+            }
+            blk[bx] |= any != 0;
+            all |= any;
+            /* with every source under 2^59, s < 2^63; t is kept at most 2^62 */
+            t += s;
+            if (t > ((uint64_t)1 << 62))
+                t = (uint64_t)1 << 62;
+        }
+    }
+    c->big[chunk] = (all >> 59) != 0;
+    c->sum[chunk] = (int64_t)t;
 }
 
 int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
@@ -516,28 +796,64 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
 {
     size_t cells = (size_t)w * (size_t)h;
     double unit_m3 = TB_COAST_UNIT_M * cell_m * cell_m;
+    size_t n_chunks = tb_coast_chunks(h), n_blocks = (size_t)band->bw * (size_t)band->bh;
+    s_work_t k = {0};
+    s_total_t tot = {src, w, band->bw, NULL, NULL, NULL};
+    int rc = -1;
+    uint32_t *block_d2 = NULL;
+    if (!(k.wq = tb_calloc(cells, sizeof *k.wq, "coast drift weights", err)) ||
+        !(k.profile = tb_malloc(cells * sizeof *k.profile, "coast drift profile", err)) ||
+        !(k.done = tb_calloc(5 * n_blocks, 1, "coast drift blocks", err)) ||
+        !(k.next_total = tb_malloc(n_chunks * sizeof *k.next_total, "coast drift totals", err)) ||
+        !(k.chunk = tb_malloc(n_chunks * sizeof *k.chunk, "coast drift tallies", err)) ||
+        !(tot.sum = tb_malloc(n_chunks * sizeof *tot.sum, "coast drift totals", err)) ||
+        !(tot.big = tb_malloc(n_chunks, "coast drift totals", err)))
+        goto done;
+    k.src_blk = k.done + n_blocks;
+    k.near = k.done + 2 * n_blocks;
+    k.next_blk = k.done + 3 * n_blocks;
+    k.laid = k.done + 4 * n_blocks;
+    tot.blk = k.src_blk;
+    /* the sources' total (with a sum that may reach past 2^61, or a negative source, the exact
+     * check in row-major order names the first cell) */
+    tb_coast_par_rows(pool, h, s_total_rows, &tot);
     int64_t total = 0;
-    for (size_t i = 0; i < cells; i++) {
-        if (src[i] < 0 || src[i] > ((int64_t)1 << 61) - total)
-            return tb_err_set(err, TB_E_INVALID,
-                              "coast: the sediment sources (%lld units at cell "
-                              "%zu) exceed 2^61 units of %g m3",
-                              (long long)src[i], i, unit_m3);
-        total += src[i];
+    bool check = false;
+    for (size_t c = 0; c < n_chunks && !check; c++) {
+        check = tot.big[c] || tot.sum[c] > ((int64_t)1 << 61) - total;
+        total += check ? 0 : tot.sum[c];
+    }
+    if (check) {
+        total = 0;
+        for (size_t i = 0; i < cells; i++) {
+            if (src[i] < 0 || src[i] > ((int64_t)1 << 61) - total) {
+                tb_err_set(err, TB_E_INVALID,
+                           "coast: the sediment sources (%lld units at cell "
+                           "%zu) exceed 2^61 units of %g m3",
+                           (long long)src[i], i, unit_m3);
+                goto done;
+            }
+            total += src[i];
+        }
     }
     int64_t r = tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
     double reach_cells = p->deposit_reach_m * (stretch ? TB_COAST_MAX_STRETCH : 1) / cell_m + 1.5;
     s_site_t site = {p,       cell_m,   kind,
                      d2,      exposure, height_m,
                      moved_m, stretch,  (uint32_t)fmin(4e9, ceil(reach_cells * reach_cells)),
-                     band,    NULL};
+                     band,    NULL,     NULL};
+    double shelter_of[TB_COAST_EXPOSURE_ONE + 2];
+    for (int e = 0; e <= TB_COAST_EXPOSURE_ONE + 1; e++) {
+        double x = e <= TB_COAST_EXPOSURE_ONE ? e / (double)TB_COAST_EXPOSURE_ONE : 0;
+        shelter_of[e] = 1 - x < p->shelter_floor ? p->shelter_floor : 1 - x;
+    }
+    site.shelter_of = shelter_of;
     /* per block of the band, the squared distance past which none of its cells is within its
      * stretched reach (its largest stretch, the same margin as reach_d2), or 0 when the block is
      * too far from the waterline for any (docs/coast.md, "The coastal band") */
-    size_t n_blocks = (size_t)band->bw * (size_t)band->bh;
-    uint32_t *block_d2 = tb_malloc(n_blocks * sizeof *block_d2, "coast band reach", err);
+    block_d2 = tb_malloc(n_blocks * sizeof *block_d2, "coast band reach", err);
     if (!block_d2)
-        return -1;
+        goto done;
     for (size_t b = 0; b < n_blocks; b++) {
         double st = stretch ? (double)band->stretch_max[b] : 1.0;
         double cells_b = p->deposit_reach_m * st / cell_m + 1.5;
@@ -549,23 +865,35 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     site.block_d2 = block_d2;
     s_tally_t t = {0, 0, 0, 0};
     bool leak = debug && debug->leak_one_deposit;
-    int rc = s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, &t, err);
-    if (rc == 0)
-        rc = s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak,
-                     true, &t, err);
-    free(block_d2);
-    if (rc != 0)
-        return -1;
+    int64_t next = 0;
+    if (s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, total, &k, &next,
+                &t, err) != 0)
+        goto done;
+    memcpy(k.src_blk, k.next_blk, n_blocks);
+    if (s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak, true,
+                next, &k, &next, &t, err) != 0)
+        goto done;
+    /* a beach cell is one the lay raised (nothing else moves a cell up) */
     int64_t beaches[TB_COAST_MAX_THREADS] = {0}, beach = 0;
-    s_beach_t bc = {kind, height_m, moved_m, w, beaches};
+    s_beach_t bc = {kind, height_m, moved_m, w, band->bw, k.laid, beaches};
     tb_coast_par_rows(pool, h, s_beach_rows, &bc);
-    for (int k = 0; k < TB_COAST_MAX_THREADS; k++)
-        beach += beaches[k];
+    for (int j = 0; j < TB_COAST_MAX_THREADS; j++)
+        beach += beaches[j];
     s->laid_m3 = t.laid * unit_m3;
     s->unplaced_no_shallows_m3 = (double)t.no_room * unit_m3;
     s->unplaced_full_m3 = t.full * unit_m3;
     s->unplaced_rounding_m3 = t.remainder * unit_m3;
     s->unplaced_m3 = s->unplaced_no_shallows_m3 + s->unplaced_full_m3 + s->unplaced_rounding_m3;
     s->beach_m2 = (double)beach * cell_m * cell_m;
-    return 0;
+    rc = 0;
+done:
+    free(k.wq);
+    free(k.profile);
+    free(k.done);
+    free(k.next_total);
+    free(k.chunk);
+    free(tot.sum);
+    free(tot.big);
+    free(block_d2);
+    return rc;
 }
