@@ -1,8 +1,9 @@
 /* The box kernel of the coastal pass, over exact integers (docs/coast.md, "Two kernels, one
  * arithmetic"). The predecessor learned that the sediment needs a symmetric kernel and the carried
- * values an edge-renormalised one; both are this one window sum: the carry divides a sum of values
- * by a sum of weights taken with the same window (so rows beyond the Y edge drop out of both), the
- * drift redistributes mass with it symmetrically (sediment.c). Typical sizes: a planet of up to
+ * values an edge-renormalised one; both are this window sum: the carry divides a sum of values by a
+ * sum of weights taken with the same window (so rows beyond the Y edge drop out of both; it now
+ * sums only its waterline cells, per column, in pass.c), the drift redistributes mass with it
+ * symmetrically (sediment.c). Typical sizes: a planet of up to
  * 76 M cells, radii of 10 to 100 cells; memory (2r + 2) rows of workspace. */
 #include <stdbool.h>
 #include <stdlib.h>
