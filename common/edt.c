@@ -188,8 +188,9 @@ static int s_check_size(int64_t w, int64_t h, tb_err_t *err)
     return 0;
 }
 
-int tb_edt_squared(const uint8_t *mask, int64_t w, int64_t h, bool wrap_x, int threads,
-                   uint32_t *d2_out, tb_err_t *err)
+/* s_check_size, and every squared distance of the grid (the short way round when X wraps) fits the
+ * 32-bit output. */
+static int s_check_d2_size(int64_t w, int64_t h, bool wrap_x, tb_err_t *err)
 {
     if (s_check_size(w, h, err) != 0)
         return -1;
@@ -198,6 +199,14 @@ int tb_edt_squared(const uint8_t *mask, int64_t w, int64_t h, bool wrap_x, int t
         return tb_err_set(err, TB_E_INVALID,
                           "edt: a %lld x %lld grid has squared distances beyond 32 bits",
                           (long long)w, (long long)h);
+    return 0;
+}
+
+int tb_edt_squared(const uint8_t *mask, int64_t w, int64_t h, bool wrap_x, int threads,
+                   uint32_t *d2_out, tb_err_t *err)
+{
+    if (s_check_d2_size(w, h, wrap_x, err) != 0)
+        return -1;
     s_exact_t e = {mask, d2_out, w, h, wrap_x, 0};
     s_parallel(threads, w, s_exact_columns, &e);
     s_parallel(threads, h, s_exact_rows, &e);
@@ -608,13 +617,8 @@ int tb_edt_squared_both(const uint8_t *mask, int64_t w, int64_t h, bool wrap_x,
                         const uint32_t cap2[2], tb_pool_t *pool, uint32_t *d2_out,
                         tb_edt_row_fn row_fn, void *row_ctx, tb_err_t *err)
 {
-    if (s_check_size(w, h, err) != 0)
+    if (s_check_d2_size(w, h, wrap_x, err) != 0)
         return -1;
-    int64_t dx = wrap_x ? w / 2 : w - 1, dy = h - 1;
-    if (dx * dx + dy * dy >= (int64_t)UINT32_MAX)
-        return tb_err_set(err, TB_E_INVALID,
-                          "edt: a %lld x %lld grid has squared distances beyond 32 bits",
-                          (long long)w, (long long)h);
     int threads = tb_pool_threads(pool);
     s_both_t e = {.mask = mask,
                   .d2 = d2_out,
