@@ -356,23 +356,33 @@ static void s_band_run(void *ctx, size_t task, int thread)
     s_box_band(&((s_bands_t *)ctx)->bands[task]);
 }
 
-/* The box sum over the pool's threads: the rows split into one band per thread (at least 4 r rows
- * each, so the r rows of row sums a band computes twice stay a small part), each band exact, so any
- * split gives the same bits. Deterministic. */
-int tb_coast_boxsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err)
+int tb_coast_box_check(int64_t r, int64_t w, tb_err_t *err)
 {
     if (2 * r + 1 > w)
         return tb_err_set(err, TB_E_INVALID,
                           "coast: a box of radius %lld cells is wider than the "
                           "planet's %lld columns",
                           (long long)r, (long long)w);
+    return 0;
+}
+
+int64_t tb_coast_band_count(tb_pool_t *pool, int64_t h, int64_t min_rows)
+{
     int64_t n =
         tb_pool_threads(pool) < TB_COAST_MAX_THREADS ? tb_pool_threads(pool) : TB_COAST_MAX_THREADS;
-    int64_t min_rows = 4 * r > 64 ? 4 * r : 64;
     if (n > h / min_rows)
         n = h / min_rows;
-    if (n < 1)
-        n = 1;
+    return n < 1 ? 1 : n;
+}
+
+/* The box sum over the pool's threads: the rows split into one band per thread (at least 4 r rows
+ * each, so the r rows of row sums a band computes twice stay a small part), each band exact, so any
+ * split gives the same bits. Deterministic. */
+int tb_coast_boxsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64_t r, tb_err_t *err)
+{
+    if (tb_coast_box_check(r, w, err) != 0)
+        return -1;
+    int64_t n = tb_coast_band_count(pool, h, 4 * r > 64 ? 4 * r : 64);
     int64_t ring_n = 2 * r + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     size_t per_ring = (size_t)ring_n * (size_t)w, per_halo = n > 1 ? 2 * (size_t)r * (size_t)w : 0;
     size_t per_flags = (size_t)(ring_n + 1) * (size_t)nb;
@@ -580,18 +590,9 @@ int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int6
                          tb_err_t *err)
 {
     int64_t b = (r + 1) / 2;
-    if (2 * b + 1 > w)
-        return tb_err_set(err, TB_E_INVALID,
-                          "coast: a box of radius %lld cells is wider than the "
-                          "planet's %lld columns",
-                          (long long)b, (long long)w);
-    int64_t n =
-        tb_pool_threads(pool) < TB_COAST_MAX_THREADS ? tb_pool_threads(pool) : TB_COAST_MAX_THREADS;
-    int64_t min_rows = 8 * b > 64 ? 8 * b : 64;
-    if (n > h / min_rows)
-        n = h / min_rows;
-    if (n < 1)
-        n = 1;
+    if (tb_coast_box_check(b, w, err) != 0)
+        return -1;
+    int64_t n = tb_coast_band_count(pool, h, 8 * b > 64 ? 8 * b : 64);
     int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     size_t per_rings = 2 * (size_t)ring_n * (size_t)w,
            per_halo = n > 1 ? 4 * (size_t)b * (size_t)w : 0;

@@ -182,6 +182,14 @@ int tb_coast_exposure_fetch_sweeps(tb_pool_t *pool, const tb_coast_params_t *p, 
                                    tb_err_t *err);
 void tb_coast_waterline_free(tb_coast_waterline_t *wl);
 
+/* boxsum.c: 0, or -1 with *err (TB_E_INVALID naming both) when a box of radius r is wider than
+ * the planet's w columns (2r + 1 > w): a window would meet itself round the cylinder. */
+int tb_coast_box_check(int64_t r, int64_t w, tb_err_t *err);
+
+/* boxsum.c: how many bands of rows a kernel over h rows splits into on the pool: one a thread (at
+ * most TB_COAST_MAX_THREADS), each at least min_rows rows, at least one. */
+int64_t tb_coast_band_count(tb_pool_t *pool, int64_t h, int64_t min_rows);
+
 /* boxsum.c: v[i] = sum of v over the (2r+1) x (2r+1) box round cell i, X wrapping, rows beyond the
  * Y edges counting zero, in place, exactly (wrapping unsigned arithmetic: a sum that fits in int64
  * is exact whatever the intermediate values did). Requires

@@ -268,15 +268,9 @@ static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, i
         *pct[k] = n > 0 ? e / (double)TB_COAST_EXPOSURE_ONE : 0;
     }
     int64_t r = tb_coast_radius_cells(p->carry_m, cell_m);
-    if (2 * r + 1 > w)
-        return tb_err_set(err, TB_E_INVALID,
-                          "coast: a box of radius %lld cells is wider than the "
-                          "planet's %lld columns",
-                          (long long)r, (long long)w);
-    int64_t bands =
-        tb_pool_threads(pool) < TB_COAST_MAX_THREADS ? tb_pool_threads(pool) : TB_COAST_MAX_THREADS;
-    if (bands > h)
-        bands = h;
+    if (tb_coast_box_check(r, w, err) != 0)
+        return -1;
+    int64_t bands = tb_coast_band_count(pool, h, 1);
     int64_t *mem =
         tb_malloc((size_t)bands * (size_t)(2 * w + 1) * sizeof *mem, "coast carry rows", err);
     if (!mem)

@@ -590,11 +590,8 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
 {
     int64_t r = S_SECOND_REACH * tb_coast_radius_cells(p->drift_km * 1000.0, cell_m);
     int64_t half_r = (r + 1) / 2, box = (half_r + 1) / 2;
-    if (2 * box + 1 > w)
-        return tb_err_set(err, TB_E_INVALID,
-                          "coast: a box of radius %lld cells is wider than the "
-                          "planet's %lld columns",
-                          (long long)box, (long long)w);
+    if (tb_coast_box_check(box, w, err) != 0)
+        return -1;
     double side = (double)(2 * box + 1), tent = side * side * side * side;
     double quanta_per_ref = 16777216.0;                       /* 2^24 */
     double clamp = fmin(17179869184.0, floor(4.6e18 / tent)); /* 2^34, or what fits 2^62 */
