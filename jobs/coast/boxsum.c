@@ -44,6 +44,25 @@ void tb_coast_par_rows(tb_pool_t *pool, int64_t h,
     tb_pool_run(pool, tb_coast_chunks(h), s_rows_task, &c);
 }
 
+typedef struct {
+    uint8_t *p;
+    size_t row_bytes;
+} s_zero_t;
+
+static void s_zero_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
+{
+    (void)chunk;
+    (void)thread;
+    const s_zero_t *z = ctx;
+    memset(z->p + (size_t)y0 * z->row_bytes, 0, (size_t)(y1 - y0) * z->row_bytes);
+}
+
+void tb_coast_par_zero(tb_pool_t *pool, void *p, size_t row_bytes, int64_t h)
+{
+    s_zero_t z = {p, row_bytes};
+    tb_coast_par_rows(pool, h, s_zero_rows, &z);
+}
+
 /* Columns per block of the zero skipping: a block of a row whose inputs within the radius are all
  * zero has a zero row sum, and a block whose column window holds only zero row sums has a zero
  * output, so the far sea, where a coastal field is zero, costs one read of its input. */

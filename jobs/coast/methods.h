@@ -43,6 +43,11 @@ void tb_coast_par_rows(tb_pool_t *pool, int64_t h,
                        void (*fn)(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread),
                        void *ctx);
 
+/* boxsum.c: zeroes the h rows of row_bytes bytes at p over the pool's threads (a planet-sized
+ * array: a memset on one thread would leave the others idle, and on a fresh array the threads
+ * share its first touch). */
+void tb_coast_par_zero(tb_pool_t *pool, void *p, size_t row_bytes, int64_t h);
+
 /* band.c: the coastal band (docs/coast.md, "The coastal band"). The planet in blocks of
  * TB_COAST_BAND_BLOCK cells square (the last column and row of blocks may be narrower); dist[] is
  * each block's Chebyshev distance in blocks (X wraps) from the nearest block that holds, or touches

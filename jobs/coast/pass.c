@@ -585,10 +585,11 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
         goto done;
     rc = -1;
     S_PHASE(TB_COAST_PHASE_CARRY);
-    src = tb_calloc(cells, sizeof *src, "coast sediment", err);
+    src = tb_malloc(cells * sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
         goto done;
-    memset(maps->moved_m, 0, cells * sizeof *maps->moved_m);
+    tb_coast_par_zero(pool, src, (size_t)w * sizeof *src, h);
+    tb_coast_par_zero(pool, maps->moved_m, (size_t)w * sizeof *maps->moved_m, h);
     tb_coast_surf_platform_cut(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure, pl->height_m,
                                maps->moved_m, src, &band, s);
     s_rivers(p, pl, src, s);

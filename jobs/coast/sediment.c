@@ -682,7 +682,7 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
                      box,
                      scratch,
                      near};
-    memset(river, 0, (size_t)w * (size_t)h * sizeof *river);
+    tb_coast_par_zero(pool, river, (size_t)w * sizeof *river, h);
     /* the splat adds (4b + 1)^2 cells a mouth at about 8 instructions each, the tent about 26 a
      * cell of the planet: where the mouths' squares cover the planet three times over or more, the
      * tent of the mouths' quanta (the same integers) is the cheaper */
@@ -798,7 +798,7 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     s_total_t tot = {src, w, band->bw, NULL, NULL, NULL};
     int rc = -1;
     uint32_t *block_d2 = NULL;
-    if (!(k.wq = tb_calloc(cells, sizeof *k.wq, "coast drift weights", err)) ||
+    if (!(k.wq = tb_malloc(cells * sizeof *k.wq, "coast drift weights", err)) ||
         !(k.profile = tb_malloc(cells * sizeof *k.profile, "coast drift profile", err)) ||
         !(k.done = tb_calloc(5 * n_blocks, 1, "coast drift blocks", err)) ||
         !(k.next_total = tb_malloc(n_chunks * sizeof *k.next_total, "coast drift totals", err)) ||
@@ -806,6 +806,7 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
         !(tot.sum = tb_malloc(n_chunks * sizeof *tot.sum, "coast drift totals", err)) ||
         !(tot.big = tb_malloc(n_chunks, "coast drift totals", err)))
         goto done;
+    tb_coast_par_zero(pool, k.wq, (size_t)w * sizeof *k.wq, h);
     k.src_blk = k.done + n_blocks;
     k.near = k.done + 2 * n_blocks;
     k.next_blk = k.done + 3 * n_blocks;
