@@ -468,8 +468,17 @@ static const int64_t *s_tent_in(const s_tent_t *t, int64_t k)
     return t->v + (size_t)k * (size_t)t->w;
 }
 
+/* The window steps are integer arithmetic on whole rows: a second copy compiled for AVX2 (four
+ * 64-bit lanes where the build's baseline SSE2 has two), chosen when the program loads by what the
+ * processor has, gives the same integers (common/edt.c does the same for its column step). */
+#if defined(__x86_64__) && ((defined(__GNUC__) && !defined(__clang__)) || __clang_major__ >= 14)
+#define S_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define S_AVX2_CLONE
+#endif
+
 /* acc += add - sub over the blocks flagged in either (NULL: none), and the window's count. */
-static void s_window_step(int64_t *restrict acc, const int64_t *restrict add, const uint8_t *add_f,
+S_AVX2_CLONE static void s_window_step(int64_t *restrict acc, const int64_t *restrict add, const uint8_t *add_f,
                           const int64_t *restrict sub, const uint8_t *sub_f, int64_t *count,
                           int64_t w, int64_t nb)
 {
