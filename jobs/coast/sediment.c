@@ -29,7 +29,29 @@ typedef struct {
     /* max(shelter_floor, 1 - e / TB_COAST_EXPOSURE_ONE) for every exposure e up to one, and at
      * TB_COAST_EXPOSURE_ONE + 1 for no exposure (e = 0) */
     const double *shelter_of;
+    /* beach_slope x max(0, the waterline distance) for every d2 < slope_n (the profile's distance
+     * term, the same double s_slope_term gives) */
+    const double *slope_of;
+    uint32_t slope_n;
 } s_site_t;
+
+/* The beach profile's distance term at squared distance d2: beach_slope x max(0, dist). */
+static double s_slope_term(const tb_coast_params_t *p, double cell_m, uint32_t d2)
+{
+    double dist = tb_coast_waterline_m(d2, cell_m);
+    return p->beach_slope * (dist > 0 ? dist : 0);
+}
+
+/* The beach profile of cell i, metres: berm_m - beach_slope x its distance over its stretch (st:
+ * the stretch, or NULL where it is 1). Not kept per cell (8 bytes a cell of the pass's peak): the
+ * distance term comes from a table by d2, and a division by a stretch of 1 is skipped, which is
+ * exact. */
+static inline double s_profile(const s_site_t *s, const float *stretch_at, size_t i)
+{
+    uint32_t d2 = s->d2[i];
+    double term = d2 < s->slope_n ? s->slope_of[d2] : s_slope_term(s->p, s->cell_m, d2);
+    return stretch_at ? s->p->berm_m - term / (double)stretch_at[i] : s->p->berm_m - term;
+}
 
 /* The deposition weight of cell i in thousandths (0: no room for sediment there) and its room,
  * metres. A shallow within deposit_reach_m of the waterline may fill from its floor towards the
@@ -44,7 +66,7 @@ typedef struct {
  * In two parts: s_place, what does not depend on the heights (the weight where there is room, the
  * profile and the shelter), computed once for both drifts, and s_room, the room over the cell's
  * heights as they are when a drift weighs it: the weight is s_place's where s_room > 0, else 0. */
-static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i, double *profile);
+static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i);
 
 /* The shelter of cell i (stretch_at: the stretch, or NULL where it is 1): max(shelter_floor,
  * 1 - exposure), and near a mouth at least stretch - 1 (at most 1). */
@@ -74,15 +96,15 @@ static inline double s_shelter(const s_site_t *s, const float *stretch_at, size_
 
 /* stretch_at: the stretch, or NULL where it is 1 (a block whose largest stretch is 1) */
 static inline uint16_t s_place(const s_site_t *s, const float *stretch_at, size_t i,
-                               uint32_t reach_d2, double *profile)
+                               uint32_t reach_d2)
 {
     /* land and the sea beyond the block's widest reach, most of a planet, without a call */
     if (s->kind[i] == TB_COAST_LAND || s->d2[i] > reach_d2)
         return 0;
-    return s_place_near(s, stretch_at, i, profile);
+    return s_place_near(s, stretch_at, i);
 }
 
-static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i, double *profile)
+static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i)
 {
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
     double stretch = stretch_at ? (double)stretch_at[i] : 1.0;
@@ -90,7 +112,6 @@ static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t 
     if (dist > reach)
         return 0;
     double shelter = s_shelter(s, stretch_at, i);
-    *profile = s->p->berm_m - s->p->beach_slope * (dist > 0 ? dist : 0) / stretch;
     /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach; the
      * rounded value is positive, so the conversion is the floor */
     double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / reach;
@@ -99,8 +120,9 @@ static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t 
 }
 
 /* The room of cell i (a place of s_place) over its heights now, metres; no room unless > 0. */
-static inline double s_room(const s_site_t *s, const float *stretch_at, size_t i, double profile)
+static inline double s_room(const s_site_t *s, const float *stretch_at, size_t i)
 {
+    double profile = s_profile(s, stretch_at, i);
     double shelter = s_shelter(s, stretch_at, i);
     double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
     return floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
@@ -127,7 +149,6 @@ typedef struct {
     /* every cell's place (s_place), in the blocks marked done: computed the first time a drift
      * needs the block; the room is s_room of it whenever a drift weighs or lays a cell */
     uint16_t *wq;
-    double *profile;
     uint8_t *done;
     /* per block: a source of this drift lies in it; within the drift's support of such a block
      * (s_near_sources); a source of the next drift lies in it (the lay's leftovers); the lay
@@ -200,10 +221,10 @@ static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
             const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
             if (!done[bx])
                 for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                    d->wq[i] = s_place(site, st, i, block_d2[bx], &d->profile[i]);
+                    d->wq[i] = s_place(site, st, i, block_d2[bx]);
             for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
                 uint16_t wq = d->wq[i];
-                d->work[i] = wq && s_room(site, st, i, d->profile[i]) > 0 ? wq : 0;
+                d->work[i] = wq && s_room(site, st, i) > 0 ? wq : 0;
             }
         }
     for (int64_t bx = 0; bx < band->bw; bx++)
@@ -252,7 +273,7 @@ static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, c
     src[i] = 0;
     if (!v || !d->wq[i])
         return false;
-    double room = s_room(d->site, st, i, d->profile[i]);
+    double room = s_room(d->site, st, i);
     if (!(room > 0))
         return false; /* weight 0 */
     double dep = (double)d->wq[i] * (double)v * d->scale;
@@ -322,7 +343,6 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
  */
 typedef struct {
     uint16_t *wq;
-    double *profile;
     uint8_t *done, *src_blk, *near, *next_blk, *laid;
     int64_t *next_total;
     s_tally_t *chunk;
@@ -339,9 +359,9 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
     memset(k->next_total, 0, n_chunks * sizeof *k->next_total);
     memset(k->next_blk, 0, n_blocks);
     *next = 0;
-    s_drift_t d = {site,    w,          src,     work,        height_m, moved_m,
-                   0,       0,          last,    k->chunk,    k->wq,    k->profile,
-                   k->done, k->src_blk, k->near, k->next_blk, k->laid,  k->next_total};
+    s_drift_t d = {site,       w,       src,         work,     height_m,     moved_m,
+                   0,          0,       last,        k->chunk, k->wq,        k->done,
+                   k->src_blk, k->near, k->next_blk, k->laid,  k->next_total};
     if (total == 0)
         return 0;
     size_t cells = (size_t)w * (size_t)h;
@@ -798,8 +818,8 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     s_total_t tot = {src, w, band->bw, NULL, NULL, NULL};
     int rc = -1;
     uint32_t *block_d2 = NULL;
+    double *slope_of = NULL;
     if (!(k.wq = tb_malloc(cells * sizeof *k.wq, "coast drift weights", err)) ||
-        !(k.profile = tb_malloc(cells * sizeof *k.profile, "coast drift profile", err)) ||
         !(k.done = tb_calloc(5 * n_blocks, 1, "coast drift blocks", err)) ||
         !(k.next_total = tb_malloc(n_chunks * sizeof *k.next_total, "coast drift totals", err)) ||
         !(k.chunk = tb_malloc(n_chunks * sizeof *k.chunk, "coast drift tallies", err)) ||
@@ -846,6 +866,14 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
         shelter_of[e] = 1 - x < p->shelter_floor ? p->shelter_floor : 1 - x;
     }
     site.shelter_of = shelter_of;
+    /* the profile's distance term by d2, up to the stretched reach (a place lies within it), at
+     * most 2 MB of table: past it s_profile computes the same double */
+    site.slope_n = site.reach_d2 < (1u << 18) ? site.reach_d2 + 1 : (1u << 18);
+    if (!(slope_of = tb_malloc(site.slope_n * sizeof *slope_of, "coast beach profile", err)))
+        goto done;
+    for (uint32_t q = 0; q < site.slope_n; q++)
+        slope_of[q] = s_slope_term(p, cell_m, q);
+    site.slope_of = slope_of;
     /* per block of the band, the squared distance past which none of its cells is within its
      * stretched reach (its largest stretch, the same margin as reach_d2), or 0 when the block is
      * too far from the waterline for any (docs/coast.md, "The coastal band") */
@@ -886,7 +914,7 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     rc = 0;
 done:
     free(k.wq);
-    free(k.profile);
+    free(slope_of);
     free(k.done);
     free(k.next_total);
     free(k.chunk);
