@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/coast/divide.h"
 #include "jobs/coast/methods.h"
 
 /* The second drift, of what the first could not lay, reaches this many times further. */
@@ -466,8 +467,9 @@ typedef struct {
     int64_t *river;
     float *stretch;
     int64_t w, h;
-    int64_t weight; /* a tent's total weight */
-    double to_ref;  /* quanta of the bell's mean to multiples of delta_ref_m3 */
+    int64_t weight;           /* a tent's total weight */
+    tb_coast_div_t by_weight; /* its reciprocal: the same quotients (jobs/coast/divide.h) */
+    double to_ref;            /* quanta of the bell's mean to multiples of delta_ref_m3 */
     tb_coast_band_t *band;
     /* the splat: mouths sorted by row, their columns, quanta; the X kernel over n_x offsets from
      * x0_off; the box radius */
@@ -563,7 +565,7 @@ static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
             int64_t *v = c->river + (size_t)y * (size_t)c->w;
             for (int64_t x = x0; x < x1; x++)
                 if (v[x])
-                    v[x] /= c->weight;
+                    v[x] = tb_coast_div(&c->by_weight, v[x]);
         }
 }
 
@@ -587,7 +589,7 @@ static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int 
             float m = 1;
             for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
                  i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
-                int64_t v = c->river[i] ? c->river[i] / c->weight : 0;
+                int64_t v = tb_coast_div(&c->by_weight, c->river[i]);
                 double s = 1 + (double)v * c->to_ref;
                 float f = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
                 c->stretch[i] = f;
@@ -690,6 +692,7 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
                      w,
                      h,
                      (int64_t)tent,
+                     tb_coast_div_make((int64_t)tent),
                      tent * tent / ((double)c1 * (double)c1) / quanta_per_ref,
                      band,
                      rows,
