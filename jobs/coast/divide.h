@@ -7,9 +7,10 @@
  * 0 <= e < d <= 2^l; then m n / 2^(63 + l) = n / d + e n / (d 2^(63 + l)), the second term is
  * below 2^l 2^63 / (d 2^(63 + l)) = 1 / d, and n / d = q + r / d with r <= d - 1, so the sum is at
  * least q and below q + (d - 1) / d + 1 / d = q + 1. m fits 64 bits: for d = 2^l it is 2^63, and
- * for 2^(l - 1) < d < 2^l it is at most ceil(2^(63 + l) / (2^(l - 1) + 1)) < 2^64. The shift
- * 63 + l is at most 126 (d < 2^63). A negative n (which the callers do not make) takes the plain
- * division, so the quotient is C's for every int64. */
+ * for 2^(l - 1) < d < 2^l it is at most ceil(2^(63 + l) / (2^(l - 1) + 1)) < 2^64. It is computed
+ * as the high 64 bits of m (2 n) (2 n < 2^64), which is floor(m n / 2^63), shifted right by l
+ * (floor(floor(x) / 2^l) = floor(x / 2^l)): one multiply and two shifts. A negative n (which the
+ * callers do not make) takes the plain division, so the quotient is C's for every int64. */
 #ifndef TB_JOBS_COAST_DIVIDE_H
 #define TB_JOBS_COAST_DIVIDE_H
 
@@ -18,7 +19,7 @@
 typedef struct {
     int64_t d;
     uint64_t m;
-    unsigned shift; /* 63 + l */
+    unsigned shift; /* l */
 } tb_coast_div_t;
 
 /* The reciprocal of d, 1 <= d < 2^63. */
@@ -29,7 +30,7 @@ static inline tb_coast_div_t tb_coast_div_make(int64_t d)
         l++;
     /* ceil(2^(63 + l) / d) = floor((2^(63 + l) - 1) / d) + 1 */
     unsigned __int128 top = ((unsigned __int128)1 << (63 + l)) - 1;
-    tb_coast_div_t r = {d, (uint64_t)(top / (unsigned __int128)(uint64_t)d) + 1, 63 + l};
+    tb_coast_div_t r = {d, (uint64_t)(top / (unsigned __int128)(uint64_t)d) + 1, l};
     return r;
 }
 
@@ -38,7 +39,8 @@ static inline int64_t tb_coast_div(const tb_coast_div_t *v, int64_t n)
 {
     if (n < 0)
         return n / v->d;
-    return (int64_t)(((unsigned __int128)v->m * (uint64_t)n) >> v->shift);
+    uint64_t hi = (uint64_t)(((unsigned __int128)v->m * ((uint64_t)n << 1)) >> 64);
+    return (int64_t)(hi >> v->shift);
 }
 
 #endif

@@ -120,14 +120,19 @@ static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t 
     return (uint16_t)(wq > 0 ? wq : 1);
 }
 
-/* The room of cell i (a place of s_place) over its heights now, metres; no room unless > 0. */
-static inline double s_room(const s_site_t *s, const float *stretch_at, size_t i)
+/* The room of a place with this profile and shelter over its heights now, metres; no room
+ * unless > 0. The profile and the shelter do not depend on the heights: a lay that has them keeps
+ * them for the room after it. */
+static inline double s_room_of(double profile, double shelter, float height_m, float moved_m)
 {
-    double profile = s_profile(s, stretch_at, i);
-    double shelter = s_shelter(s, stretch_at, i);
-    double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
-    return floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
+    double floor0 = (double)height_m - (double)moved_m; /* before any deposit */
+    return floor0 + (profile - floor0) * shelter - (double)height_m;
 }
+
+/* A place (s_place, at most 1000) in the low bits of wq; S_ROOM: s_room was > 0 over the cell's
+ * heights when it was last weighed or laid, so it is while they have not changed since. */
+#define S_ROOM 0x8000u
+#define S_PLACE 0x7FFFu
 
 typedef struct {
     double laid, full, remainder; /* units */
@@ -196,9 +201,37 @@ static inline const float *s_block_stretch(const s_site_t *site, size_t b)
     return site->stretch && site->band->stretch_max[b] > 1 ? site->stretch : NULL;
 }
 
+/* A row of a block's weights (st: the stretch, or NULL; reuse: the block was weighed by an earlier
+ * drift, so its places are done and its S_ROOM bits hold, the lay having kept them where it changed
+ * a height). Inlined with st a constant NULL where the block's stretch is 1. */
+static inline __attribute__((always_inline)) void s_weight_run(const s_drift_t *d, const float *st,
+                                                               size_t i0, size_t i1,
+                                                               uint32_t reach_d2, bool done,
+                                                               bool reuse)
+{
+    const s_site_t *site = d->site;
+    uint16_t *restrict wqs = d->wq;
+    int64_t *restrict work = d->work;
+    if (reuse) {
+        for (size_t i = i0; i < i1; i++) {
+            uint16_t wq = wqs[i];
+            work[i] = wq & S_ROOM ? wq & S_PLACE : 0;
+        }
+        return;
+    }
+    for (size_t i = i0; i < i1; i++) {
+        uint16_t wq = done ? wqs[i] & S_PLACE : s_place(site, st, i, reach_d2);
+        bool room = wq && s_room_of(s_profile(site, st, i), s_shelter(site, st, i),
+                                    site->height_m[i], site->moved_m[i]) > 0;
+        wqs[i] = (uint16_t)(room ? wq | S_ROOM : wq);
+        work[i] = room ? wq : 0;
+    }
+}
+
 /* Every cell's weight into work, in the blocks within reach of a source (elsewhere 0: no weight
  * there is read). A block whose cells are all past its largest stretched reach has none (s_place
- * gives 0 past it). A block's places are computed the first time a drift weighs it. */
+ * gives 0 past it). A block's places are computed the first time a drift weighs it, with their
+ * S_ROOM bits; a later drift takes the bits (the lay kept them). */
 static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)thread;
@@ -220,13 +253,12 @@ static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
                 continue;
             }
             const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
-            if (!done[bx])
-                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                    d->wq[i] = s_place(site, st, i, block_d2[bx]);
-            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
-                uint16_t wq = d->wq[i];
-                d->work[i] = wq && s_room(site, st, i) > 0 ? wq : 0;
-            }
+            size_t i0 = row + (size_t)x0, i1 = row + (size_t)x1;
+            bool reuse = done[bx]; /* by the first drift */
+            if (st)
+                s_weight_run(d, st, i0, i1, block_d2[bx], done[bx], reuse);
+            else
+                s_weight_run(d, NULL, i0, i1, block_d2[bx], done[bx], reuse);
         }
     for (int64_t bx = 0; bx < band->bw; bx++)
         done[bx] |= block_d2[bx] && near[bx];
@@ -263,21 +295,28 @@ static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
         }
 }
 
-/* Lays cell i's share (chunk: its row's, b: its block), what fits its room; returns whether it
- * laid a unit or more. */
-static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, const float *st,
-                         bool *leak)
+/* Lays cell i's share (chunk: its row's, b: its block; st: the stretch, or NULL where it is 1),
+ * what fits its room; returns whether it laid a unit or more. Where it changes the heights (not on
+ * the last drift) it sets the cell's S_ROOM bit from the room after, with the same profile and
+ * shelter: the next drift weighs the cell by that bit. */
+static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size_t i, size_t chunk,
+                                                        size_t b, const float *st, bool *leak)
 {
     int64_t *src = d->src;
     s_tally_t *t = &d->chunk[chunk];
     int64_t v = src[i];
     src[i] = 0;
-    if (!v || !d->wq[i])
+    uint16_t wq = d->wq[i];
+    /* no S_ROOM: the room was not > 0 when this drift weighed the cell, and its heights are the
+     * same (weight 0) */
+    if (!v || !(wq & S_ROOM))
         return false;
-    double room = s_room(d->site, st, i);
+    const s_site_t *site = d->site;
+    double profile = s_profile(site, st, i), shelter = s_shelter(site, st, i);
+    double room = s_room_of(profile, shelter, d->height_m[i], d->moved_m[i]);
     if (!(room > 0))
         return false; /* weight 0 */
-    double dep = (double)d->wq[i] * (double)v * d->scale;
+    double dep = (double)(wq & S_PLACE) * (double)v * d->scale;
     if (!(dep > 0))
         return false;
     double fit = room / TB_COAST_UNIT_M;
@@ -288,14 +327,17 @@ static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, c
     }
     t->laid += lay;
     double dh = lay * TB_COAST_UNIT_M;
-    d->height_m[i] = (float)((double)d->height_m[i] + dh);
-    d->moved_m[i] = (float)((double)d->moved_m[i] + dh);
+    float height = (float)((double)d->height_m[i] + dh),
+          moved = (float)((double)d->moved_m[i] + dh);
+    d->height_m[i] = height;
+    d->moved_m[i] = moved;
     d->laid[b] = 1;
     double over = dep - lay;
     if (d->last) {
         t->full += over;
         return lay >= 1;
     }
+    d->wq[i] = (uint16_t)(s_room_of(profile, shelter, height, moved) > 0 ? wq : wq & S_PLACE);
     int64_t whole = (int64_t)over; /* over >= 0: the floor */
     src[i] = whole;
     if (whole) {
@@ -330,9 +372,15 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
             }
             size_t b = chunk * (size_t)band->bw + (size_t)bx;
             const float *st = s_block_stretch(site, b);
-            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                if (d->src[i])
-                    s_lay(d, i, chunk, b, st, NULL);
+            if (st) {
+                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
+                    if (d->src[i])
+                        s_lay(d, i, chunk, b, st, NULL);
+            } else {
+                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
+                    if (d->src[i])
+                        s_lay(d, i, chunk, b, NULL, NULL);
+            }
         }
     }
 }
