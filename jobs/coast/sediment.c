@@ -64,10 +64,14 @@ static inline double s_profile(const s_site_t *s, const float *stretch_at, size_
  * that falls from 1 at the waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and
  * lies against the shore, thinning seaward like a shoreface.
  *
- * In two parts: s_place, what does not depend on the heights (the weight where there is room, the
- * profile and the shelter), computed once for both drifts, and s_room, the room over the cell's
- * heights as they are when a drift weighs it: the weight is s_place's where s_room > 0, else 0. */
-static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i);
+ * In two parts: the place (s_place_near, for a sea cell within the block's widest reach: land and
+ * the sea beyond are 0), what does not depend on the heights (the weight where there is room),
+ * computed once for both drifts, and s_room_of, the room over the cell's heights as they are when a
+ * drift weighs it, from the profile (s_profile) and the shelter (s_shelter, the same the place
+ * used): the weight is the place where the room is > 0, else 0. Returns the shelter in *shelter
+ * when the place is not 0. */
+static inline uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i,
+                                    double *shelter);
 
 /* The shelter of cell i (stretch_at: the stretch, or NULL where it is 1): max(shelter_floor,
  * 1 - exposure), and near a mouth at least stretch - 1 (at most 1). */
@@ -96,16 +100,8 @@ static inline double s_shelter(const s_site_t *s, const float *stretch_at, size_
 }
 
 /* stretch_at: the stretch, or NULL where it is 1 (a block whose largest stretch is 1) */
-static inline uint16_t s_place(const s_site_t *s, const float *stretch_at, size_t i,
-                               uint32_t reach_d2)
-{
-    /* land and the sea beyond the block's widest reach, most of a planet, without a call */
-    if (s->kind[i] == TB_COAST_LAND || s->d2[i] > reach_d2)
-        return 0;
-    return s_place_near(s, stretch_at, i);
-}
-
-static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i)
+static inline uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i,
+                                    double *shelter_out)
 {
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
     double stretch = stretch_at ? (double)stretch_at[i] : 1.0;
@@ -113,6 +109,7 @@ static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t 
     if (dist > reach)
         return 0;
     double shelter = s_shelter(s, stretch_at, i);
+    *shelter_out = shelter;
     /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach; the
      * rounded value is positive, so the conversion is the floor */
     double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / reach;
@@ -219,10 +216,26 @@ static inline __attribute__((always_inline)) void s_weight_run(const s_drift_t *
         }
         return;
     }
+    if (done) {
+        for (size_t i = i0; i < i1; i++) {
+            uint16_t wq = wqs[i] & S_PLACE;
+            bool room = wq && s_room_of(s_profile(site, st, i), s_shelter(site, st, i),
+                                        site->height_m[i], site->moved_m[i]) > 0;
+            wqs[i] = (uint16_t)(room ? wq | S_ROOM : wq);
+            work[i] = room ? wq : 0;
+        }
+        return;
+    }
+    /* the places, and the room with the same shelter */
     for (size_t i = i0; i < i1; i++) {
-        uint16_t wq = done ? wqs[i] & S_PLACE : s_place(site, st, i, reach_d2);
-        bool room = wq && s_room_of(s_profile(site, st, i), s_shelter(site, st, i),
-                                    site->height_m[i], site->moved_m[i]) > 0;
+        uint16_t wq = 0;
+        bool room = false;
+        if (site->kind[i] != TB_COAST_LAND && site->d2[i] <= reach_d2) {
+            double shelter;
+            wq = s_place_near(site, st, i, &shelter);
+            room = wq && s_room_of(s_profile(site, st, i), shelter, site->height_m[i],
+                                   site->moved_m[i]) > 0;
+        }
         wqs[i] = (uint16_t)(room ? wq | S_ROOM : wq);
         work[i] = room ? wq : 0;
     }
@@ -295,15 +308,22 @@ static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
         }
 }
 
-/* Lays cell i's share (chunk: its row's, b: its block; st: the stretch, or NULL where it is 1),
- * what fits its room; returns whether it laid a unit or more. Where it changes the heights (not on
+/* A chunk's tallies while its lay runs, in registers (the same additions in the same order as
+ * into the chunk's s_tally_t), and the flags of the block being laid. */
+typedef struct {
+    double laid, full, remainder;
+    int64_t next;        /* the next drift's units */
+    bool laid_b, next_b; /* the block: a height changed; a unit is left for the next drift */
+} s_lay_acc_t;
+
+/* Lays cell i's share (st: the stretch, or NULL where it is 1), what fits its room, into a's
+ * tallies and flags; returns whether it laid a unit or more. Where it changes the heights (not on
  * the last drift) it sets the cell's S_ROOM bit from the room after, with the same profile and
  * shelter: the next drift weighs the cell by that bit. */
-static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size_t i, size_t chunk,
-                                                        size_t b, const float *st, bool *leak)
+static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size_t i,
+                                                        const float *st, s_lay_acc_t *a, bool *leak)
 {
     int64_t *src = d->src;
-    s_tally_t *t = &d->chunk[chunk];
     int64_t v = src[i];
     src[i] = 0;
     uint16_t wq = d->wq[i];
@@ -313,7 +333,8 @@ static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size
         return false;
     const s_site_t *site = d->site;
     double profile = s_profile(site, st, i), shelter = s_shelter(site, st, i);
-    double room = s_room_of(profile, shelter, d->height_m[i], d->moved_m[i]);
+    float height0 = d->height_m[i], moved0 = d->moved_m[i];
+    double room = s_room_of(profile, shelter, height0, moved0);
     if (!(room > 0))
         return false; /* weight 0 */
     double dep = (double)(wq & S_PLACE) * (double)v * d->scale;
@@ -325,26 +346,23 @@ static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size
         *leak = false; /* the negative control: this cell's deposit (a unit or more) vanishes */
         return true;
     }
-    t->laid += lay;
+    a->laid += lay;
     double dh = lay * TB_COAST_UNIT_M;
-    float height = (float)((double)d->height_m[i] + dh),
-          moved = (float)((double)d->moved_m[i] + dh);
+    float height = (float)((double)height0 + dh), moved = (float)((double)moved0 + dh);
     d->height_m[i] = height;
     d->moved_m[i] = moved;
-    d->laid[b] = 1;
+    a->laid_b = true;
     double over = dep - lay;
     if (d->last) {
-        t->full += over;
+        a->full += over;
         return lay >= 1;
     }
     d->wq[i] = (uint16_t)(s_room_of(profile, shelter, height, moved) > 0 ? wq : wq & S_PLACE);
     int64_t whole = (int64_t)over; /* over >= 0: the floor */
     src[i] = whole;
-    if (whole) {
-        d->next_total[chunk] += whole;
-        d->next_blk[b] = 1;
-    }
-    t->remainder += over - (double)whole;
+    a->next += whole;
+    a->next_b |= whole != 0;
+    a->remainder += over - (double)whole;
     return lay >= 1;
 }
 
@@ -358,6 +376,10 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
     const tb_coast_band_t *band = site->band;
     const uint32_t *block_d2 = site->block_d2 + chunk * (size_t)band->bw;
     const uint8_t *near = d->near + chunk * (size_t)band->bw;
+    uint8_t *laid = d->laid + chunk * (size_t)band->bw,
+            *next_blk = d->next_blk + chunk * (size_t)band->bw;
+    s_tally_t *t = &d->chunk[chunk];
+    s_lay_acc_t a = {t->laid, t->full, t->remainder, d->next_total[chunk], false, false};
     for (int64_t y = y0; y < y1; y++) {
         size_t row = (size_t)y * (size_t)d->w;
         for (int64_t bx = 0; bx < band->bw; bx++) {
@@ -370,19 +392,25 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
                 memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
                 continue;
             }
-            size_t b = chunk * (size_t)band->bw + (size_t)bx;
-            const float *st = s_block_stretch(site, b);
+            const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
+            a.laid_b = a.next_b = false;
             if (st) {
                 for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
                     if (d->src[i])
-                        s_lay(d, i, chunk, b, st, NULL);
+                        s_lay(d, i, st, &a, NULL);
             } else {
                 for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
                     if (d->src[i])
-                        s_lay(d, i, chunk, b, NULL, NULL);
+                        s_lay(d, i, NULL, &a, NULL);
             }
+            laid[bx] |= a.laid_b;
+            next_blk[bx] |= a.next_b;
         }
     }
+    t->laid = a.laid;
+    t->full = a.full;
+    t->remainder = a.remainder;
+    d->next_total[chunk] = a.next;
 }
 
 /* One drift of the units in src (total units, in the blocks flagged in src_blk) over a tent of
@@ -446,7 +474,16 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
                 size_t chunk = (size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS;
                 size_t b =
                     chunk * (size_t)site->band->bw + (size_t)(i % (size_t)w) / TB_COAST_BAND_BLOCK;
-                s_lay(&d, i, chunk, b, s_block_stretch(site, b), leak);
+                s_tally_t *tc = &k->chunk[chunk];
+                s_lay_acc_t a = {tc->laid, tc->full, tc->remainder, k->next_total[chunk],
+                                 false,    false};
+                s_lay(&d, i, s_block_stretch(site, b), &a, leak);
+                tc->laid = a.laid;
+                tc->full = a.full;
+                tc->remainder = a.remainder;
+                k->next_total[chunk] = a.next;
+                k->laid[b] |= a.laid_b;
+                k->next_blk[b] |= a.next_b;
             }
     } else {
         tb_coast_par_rows(pool, h, s_lay_rows, &d);
