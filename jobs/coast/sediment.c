@@ -162,33 +162,53 @@ typedef struct {
 } s_drift_t;
 
 /* The blocks within `reach` blocks (Chebyshev, X wrapping) of a block flagged in `from`, into
- * `near`: a row dilation then a column one. */
+ * `near`: a row dilation then a column one, each a count of the flagged blocks in a window slid
+ * one block at a time (a few operations a block whatever the reach). */
 static int s_near_sources(const uint8_t *from, uint8_t *near, int64_t bw, int64_t bh, int64_t reach,
                           tb_err_t *err)
 {
     uint8_t *tmp = tb_malloc((size_t)bw * (size_t)bh, "coast drift blocks", err);
-    if (!tmp)
+    int64_t *count = tmp ? tb_calloc((size_t)bw, sizeof *count, "coast drift blocks", err) : NULL;
+    if (!count) {
+        free(tmp);
         return -1;
-    for (int64_t by = 0; by < bh; by++)
-        for (int64_t bx = 0; bx < bw; bx++) {
+    }
+    for (int64_t by = 0; by < bh; by++) {
+        const uint8_t *f = from + (size_t)by * (size_t)bw;
+        uint8_t *t = tmp + (size_t)by * (size_t)bw;
+        if (2 * reach + 1 >= bw) {
             uint8_t a = 0;
-            if (2 * reach + 1 >= bw) {
-                for (int64_t k = 0; k < bw && !a; k++)
-                    a = from[(size_t)by * (size_t)bw + (size_t)k];
-            } else {
-                for (int64_t k = bx - reach; k <= bx + reach && !a; k++)
-                    a = from[(size_t)by * (size_t)bw + (size_t)tb_wrap(k, bw)];
-            }
-            tmp[(size_t)by * (size_t)bw + (size_t)bx] = a;
+            for (int64_t k = 0; k < bw; k++)
+                a |= f[k] != 0;
+            memset(t, a, (size_t)bw);
+            continue;
         }
-    for (int64_t by = 0; by < bh; by++)
+        /* the window bx - reach .. bx + reach (wrapped; narrower than the row, so each block
+         * once) */
+        int64_t n = 0;
+        for (int64_t k = -reach; k <= reach; k++)
+            n += f[tb_wrap(k, bw)] != 0;
         for (int64_t bx = 0; bx < bw; bx++) {
-            uint8_t a = 0;
-            for (int64_t k = by - reach > 0 ? by - reach : 0; k <= by + reach && k < bh && !a; k++)
-                a = tmp[(size_t)k * (size_t)bw + (size_t)bx];
-            near[(size_t)by * (size_t)bw + (size_t)bx] = a;
+            t[bx] = n > 0;
+            n += (f[tb_wrap(bx + reach + 1, bw)] != 0) - (f[tb_wrap(bx - reach, bw)] != 0);
         }
+    }
+    /* the window by - reach .. by + reach within the rows, per column */
+    for (int64_t k = 0; k <= reach && k < bh; k++)
+        for (int64_t bx = 0; bx < bw; bx++)
+            count[bx] += tmp[(size_t)k * (size_t)bw + (size_t)bx];
+    for (int64_t by = 0; by < bh; by++) {
+        for (int64_t bx = 0; bx < bw; bx++)
+            near[(size_t)by * (size_t)bw + (size_t)bx] = count[bx] > 0;
+        if (by + reach + 1 < bh)
+            for (int64_t bx = 0; bx < bw; bx++)
+                count[bx] += tmp[(size_t)(by + reach + 1) * (size_t)bw + (size_t)bx];
+        if (by - reach >= 0)
+            for (int64_t bx = 0; bx < bw; bx++)
+                count[bx] -= tmp[(size_t)(by - reach) * (size_t)bw + (size_t)bx];
+    }
     free(tmp);
+    free(count);
     return 0;
 }
 
