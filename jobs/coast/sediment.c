@@ -33,6 +33,8 @@ typedef struct {
     /* beach_slope x max(0, the waterline distance) for every d2 < slope_n (the profile's distance
      * term, the same double s_slope_term gives) */
     const double *slope_of;
+    /* berm_m - slope_of[d2]: the profile where the stretch is 1 */
+    const double *profile_of;
     uint32_t slope_n;
 } s_site_t;
 
@@ -50,6 +52,8 @@ static double s_slope_term(const tb_coast_params_t *p, double cell_m, uint32_t d
 static inline double s_profile(const s_site_t *s, const float *stretch_at, size_t i)
 {
     uint32_t d2 = s->d2[i];
+    if (!stretch_at && d2 < s->slope_n)
+        return s->profile_of[d2];
     double term = d2 < s->slope_n ? s->slope_of[d2] : s_slope_term(s->p, s->cell_m, d2);
     return stretch_at ? s->p->berm_m - term / (double)stretch_at[i] : s->p->berm_m - term;
 }
@@ -188,9 +192,11 @@ static int s_near_sources(const uint8_t *from, uint8_t *near, int64_t bw, int64_
         int64_t n = 0;
         for (int64_t k = -reach; k <= reach; k++)
             n += f[tb_wrap(k, bw)] != 0;
-        for (int64_t bx = 0; bx < bw; bx++) {
+        for (int64_t bx = 0, in = reach + 1, out = bw - reach; bx < bw; bx++) {
             t[bx] = n > 0;
-            n += (f[tb_wrap(bx + reach + 1, bw)] != 0) - (f[tb_wrap(bx - reach, bw)] != 0);
+            in -= in >= bw ? bw : 0; /* bx + reach + 1 and bx - reach, wrapped */
+            out -= out >= bw ? bw : 0;
+            n += (f[in++] != 0) - (f[out++] != 0);
         }
     }
     /* the window by - reach .. by + reach within the rows, per column */
@@ -974,14 +980,19 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
         shelter_of[e] = 1 - x < p->shelter_floor ? p->shelter_floor : 1 - x;
     }
     site.shelter_of = shelter_of;
-    /* the profile's distance term by d2, up to the stretched reach (a place lies within it), at
-     * most 2 MB of table: past it s_profile computes the same double */
+    /* the profile's distance term by d2, up to the stretched reach (a place lies within it), and
+     * the profile where the stretch is 1, at most 2 MB of table each: past it s_profile computes
+     * the same double */
     site.slope_n = site.reach_d2 < (1u << 18) ? site.reach_d2 + 1 : (1u << 18);
-    if (!(slope_of = tb_malloc(site.slope_n * sizeof *slope_of, "coast beach profile", err)))
+    if (!(slope_of =
+              tb_malloc(2 * (size_t)site.slope_n * sizeof *slope_of, "coast beach profile", err)))
         goto done;
-    for (uint32_t q = 0; q < site.slope_n; q++)
+    for (uint32_t q = 0; q < site.slope_n; q++) {
         slope_of[q] = s_slope_term(p, cell_m, q);
+        slope_of[site.slope_n + q] = p->berm_m - slope_of[q];
+    }
     site.slope_of = slope_of;
+    site.profile_of = slope_of + site.slope_n;
     /* per block of the band, the squared distance past which none of its cells is within its
      * stretched reach (its largest stretch, the same margin as reach_d2), or 0 when the block is
      * too far from the waterline for any (docs/coast.md, "The coastal band") */
