@@ -130,8 +130,8 @@ static inline double s_room_of(double profile, double shelter, float height_m, f
     return floor0 + (profile - floor0) * shelter - (double)height_m;
 }
 
-/* A place (s_place, at most 1000) in the low bits of wq; S_ROOM: s_room was > 0 over the cell's
- * heights when it was last weighed or laid, so it is while they have not changed since. */
+/* A place (s_place_near, at most 1000) in the low bits of wq; S_ROOM: the room was > 0 over the
+ * cell's heights when it was last weighed or laid, so it is while they have not changed since. */
 #define S_ROOM 0x8000u
 #define S_PLACE 0x7FFFu
 
@@ -153,8 +153,9 @@ typedef struct {
     double scale; /* 2^-bits: a multiplication by it is the division, exactly */
     bool last;
     s_tally_t *chunk;
-    /* every cell's place (s_place), in the blocks marked done: computed the first time a drift
-     * needs the block; the room is s_room of it whenever a drift weighs or lays a cell */
+    /* every cell's place (s_place_near) and S_ROOM bit, in the blocks marked done: computed the
+     * first time a drift needs the block; the room is taken again (s_room_of) where a drift weighs
+     * a block for the first time or lays a cell */
     uint16_t *wq;
     uint8_t *done;
     /* per block: a source of this drift lies in it; within the drift's support of such a block
@@ -268,8 +269,8 @@ static inline __attribute__((always_inline)) void s_weight_run(const s_drift_t *
 }
 
 /* Every cell's weight into work, in the blocks within reach of a source (elsewhere 0: no weight
- * there is read). A block whose cells are all past its largest stretched reach has none (s_place
- * gives 0 past it). A block's places are computed the first time a drift weighs it, with their
+ * there is read). A block whose cells are all past its largest stretched reach has none (every
+ * place is 0 past it). A block's places are computed the first time a drift weighs it, with their
  * S_ROOM bits; a later drift takes the bits (the lay kept them). */
 static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
@@ -849,7 +850,7 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
  * is deposit = w . K * (src / Wt), and because K is symmetric the shares of every source add up to
  * its units exactly; a source with no weighted cell in its box is unplaced. The shares src / Wt are
  * fixed point with exact integer box sums (so a rolled planet gives rolled deposits to the bit),
- * and their remainder is counted as unplaced too. A cell lays what fits its room (s_weight); what
+ * and their remainder is counted as unplaced too. A cell lays what fits its room (s_room_of); what
  * does not fit drifts once more over a box three times wider, to the shallows that still have room,
  * and what fits nowhere then is unplaced (the shallows were full). Units: TB_COAST_UNIT_M over one
  * cell; the statistics in m3, summed as doubles in row-major order. */
