@@ -352,7 +352,8 @@ static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size
 {
     int64_t *src = d->src;
     int64_t v = src[i];
-    src[i] = 0;
+    if (!d->last)
+        src[i] = 0; /* after the last drift src is left as it is (the caller's scratch) */
     uint16_t wq = d->wq[i];
     /* no S_ROOM: the room was not > 0 when this drift weighed the cell, and its heights are the
      * same (weight 0) */
@@ -415,8 +416,10 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
             if (!block_d2[bx]) {
-                /* no weight in the block: s_lay would only clear the shares */
-                memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
+                /* no weight in the block: s_lay would only clear the shares, which only a next
+                 * drift reads */
+                if (!d->last)
+                    memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
                 continue;
             }
             const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
@@ -443,8 +446,9 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
 /* One drift of the units in src (total units, in the blocks flagged in src_blk) over a tent of
  * radius r, laying what fits. On return src holds the whole units that did not fit (to drift
  * again), their fractions counted in t->remainder, their total in *next and their blocks in
- * next_blk. The loops run over chunks of rows on the pool; the tallies are summed in chunk order.
- */
+ * next_blk; after the last drift (last) it holds what its tent sum left (the caller's scratch,
+ * destroyed: nothing reads it). The loops run over chunks of rows on the pool; the tallies are
+ * summed in chunk order. */
 typedef struct {
     uint16_t *wq;
     uint8_t *done, *src_blk, *near, *next_blk, *laid;
