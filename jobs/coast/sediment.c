@@ -227,11 +227,11 @@ static inline const float *s_block_stretch(const s_site_t *site, size_t b)
 
 /* A row of a block's weights (st: the stretch, or NULL; reuse: the block was weighed by an earlier
  * drift, so its places are done and its S_ROOM bits hold, the lay having kept them where it changed
- * a height). Inlined with st a constant NULL where the block's stretch is 1. */
+ * a height; otherwise its places and bits are computed here). Inlined with st a constant NULL where
+ * the block's stretch is 1. */
 static inline __attribute__((always_inline)) void s_weight_run(const s_drift_t *d, const float *st,
                                                                size_t i0, size_t i1,
-                                                               uint32_t reach_d2, bool done,
-                                                               bool reuse)
+                                                               uint32_t reach_d2, bool reuse)
 {
     const s_site_t *site = d->site;
     uint16_t *restrict wqs = d->wq;
@@ -240,16 +240,6 @@ static inline __attribute__((always_inline)) void s_weight_run(const s_drift_t *
         for (size_t i = i0; i < i1; i++) {
             uint16_t wq = wqs[i];
             work[i] = wq & S_ROOM ? wq & S_PLACE : 0;
-        }
-        return;
-    }
-    if (done) {
-        for (size_t i = i0; i < i1; i++) {
-            uint16_t wq = wqs[i] & S_PLACE;
-            bool room = wq && s_room_of(s_profile(site, st, i), s_shelter(site, st, i),
-                                        site->height_m[i], site->moved_m[i]) > 0;
-            wqs[i] = (uint16_t)(room ? wq | S_ROOM : wq);
-            work[i] = room ? wq : 0;
         }
         return;
     }
@@ -296,9 +286,9 @@ static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
             size_t i0 = row + (size_t)x0, i1 = row + (size_t)x1;
             bool reuse = done[bx]; /* by the first drift */
             if (st)
-                s_weight_run(d, st, i0, i1, block_d2[bx], done[bx], reuse);
+                s_weight_run(d, st, i0, i1, block_d2[bx], reuse);
             else
-                s_weight_run(d, NULL, i0, i1, block_d2[bx], done[bx], reuse);
+                s_weight_run(d, NULL, i0, i1, block_d2[bx], reuse);
         }
     for (int64_t bx = 0; bx < band->bw; bx++)
         done[bx] |= block_d2[bx] && near[bx];
