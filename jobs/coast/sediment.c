@@ -337,12 +337,12 @@ typedef struct {
  * tallies and flags; returns whether it laid a unit or more. Where it changes the heights (not on
  * the last drift) it sets the cell's S_ROOM bit from the room after, with the same profile and
  * shelter: the next drift weighs the cell by that bit. */
-static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size_t i,
-                                                        const float *st, s_lay_acc_t *a, bool *leak)
+static inline __attribute__((always_inline)) bool
+s_lay(const s_drift_t *d, size_t i, const float *st, bool last, s_lay_acc_t *a, bool *leak)
 {
     int64_t *src = d->src;
     int64_t v = src[i];
-    if (!d->last)
+    if (!last)
         src[i] = 0; /* after the last drift src is left as it is (the caller's scratch) */
     uint16_t wq = d->wq[i];
     /* no S_ROOM: the room was not > 0 when this drift weighed the cell, and its heights are the
@@ -371,7 +371,7 @@ static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size
     d->moved_m[i] = moved;
     a->laid_b = true;
     double over = dep - lay;
-    if (d->last) {
+    if (last) {
         a->full += over;
         return lay >= 1;
     }
@@ -382,6 +382,16 @@ static inline __attribute__((always_inline)) bool s_lay(const s_drift_t *d, size
     a->next_b |= whole != 0;
     a->remainder += over - (double)whole;
     return lay >= 1;
+}
+
+/* The lay of a row of a block, inlined four times: with the stretch a constant NULL or not, on the
+ * last drift or not. */
+static inline __attribute__((always_inline)) void
+s_lay_run(const s_drift_t *d, size_t i0, size_t i1, const float *st, bool last, s_lay_acc_t *a)
+{
+    for (size_t i = i0; i < i1; i++)
+        if (d->src[i])
+            s_lay(d, i, st, last, a, NULL);
 }
 
 /* The lay over the blocks within reach of a source; elsewhere the shares are exactly 0 (the
@@ -414,14 +424,17 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
             }
             const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
             a.laid_b = a.next_b = false;
-            if (st) {
-                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                    if (d->src[i])
-                        s_lay(d, i, st, &a, NULL);
+            size_t i0 = row + (size_t)x0, i1 = row + (size_t)x1;
+            if (d->last) {
+                if (st)
+                    s_lay_run(d, i0, i1, st, true, &a);
+                else
+                    s_lay_run(d, i0, i1, NULL, true, &a);
             } else {
-                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                    if (d->src[i])
-                        s_lay(d, i, NULL, &a, NULL);
+                if (st)
+                    s_lay_run(d, i0, i1, st, false, &a);
+                else
+                    s_lay_run(d, i0, i1, NULL, false, &a);
             }
             laid[bx] |= a.laid_b;
             next_blk[bx] |= a.next_b;
@@ -498,7 +511,7 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
                 s_tally_t *tc = &k->chunk[chunk];
                 s_lay_acc_t a = {tc->laid, tc->full, tc->remainder, k->next_total[chunk],
                                  false,    false};
-                s_lay(&d, i, s_block_stretch(site, b), &a, leak);
+                s_lay(&d, i, s_block_stretch(site, b), last, &a, leak);
                 tc->laid = a.laid;
                 tc->full = a.full;
                 tc->remainder = a.remainder;
