@@ -18,6 +18,7 @@
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
 #include "jobs/coast/coast.h"
+#include "jobs/coast/divide.h"
 #include "jobs/coast/methods.h"
 #include "jobs/job.h"
 
@@ -1132,6 +1133,80 @@ END_TEST
  * planets narrower than the tent's span (so the row tent wraps onto itself) and lower than its
  * radius, on one and on three threads. Negative control (tried, with the same sizes and fields in
  * a scratch program): the same comparison with one box instead of two fails. */
+/* The delta stretch's division by a tent's weight as a multiply and a shift (jobs/coast/divide.h)
+ * gives C's quotient: every tent weight (2b + 1)^4 up to b = 2000, powers of two and their
+ * neighbours, the largest divisors, against numerators at and around multiples of the divisor, the
+ * top of the range, pseudo-random ones and negative ones. The control: the same reciprocal one less
+ * gives a wrong quotient for some of them, so the comparison can fail. */
+static uint64_t s_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+START_TEST(test_divide_by_constant_is_exact)
+{
+    int64_t ds[4200];
+    size_t nd = 0;
+    for (int64_t b = 0; b <= 2000; b++)
+        ds[nd++] = (2 * b + 1) * (2 * b + 1) * (2 * b + 1) * (2 * b + 1);
+    for (int k = 1; k < 63; k++) {
+        ds[nd++] = (int64_t)1 << k;
+        ds[nd++] = ((int64_t)1 << k) - 1;
+        ds[nd++] = ((int64_t)1 << k) + 1;
+    }
+    ds[nd++] = INT64_MAX;
+    ds[nd++] = INT64_MAX - 1;
+    ds[nd++] = 2;
+    ds[nd++] = 3;
+    ds[nd++] = 7;
+    ck_assert_uint_le(nd, sizeof ds / sizeof *ds);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    int64_t controls = 0;
+    for (size_t j = 0; j < nd; j++) {
+        int64_t d = ds[j];
+        tb_coast_div_t v = tb_coast_div_make(d), bad = v;
+        bad.m -= 1;
+        int64_t ns[64];
+        size_t nn = 0;
+        int64_t top = INT64_MAX / d; /* the largest multiple's quotient */
+        const int64_t qs[] = {0, 1, 2, 3, top / 2, top - 1, top};
+        for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) {
+            if (qs[k] < 0 || qs[k] > top)
+                continue;
+            int64_t n = qs[k] * d;
+            ns[nn++] = n;
+            if (n > 0)
+                ns[nn++] = n - 1;
+            if (n <= INT64_MAX - 1)
+                ns[nn++] = n + 1;
+            if (n <= INT64_MAX - (d - 1))
+                ns[nn++] = n + (d - 1);
+        }
+        ns[nn++] = INT64_MAX;
+        ns[nn++] = INT64_MAX - 1;
+        ns[nn++] = -1;
+        ns[nn++] = -d;
+        ns[nn++] = INT64_MIN;
+        for (int k = 0; k < 16; k++) {
+            unsigned shift = 1 + (unsigned)(s_next(&x) % 63);
+            ns[nn++] = (int64_t)(s_next(&x) >> shift);
+        }
+        ck_assert_uint_le(nn, sizeof ns / sizeof *ns);
+        for (size_t k = 0; k < nn; k++) {
+            int64_t n = ns[k];
+            ck_assert_msg(tb_coast_div(&v, n) == n / d, "%lld / %lld: %lld, not %lld", (long long)n,
+                          (long long)d, (long long)tb_coast_div(&v, n), (long long)(n / d));
+            controls += tb_coast_div(&bad, n) != n / d;
+        }
+    }
+    /* the control: a reciprocal one too small is caught (at an exact multiple, at least) */
+    ck_assert_int_gt(controls, (int64_t)nd / 2);
+}
+END_TEST
+
 START_TEST(test_tent_is_two_boxes)
 {
     const int64_t sizes[][3] = {{9, 5, 3},     {10, 40, 4},    {31, 100, 30}, {64, 64, 5},
@@ -1327,6 +1402,7 @@ Suite *coast_suite(void)
     tcase_add_test(tc, test_maps_colour_what_moved);
     tcase_add_test(tc, test_box_sum_skipping_zeros_is_exact);
     tcase_add_test(tc, test_tent_is_two_boxes);
+    tcase_add_test(tc, test_divide_by_constant_is_exact);
     tcase_add_test(tc, test_band_holds_every_cell_within_reach);
     suite_add_tcase(s, tc);
     return s;

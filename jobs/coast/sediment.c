@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/coast/divide.h"
 #include "jobs/coast/methods.h"
 
 /* The second drift, of what the first could not lay, reaches this many times further. */
@@ -32,6 +33,8 @@ typedef struct {
     /* beach_slope x max(0, the waterline distance) for every d2 < slope_n (the profile's distance
      * term, the same double s_slope_term gives) */
     const double *slope_of;
+    /* berm_m - slope_of[d2]: the profile where the stretch is 1 */
+    const double *profile_of;
     uint32_t slope_n;
 } s_site_t;
 
@@ -49,6 +52,8 @@ static double s_slope_term(const tb_coast_params_t *p, double cell_m, uint32_t d
 static inline double s_profile(const s_site_t *s, const float *stretch_at, size_t i)
 {
     uint32_t d2 = s->d2[i];
+    if (!stretch_at && d2 < s->slope_n)
+        return s->profile_of[d2];
     double term = d2 < s->slope_n ? s->slope_of[d2] : s_slope_term(s->p, s->cell_m, d2);
     return stretch_at ? s->p->berm_m - term / (double)stretch_at[i] : s->p->berm_m - term;
 }
@@ -63,10 +68,14 @@ static inline double s_profile(const s_site_t *s, const float *stretch_at, size_
  * that falls from 1 at the waterline to 0.1 at deposit_reach_m, so sediment goes to bays first and
  * lies against the shore, thinning seaward like a shoreface.
  *
- * In two parts: s_place, what does not depend on the heights (the weight where there is room, the
- * profile and the shelter), computed once for both drifts, and s_room, the room over the cell's
- * heights as they are when a drift weighs it: the weight is s_place's where s_room > 0, else 0. */
-static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i);
+ * In two parts: the place (s_place_near, for a sea cell within the block's widest reach: land and
+ * the sea beyond are 0), what does not depend on the heights (the weight where there is room),
+ * computed once for both drifts, and s_room_of, the room over the cell's heights as they are when a
+ * drift weighs it, from the profile (s_profile) and the shelter (s_shelter, the same the place
+ * used): the weight is the place where the room is > 0, else 0. Returns the shelter in *shelter
+ * when the place is not 0. */
+static inline uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i,
+                                    double *shelter);
 
 /* The shelter of cell i (stretch_at: the stretch, or NULL where it is 1): max(shelter_floor,
  * 1 - exposure), and near a mouth at least stretch - 1 (at most 1). */
@@ -95,16 +104,8 @@ static inline double s_shelter(const s_site_t *s, const float *stretch_at, size_
 }
 
 /* stretch_at: the stretch, or NULL where it is 1 (a block whose largest stretch is 1) */
-static inline uint16_t s_place(const s_site_t *s, const float *stretch_at, size_t i,
-                               uint32_t reach_d2)
-{
-    /* land and the sea beyond the block's widest reach, most of a planet, without a call */
-    if (s->kind[i] == TB_COAST_LAND || s->d2[i] > reach_d2)
-        return 0;
-    return s_place_near(s, stretch_at, i);
-}
-
-static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i)
+static inline uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t i,
+                                    double *shelter_out)
 {
     double dist = tb_coast_waterline_m(s->d2[i], s->cell_m);
     double stretch = stretch_at ? (double)stretch_at[i] : 1.0;
@@ -112,6 +113,7 @@ static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t 
     if (dist > reach)
         return 0;
     double shelter = s_shelter(s, stretch_at, i);
+    *shelter_out = shelter;
     /* nearer the waterline first: the weight falls linearly to a tenth at the deposit reach; the
      * rounded value is positive, so the conversion is the floor */
     double nearness = 1 - 0.9 * (dist > 0 ? dist : 0) / reach;
@@ -119,14 +121,19 @@ static uint16_t s_place_near(const s_site_t *s, const float *stretch_at, size_t 
     return (uint16_t)(wq > 0 ? wq : 1);
 }
 
-/* The room of cell i (a place of s_place) over its heights now, metres; no room unless > 0. */
-static inline double s_room(const s_site_t *s, const float *stretch_at, size_t i)
+/* The room of a place with this profile and shelter over its heights now, metres; no room
+ * unless > 0. The profile and the shelter do not depend on the heights: a lay that has them keeps
+ * them for the room after it. */
+static inline double s_room_of(double profile, double shelter, float height_m, float moved_m)
 {
-    double profile = s_profile(s, stretch_at, i);
-    double shelter = s_shelter(s, stretch_at, i);
-    double floor0 = (double)s->height_m[i] - (double)s->moved_m[i]; /* before any deposit */
-    return floor0 + (profile - floor0) * shelter - (double)s->height_m[i];
+    double floor0 = (double)height_m - (double)moved_m; /* before any deposit */
+    return floor0 + (profile - floor0) * shelter - (double)height_m;
 }
+
+/* A place (s_place_near, at most 1000) in the low bits of wq; S_ROOM: the room was > 0 over the
+ * cell's heights when it was last weighed or laid, so it is while they have not changed since. */
+#define S_ROOM 0x8000u
+#define S_PLACE 0x7FFFu
 
 typedef struct {
     double laid, full, remainder; /* units */
@@ -146,8 +153,9 @@ typedef struct {
     double scale; /* 2^-bits: a multiplication by it is the division, exactly */
     bool last;
     s_tally_t *chunk;
-    /* every cell's place (s_place), in the blocks marked done: computed the first time a drift
-     * needs the block; the room is s_room of it whenever a drift weighs or lays a cell */
+    /* every cell's place (s_place_near) and S_ROOM bit, in the blocks marked done: computed the
+     * first time a drift needs the block; the room is taken again (s_room_of) where a drift weighs
+     * a block for the first time or lays a cell */
     uint16_t *wq;
     uint8_t *done;
     /* per block: a source of this drift lies in it; within the drift's support of such a block
@@ -159,33 +167,55 @@ typedef struct {
 } s_drift_t;
 
 /* The blocks within `reach` blocks (Chebyshev, X wrapping) of a block flagged in `from`, into
- * `near`: a row dilation then a column one. */
+ * `near`: a row dilation then a column one, each a count of the flagged blocks in a window slid
+ * one block at a time (a few operations a block whatever the reach). */
 static int s_near_sources(const uint8_t *from, uint8_t *near, int64_t bw, int64_t bh, int64_t reach,
                           tb_err_t *err)
 {
     uint8_t *tmp = tb_malloc((size_t)bw * (size_t)bh, "coast drift blocks", err);
-    if (!tmp)
+    int64_t *count = tmp ? tb_calloc((size_t)bw, sizeof *count, "coast drift blocks", err) : NULL;
+    if (!count) {
+        free(tmp);
         return -1;
-    for (int64_t by = 0; by < bh; by++)
-        for (int64_t bx = 0; bx < bw; bx++) {
+    }
+    for (int64_t by = 0; by < bh; by++) {
+        const uint8_t *f = from + (size_t)by * (size_t)bw;
+        uint8_t *t = tmp + (size_t)by * (size_t)bw;
+        if (2 * reach + 1 >= bw) {
             uint8_t a = 0;
-            if (2 * reach + 1 >= bw) {
-                for (int64_t k = 0; k < bw && !a; k++)
-                    a = from[(size_t)by * (size_t)bw + (size_t)k];
-            } else {
-                for (int64_t k = bx - reach; k <= bx + reach && !a; k++)
-                    a = from[(size_t)by * (size_t)bw + (size_t)tb_wrap(k, bw)];
-            }
-            tmp[(size_t)by * (size_t)bw + (size_t)bx] = a;
+            for (int64_t k = 0; k < bw; k++)
+                a |= f[k] != 0;
+            memset(t, a, (size_t)bw);
+            continue;
         }
-    for (int64_t by = 0; by < bh; by++)
-        for (int64_t bx = 0; bx < bw; bx++) {
-            uint8_t a = 0;
-            for (int64_t k = by - reach > 0 ? by - reach : 0; k <= by + reach && k < bh && !a; k++)
-                a = tmp[(size_t)k * (size_t)bw + (size_t)bx];
-            near[(size_t)by * (size_t)bw + (size_t)bx] = a;
+        /* the window bx - reach .. bx + reach (wrapped; narrower than the row, so each block
+         * once) */
+        int64_t n = 0;
+        for (int64_t k = -reach; k <= reach; k++)
+            n += f[tb_wrap(k, bw)] != 0;
+        for (int64_t bx = 0, in = reach + 1, out = bw - reach; bx < bw; bx++) {
+            t[bx] = n > 0;
+            in -= in >= bw ? bw : 0; /* bx + reach + 1 and bx - reach, wrapped */
+            out -= out >= bw ? bw : 0;
+            n += (f[in++] != 0) - (f[out++] != 0);
         }
+    }
+    /* the window by - reach .. by + reach within the rows, per column */
+    for (int64_t k = 0; k <= reach && k < bh; k++)
+        for (int64_t bx = 0; bx < bw; bx++)
+            count[bx] += tmp[(size_t)k * (size_t)bw + (size_t)bx];
+    for (int64_t by = 0; by < bh; by++) {
+        for (int64_t bx = 0; bx < bw; bx++)
+            near[(size_t)by * (size_t)bw + (size_t)bx] = count[bx] > 0;
+        if (by + reach + 1 < bh)
+            for (int64_t bx = 0; bx < bw; bx++)
+                count[bx] += tmp[(size_t)(by + reach + 1) * (size_t)bw + (size_t)bx];
+        if (by - reach >= 0)
+            for (int64_t bx = 0; bx < bw; bx++)
+                count[bx] -= tmp[(size_t)(by - reach) * (size_t)bw + (size_t)bx];
+    }
     free(tmp);
+    free(count);
     return 0;
 }
 
@@ -195,9 +225,43 @@ static inline const float *s_block_stretch(const s_site_t *site, size_t b)
     return site->stretch && site->band->stretch_max[b] > 1 ? site->stretch : NULL;
 }
 
+/* A row of a block's weights (st: the stretch, or NULL; reuse: the block was weighed by an earlier
+ * drift, so its places are done and its S_ROOM bits hold, the lay having kept them where it changed
+ * a height; otherwise its places and bits are computed here). Inlined with st a constant NULL where
+ * the block's stretch is 1. */
+static inline __attribute__((always_inline)) void s_weight_run(const s_drift_t *d, const float *st,
+                                                               size_t i0, size_t i1,
+                                                               uint32_t reach_d2, bool reuse)
+{
+    const s_site_t *site = d->site;
+    uint16_t *restrict wqs = d->wq;
+    int64_t *restrict work = d->work;
+    if (reuse) {
+        for (size_t i = i0; i < i1; i++) {
+            uint16_t wq = wqs[i];
+            work[i] = wq & S_ROOM ? wq & S_PLACE : 0;
+        }
+        return;
+    }
+    /* the places, and the room with the same shelter */
+    for (size_t i = i0; i < i1; i++) {
+        uint16_t wq = 0;
+        bool room = false;
+        if (site->kind[i] != TB_COAST_LAND && site->d2[i] <= reach_d2) {
+            double shelter;
+            wq = s_place_near(site, st, i, &shelter);
+            room = wq && s_room_of(s_profile(site, st, i), shelter, site->height_m[i],
+                                   site->moved_m[i]) > 0;
+        }
+        wqs[i] = (uint16_t)(room ? wq | S_ROOM : wq);
+        work[i] = room ? wq : 0;
+    }
+}
+
 /* Every cell's weight into work, in the blocks within reach of a source (elsewhere 0: no weight
- * there is read). A block whose cells are all past its largest stretched reach has none (s_place
- * gives 0 past it). A block's places are computed the first time a drift weighs it. */
+ * there is read). A block whose cells are all past its largest stretched reach has none (every
+ * place is 0 past it). A block's places are computed the first time a drift weighs it, with their
+ * S_ROOM bits; a later drift takes the bits (the lay kept them). */
 static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
 {
     (void)thread;
@@ -219,13 +283,12 @@ static void s_weight_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
                 continue;
             }
             const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
-            if (!done[bx])
-                for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                    d->wq[i] = s_place(site, st, i, block_d2[bx]);
-            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
-                uint16_t wq = d->wq[i];
-                d->work[i] = wq && s_room(site, st, i) > 0 ? wq : 0;
-            }
+            size_t i0 = row + (size_t)x0, i1 = row + (size_t)x1;
+            bool reuse = done[bx]; /* by the first drift */
+            if (st)
+                s_weight_run(d, st, i0, i1, block_d2[bx], reuse);
+            else
+                s_weight_run(d, NULL, i0, i1, block_d2[bx], reuse);
         }
     for (int64_t bx = 0; bx < band->bw; bx++)
         done[bx] |= block_d2[bx] && near[bx];
@@ -262,21 +325,37 @@ static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
         }
 }
 
-/* Lays cell i's share (chunk: its row's, b: its block), what fits its room; returns whether it
- * laid a unit or more. */
-static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, const float *st,
-                         bool *leak)
+/* A chunk's tallies while its lay runs, in registers (the same additions in the same order as
+ * into the chunk's s_tally_t), and the flags of the block being laid. */
+typedef struct {
+    double laid, full, remainder;
+    int64_t next;        /* the next drift's units */
+    bool laid_b, next_b; /* the block: a height changed; a unit is left for the next drift */
+} s_lay_acc_t;
+
+/* Lays cell i's share (st: the stretch, or NULL where it is 1), what fits its room, into a's
+ * tallies and flags; returns whether it laid a unit or more. Where it changes the heights (not on
+ * the last drift) it sets the cell's S_ROOM bit from the room after, with the same profile and
+ * shelter: the next drift weighs the cell by that bit. */
+static inline __attribute__((always_inline)) bool
+s_lay(const s_drift_t *d, size_t i, const float *st, bool last, s_lay_acc_t *a, bool *leak)
 {
     int64_t *src = d->src;
-    s_tally_t *t = &d->chunk[chunk];
     int64_t v = src[i];
-    src[i] = 0;
-    if (!v || !d->wq[i])
+    if (!last)
+        src[i] = 0; /* after the last drift src is left as it is (the caller's scratch) */
+    uint16_t wq = d->wq[i];
+    /* no S_ROOM: the room was not > 0 when this drift weighed the cell, and its heights are the
+     * same (weight 0) */
+    if (!v || !(wq & S_ROOM))
         return false;
-    double room = s_room(d->site, st, i);
+    const s_site_t *site = d->site;
+    double profile = s_profile(site, st, i), shelter = s_shelter(site, st, i);
+    float height0 = d->height_m[i], moved0 = d->moved_m[i];
+    double room = s_room_of(profile, shelter, height0, moved0);
     if (!(room > 0))
         return false; /* weight 0 */
-    double dep = (double)d->wq[i] * (double)v * d->scale;
+    double dep = (double)(wq & S_PLACE) * (double)v * d->scale;
     if (!(dep > 0))
         return false;
     double fit = room / TB_COAST_UNIT_M;
@@ -285,24 +364,34 @@ static inline bool s_lay(const s_drift_t *d, size_t i, size_t chunk, size_t b, c
         *leak = false; /* the negative control: this cell's deposit (a unit or more) vanishes */
         return true;
     }
-    t->laid += lay;
+    a->laid += lay;
     double dh = lay * TB_COAST_UNIT_M;
-    d->height_m[i] = (float)((double)d->height_m[i] + dh);
-    d->moved_m[i] = (float)((double)d->moved_m[i] + dh);
-    d->laid[b] = 1;
+    float height = (float)((double)height0 + dh), moved = (float)((double)moved0 + dh);
+    d->height_m[i] = height;
+    d->moved_m[i] = moved;
+    a->laid_b = true;
     double over = dep - lay;
-    if (d->last) {
-        t->full += over;
+    if (last) {
+        a->full += over;
         return lay >= 1;
     }
+    d->wq[i] = (uint16_t)(s_room_of(profile, shelter, height, moved) > 0 ? wq : wq & S_PLACE);
     int64_t whole = (int64_t)over; /* over >= 0: the floor */
     src[i] = whole;
-    if (whole) {
-        d->next_total[chunk] += whole;
-        d->next_blk[b] = 1;
-    }
-    t->remainder += over - (double)whole;
+    a->next += whole;
+    a->next_b |= whole != 0;
+    a->remainder += over - (double)whole;
     return lay >= 1;
+}
+
+/* The lay of a row of a block, inlined four times: with the stretch a constant NULL or not, on the
+ * last drift or not. */
+static inline __attribute__((always_inline)) void
+s_lay_run(const s_drift_t *d, size_t i0, size_t i1, const float *st, bool last, s_lay_acc_t *a)
+{
+    for (size_t i = i0; i < i1; i++)
+        if (d->src[i])
+            s_lay(d, i, st, last, a, NULL);
 }
 
 /* The lay over the blocks within reach of a source; elsewhere the shares are exactly 0 (the
@@ -315,6 +404,10 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
     const tb_coast_band_t *band = site->band;
     const uint32_t *block_d2 = site->block_d2 + chunk * (size_t)band->bw;
     const uint8_t *near = d->near + chunk * (size_t)band->bw;
+    uint8_t *laid = d->laid + chunk * (size_t)band->bw,
+            *next_blk = d->next_blk + chunk * (size_t)band->bw;
+    s_tally_t *t = &d->chunk[chunk];
+    s_lay_acc_t a = {t->laid, t->full, t->remainder, d->next_total[chunk], false, false};
     for (int64_t y = y0; y < y1; y++) {
         size_t row = (size_t)y * (size_t)d->w;
         for (int64_t bx = 0; bx < band->bw; bx++) {
@@ -323,24 +416,42 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
             if (!block_d2[bx]) {
-                /* no weight in the block: s_lay would only clear the shares */
-                memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
+                /* no weight in the block: s_lay would only clear the shares, which only a next
+                 * drift reads */
+                if (!d->last)
+                    memset(d->src + row + x0, 0, (size_t)(x1 - x0) * sizeof *d->src);
                 continue;
             }
-            size_t b = chunk * (size_t)band->bw + (size_t)bx;
-            const float *st = s_block_stretch(site, b);
-            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++)
-                if (d->src[i])
-                    s_lay(d, i, chunk, b, st, NULL);
+            const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
+            a.laid_b = a.next_b = false;
+            size_t i0 = row + (size_t)x0, i1 = row + (size_t)x1;
+            if (d->last) {
+                if (st)
+                    s_lay_run(d, i0, i1, st, true, &a);
+                else
+                    s_lay_run(d, i0, i1, NULL, true, &a);
+            } else {
+                if (st)
+                    s_lay_run(d, i0, i1, st, false, &a);
+                else
+                    s_lay_run(d, i0, i1, NULL, false, &a);
+            }
+            laid[bx] |= a.laid_b;
+            next_blk[bx] |= a.next_b;
         }
     }
+    t->laid = a.laid;
+    t->full = a.full;
+    t->remainder = a.remainder;
+    d->next_total[chunk] = a.next;
 }
 
 /* One drift of the units in src (total units, in the blocks flagged in src_blk) over a tent of
  * radius r, laying what fits. On return src holds the whole units that did not fit (to drift
  * again), their fractions counted in t->remainder, their total in *next and their blocks in
- * next_blk. The loops run over chunks of rows on the pool; the tallies are summed in chunk order.
- */
+ * next_blk; after the last drift (last) it holds what its tent sum left (the caller's scratch,
+ * destroyed: nothing reads it). The loops run over chunks of rows on the pool; the tallies are
+ * summed in chunk order. */
 typedef struct {
     uint16_t *wq;
     uint8_t *done, *src_blk, *near, *next_blk, *laid;
@@ -397,7 +508,16 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
                 size_t chunk = (size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS;
                 size_t b =
                     chunk * (size_t)site->band->bw + (size_t)(i % (size_t)w) / TB_COAST_BAND_BLOCK;
-                s_lay(&d, i, chunk, b, s_block_stretch(site, b), leak);
+                s_tally_t *tc = &k->chunk[chunk];
+                s_lay_acc_t a = {tc->laid, tc->full, tc->remainder, k->next_total[chunk],
+                                 false,    false};
+                s_lay(&d, i, s_block_stretch(site, b), last, &a, leak);
+                tc->laid = a.laid;
+                tc->full = a.full;
+                tc->remainder = a.remainder;
+                k->next_total[chunk] = a.next;
+                k->laid[b] |= a.laid_b;
+                k->next_blk[b] |= a.next_b;
             }
     } else {
         tb_coast_par_rows(pool, h, s_lay_rows, &d);
@@ -466,8 +586,9 @@ typedef struct {
     int64_t *river;
     float *stretch;
     int64_t w, h;
-    int64_t weight; /* a tent's total weight */
-    double to_ref;  /* quanta of the bell's mean to multiples of delta_ref_m3 */
+    int64_t weight;           /* a tent's total weight */
+    tb_coast_div_t by_weight; /* its reciprocal: the same quotients (jobs/coast/divide.h) */
+    double to_ref;            /* quanta of the bell's mean to multiples of delta_ref_m3 */
     tb_coast_band_t *band;
     /* the splat: mouths sorted by row, their columns, quanta; the X kernel over n_x offsets from
      * x0_off; the box radius */
@@ -563,7 +684,7 @@ static void s_mean_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
             int64_t *v = c->river + (size_t)y * (size_t)c->w;
             for (int64_t x = x0; x < x1; x++)
                 if (v[x])
-                    v[x] /= c->weight;
+                    v[x] = tb_coast_div(&c->by_weight, v[x]);
         }
 }
 
@@ -587,7 +708,7 @@ static void s_stretch_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int 
             float m = 1;
             for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
                  i < (size_t)y * (size_t)c->w + (size_t)x1; i++) {
-                int64_t v = c->river[i] ? c->river[i] / c->weight : 0;
+                int64_t v = tb_coast_div(&c->by_weight, c->river[i]);
                 double s = 1 + (double)v * c->to_ref;
                 float f = (float)(s < TB_COAST_MAX_STRETCH ? s : TB_COAST_MAX_STRETCH);
                 c->stretch[i] = f;
@@ -690,6 +811,7 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
                      w,
                      h,
                      (int64_t)tent,
+                     tb_coast_div_make((int64_t)tent),
                      tent * tent / ((double)c1 * (double)c1) / quanta_per_ref,
                      band,
                      rows,
@@ -735,7 +857,7 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
  * is deposit = w . K * (src / Wt), and because K is symmetric the shares of every source add up to
  * its units exactly; a source with no weighted cell in its box is unplaced. The shares src / Wt are
  * fixed point with exact integer box sums (so a rolled planet gives rolled deposits to the bit),
- * and their remainder is counted as unplaced too. A cell lays what fits its room (s_weight); what
+ * and their remainder is counted as unplaced too. A cell lays what fits its room (s_room_of); what
  * does not fit drifts once more over a box three times wider, to the shallows that still have room,
  * and what fits nowhere then is unplaced (the shallows were full). Units: TB_COAST_UNIT_M over one
  * cell; the statistics in m3, summed as doubles in row-major order. */
@@ -866,14 +988,19 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
         shelter_of[e] = 1 - x < p->shelter_floor ? p->shelter_floor : 1 - x;
     }
     site.shelter_of = shelter_of;
-    /* the profile's distance term by d2, up to the stretched reach (a place lies within it), at
-     * most 2 MB of table: past it s_profile computes the same double */
+    /* the profile's distance term by d2, up to the stretched reach (a place lies within it), and
+     * the profile where the stretch is 1, at most 2 MB of table each: past it s_profile computes
+     * the same double */
     site.slope_n = site.reach_d2 < (1u << 18) ? site.reach_d2 + 1 : (1u << 18);
-    if (!(slope_of = tb_malloc(site.slope_n * sizeof *slope_of, "coast beach profile", err)))
+    if (!(slope_of =
+              tb_malloc(2 * (size_t)site.slope_n * sizeof *slope_of, "coast beach profile", err)))
         goto done;
-    for (uint32_t q = 0; q < site.slope_n; q++)
+    for (uint32_t q = 0; q < site.slope_n; q++) {
         slope_of[q] = s_slope_term(p, cell_m, q);
+        slope_of[site.slope_n + q] = p->berm_m - slope_of[q];
+    }
     site.slope_of = slope_of;
+    site.profile_of = slope_of + site.slope_n;
     /* per block of the band, the squared distance past which none of its cells is within its
      * stretched reach (its largest stretch, the same margin as reach_d2), or 0 when the block is
      * too far from the waterline for any (docs/coast.md, "The coastal band") */
