@@ -110,83 +110,79 @@ static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t x0, int
 
 /* The row tent of row `src` (the box of radius b twice, X wrapping) at every column x in [x0, x1)
  * into dst: T(x) = sum of k(d) src(x + d), k(d) = max(0, 2b + 1 - |d|) counted over every way d
- * wraps. By its second difference, one running pass: T(x + 1) = T(x) + D(x), D(x) = T(x + 1) - T(x)
- * = (the sum over x + 1 .. x + 2b + 1) - (the sum over x - 2b .. x), and D(x + 1) = D(x) +
- * src(x + 2b + 2) - 2 src(x + 1) + src(x - 2b). Unsigned arithmetic, exact modulo 2^64 like the box
- * (the same integers as two row boxes). */
+ * wraps. By the row's second prefix sum: with P1(y) the sum of src up to column y and P2(y) the sum
+ * of P1 up to y (both from any start: the difference below cancels a constant and a linear term),
+ * a box of radius b is P1(x + b) - P1(x - b - 1), and the box of those boxes is
+ * T(x) = P2(x + 2b) - 2 P2(x - 1) + P2(x - 2b - 2). P2 is one serial chain of two additions a
+ * column over x0 - 2b - 2 .. x1 + 2b - 1 (wrapped, in contiguous pieces) into the scratch p2; the
+ * second difference is independent column by column, so it vectorises. Unsigned arithmetic, exact
+ * modulo 2^64 like the box (the same integers as two row boxes). */
 static inline int64_t s_wrap2(int64_t k, int64_t w)
 {
     k = k < 0 ? k + w : k >= w ? k - w : k;
     return k < 0 ? k + w : k >= w ? k - w : k;
 }
 
-static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, int64_t x1,
-                        int64_t *dst)
+/* The window steps and the tent's second difference are integer arithmetic on whole rows: a second
+ * copy compiled for AVX2 (four 64-bit lanes where the build's baseline SSE2 has two), chosen when
+ * the program loads by what the processor has, gives the same integers (common/edt.c does the same
+ * for its column step). */
+#if defined(__x86_64__) && ((defined(__GNUC__) && !defined(__clang__)) || __clang_major__ >= 14)
+#define S_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define S_AVX2_CLONE
+#endif
+
+/* dst[k] = p[k + 4b + 2] - 2 p[k + 2b + 1] + p[k], k in [0, n). */
+S_AVX2_CLONE static void s_tent_diff(const uint64_t *restrict p, int64_t n, int64_t b,
+                                     int64_t *restrict dst)
 {
-    /* an index read is at most 2b + 2 <= w + 1 columns outside [0, w): wrapped by adding or
-     * taking w, twice at most */
-#define S_AT(k) ((uint64_t)src[s_wrap2((k), w)])
-    uint64_t t = 0, d = 0;
-    if (x0 - 2 * b >= 0 && x0 + 2 * b + 1 < w) {
-        const int64_t *c = src + x0;
-        for (int64_t e = -2 * b; e <= 0; e++) {
-            t += (uint64_t)(2 * b + 1 + e) * (uint64_t)c[e];
-            d -= (uint64_t)c[e];
+    const uint64_t *mid = p + 2 * b + 1, *ahead = p + 4 * b + 2;
+    for (int64_t k = 0; k < n; k++)
+        dst[k] = (int64_t)(ahead[k] - 2 * mid[k] + p[k]);
+}
+
+static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, int64_t x1,
+                        uint64_t *p2, int64_t *dst)
+{
+    /* columns lo .. hi - 1: at most 2b + 2 <= w + 1 outside [0, w) either side */
+    int64_t lo = x0 - 2 * b - 2, hi = x1 + 2 * b;
+    uint64_t p1 = 0, q = 0;
+    uint64_t *o = p2;
+    for (int64_t c = lo; c < hi;) {
+        int64_t cw = s_wrap2(c, w), n = hi - c < w - cw ? hi - c : w - cw;
+        const int64_t *in = src + cw;
+        int64_t k = 0;
+        for (; k + 4 <= n; k += 4) {
+            p1 += (uint64_t)in[k];
+            q += p1;
+            o[k] = q;
+            p1 += (uint64_t)in[k + 1];
+            q += p1;
+            o[k + 1] = q;
+            p1 += (uint64_t)in[k + 2];
+            q += p1;
+            o[k + 2] = q;
+            p1 += (uint64_t)in[k + 3];
+            q += p1;
+            o[k + 3] = q;
         }
-        for (int64_t e = 1; e <= 2 * b; e++) {
-            t += (uint64_t)(2 * b + 1 - e) * (uint64_t)c[e];
-            d += (uint64_t)c[e];
+        for (; k < n; k++) {
+            p1 += (uint64_t)in[k];
+            q += p1;
+            o[k] = q;
         }
-        d += (uint64_t)c[2 * b + 1];
-    } else {
-        for (int64_t e = -2 * b; e <= 0; e++) {
-            t += (uint64_t)(2 * b + 1 + e) * S_AT(x0 + e);
-            d -= S_AT(x0 + e);
-        }
-        for (int64_t e = 1; e <= 2 * b; e++) {
-            t += (uint64_t)(2 * b + 1 - e) * S_AT(x0 + e);
-            d += S_AT(x0 + e);
-        }
-        d += S_AT(x0 + 2 * b + 1);
+        o += n;
+        c += n;
     }
-    /* the interior, where no index wraps: x - 2b >= 0 and x + 2b + 2 <= w - 1 */
-    int64_t a = 2 * b, z = w - 2 * b - 2;
-    int64_t x = x0;
-    for (; x < x1 && x < a; x++) {
-        dst[x] = (int64_t)t;
-        t += d;
-        d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
-    }
-    int64_t end = x1 < z ? x1 : z;
-    if (x < end) {
-        /* the reads ahead and behind the column (x - 2b >= 0 here, so no pointer leaves the row) */
-        const int64_t *ahead = src + 2 * b + 2, *behind = src + (x - 2 * b);
-        for (; x + 2 <= end; x += 2) {
-            uint64_t d1 = d + ((uint64_t)ahead[x] - 2 * (uint64_t)src[x + 1] + (uint64_t)behind[0]);
-            dst[x] = (int64_t)t;
-            dst[x + 1] = (int64_t)(t + d);
-            t += d + d1;
-            d = d1 + ((uint64_t)ahead[x + 1] - 2 * (uint64_t)src[x + 2] + (uint64_t)behind[1]);
-            behind += 2;
-        }
-        for (; x < end; x++) {
-            dst[x] = (int64_t)t;
-            t += d;
-            d += (uint64_t)ahead[x] - 2 * (uint64_t)src[x + 1] + (uint64_t)*behind++;
-        }
-    }
-    for (; x < x1; x++) {
-        dst[x] = (int64_t)t;
-        t += d;
-        d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
-    }
-#undef S_AT
+    s_tent_diff(p2, x1 - x0, b, dst + x0);
 }
 
 typedef struct {
     int64_t w, r, nb, reach_b; /* blocks; blocks either side a row sum's window can touch */
     int64_t tent_b;            /* 0: the row box of radius r; else the row tent of two boxes of
                                 * this radius (r = 2 tent_b) */
+    uint64_t *p2;              /* the tent's scratch: w + 4 tent_b + 2 */
 } s_rows_t;
 
 static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, const uint8_t *in_nz,
@@ -246,7 +242,8 @@ static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, c
         while (e < nb && rs_nz[e])
             e++;
         if (c->tent_b)
-            s_tent_sums(src, w, c->tent_b, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
+            s_tent_sums(src, w, c->tent_b, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, c->p2,
+                        dst);
         else
             s_row_sums(src, w, c->r, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
         b = e;
@@ -288,7 +285,7 @@ static void s_box_band(const s_band_t *band)
     int64_t w = band->w, h = band->h, r = band->r, j0 = band->j0, j1 = band->j1;
     int64_t ring_n = 2 * r + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     /* the last block may be narrow: one block more either side covers the radius */
-    s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1, 0};
+    s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1, 0, NULL};
     int64_t *ring = band->ring, *col = band->col, *count = band->count;
     memset(col, 0, (size_t)w * sizeof *col);
     memset(count, 0, (size_t)nb * sizeof *count);
@@ -456,6 +453,7 @@ typedef struct {
     int64_t w, h, b, j0, j1, lo0;
     const int64_t *lo, *hi;
     int64_t *xring, *sring, *sacc, *tacc, *xcount, *scount;
+    uint64_t *p2; /* the row tent's scratch, w + 4b + 2 */
     uint8_t *flags;
 } s_tent_t;
 
@@ -468,19 +466,10 @@ static const int64_t *s_tent_in(const s_tent_t *t, int64_t k)
     return t->v + (size_t)k * (size_t)t->w;
 }
 
-/* The window steps are integer arithmetic on whole rows: a second copy compiled for AVX2 (four
- * 64-bit lanes where the build's baseline SSE2 has two), chosen when the program loads by what the
- * processor has, gives the same integers (common/edt.c does the same for its column step). */
-#if defined(__x86_64__) && ((defined(__GNUC__) && !defined(__clang__)) || __clang_major__ >= 14)
-#define S_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
-#else
-#define S_AVX2_CLONE
-#endif
-
 /* acc += add - sub over the blocks flagged in either (NULL: none), and the window's count. */
-S_AVX2_CLONE static void s_window_step(int64_t *restrict acc, const int64_t *restrict add, const uint8_t *add_f,
-                          const int64_t *restrict sub, const uint8_t *sub_f, int64_t *count,
-                          int64_t w, int64_t nb)
+S_AVX2_CLONE static void s_window_step(int64_t *restrict acc, const int64_t *restrict add,
+                                       const uint8_t *add_f, const int64_t *restrict sub,
+                                       const uint8_t *sub_f, int64_t *count, int64_t w, int64_t nb)
 {
     for (int64_t b = 0; b < nb; b++) {
         bool a = add_f && add_f[b], s = sub_f && sub_f[b];
@@ -503,7 +492,7 @@ static void s_tent_band(const s_tent_t *t)
 {
     int64_t w = t->w, h = t->h, b = t->b, j0 = t->j0, j1 = t->j1;
     int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
-    s_rows_t c = {w, 2 * b, nb, (2 * b + S_BLOCK - 1) / S_BLOCK + 1, b};
+    s_rows_t c = {w, 2 * b, nb, (2 * b + S_BLOCK - 1) / S_BLOCK + 1, b, t->p2};
     memset(t->sacc, 0, (size_t)w * sizeof *t->sacc);
     memset(t->tacc, 0, (size_t)w * sizeof *t->tacc);
     memset(t->xcount, 0, (size_t)nb * sizeof *t->xcount);
@@ -624,7 +613,8 @@ int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int6
     int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     size_t per_rings = 2 * (size_t)ring_n * (size_t)w,
            per_halo = n > 1 ? 4 * (size_t)b * (size_t)w : 0;
-    size_t per_band = per_rings + 2 * (size_t)w + 2 * (size_t)nb + per_halo;
+    size_t per_p2 = (size_t)w + 4 * (size_t)b + 2;
+    size_t per_band = per_rings + 2 * (size_t)w + 2 * (size_t)nb + per_halo + per_p2;
     size_t per_flags = (size_t)(2 * ring_n + 1) * (size_t)nb;
     s_tent_t bands[TB_COAST_MAX_THREADS];
     int64_t *mem = tb_malloc((size_t)n * per_band * sizeof(int64_t), "coast tent workspace", err);
@@ -658,6 +648,8 @@ int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int6
         t->lo = m;
         t->hi = m + 2 * (size_t)b * (size_t)w;
         m += per_halo;
+        t->p2 = (uint64_t *)m;
+        m += per_p2;
         t->flags = flags + (size_t)k * per_flags;
     }
     s_tents_t all = {bands, (size_t)n};
