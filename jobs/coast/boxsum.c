@@ -191,30 +191,31 @@ static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, c
 /* Reads input row `src`: flags in_nz[b] when its block b holds a non-zero value, and computes the
  * row sums of the blocks within reach of one into dst, flagging them in rs_nz (the other blocks'
  * row sums are exactly zero and are not written). */
+/* in_nz[b] = whether block b of row src holds a non-zero value; whether any does. One OR a column,
+ * which vectorises (AVX2 clone). */
+S_AVX2_CLONE static bool s_nonzero_blocks(const int64_t *restrict src, int64_t w, int64_t nb,
+                                          uint8_t *restrict in_nz)
+{
+    uint64_t any = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
+        uint64_t o = 0;
+#pragma GCC unroll 4
+        for (int64_t x = b * S_BLOCK; x < x1; x++)
+            o |= (uint64_t)src[x];
+        in_nz[b] = o != 0;
+        any |= o;
+    }
+    return any != 0;
+}
+
 static void s_row_pass(const s_rows_t *c, const int64_t *src, int64_t *dst, uint8_t *in_nz,
                        uint8_t *rs_nz)
 {
-    int64_t w = c->w, nb = c->nb;
-    bool any = false;
-    for (int64_t b = 0; b < nb; b++) {
-        int64_t x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
-        uint64_t o = 0, o1 = 0, o2 = 0, o3 = 0;
-        int64_t x = b * S_BLOCK;
-        for (; x + 4 <= x1; x += 4) {
-            o |= (uint64_t)src[x];
-            o1 |= (uint64_t)src[x + 1];
-            o2 |= (uint64_t)src[x + 2];
-            o3 |= (uint64_t)src[x + 3];
-        }
-        for (; x < x1; x++)
-            o |= (uint64_t)src[x];
-        o |= o1 | o2 | o3;
-        in_nz[b] = o != 0;
-        any |= o != 0;
-        rs_nz[b] = 0;
-    }
-    if (any)
+    if (s_nonzero_blocks(src, c->w, c->nb, in_nz))
         s_row_pass_nz(c, src, dst, in_nz, rs_nz);
+    else
+        memset(rs_nz, 0, (size_t)c->nb);
 }
 
 /* The rest of s_row_pass, from the row's non-zero blocks in_nz. */
