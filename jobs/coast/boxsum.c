@@ -489,6 +489,43 @@ S_AVX2_CLONE static void s_window_step(int64_t *restrict acc, const int64_t *res
     }
 }
 
+/* S(i) into its ring slot dst from S(i - 1) (prev) as it moves one row: dst = prev + add - sub over
+ * the blocks whose window keeps a computed X row (flagged in dst_f, count updated); the others are
+ * exactly zero and are not written. A block of prev not flagged in prev_f is zero (its count was),
+ * and is not read. No accumulator and no copy of it into the ring. */
+S_AVX2_CLONE static void s_s_step(int64_t *restrict dst, uint8_t *restrict dst_f,
+                                  const int64_t *restrict prev, const uint8_t *prev_f,
+                                  const int64_t *restrict add, const uint8_t *add_f,
+                                  const int64_t *restrict sub, const uint8_t *sub_f, int64_t *count,
+                                  int64_t w, int64_t nb)
+{
+    for (int64_t b = 0; b < nb; b++) {
+        bool a = add_f && add_f[b], s = sub_f && sub_f[b], p = prev_f[b];
+        count[b] += (int64_t)a - (int64_t)s;
+        dst_f[b] = count[b] > 0;
+        if (!dst_f[b])
+            continue;
+        int64_t x0 = b * S_BLOCK, x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
+        if (p && a && s) {
+            for (int64_t x = x0; x < x1; x++)
+                dst[x] = (int64_t)((uint64_t)prev[x] + (uint64_t)add[x] - (uint64_t)sub[x]);
+        } else if (p && a) {
+            for (int64_t x = x0; x < x1; x++)
+                dst[x] = (int64_t)((uint64_t)prev[x] + (uint64_t)add[x]);
+        } else if (p && s) {
+            for (int64_t x = x0; x < x1; x++)
+                dst[x] = (int64_t)((uint64_t)prev[x] - (uint64_t)sub[x]);
+        } else if (p) {
+            memcpy(dst + x0, prev + x0, (size_t)(x1 - x0) * sizeof *dst);
+        } else if (s) { /* an empty window gains a row as one leaves (a: count stays positive) */
+            for (int64_t x = x0; x < x1; x++)
+                dst[x] = (int64_t)((uint64_t)add[x] - (uint64_t)sub[x]);
+        } else { /* an empty window gains its first row */
+            memcpy(dst + x0, add + x0, (size_t)(x1 - x0) * sizeof *dst);
+        }
+    }
+}
+
 static void s_tent_band(const s_tent_t *t)
 {
     int64_t w = t->w, h = t->h, b = t->b, j0 = t->j0, j1 = t->j1;
@@ -532,9 +569,9 @@ static void s_tent_band(const s_tent_t *t)
         int64_t i = i_last + 1, in = i + b, out = i - b - 1;
         if (in < h)
             S_X(in);
-        s_window_step(t->sacc, in < h ? S_XR(in) : NULL, in < h ? S_XF(in) : NULL,
-                      out >= 0 ? S_XR(out) : NULL, out >= 0 ? S_XF(out) : NULL, t->xcount, w, nb);
-        S_S(i);
+        s_s_step(S_SR(i), S_SF(i), S_SR(i - 1), S_SF(i - 1), in < h ? S_XR(in) : NULL,
+                 in < h ? S_XF(in) : NULL, out >= 0 ? S_XR(out) : NULL, out >= 0 ? S_XF(out) : NULL,
+                 t->xcount, w, nb);
         i_last = i;
     }
     for (int64_t i = j0 - b > 0 ? j0 - b : 0; i <= i_last; i++)
@@ -556,10 +593,9 @@ static void s_tent_band(const s_tent_t *t)
             int64_t in = i + b, gone = i - b - 1;
             if (in < h)
                 S_X(in);
-            s_window_step(t->sacc, in < h ? S_XR(in) : NULL, in < h ? S_XF(in) : NULL,
-                          gone >= 0 ? S_XR(gone) : NULL, gone >= 0 ? S_XF(gone) : NULL, t->xcount,
-                          w, nb);
-            S_S(i);
+            s_s_step(S_SR(i), S_SF(i), S_SR(i - 1), S_SF(i - 1), in < h ? S_XR(in) : NULL,
+                     in < h ? S_XF(in) : NULL, gone >= 0 ? S_XR(gone) : NULL,
+                     gone >= 0 ? S_XF(gone) : NULL, t->xcount, w, nb);
         }
         int64_t gone = j - b;
         s_window_step(t->tacc, i < h ? S_SR(i) : NULL, i < h ? S_SF(i) : NULL,
