@@ -489,21 +489,23 @@ S_AVX2_CLONE static void s_window_step(int64_t *restrict acc, const int64_t *res
     }
 }
 
-/* S(i) into its ring slot dst from S(i - 1) (prev) as it moves one row: dst = prev + add - sub over
- * the blocks whose window keeps a computed X row (flagged in dst_f, count updated); the others are
- * exactly zero and are not written. A block of prev not flagged in prev_f is zero (its count was),
- * and is not read. No accumulator and no copy of it into the ring. */
-S_AVX2_CLONE static void s_s_step(int64_t *restrict dst, uint8_t *restrict dst_f,
-                                  const int64_t *restrict prev, const uint8_t *prev_f,
-                                  const int64_t *restrict add, const uint8_t *add_f,
-                                  const int64_t *restrict sub, const uint8_t *sub_f, int64_t *count,
-                                  int64_t w, int64_t nb)
+/* A window sum moved on one row, out of place: dst = prev + add - sub over the blocks whose window
+ * keeps a computed row (count, updated, is positive; flagged in dst_f when not NULL); the others
+ * are exactly zero and are not written. A block of prev whose window had no computed row (count
+ * was zero) is zero and is not read. The tent's S rows go from ring slot to ring slot, and its
+ * output rows from the row before in place: no accumulator and no copy of it. */
+S_AVX2_CLONE static void s_moved_sum(int64_t *restrict dst, uint8_t *restrict dst_f,
+                                     const int64_t *restrict prev, const int64_t *restrict add,
+                                     const uint8_t *add_f, const int64_t *restrict sub,
+                                     const uint8_t *sub_f, int64_t *count, int64_t w, int64_t nb)
 {
     for (int64_t b = 0; b < nb; b++) {
-        bool a = add_f && add_f[b], s = sub_f && sub_f[b], p = prev_f[b];
+        bool a = add_f && add_f[b], s = sub_f && sub_f[b], p = count[b] > 0;
         count[b] += (int64_t)a - (int64_t)s;
-        dst_f[b] = count[b] > 0;
-        if (!dst_f[b])
+        bool f = count[b] > 0;
+        if (dst_f)
+            dst_f[b] = f;
+        if (!f)
             continue;
         int64_t x0 = b * S_BLOCK, x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
         if (p && a && s) {
@@ -569,38 +571,38 @@ static void s_tent_band(const s_tent_t *t)
         int64_t i = i_last + 1, in = i + b, out = i - b - 1;
         if (in < h)
             S_X(in);
-        s_s_step(S_SR(i), S_SF(i), S_SR(i - 1), S_SF(i - 1), in < h ? S_XR(in) : NULL,
-                 in < h ? S_XF(in) : NULL, out >= 0 ? S_XR(out) : NULL, out >= 0 ? S_XF(out) : NULL,
-                 t->xcount, w, nb);
+        s_moved_sum(S_SR(i), S_SF(i), S_SR(i - 1), in < h ? S_XR(in) : NULL,
+                    in < h ? S_XF(in) : NULL, out >= 0 ? S_XR(out) : NULL,
+                    out >= 0 ? S_XF(out) : NULL, t->xcount, w, nb);
         i_last = i;
     }
     for (int64_t i = j0 - b > 0 ? j0 - b : 0; i <= i_last; i++)
         s_window_step(t->tacc, S_SR(i), S_SF(i), NULL, NULL, t->scount, w, nb);
-    for (int64_t j = j0; j < j1; j++) {
-        int64_t *out = t->v + (size_t)j * (size_t)w;
-        /* with no S row in the window the sums are exactly zero, and so was this block's input
-         * (every non-zero input block makes its X and S rows computed): the zero is in place */
-        for (int64_t q = 0; q < nb; q++)
-            if (t->scount[q] > 0) {
-                int64_t x0 = q * S_BLOCK, x1 = (q + 1) * S_BLOCK < w ? (q + 1) * S_BLOCK : w;
-                memcpy(out + x0, t->tacc + x0, (size_t)(x1 - x0) * sizeof *out);
-            }
-        if (j + 1 == j1)
-            break;
-        /* S(j + b + 1), then the T window moves on */
+    /* row j0 from the accumulator; with no S row in the window the sums are exactly zero, and so
+     * was this block's input (every non-zero input block makes its X and S rows computed): the
+     * zero is in place */
+    int64_t *out0 = t->v + (size_t)j0 * (size_t)w;
+    for (int64_t q = 0; q < nb; q++)
+        if (t->scount[q] > 0) {
+            int64_t x0 = q * S_BLOCK, x1 = (q + 1) * S_BLOCK < w ? (q + 1) * S_BLOCK : w;
+            memcpy(out0 + x0, t->tacc + x0, (size_t)(x1 - x0) * sizeof *out0);
+        }
+    for (int64_t j = j0; j + 1 < j1; j++) {
+        /* S(j + b + 1), then row j + 1 = row j + S(j + b + 1) - S(j - b): row j's blocks not
+         * written are zero (as above), and row j + 1's input has made its X row already */
         int64_t i = j + b + 1;
         if (i < h) {
             int64_t in = i + b, gone = i - b - 1;
             if (in < h)
                 S_X(in);
-            s_s_step(S_SR(i), S_SF(i), S_SR(i - 1), S_SF(i - 1), in < h ? S_XR(in) : NULL,
-                     in < h ? S_XF(in) : NULL, gone >= 0 ? S_XR(gone) : NULL,
-                     gone >= 0 ? S_XF(gone) : NULL, t->xcount, w, nb);
+            s_moved_sum(S_SR(i), S_SF(i), S_SR(i - 1), in < h ? S_XR(in) : NULL,
+                        in < h ? S_XF(in) : NULL, gone >= 0 ? S_XR(gone) : NULL,
+                        gone >= 0 ? S_XF(gone) : NULL, t->xcount, w, nb);
         }
         int64_t gone = j - b;
-        s_window_step(t->tacc, i < h ? S_SR(i) : NULL, i < h ? S_SF(i) : NULL,
-                      gone >= 0 ? S_SR(gone) : NULL, gone >= 0 ? S_SF(gone) : NULL, t->scount, w,
-                      nb);
+        int64_t *out = t->v + (size_t)j * (size_t)w;
+        s_moved_sum(out + w, NULL, out, i < h ? S_SR(i) : NULL, i < h ? S_SF(i) : NULL,
+                    gone >= 0 ? S_SR(gone) : NULL, gone >= 0 ? S_SF(gone) : NULL, t->scount, w, nb);
     }
 #undef S_XF
 #undef S_SF
