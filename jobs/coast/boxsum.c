@@ -446,7 +446,8 @@ int tb_coast_boxsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64
  * of the planet within b of j, S(i) = sum of X(k) over the rows k within b of i, X(k) the row tent
  * of input row k - the box of radius b twice, rows beyond the Y edges counting zero at both boxes,
  * as two box sums give. Rings of 2b + 2 rows hold the X and S rows their windows still need; the
- * accumulators S and T are column running sums. Input rows outside the band come from copies (lo:
+ * accumulators sacc and tacc make the band's first S row and first output row, and each later one
+ * is moved on from the one before (s_moved_sum). Input rows outside the band come from copies (lo:
  * rows [lo0, j0), hi: rows [j1, j1 + 2b)). Blocks whose rows in a window are all zero are skipped
  * (a count per block of the window's computed rows), as in s_box_band. */
 typedef struct {
