@@ -138,6 +138,7 @@ S_AVX2_CLONE static void s_tent_diff(const uint64_t *restrict p, int64_t n, int6
                                      int64_t *restrict dst)
 {
     const uint64_t *mid = p + 2 * b + 1, *ahead = p + 4 * b + 2;
+#pragma GCC unroll 4
     for (int64_t k = 0; k < n; k++)
         dst[k] = (int64_t)(ahead[k] - 2 * mid[k] + p[k]);
 }
@@ -510,17 +511,21 @@ S_AVX2_CLONE static void s_moved_sum(int64_t *restrict dst, uint8_t *restrict ds
             continue;
         int64_t x0 = b * S_BLOCK, x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
         if (p && a && s) {
+#pragma GCC unroll 4
             for (int64_t x = x0; x < x1; x++)
                 dst[x] = (int64_t)((uint64_t)prev[x] + (uint64_t)add[x] - (uint64_t)sub[x]);
         } else if (p && a) {
+#pragma GCC unroll 4
             for (int64_t x = x0; x < x1; x++)
                 dst[x] = (int64_t)((uint64_t)prev[x] + (uint64_t)add[x]);
         } else if (p && s) {
+#pragma GCC unroll 4
             for (int64_t x = x0; x < x1; x++)
                 dst[x] = (int64_t)((uint64_t)prev[x] - (uint64_t)sub[x]);
         } else if (p) {
             memcpy(dst + x0, prev + x0, (size_t)(x1 - x0) * sizeof *dst);
         } else if (s) { /* an empty window gains a row as one leaves (a: count stays positive) */
+#pragma GCC unroll 4
             for (int64_t x = x0; x < x1; x++)
                 dst[x] = (int64_t)((uint64_t)add[x] - (uint64_t)sub[x]);
         } else { /* an empty window gains its first row */
