@@ -110,83 +110,80 @@ static void s_row_sums(const int64_t *src, int64_t w, int64_t r, int64_t x0, int
 
 /* The row tent of row `src` (the box of radius b twice, X wrapping) at every column x in [x0, x1)
  * into dst: T(x) = sum of k(d) src(x + d), k(d) = max(0, 2b + 1 - |d|) counted over every way d
- * wraps. By its second difference, one running pass: T(x + 1) = T(x) + D(x), D(x) = T(x + 1) - T(x)
- * = (the sum over x + 1 .. x + 2b + 1) - (the sum over x - 2b .. x), and D(x + 1) = D(x) +
- * src(x + 2b + 2) - 2 src(x + 1) + src(x - 2b). Unsigned arithmetic, exact modulo 2^64 like the box
- * (the same integers as two row boxes). */
+ * wraps. By the row's second prefix sum: with P1(y) the sum of src up to column y and P2(y) the sum
+ * of P1 up to y (both from any start: the difference below cancels a constant and a linear term),
+ * a box of radius b is P1(x + b) - P1(x - b - 1), and the box of those boxes is
+ * T(x) = P2(x + 2b) - 2 P2(x - 1) + P2(x - 2b - 2). P2 is one serial chain of two additions a
+ * column over x0 - 2b - 2 .. x1 + 2b - 1 (wrapped, in contiguous pieces) into the scratch p2; the
+ * second difference is independent column by column, so it vectorises. Unsigned arithmetic, exact
+ * modulo 2^64 like the box (the same integers as two row boxes). */
 static inline int64_t s_wrap2(int64_t k, int64_t w)
 {
     k = k < 0 ? k + w : k >= w ? k - w : k;
     return k < 0 ? k + w : k >= w ? k - w : k;
 }
 
-static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, int64_t x1,
-                        int64_t *dst)
+/* The window steps and the tent's second difference are integer arithmetic on whole rows: a second
+ * copy compiled for AVX2 (four 64-bit lanes where the build's baseline SSE2 has two), chosen when
+ * the program loads by what the processor has, gives the same integers (common/edt.c does the same
+ * for its column step). */
+#if defined(__x86_64__) && ((defined(__GNUC__) && !defined(__clang__)) || __clang_major__ >= 14)
+#define S_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define S_AVX2_CLONE
+#endif
+
+/* dst[k] = p[k + 4b + 2] - 2 p[k + 2b + 1] + p[k], k in [0, n). */
+S_AVX2_CLONE static void s_tent_diff(const uint64_t *restrict p, int64_t n, int64_t b,
+                                     int64_t *restrict dst)
 {
-    /* an index read is at most 2b + 2 <= w + 1 columns outside [0, w): wrapped by adding or
-     * taking w, twice at most */
-#define S_AT(k) ((uint64_t)src[s_wrap2((k), w)])
-    uint64_t t = 0, d = 0;
-    if (x0 - 2 * b >= 0 && x0 + 2 * b + 1 < w) {
-        const int64_t *c = src + x0;
-        for (int64_t e = -2 * b; e <= 0; e++) {
-            t += (uint64_t)(2 * b + 1 + e) * (uint64_t)c[e];
-            d -= (uint64_t)c[e];
+    const uint64_t *mid = p + 2 * b + 1, *ahead = p + 4 * b + 2;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < n; k++)
+        dst[k] = (int64_t)(ahead[k] - 2 * mid[k] + p[k]);
+}
+
+static void s_tent_sums(const int64_t *src, int64_t w, int64_t b, int64_t x0, int64_t x1,
+                        uint64_t *p2, int64_t *dst)
+{
+    /* columns lo .. hi - 1: at most 2b + 2 <= w + 1 outside [0, w) either side */
+    int64_t lo = x0 - 2 * b - 2, hi = x1 + 2 * b;
+    uint64_t p1 = 0, q = 0;
+    uint64_t *o = p2;
+    for (int64_t c = lo; c < hi;) {
+        int64_t cw = s_wrap2(c, w), n = hi - c < w - cw ? hi - c : w - cw;
+        const int64_t *in = src + cw;
+        int64_t k = 0;
+        for (; k + 4 <= n; k += 4) {
+            p1 += (uint64_t)in[k];
+            q += p1;
+            o[k] = q;
+            p1 += (uint64_t)in[k + 1];
+            q += p1;
+            o[k + 1] = q;
+            p1 += (uint64_t)in[k + 2];
+            q += p1;
+            o[k + 2] = q;
+            p1 += (uint64_t)in[k + 3];
+            q += p1;
+            o[k + 3] = q;
         }
-        for (int64_t e = 1; e <= 2 * b; e++) {
-            t += (uint64_t)(2 * b + 1 - e) * (uint64_t)c[e];
-            d += (uint64_t)c[e];
+        for (; k < n; k++) {
+            p1 += (uint64_t)in[k];
+            q += p1;
+            o[k] = q;
         }
-        d += (uint64_t)c[2 * b + 1];
-    } else {
-        for (int64_t e = -2 * b; e <= 0; e++) {
-            t += (uint64_t)(2 * b + 1 + e) * S_AT(x0 + e);
-            d -= S_AT(x0 + e);
-        }
-        for (int64_t e = 1; e <= 2 * b; e++) {
-            t += (uint64_t)(2 * b + 1 - e) * S_AT(x0 + e);
-            d += S_AT(x0 + e);
-        }
-        d += S_AT(x0 + 2 * b + 1);
+        o += n;
+        c += n;
     }
-    /* the interior, where no index wraps: x - 2b >= 0 and x + 2b + 2 <= w - 1 */
-    int64_t a = 2 * b, z = w - 2 * b - 2;
-    int64_t x = x0;
-    for (; x < x1 && x < a; x++) {
-        dst[x] = (int64_t)t;
-        t += d;
-        d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
-    }
-    int64_t end = x1 < z ? x1 : z;
-    if (x < end) {
-        /* the reads ahead and behind the column (x - 2b >= 0 here, so no pointer leaves the row) */
-        const int64_t *ahead = src + 2 * b + 2, *behind = src + (x - 2 * b);
-        for (; x + 2 <= end; x += 2) {
-            uint64_t d1 = d + ((uint64_t)ahead[x] - 2 * (uint64_t)src[x + 1] + (uint64_t)behind[0]);
-            dst[x] = (int64_t)t;
-            dst[x + 1] = (int64_t)(t + d);
-            t += d + d1;
-            d = d1 + ((uint64_t)ahead[x + 1] - 2 * (uint64_t)src[x + 2] + (uint64_t)behind[1]);
-            behind += 2;
-        }
-        for (; x < end; x++) {
-            dst[x] = (int64_t)t;
-            t += d;
-            d += (uint64_t)ahead[x] - 2 * (uint64_t)src[x + 1] + (uint64_t)*behind++;
-        }
-    }
-    for (; x < x1; x++) {
-        dst[x] = (int64_t)t;
-        t += d;
-        d += S_AT(x + 2 * b + 2) - 2 * S_AT(x + 1) + S_AT(x - 2 * b);
-    }
-#undef S_AT
+    s_tent_diff(p2, x1 - x0, b, dst + x0);
 }
 
 typedef struct {
     int64_t w, r, nb, reach_b; /* blocks; blocks either side a row sum's window can touch */
     int64_t tent_b;            /* 0: the row box of radius r; else the row tent of two boxes of
                                 * this radius (r = 2 tent_b) */
+    uint64_t *p2;              /* the tent's scratch: w + 4 tent_b + 2 */
 } s_rows_t;
 
 static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, const uint8_t *in_nz,
@@ -195,30 +192,31 @@ static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, c
 /* Reads input row `src`: flags in_nz[b] when its block b holds a non-zero value, and computes the
  * row sums of the blocks within reach of one into dst, flagging them in rs_nz (the other blocks'
  * row sums are exactly zero and are not written). */
+/* in_nz[b] = whether block b of row src holds a non-zero value; whether any does. One OR a column,
+ * which vectorises (AVX2 clone). */
+S_AVX2_CLONE static bool s_nonzero_blocks(const int64_t *restrict src, int64_t w, int64_t nb,
+                                          uint8_t *restrict in_nz)
+{
+    uint64_t any = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
+        uint64_t o = 0;
+#pragma GCC unroll 4
+        for (int64_t x = b * S_BLOCK; x < x1; x++)
+            o |= (uint64_t)src[x];
+        in_nz[b] = o != 0;
+        any |= o;
+    }
+    return any != 0;
+}
+
 static void s_row_pass(const s_rows_t *c, const int64_t *src, int64_t *dst, uint8_t *in_nz,
                        uint8_t *rs_nz)
 {
-    int64_t w = c->w, nb = c->nb;
-    bool any = false;
-    for (int64_t b = 0; b < nb; b++) {
-        int64_t x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
-        uint64_t o = 0, o1 = 0, o2 = 0, o3 = 0;
-        int64_t x = b * S_BLOCK;
-        for (; x + 4 <= x1; x += 4) {
-            o |= (uint64_t)src[x];
-            o1 |= (uint64_t)src[x + 1];
-            o2 |= (uint64_t)src[x + 2];
-            o3 |= (uint64_t)src[x + 3];
-        }
-        for (; x < x1; x++)
-            o |= (uint64_t)src[x];
-        o |= o1 | o2 | o3;
-        in_nz[b] = o != 0;
-        any |= o != 0;
-        rs_nz[b] = 0;
-    }
-    if (any)
+    if (s_nonzero_blocks(src, c->w, c->nb, in_nz))
         s_row_pass_nz(c, src, dst, in_nz, rs_nz);
+    else
+        memset(rs_nz, 0, (size_t)c->nb);
 }
 
 /* The rest of s_row_pass, from the row's non-zero blocks in_nz. */
@@ -246,7 +244,8 @@ static void s_row_pass_nz(const s_rows_t *c, const int64_t *src, int64_t *dst, c
         while (e < nb && rs_nz[e])
             e++;
         if (c->tent_b)
-            s_tent_sums(src, w, c->tent_b, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
+            s_tent_sums(src, w, c->tent_b, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, c->p2,
+                        dst);
         else
             s_row_sums(src, w, c->r, b * S_BLOCK, e * S_BLOCK < w ? e * S_BLOCK : w, dst);
         b = e;
@@ -288,7 +287,7 @@ static void s_box_band(const s_band_t *band)
     int64_t w = band->w, h = band->h, r = band->r, j0 = band->j0, j1 = band->j1;
     int64_t ring_n = 2 * r + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     /* the last block may be narrow: one block more either side covers the radius */
-    s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1, 0};
+    s_rows_t c = {w, r, nb, (r + S_BLOCK - 1) / S_BLOCK + 1, 0, NULL};
     int64_t *ring = band->ring, *col = band->col, *count = band->count;
     memset(col, 0, (size_t)w * sizeof *col);
     memset(count, 0, (size_t)nb * sizeof *count);
@@ -448,7 +447,8 @@ int tb_coast_boxsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int64
  * of the planet within b of j, S(i) = sum of X(k) over the rows k within b of i, X(k) the row tent
  * of input row k - the box of radius b twice, rows beyond the Y edges counting zero at both boxes,
  * as two box sums give. Rings of 2b + 2 rows hold the X and S rows their windows still need; the
- * accumulators S and T are column running sums. Input rows outside the band come from copies (lo:
+ * accumulators sacc and tacc make the band's first S row and first output row, and each later one
+ * is moved on from the one before (s_moved_sum). Input rows outside the band come from copies (lo:
  * rows [lo0, j0), hi: rows [j1, j1 + 2b)). Blocks whose rows in a window are all zero are skipped
  * (a count per block of the window's computed rows), as in s_box_band. */
 typedef struct {
@@ -456,6 +456,7 @@ typedef struct {
     int64_t w, h, b, j0, j1, lo0;
     const int64_t *lo, *hi;
     int64_t *xring, *sring, *sacc, *tacc, *xcount, *scount;
+    uint64_t *p2; /* the row tent's scratch, w + 4b + 2 */
     uint8_t *flags;
 } s_tent_t;
 
@@ -468,19 +469,10 @@ static const int64_t *s_tent_in(const s_tent_t *t, int64_t k)
     return t->v + (size_t)k * (size_t)t->w;
 }
 
-/* The window steps are integer arithmetic on whole rows: a second copy compiled for AVX2 (four
- * 64-bit lanes where the build's baseline SSE2 has two), chosen when the program loads by what the
- * processor has, gives the same integers (common/edt.c does the same for its column step). */
-#if defined(__x86_64__) && ((defined(__GNUC__) && !defined(__clang__)) || __clang_major__ >= 14)
-#define S_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
-#else
-#define S_AVX2_CLONE
-#endif
-
 /* acc += add - sub over the blocks flagged in either (NULL: none), and the window's count. */
-S_AVX2_CLONE static void s_window_step(int64_t *restrict acc, const int64_t *restrict add, const uint8_t *add_f,
-                          const int64_t *restrict sub, const uint8_t *sub_f, int64_t *count,
-                          int64_t w, int64_t nb)
+S_AVX2_CLONE static void s_window_step(int64_t *restrict acc, const int64_t *restrict add,
+                                       const uint8_t *add_f, const int64_t *restrict sub,
+                                       const uint8_t *sub_f, int64_t *count, int64_t w, int64_t nb)
 {
     for (int64_t b = 0; b < nb; b++) {
         bool a = add_f && add_f[b], s = sub_f && sub_f[b];
@@ -499,11 +491,54 @@ S_AVX2_CLONE static void s_window_step(int64_t *restrict acc, const int64_t *res
     }
 }
 
+/* A window sum moved on one row, out of place: dst = prev + add - sub over the blocks whose window
+ * keeps a computed row (count, updated, is positive; flagged in dst_f when not NULL); the others
+ * are exactly zero and are not written. A block of prev whose window had no computed row (count
+ * was zero) is zero and is not read. The tent's S rows go from ring slot to ring slot, and its
+ * output rows from the row before in place: no accumulator and no copy of it. */
+S_AVX2_CLONE static void s_moved_sum(int64_t *restrict dst, uint8_t *restrict dst_f,
+                                     const int64_t *restrict prev, const int64_t *restrict add,
+                                     const uint8_t *add_f, const int64_t *restrict sub,
+                                     const uint8_t *sub_f, int64_t *count, int64_t w, int64_t nb)
+{
+    for (int64_t b = 0; b < nb; b++) {
+        bool a = add_f && add_f[b], s = sub_f && sub_f[b], p = count[b] > 0;
+        count[b] += (int64_t)a - (int64_t)s;
+        bool f = count[b] > 0;
+        if (dst_f)
+            dst_f[b] = f;
+        if (!f)
+            continue;
+        int64_t x0 = b * S_BLOCK, x1 = (b + 1) * S_BLOCK < w ? (b + 1) * S_BLOCK : w;
+        if (p && a && s) {
+#pragma GCC unroll 4
+            for (int64_t x = x0; x < x1; x++)
+                dst[x] = (int64_t)((uint64_t)prev[x] + (uint64_t)add[x] - (uint64_t)sub[x]);
+        } else if (p && a) {
+#pragma GCC unroll 4
+            for (int64_t x = x0; x < x1; x++)
+                dst[x] = (int64_t)((uint64_t)prev[x] + (uint64_t)add[x]);
+        } else if (p && s) {
+#pragma GCC unroll 4
+            for (int64_t x = x0; x < x1; x++)
+                dst[x] = (int64_t)((uint64_t)prev[x] - (uint64_t)sub[x]);
+        } else if (p) {
+            memcpy(dst + x0, prev + x0, (size_t)(x1 - x0) * sizeof *dst);
+        } else if (s) { /* an empty window gains a row as one leaves (a: count stays positive) */
+#pragma GCC unroll 4
+            for (int64_t x = x0; x < x1; x++)
+                dst[x] = (int64_t)((uint64_t)add[x] - (uint64_t)sub[x]);
+        } else { /* an empty window gains its first row */
+            memcpy(dst + x0, add + x0, (size_t)(x1 - x0) * sizeof *dst);
+        }
+    }
+}
+
 static void s_tent_band(const s_tent_t *t)
 {
     int64_t w = t->w, h = t->h, b = t->b, j0 = t->j0, j1 = t->j1;
     int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
-    s_rows_t c = {w, 2 * b, nb, (2 * b + S_BLOCK - 1) / S_BLOCK + 1, b};
+    s_rows_t c = {w, 2 * b, nb, (2 * b + S_BLOCK - 1) / S_BLOCK + 1, b, t->p2};
     memset(t->sacc, 0, (size_t)w * sizeof *t->sacc);
     memset(t->tacc, 0, (size_t)w * sizeof *t->tacc);
     memset(t->xcount, 0, (size_t)nb * sizeof *t->xcount);
@@ -542,39 +577,38 @@ static void s_tent_band(const s_tent_t *t)
         int64_t i = i_last + 1, in = i + b, out = i - b - 1;
         if (in < h)
             S_X(in);
-        s_window_step(t->sacc, in < h ? S_XR(in) : NULL, in < h ? S_XF(in) : NULL,
-                      out >= 0 ? S_XR(out) : NULL, out >= 0 ? S_XF(out) : NULL, t->xcount, w, nb);
-        S_S(i);
+        s_moved_sum(S_SR(i), S_SF(i), S_SR(i - 1), in < h ? S_XR(in) : NULL,
+                    in < h ? S_XF(in) : NULL, out >= 0 ? S_XR(out) : NULL,
+                    out >= 0 ? S_XF(out) : NULL, t->xcount, w, nb);
         i_last = i;
     }
     for (int64_t i = j0 - b > 0 ? j0 - b : 0; i <= i_last; i++)
         s_window_step(t->tacc, S_SR(i), S_SF(i), NULL, NULL, t->scount, w, nb);
-    for (int64_t j = j0; j < j1; j++) {
-        int64_t *out = t->v + (size_t)j * (size_t)w;
-        /* with no S row in the window the sums are exactly zero, and so was this block's input
-         * (every non-zero input block makes its X and S rows computed): the zero is in place */
-        for (int64_t q = 0; q < nb; q++)
-            if (t->scount[q] > 0) {
-                int64_t x0 = q * S_BLOCK, x1 = (q + 1) * S_BLOCK < w ? (q + 1) * S_BLOCK : w;
-                memcpy(out + x0, t->tacc + x0, (size_t)(x1 - x0) * sizeof *out);
-            }
-        if (j + 1 == j1)
-            break;
-        /* S(j + b + 1), then the T window moves on */
+    /* row j0 from the accumulator; with no S row in the window the sums are exactly zero, and so
+     * was this block's input (every non-zero input block makes its X and S rows computed): the
+     * zero is in place */
+    int64_t *out0 = t->v + (size_t)j0 * (size_t)w;
+    for (int64_t q = 0; q < nb; q++)
+        if (t->scount[q] > 0) {
+            int64_t x0 = q * S_BLOCK, x1 = (q + 1) * S_BLOCK < w ? (q + 1) * S_BLOCK : w;
+            memcpy(out0 + x0, t->tacc + x0, (size_t)(x1 - x0) * sizeof *out0);
+        }
+    for (int64_t j = j0; j + 1 < j1; j++) {
+        /* S(j + b + 1), then row j + 1 = row j + S(j + b + 1) - S(j - b): row j's blocks not
+         * written are zero (as above), and row j + 1's input has made its X row already */
         int64_t i = j + b + 1;
         if (i < h) {
             int64_t in = i + b, gone = i - b - 1;
             if (in < h)
                 S_X(in);
-            s_window_step(t->sacc, in < h ? S_XR(in) : NULL, in < h ? S_XF(in) : NULL,
-                          gone >= 0 ? S_XR(gone) : NULL, gone >= 0 ? S_XF(gone) : NULL, t->xcount,
-                          w, nb);
-            S_S(i);
+            s_moved_sum(S_SR(i), S_SF(i), S_SR(i - 1), in < h ? S_XR(in) : NULL,
+                        in < h ? S_XF(in) : NULL, gone >= 0 ? S_XR(gone) : NULL,
+                        gone >= 0 ? S_XF(gone) : NULL, t->xcount, w, nb);
         }
         int64_t gone = j - b;
-        s_window_step(t->tacc, i < h ? S_SR(i) : NULL, i < h ? S_SF(i) : NULL,
-                      gone >= 0 ? S_SR(gone) : NULL, gone >= 0 ? S_SF(gone) : NULL, t->scount, w,
-                      nb);
+        int64_t *out = t->v + (size_t)j * (size_t)w;
+        s_moved_sum(out + w, NULL, out, i < h ? S_SR(i) : NULL, i < h ? S_SF(i) : NULL,
+                    gone >= 0 ? S_SR(gone) : NULL, gone >= 0 ? S_SF(gone) : NULL, t->scount, w, nb);
     }
 #undef S_XF
 #undef S_SF
@@ -624,7 +658,8 @@ int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int6
     int64_t ring_n = 2 * b + 2, nb = (w + S_BLOCK - 1) / S_BLOCK;
     size_t per_rings = 2 * (size_t)ring_n * (size_t)w,
            per_halo = n > 1 ? 4 * (size_t)b * (size_t)w : 0;
-    size_t per_band = per_rings + 2 * (size_t)w + 2 * (size_t)nb + per_halo;
+    size_t per_p2 = (size_t)w + 4 * (size_t)b + 2;
+    size_t per_band = per_rings + 2 * (size_t)w + 2 * (size_t)nb + per_halo + per_p2;
     size_t per_flags = (size_t)(2 * ring_n + 1) * (size_t)nb;
     s_tent_t bands[TB_COAST_MAX_THREADS];
     int64_t *mem = tb_malloc((size_t)n * per_band * sizeof(int64_t), "coast tent workspace", err);
@@ -658,6 +693,8 @@ int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int6
         t->lo = m;
         t->hi = m + 2 * (size_t)b * (size_t)w;
         m += per_halo;
+        t->p2 = (uint64_t *)m;
+        m += per_p2;
         t->flags = flags + (size_t)k * per_flags;
     }
     s_tents_t all = {bands, (size_t)n};
