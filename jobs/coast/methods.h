@@ -213,8 +213,8 @@ int tb_coast_tentsum_i64(tb_pool_t *pool, int64_t *v, int64_t w, int64_t h, int6
 int64_t tb_coast_radius_cells(double metres, double cell_m);
 
 /* surf.c: plans the land within exposure x surf_reach_m of the waterline down towards the platform,
- * writes the cut (negative) into moved_m and the cut units into src, and accumulates planed_m2 and
- * cut_m3 into *s. exposure is the carried map. */
+ * zeroes moved_m and src (w x h) and writes the cut (negative) into moved_m and the cut units into
+ * src, and accumulates planed_m2 and cut_m3 into *s. exposure is the carried map. */
 void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
                                 int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                 const uint16_t *exposure, float *height_m, float *moved_m,

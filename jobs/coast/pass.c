@@ -588,8 +588,6 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     src = tb_malloc(cells * sizeof *src, "coast sediment", err);
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
         goto done;
-    tb_coast_par_zero(pool, src, (size_t)w * sizeof *src, h);
-    tb_coast_par_zero(pool, maps->moved_m, (size_t)w * sizeof *maps->moved_m, h);
     tb_coast_surf_platform_cut(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure, pl->height_m,
                                maps->moved_m, src, &band, s);
     s_rivers(p, pl, src, s);

@@ -618,6 +618,8 @@ static void s_splat_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
     const s_stretch_t *c = ctx;
     int64_t w = c->w, b = c->b, n_x = c->n_x;
     uint64_t *prof = c->scratch + (size_t)thread * 2 * (size_t)n_x, *cur = prof + n_x;
+    /* the chunk's rows start at zero (zeroed here, by their thread, not in a pass of their own) */
+    memset(c->river + (size_t)y0 * (size_t)w, 0, (size_t)(y1 - y0) * (size_t)w * sizeof *c->river);
     /* the first mouth within reach of row y0 (sorted by row) */
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
@@ -824,7 +826,6 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
                      box,
                      scratch,
                      near};
-    tb_coast_par_zero(pool, river, (size_t)w * sizeof *river, h);
     /* the splat adds (4b + 1)^2 cells a mouth at about 8 instructions each, the tent about 26 a
      * cell of the planet: where the mouths' squares cover the planet three times over or more, the
      * tent of the mouths' quanta (the same integers) is the cheaper */
@@ -832,6 +833,7 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
     if ((double)n * (double)n_x * (double)(4 * box + 1) < 3.0 * (double)w * (double)h) {
         tb_coast_par_rows(pool, h, s_splat_rows, &c);
     } else {
+        tb_coast_par_zero(pool, river, (size_t)w * sizeof *river, h);
         for (size_t m = 0; m < n; m++)
             river[(size_t)rows[m] * (size_t)w + (size_t)rows[n_pairs + m]] = rows[2 * n_pairs + m];
         rc = tb_coast_tentsum_i64(pool, river, w, h, half_r, err);

@@ -52,6 +52,11 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
     const tb_coast_params_t *p = c->p;
     double cell_m = c->cell_m, reach_max = p->surf_reach_m;
     int64_t planed = 0, units_cut = 0;
+    /* the chunk's rows of both outputs zeroed here, while the rows are the thread's (no separate
+     * pass over the planet) */
+    size_t row0 = (size_t)y0 * (size_t)c->w, n = (size_t)(y1 - y0) * (size_t)c->w;
+    memset(c->moved_m + row0, 0, n * sizeof *c->moved_m);
+    memset(c->src + row0, 0, n * sizeof *c->src);
     for (int64_t y = y0; y < y1; y++)
         for (int64_t bx = 0; bx < c->band->bw; bx++) {
             int64_t x0, x1;
@@ -85,7 +90,7 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
                     double cut_m = (double)units * TB_COAST_UNIT_M;
                     c->height_m[i] = (float)((double)c->height_m[i] - cut_m);
                     c->moved_m[i] = (float)-cut_m;
-                    c->src[i] += units;
+                    c->src[i] = units;
                     units_cut += units;
                     planed++;
                 }
