@@ -124,19 +124,12 @@ void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, dou
     uint64_t from = tb_coast_d2_from(p->surf_reach_m, cell_m, true);
     c.lim_d2 = from <= c.reach_d2 ? (uint32_t)from : c.reach_d2 + 1;
     /* per exposure e, the first d2 at or past its reach (taper <= 0 there), within lim_d2: the
-     * reach as s_surf_rows computes it, the distance never falling as d2 grows */
+     * reach as s_surf_rows computes it */
     uint32_t reach_of[TB_COAST_EXPOSURE_ONE + 1];
     for (int e = 0; e <= TB_COAST_EXPOSURE_ONE; e++) {
-        double reach = p->surf_reach_m * e / (double)TB_COAST_EXPOSURE_ONE;
-        uint32_t lo = 0, hi = c.lim_d2;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (tb_coast_waterline_m(mid, cell_m) >= reach)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        reach_of[e] = lo;
+        uint64_t at =
+            tb_coast_d2_from(p->surf_reach_m * e / (double)TB_COAST_EXPOSURE_ONE, cell_m, true);
+        reach_of[e] = at < c.lim_d2 ? (uint32_t)at : c.lim_d2;
     }
     c.reach_of = reach_of;
     tb_coast_par_rows(pool, h, s_surf_rows, &c);
