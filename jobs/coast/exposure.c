@@ -21,23 +21,6 @@
 static const int s_dx[TB_COAST_DIRECTIONS] = {0, 1, 1, 1, 0, -1, -1, -1};
 static const int s_dy[TB_COAST_DIRECTIONS] = {1, 1, 0, -1, -1, -1, 0, 1};
 
-bool tb_coast_is_waterline(const uint8_t *kind, int64_t w, int64_t h, int64_t x, int64_t y)
-{
-    if (kind[(size_t)y * (size_t)w + (size_t)x] == TB_COAST_LAND)
-        return false;
-    for (int dy = -1; dy <= 1; dy++) {
-        int64_t yy = y + dy;
-        if (yy < 0 || yy >= h)
-            continue;
-        for (int dx = -1; dx <= 1; dx++) {
-            int64_t xx = tb_wrap(x + dx, w);
-            if (kind[(size_t)yy * (size_t)w + (size_t)xx] == TB_COAST_LAND)
-                return true;
-        }
-    }
-    return false;
-}
-
 void tb_coast_waterline_free(tb_coast_waterline_t *wl)
 {
     free(wl->row);

@@ -167,9 +167,6 @@ void tb_coast_bathymetry_shelf_slope(tb_pool_t *pool, const tb_coast_params_t *p
                                      const uint8_t *classes, const tb_coast_classes_t *legend,
                                      float *height_m, uint8_t *kind);
 
-/* exposure.c: whether sea cell i (column x, row y) touches land among its eight neighbours. */
-bool tb_coast_is_waterline(const uint8_t *kind, int64_t w, int64_t h, int64_t x, int64_t y);
-
 /* exposure.c: the waterline cells (sea cells with land among their eight neighbours), row by row,
  * and the exposure of each, in thousandths. */
 typedef struct {
