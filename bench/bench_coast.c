@@ -55,6 +55,15 @@ static uint64_t s_hash(uint64_t h, const void *data, size_t n)
     return h;
 }
 
+/* The output hash the bench prints: FNV-1a over the heights, moved and exposure maps. */
+static uint64_t s_outputs_fnv(const float *height, const float *moved, const uint16_t *exposure,
+                              size_t cells)
+{
+    uint64_t h = s_hash(14695981039346656037ull, height, cells * sizeof *height);
+    h = s_hash(h, moved, cells * sizeof *moved);
+    return s_hash(h, exposure, cells * sizeof *exposure);
+}
+
 static double s_maxrss_bytes(void)
 {
     struct rusage ru;
@@ -114,9 +123,7 @@ static int s_run_spec(const char *path, int threads, const char *maps_dir)
     printf("budget relative error %.2e; unplaced: %.3f Mm3 no shallows, %.3f full, %.3f rounding\n",
            tb_coast_budget_error(&maps.stats), maps.stats.unplaced_no_shallows_m3 / 1e6,
            maps.stats.unplaced_full_m3 / 1e6, maps.stats.unplaced_rounding_m3 / 1e6);
-    uint64_t hash = s_hash(14695981039346656037ull, height, cells * sizeof *height);
-    hash = s_hash(hash, moved, cells * sizeof *moved);
-    hash = s_hash(hash, exposure, cells * sizeof *exposure);
+    uint64_t hash = s_outputs_fnv(height, moved, exposure, cells);
     printf("output hash %016llx; %.2f s wall on %d thread%s\n", (unsigned long long)hash, wall,
            threads, threads > 1 ? "s" : "");
     if (maps_dir) {
@@ -346,9 +353,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_coast: the second pass did not give the first one's bits\n");
         return 1;
     }
-    uint64_t hash = s_hash(14695981039346656037ull, height, cells * sizeof *height);
-    hash = s_hash(hash, moved, cells * sizeof *moved);
-    hash = s_hash(hash, exposure, cells * sizeof *exposure);
+    uint64_t hash = s_outputs_fnv(height, moved, exposure, cells);
     printf("bench coast: planet %lld x %lld at %g m (%.1f M cells, %.0f%% land, %zu mouths), "
            "generated in %.1f s\n",
            w, h, S_CELL_M, (double)cells / 1e6, 100.0 * (double)land_cells / (double)cells,
