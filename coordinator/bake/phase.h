@@ -160,8 +160,9 @@ void tb_bake_composite_heights(const tb_manifest_t *m, const uint8_t *classes, c
 /* The coast job (coordinator/bake/phase_coast.c): the canonical spec of the coastal pass over
  * height_m (the planet's classes, the manifest's coast section) with these river mouths, and its
  * run through the dispatch engine under `label` - in a bake that reuses its outputs only from the
- * store (else TB_E_INVALID, ctx->out->bad_input set) - decoded into *r (tb_coast_result_free) with
- * the dispatch record in *record (may be NULL on failure; caller deletes). 0, or -1 with *err. */
+ * store (else TB_E_INVALID, ctx->out->bad_input set) - decoded into *r (tb_coast_result_free) and
+ * checked to be the planet's size (else TB_E_FORMAT), with the dispatch record in *record (may be
+ * NULL on failure; caller deletes). 0, or -1 with *err. */
 int tb_bake_coast_spec(const tb_bake_ctx_t *ctx, const float *height_m,
                        const tb_region_mouth_t *mouths, size_t n_mouths, void **bytes, size_t *n,
                        tb_err_t *err);

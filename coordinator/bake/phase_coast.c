@@ -82,25 +82,29 @@ int tb_bake_coast_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, const char
         goto done;
     }
     rc = tb_coast_result_decode(data, bytes, r, err);
+    /* checked against what was asked before anyone reads it */
+    if (rc == 0 && (r->w != tb_planet_w(p) || r->h != tb_planet_h(p))) {
+        tb_err_set(err, TB_E_FORMAT, "%s: the result is for a %lld x %lld planet, not %lld x %lld",
+                   label, (long long)r->w, (long long)r->h, (long long)tb_planet_w(p),
+                   (long long)tb_planet_h(p));
+        tb_coast_result_free(r);
+        rc = -1;
+    }
 done:
     if (owned)
         tb_dispatch_destroy(&d);
     return rc;
 }
 
-/* Copies the result into the planet's arrays. */
-static int s_take(tb_bake_ctx_t *ctx, const tb_coast_result_t *r, tb_err_t *err)
+/* Copies the result (its size checked by tb_bake_coast_job) into the planet's arrays. */
+static void s_take(tb_bake_ctx_t *ctx, const tb_coast_result_t *r)
 {
     tb_planet_t *p = ctx->planet;
     size_t cells = tb_planet_cells(p);
-    if (r->w != tb_planet_w(p) || r->h != tb_planet_h(p))
-        return tb_err_set(err, TB_E_FORMAT, "coast: the result is for a %lld x %lld planet",
-                          (long long)r->w, (long long)r->h);
     memcpy(tb_planet_height_m(p), r->height_m, cells * sizeof(float));
     memcpy(tb_planet_moved_m(p), r->moved_m, cells * sizeof(float));
     memcpy(tb_planet_exposure(p), r->exposure, cells * sizeof(uint16_t));
     ctx->coast_stats = r->stats;
-    return 0;
 }
 
 static int s_maps(tb_bake_ctx_t *ctx, tb_err_t *err)
@@ -143,9 +147,9 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
      * others land at 0 m: docs/tiles.md, "Tiles of a partial bake") */
     if (tb_bake_coast_spec(ctx, tb_planet_cheight_m(ctx->planet), ctx->mouths, ctx->n_mouths, &spec,
                            &n, err) != 0 ||
-        tb_bake_coast_job(ctx, spec, n, "coast", &r, &ctx->coast_record, err) != 0 ||
-        s_take(ctx, &r, err) != 0)
+        tb_bake_coast_job(ctx, spec, n, "coast", &r, &ctx->coast_record, err) != 0)
         goto done;
+    s_take(ctx, &r);
     /* a bake that reuses its outputs keeps the maps it has */
     if (tb_bake_check_interrupted(ctx, err) != 0 ||
         (!tb_bake_reuses_outputs(ctx) && s_maps(ctx, err) != 0))

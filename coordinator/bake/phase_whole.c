@@ -104,11 +104,6 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         if (tb_bake_coast_spec(ctx, height, mouths, n_mouths, &spec, &n, err) != 0 ||
             tb_bake_coast_job(ctx, spec, n, "coast of the whole composite", &r, &record, err) != 0)
             goto done;
-        if (r.w != tb_planet_w(p) || r.h != tb_planet_h(p)) {
-            tb_err_set(err, TB_E_FORMAT, "the coast's result is for a %lld x %lld planet",
-                       (long long)r.w, (long long)r.h);
-            goto done;
-        }
         memcpy(height, r.height_m, cells * sizeof *height);
         cJSON *c = cJSON_CreateObject();
         if (!c) {
