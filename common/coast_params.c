@@ -1,4 +1,5 @@
 /* The `coast` section's parameters; see coast_params.h. */
+#include "common/json.h"
 #include "common/coast_params.h"
 
 #include <math.h>
@@ -52,7 +53,7 @@ unsigned tb_coast_wave_mask(const tb_coast_params_t *p)
 static int s_bad(tb_err_t *err, const char *name, const char *key, const char *expected,
                  const cJSON *got)
 {
-    char *shown = cJSON_PrintUnformatted(got);
+    char *shown = tb_json_print(got, false);
     tb_err_set(err, TB_E_INVALID, "%s: coast.%s: expected %s, got %s", name, key, expected,
                shown ? shown : "?");
     free(shown);

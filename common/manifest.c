@@ -2,6 +2,7 @@
  * defaults, and the sections' checks; see manifest.h. The legend is common/manifest/legend.c, the
  * JSON the program writes common/manifest/json.c. Adding a key is one row in its section's table
  * and a field in the struct; adding a section is common/manifest/section.h's recipe. */
+#include "common/json.h"
 #include "common/manifest.h"
 
 #include <cJSON.h>
@@ -71,7 +72,7 @@ void tb_manifest_defaults(tb_manifest_t *m)
 int tb_manifest_bad(tb_err_t *err, const char *name, const char *path, const char *expected,
                     const cJSON *got)
 {
-    char *shown = cJSON_PrintUnformatted(got);
+    char *shown = tb_json_print(got, false);
     tb_err_set(err, TB_E_INVALID, "%s: %s: expected %s, got %s", name, path, expected,
                shown ? shown : "?");
     free(shown);

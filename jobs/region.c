@@ -5,6 +5,7 @@
  *           (version 2 added the mouths)
  * The header JSON is printed by cJSON from objects built in a fixed order, so equal specs are equal
  * bytes. */
+#include "common/json.h"
 #include "jobs/region.h"
 
 #include <cJSON.h>
@@ -113,7 +114,7 @@ int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *byte
     free(mj);
     free(lj);
     free(pj);
-    char *header = cJSON_PrintUnformatted(root);
+    char *header = tb_json_print(root, false);
     cJSON_Delete(root);
     if (!header)
         return tb_err_set(err, TB_E_NOMEM, "region %d: cannot print the spec", spec->region_id);
@@ -187,19 +188,19 @@ int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t
     }
     if (s_box_fits(&out->spec.box, "region spec", err) != 0)
         goto done;
-    text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "manifest"));
+    text = tb_json_print(cJSON_GetObjectItemCaseSensitive(root, "manifest"), false);
     if (!text || tb_manifest_parse(text, "region spec manifest", ".", &out->manifest, err) != 0)
         goto done;
     free(text);
     text = NULL;
-    text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "legend"));
+    text = tb_json_print(cJSON_GetObjectItemCaseSensitive(root, "legend"), false);
     if (!text || tb_legend_parse(text, "region spec legend", &out->manifest.legend, err) != 0)
         goto done;
     free(text);
     text = NULL;
     if (tb_manifest_finish(&out->manifest, err) != 0)
         goto done;
-    text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "probes"));
+    text = tb_json_print(cJSON_GetObjectItemCaseSensitive(root, "probes"), false);
     if (!text || tb_uplift_probes_from_json(text, &out->probes, err) != 0)
         goto done;
     if (out->spec.box.lattice_w != out->manifest.planet_w ||
@@ -264,6 +265,41 @@ typedef struct {
     void *user;
     int64_t steps;
 } s_progress_t;
+
+int tb_region_spec_selfcheck(const tb_manifest_t *m, const tb_uplift_probes_t *p, int64_t planet_h,
+                             tb_err_t *err)
+{
+    /* two cells, the legend's first land class and its first ocean class: a region's box always
+     * holds both (its ocean margin) */
+    uint8_t cls[2] = {0, 0}, mask[2] = {0, 0};
+    const tb_legend_t *legend = &m->legend;
+    while (cls[0] + 1 < legend->n_classes && legend->classes[cls[0]].kind == TB_CLASS_OCEAN)
+        cls[0]++;
+    while (cls[1] + 1 < legend->n_classes && legend->classes[cls[1]].kind != TB_CLASS_OCEAN)
+        cls[1]++;
+    tb_region_spec_t spec = {.region_id = 1, .steps = 1, .manifest = m, .probes = p};
+    spec.classes = cls;
+    spec.solve_mask = mask;
+    if (tb_frame_make(&spec.box, m->planet_w, planet_h, m->cell_m, 0, 0, 2, 1, err) != 0)
+        return -1;
+    void *bytes = NULL;
+    size_t n = 0;
+    tb_region_spec_owned_t back;
+    if (tb_region_spec_encode(&spec, &bytes, &n, err) != 0)
+        return -1;
+    int rc = tb_region_spec_decode(bytes, n, &back, err);
+    free(bytes);
+    if (rc != 0)
+        return tb_err_prefix(err, "the region spec a worker would decode");
+    /* the solve's first step, which makes every check of the manifest, the frame and the probes */
+    float uplift_m_yr[2], k[2];
+    rc = tb_uplift_build(&back.manifest, &back.probes, &back.spec.box, back.classes, uplift_m_yr, k,
+                         err) == 0
+             ? 0
+             : tb_err_prefix(err, "a worker would refuse every region");
+    tb_region_spec_free(&back);
+    return rc;
+}
 
 static int s_step_progress(void *ud, int64_t step_done)
 {
@@ -452,7 +488,7 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
     char spec_hex[17];
     tb_hash_hex(r->spec_xxh3, spec_hex);
     cJSON_AddStringToObject(root, "spec_xxh3", spec_hex);
-    char *header = cJSON_PrintUnformatted(root);
+    char *header = tb_json_print(root, false);
     cJSON_Delete(root);
     if (!header)
         return tb_err_set(err, TB_E_NOMEM, "region result: cannot print the header");

@@ -84,6 +84,16 @@ int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t
                           tb_err_t *err);
 void tb_region_spec_free(tb_region_spec_owned_t *s);
 
+/* What a worker would refuse before it solves anything, found on the coordinator: encodes a region
+ * spec of two cells (a land and an ocean class) on a planet planet_h cells tall with this manifest
+ * and these probes, decodes it as a worker does and builds its uplift, the solve's first step,
+ * which checks the manifest, the frame and the probes against the manifest the worker decoded.
+ * `terrain plan` and the bake's plan phase call it, so a planet every region of which a worker
+ * would refuse is refused before anything is dispatched (the 100 km demo's rock wavelength once
+ * lost its last bit in the spec's JSON: issue 22). 0, or -1 with *err. */
+int tb_region_spec_selfcheck(const tb_manifest_t *m, const tb_uplift_probes_t *p, int64_t planet_h,
+                             tb_err_t *err);
+
 /* Runs a region in-process on `pool` (NULL: one thread). progress may be NULL; returning true from
  * it cancels (TB_E_INTERRUPTED). Fills *out; free with tb_region_result_free. */
 int tb_region_solve(const tb_region_spec_t *spec, tb_pool_t *pool,

@@ -13,6 +13,7 @@
 #include "common/noise.h"
 #include "jobs/uplift/faults.h"
 #include "jobs/uplift/fbm_window.h"
+#include "jobs/region.h"
 #include "jobs/uplift/uplift.h"
 
 /* ---- a synthetic planet ---- */
@@ -796,6 +797,29 @@ START_TEST(test_probes_json_round_trip_is_exact)
 }
 END_TEST
 
+START_TEST(test_a_worker_accepts_the_spec_at_every_circumference)
+{
+    /* The spec a worker decodes must carry the probes' planet exactly: at 100 km the rock
+     * wavelength (100 km / 33) lost its last bit in the spec's JSON once, and every region was
+     * refused on every worker (issue 22). tb_region_spec_selfcheck is the plan's check of it. */
+    const double circ_km[] = {8, 24, 32, 50, 100, 104, 200, 300, 1232};
+    for (size_t i = 0; i < sizeof circ_km / sizeof circ_km[0]; i++) {
+        tb_manifest_t m;
+        s_manifest(&m, circ_km[i], 8);
+        tb_uplift_probes_t p = s_probes(&m);
+        tb_err_t err;
+        ck_assert_msg(tb_region_spec_selfcheck(&m, &p, 100, &err) == 0, "%g km: %s", circ_km[i],
+                      err.msg);
+        /* the negative control: probes one ulp off are another planet, refused with both values */
+        p.rock_wavelength_m = nextafter(p.rock_wavelength_m, 0);
+        ck_assert_int_eq(tb_region_spec_selfcheck(&m, &p, 100, &err), -1);
+        ck_assert_msg(strstr(err.msg, "a worker would refuse every region") &&
+                          strstr(err.msg, "probes were taken"),
+                      "%s", err.msg);
+    }
+}
+END_TEST
+
 START_TEST(test_bad_inputs_are_refused)
 {
     tb_manifest_t m;
@@ -864,6 +888,7 @@ Suite *uplift_suite(void)
     TCase *t = tcase_create("uplift");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, test_two_frames_agree_about_the_same_ground);
+    tcase_add_test(t, test_a_worker_accepts_the_spec_at_every_circumference);
     tcase_add_test(t, test_any_box_is_exact_where_it_holds_the_neighbourhood);
     tcase_add_test(t, test_a_region_percentile_breaks_the_agreement);
     tcase_add_test(t, test_windowed_fbm_is_the_noise_bit_for_bit);

@@ -1,5 +1,6 @@
 /* The manifest and legend as JSON, and the schema as Markdown; see common/manifest.h. Keys are
  * written in section order (common/manifest/sections.c). */
+#include "common/json.h"
 #include "common/manifest.h"
 #include "common/manifest/section.h"
 
@@ -96,7 +97,7 @@ static cJSON *s_legend_json(const tb_legend_t *legend)
 char *tb_legend_to_json(const tb_legend_t *legend)
 {
     cJSON *root = s_legend_json(legend);
-    char *s = cJSON_Print(root);
+    char *s = tb_json_print(root, true);
     cJSON_Delete(root);
     return s;
 }
@@ -113,7 +114,7 @@ char *tb_manifest_to_json(const tb_manifest_t *m)
     cJSON_AddNumberToObject(derived, "rock_wavelength_km", m->rock.wavelength_snapped_km);
     cJSON_AddNumberToObject(derived, "grain_wavelength_km", m->faults.grain_wavelength_snapped_km);
     cJSON_AddItemToObject(root, "legend", s_legend_json(&m->legend));
-    char *s = cJSON_Print(root);
+    char *s = tb_json_print(root, true);
     cJSON_Delete(root);
     return s;
 }
@@ -123,7 +124,7 @@ char *tb_manifest_to_file_json(const tb_manifest_t *m, const char *painting_rel,
 {
     cJSON *root = cJSON_CreateObject();
     s_add_keys(root, m, false, painting_rel, legend_rel);
-    char *s = cJSON_Print(root);
+    char *s = tb_json_print(root, true);
     cJSON_Delete(root);
     return s;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -118,7 +119,7 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
         cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles_skip_meta, true));
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
-    char *text = cJSON_Print(meta);
+    char *text = tb_json_print(meta, true);
     cJSON_Delete(meta);
     char path[4200];
     int rc = -1;

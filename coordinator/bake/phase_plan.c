@@ -57,7 +57,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         return -1;
     const tb_manifest_t *m = ctx->manifest = tb_plan_manifest(ctx->plan);
     ctx->steps = o->steps > 0 ? o->steps : m->solve.steps;
-    if (tb_uplift_probes_compute(m, &ctx->probes, err) != 0)
+    if (tb_uplift_probes_compute(m, &ctx->probes, err) != 0 ||
+        tb_plan_check_jobs(ctx->plan, &ctx->probes, err) != 0)
         return -1;
     int n_regions = tb_plan_region_count(ctx->plan);
     ctx->out->regions_total = n_regions;

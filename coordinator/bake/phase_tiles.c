@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/png_io.h"
@@ -488,7 +489,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     int n_index = cJSON_GetArraySize(t.index_tiles);
     cJSON_AddItemToObject(index, "tiles", t.index_tiles);
     t.index_tiles = NULL;
-    char *text = cJSON_Print(index);
+    char *text = tb_json_print(index, true);
     if (!text || tb_bake_write_text(ctx, "tiles/index.json", text, err) != 0) {
         free(text);
         goto done;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/fs.h"
 #include "common/hash.h"
 #include "common/version.h"
@@ -181,7 +182,7 @@ int tb_bake_reuse_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
         else
             cJSON_AddItemToObject(outputs, h->string, v);
     }
-    char *text = cJSON_Print(meta);
+    char *text = tb_json_print(meta, true);
     cJSON_Delete(meta);
     char path[4200];
     int rc = -1;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/args.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -111,7 +112,7 @@ static int s_write_outputs(tb_dispatch_t *d, const char *dir, const tb_grind_spe
         cJSON_Delete(record);
         return -1;
     }
-    char *text = cJSON_Print(record);
+    char *text = tb_json_print(record, true);
     cJSON_Delete(record);
     if (!text)
         return tb_err_set(err, TB_E_NOMEM, "out of memory printing the record");
@@ -239,7 +240,7 @@ int tb_cmd_farm_check(int argc, char **argv)
      * before anything ran (exit 2) writes nothing. */
     if (status == TB_EXIT_FAILED) {
         cJSON *record = tb_dispatch_record_json(d);
-        char *text = cJSON_Print(record);
+        char *text = tb_json_print(record, true);
         char path[4200];
         if (text && tb_fs_join(path, sizeof path, out_dir, "farm-check.json", &err) == 0)
             tb_fs_write_atomic(path, text, strlen(text), &err);

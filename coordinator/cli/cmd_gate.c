@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/args.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -308,7 +309,7 @@ static int s_gate_json(const char *path, const s_run_t *r, tb_err_t *err)
         }
         cJSON_AddItemToArray(seeds, o);
     }
-    char *text = cJSON_Print(root);
+    char *text = tb_json_print(root, true);
     cJSON_Delete(root);
     if (!text)
         return tb_err_set(err, TB_E_NOMEM, "gate: out of memory printing gate.json");

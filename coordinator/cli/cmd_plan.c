@@ -331,7 +331,10 @@ int tb_cmd_plan(int argc, char **argv)
     double t1 = tb_now_s();
     tb_plan_t *p = tb_plan_new(&in.manifest, &in.painting, cores < 2 ? cores : 2, &err);
     tb_planet_input_free(&in);
-    if (p && tb_plan_check_land_and_sea(p, &err) != 0)
+    tb_uplift_probes_t probes;
+    if (p && (tb_plan_check_land_and_sea(p, &err) != 0 ||
+              tb_uplift_probes_compute(tb_plan_manifest(p), &probes, &err) != 0 ||
+              tb_plan_check_jobs(p, &probes, &err) != 0))
         tb_plan_destroy(&p);
     if (!p) {
         tb_err_prefix(&err, "nothing written to %s", out_dir);

@@ -1,4 +1,5 @@
 /* `terrain analyze`; see analyze.h. */
+#include "common/json.h"
 #include "coordinator/gate/analyze.h"
 
 #include <cJSON.h>
@@ -203,7 +204,7 @@ static int s_write(const tb_analyze_opts_t *o, const tb_analyze_result_t *r, tb_
     cJSON_AddNumberToObject(route, "flooded_cells", (double)r->route.flooded_cells);
     cJSON *st = tb_stats_report_json(r->stats, &r->extent, NULL);
     cJSON_AddItemToObject(root, "statistics", st ? st : cJSON_CreateNull());
-    char *text = cJSON_Print(root);
+    char *text = tb_json_print(root, true);
     cJSON_Delete(root);
     int rc = -1;
     if (!text)

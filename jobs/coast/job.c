@@ -15,6 +15,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "common/json.h"
 #include "common/bytes.h"
 #include "jobs/coast/coast.h"
 
@@ -87,7 +88,7 @@ int tb_coast_spec_encode(const tb_coast_spec_t *spec, void **out, size_t *bytes,
         cJSON_AddNumberToObject(o, "depth_m", spec->legend.depth_m[c]);
         cJSON_AddItemToArray(classes, o);
     }
-    char *header = cJSON_PrintUnformatted(root);
+    char *header = tb_json_print(root, false);
     cJSON_Delete(root);
     if (!header) {
         free(m);

@@ -1,8 +1,6 @@
 /* Planet inputs of the tile specs; see planet_inputs.h. */
 #include "jobs/detail/planet_inputs.h"
 
-#include <math.h>
-
 int tb_tile_classes_from_legend(const tb_legend_t *legend, tb_tile_class_t out[TB_TILE_MAX_CLASSES])
 {
     int n = legend->n_classes < TB_TILE_MAX_CLASSES ? legend->n_classes : TB_TILE_MAX_CLASSES;
@@ -16,13 +14,8 @@ int tb_tile_classes_from_legend(const tb_legend_t *legend, tb_tile_class_t out[T
 int tb_tile_rock_k(const tb_manifest_t *m, const tb_uplift_probes_t *p, const tb_frame_t *geo,
                    float *out, tb_err_t *err)
 {
-    if (p->seed != m->seed || fabs(p->rock_wavelength_m - m->rock.wavelength_snapped_km * 1000.0) >
-                                  1e-9 * p->rock_wavelength_m)
-        return tb_err_set(
-            err, TB_E_INVALID,
-            "tile rock: probes of seed %llu at %g m, the manifest has seed %llu at %g",
-            (unsigned long long)p->seed, p->rock_wavelength_m, (unsigned long long)m->seed,
-            m->rock.wavelength_snapped_km * 1000.0);
+    if (tb_uplift_probes_check(m, p, err) != 0)
+        return tb_err_prefix(err, "tile rock");
     for (int64_t j = 0; j < geo->h; j++)
         for (int64_t i = 0; i < geo->w; i++) {
             double v =

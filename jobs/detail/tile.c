@@ -7,6 +7,7 @@
  *           interior w x h) | budget 6 x i64 | stats 5 x i64 | slope histogram n_classes x 90 x i64
  * Headers are printed by cJSON from objects built in a fixed order, so equal specs are equal
  * bytes. */
+#include "common/json.h"
 #include "jobs/detail/tile.h"
 
 #include <cJSON.h>
@@ -211,7 +212,7 @@ int tb_tile_spec_encode(const tb_tile_spec_t *spec, void **out, size_t *bytes, t
     int64_t win[4] = {spec->geo.x0, spec->geo.y0, spec->geo.w, spec->geo.h};
     cJSON_AddItemToObject(root, "window", s_int_array(win, 4));
     cJSON_AddItemToObject(root, "tiles", tb_detail_params_to_json(&spec->params));
-    char *header = cJSON_PrintUnformatted(root);
+    char *header = tb_json_print(root, false);
     cJSON_Delete(root);
     if (!header)
         return tb_err_set(err, TB_E_NOMEM, "tile spec: cannot print the header");
@@ -606,7 +607,7 @@ int tb_tile_result_encode(const tb_tile_result_t *r, void **out, size_t *bytes, 
     char spec_hex[17];
     tb_hash_hex(r->spec_xxh3, spec_hex);
     cJSON_AddStringToObject(root, "spec_xxh3", spec_hex);
-    char *header = cJSON_PrintUnformatted(root);
+    char *header = tb_json_print(root, false);
     cJSON_Delete(root);
     if (!header)
         return tb_err_set(err, TB_E_NOMEM, "tile result: cannot print the header");

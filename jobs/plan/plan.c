@@ -2,7 +2,9 @@
  * painting's resolution (unmatched pixels and speckle are painting artefacts), expand to cells,
  * measure the seam, find and drop landmasses, group regions, write the landmass raster, fill the
  * class table. */
+#include "common/json.h"
 #include "jobs/plan/plan.h"
+#include "jobs/region.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -126,6 +128,11 @@ static void s_class_table(tb_plan_t *p)
 
 /* A planet needs both: its regions are landmasses with an ocean margin, and the solve's base level
  * is the sea (docs/manifest.md, "legend"). Refused at plan time, before anything runs. */
+int tb_plan_check_jobs(const tb_plan_t *p, const tb_uplift_probes_t *probes, tb_err_t *err)
+{
+    return tb_region_spec_selfcheck(&p->manifest, probes, p->summary.planet_h, err);
+}
+
 int tb_plan_check_land_and_sea(const tb_plan_t *p, tb_err_t *err)
 {
     const tb_manifest_t *m = &p->manifest;
@@ -500,7 +507,7 @@ char *tb_plan_to_json(const tb_plan_t *self)
     cJSON_AddStringToObject(est, "note",
                             "a floor: calibrated on plains; steep classes pay more hillslope "
                             "sub-steps, and the largest region sets the wall time");
-    char *s = cJSON_Print(root);
+    char *s = tb_json_print(root, true);
     cJSON_Delete(root);
     return s;
 }

@@ -25,6 +25,7 @@
 #include "jobs/plan/classify.h"
 #include "jobs/plan/landmasses.h"
 #include "jobs/plan/regions.h"
+#include "jobs/uplift/uplift.h"
 
 /* Solve cost per box cell and step used by the bake-time estimate, on one thread: `scripts/bench
  * solve` measured 63-65 ns per cell-step for the default physics on the 2048 x 2048 grid after its
@@ -113,6 +114,12 @@ void tb_plan_class_angles(const tb_manifest_t *manifest, int class_index, tb_pla
 /* Refuses (TB_E_INVALID) a plan whose painting has no ocean or no land: a bake needs both (its
  * regions are land with an ocean margin). The planner itself accepts either, for tests. */
 int tb_plan_check_land_and_sea(const tb_plan_t *self, tb_err_t *err);
+
+/* Refuses, before anything is dispatched, what a worker would refuse of every job of this plan: a
+ * region spec made with the plan's manifest and `probes` (tb_uplift_probes_compute of it), decoded
+ * as a worker decodes it and checked as the solve checks it first (tb_region_spec_selfcheck). The
+ * bake's plan phase and `terrain plan` both call it. 0, or -1 with *err (TB_E_INVALID). */
+int tb_plan_check_jobs(const tb_plan_t *self, const tb_uplift_probes_t *probes, tb_err_t *err);
 
 /* The bake-time floor in seconds on `cores` cores: region box cells x solve.steps x
  * TB_PLAN_NS_PER_CELL_STEP / cores. A floor because steep classes pay more hillslope sub-steps. */

@@ -66,7 +66,7 @@ int tb_uplift_check_frame(const tb_manifest_t *m, const tb_frame_t *box, tb_err_
     return 0;
 }
 
-static int s_check_probes(const tb_manifest_t *m, const tb_uplift_probes_t *p, tb_err_t *err)
+int tb_uplift_probes_check(const tb_manifest_t *m, const tb_uplift_probes_t *p, tb_err_t *err)
 {
     tb_noise_t massif, rock;
     if (tb_uplift_noise(m, TB_SALT_MASSIF, m->massif.wavelength_snapped_km, &massif, err) != 0 ||
@@ -75,8 +75,8 @@ static int s_check_probes(const tb_manifest_t *m, const tb_uplift_probes_t *p, t
     if (p->seed != m->seed || p->massif_wavelength_m != massif.spacing_m ||
         p->rock_wavelength_m != rock.spacing_m)
         return tb_err_set(err, TB_E_INVALID,
-                          "uplift: probes were taken for seed %llu, massif %g m, rock %g m; this "
-                          "planet is seed %llu, massif %g m, rock %g m",
+                          "uplift: probes were taken for seed %llu, massif %.17g m, rock %.17g m; "
+                          "this planet is seed %llu, massif %.17g m, rock %.17g m",
                           (unsigned long long)p->seed, p->massif_wavelength_m, p->rock_wavelength_m,
                           (unsigned long long)m->seed, massif.spacing_m, rock.spacing_m);
     return 0;
@@ -343,7 +343,7 @@ int tb_uplift_build(const tb_manifest_t *m, const tb_uplift_probes_t *p, const t
     if (!p || !classes || !uplift_m_yr || !k)
         return tb_err_set(err, TB_E_INTERNAL, "uplift: NULL probes, class raster or output");
     if (tb_uplift_check_manifest(m, err) != 0 || tb_uplift_check_frame(m, box, err) != 0 ||
-        s_check_probes(m, p, err) != 0)
+        tb_uplift_probes_check(m, p, err) != 0)
         return -1;
     s_blend_t b;
     int rc = s_blend_init(&b, m, p, box, classes, err);

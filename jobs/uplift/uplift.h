@@ -72,6 +72,13 @@ typedef struct {
  * manifest was not finished, or its margin cannot hold the blend radius. About 0.2 s. */
 int tb_uplift_probes_compute(const tb_manifest_t *m, tb_uplift_probes_t *out, tb_err_t *err);
 
+/* Whether p are the probes of m's planet: the same seed, and the massif and rock wavelengths the
+ * probes sampled equal, bit for bit, to the spacings of the noises m makes (both are
+ * circumference / periods, computed by tb_noise_init; a spec carries its numbers exactly,
+ * common/json.h). The one comparison every job that takes probes makes. 0, or -1 with *err
+ * (TB_E_INVALID) printing both with all their digits. */
+int tb_uplift_probes_check(const tb_manifest_t *m, const tb_uplift_probes_t *p, tb_err_t *err);
+
 /* The probes as JSON (every double printed with %.17g, so the round trip is exact). The caller
  * frees the string; NULL when memory runs out. */
 char *tb_uplift_probes_to_json(const tb_uplift_probes_t *p);
