@@ -3,6 +3,8 @@
 #include "common/png_io.h"
 
 #include <png.h>
+#include <stdbool.h>
+#include <xxhash.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,4 +273,130 @@ int tb_png_write(const char *path, const tb_image_t *img, int compression, tb_er
     int rc = tb_fs_write_atomic(path, bytes, n, err);
     free(bytes);
     return rc;
+}
+
+/* ---- writing row by row ---- */
+
+struct tb_png_writer_t {
+    png_structp png;
+    png_infop info;
+    s_errctx_t ctx;
+    tb_fs_tmp_t tmp;
+    XXH3_state_t *hash; /* of the bytes as written */
+    uint32_t w, h, done;
+    size_t rowbytes;
+    bool failed;
+};
+
+static void s_file_write(png_structp png, png_bytep in, png_size_t n)
+{
+    tb_png_writer_t *wr = png_get_io_ptr(png);
+    if (fwrite(in, 1, n, wr->tmp.fp) != n)
+        png_error(png, "cannot write the file (disk full?)");
+    XXH3_64bits_update(wr->hash, in, n);
+}
+
+static void s_file_flush(png_structp png)
+{
+    (void)png;
+}
+
+tb_png_writer_t *tb_png_writer_open(const char *path, uint32_t w, uint32_t h,
+                                    tb_png_format_t format, int compression, tb_err_t *err)
+{
+    tb_png_writer_t *wr = calloc(1, sizeof *wr);
+    if (!wr || !(wr->hash = XXH3_createState())) {
+        free(wr);
+        tb_err_set(err, TB_E_NOMEM, "%s: cannot allocate a PNG writer", path);
+        return NULL;
+    }
+    XXH3_64bits_reset(wr->hash);
+    wr->ctx.name = "png";
+    wr->w = w;
+    wr->h = h;
+    wr->rowbytes = (size_t)w * tb_png_format_bytes(format);
+    if (tb_fs_tmp_open(&wr->tmp, path, err) != 0) {
+        XXH3_freeState(wr->hash);
+        free(wr);
+        return NULL;
+    }
+    wr->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &wr->ctx, s_png_error, s_png_warning);
+    wr->info = wr->png ? png_create_info_struct(wr->png) : NULL;
+    if (!wr->png || !wr->info) {
+        tb_err_set(err, TB_E_NOMEM, "%s: cannot allocate a PNG encoder", path);
+        tb_png_writer_abort(&wr);
+        return NULL;
+    }
+    if (setjmp(png_jmpbuf(wr->png))) {
+        tb_err_set(err, TB_E_IO, "%s: PNG encoding failed: %s", path, wr->ctx.msg);
+        tb_png_writer_abort(&wr);
+        return NULL;
+    }
+    png_set_write_fn(wr->png, wr, s_file_write, s_file_flush);
+    static const int colour[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_RGB,
+                                 PNG_COLOR_TYPE_RGB_ALPHA};
+    /* the same header, compression and filters as tb_png_encode: the same bytes */
+    png_set_IHDR(wr->png, wr->info, w, h, format == TB_PNG_GRAY16 ? 16 : 8, colour[format],
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level(wr->png, compression);
+    png_write_info(wr->png, wr->info);
+    if (format == TB_PNG_GRAY16)
+        png_set_swap(wr->png);
+    return wr;
+}
+
+int tb_png_writer_rows(tb_png_writer_t *wr, const void *rows, uint32_t n, tb_err_t *err)
+{
+    if (wr->failed || n > wr->h - wr->done)
+        return tb_err_set(err, TB_E_INTERNAL, "%s: %u rows more than the image's %u",
+                          wr->tmp.final_path, n, wr->h);
+    if (setjmp(png_jmpbuf(wr->png))) {
+        wr->failed = true;
+        return tb_err_set(err, TB_E_IO, "%s: PNG encoding failed: %s", wr->tmp.final_path,
+                          wr->ctx.msg);
+    }
+    for (uint32_t y = 0; y < n; y++)
+        png_write_row(wr->png, (png_const_bytep)rows + (size_t)y * wr->rowbytes);
+    wr->done += n;
+    return 0;
+}
+
+int tb_png_writer_close(tb_png_writer_t **wr_p, uint64_t *xxh3, tb_err_t *err)
+{
+    tb_png_writer_t *wr = *wr_p;
+    if (wr->failed || wr->done != wr->h) {
+        tb_err_set(err, TB_E_INTERNAL, "%s: %u of %u rows written", wr->tmp.final_path, wr->done,
+                   wr->h);
+        tb_png_writer_abort(wr_p);
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(wr->png))) {
+        tb_err_set(err, TB_E_IO, "%s: PNG encoding failed: %s", wr->tmp.final_path, wr->ctx.msg);
+        tb_png_writer_abort(wr_p);
+        return -1;
+    }
+    png_write_end(wr->png, NULL);
+    png_destroy_write_struct(&wr->png, &wr->info);
+    int rc = tb_fs_tmp_commit(&wr->tmp, err);
+    if (rc == 0 && xxh3)
+        *xxh3 = XXH3_64bits_digest(wr->hash);
+    wr->tmp.fp = NULL;
+    XXH3_freeState(wr->hash);
+    free(wr);
+    *wr_p = NULL;
+    return rc;
+}
+
+void tb_png_writer_abort(tb_png_writer_t **wr_p)
+{
+    tb_png_writer_t *wr = wr_p ? *wr_p : NULL;
+    if (!wr)
+        return;
+    if (wr->png)
+        png_destroy_write_struct(&wr->png, &wr->info);
+    if (wr->tmp.fp)
+        tb_fs_tmp_abort(&wr->tmp);
+    XXH3_freeState(wr->hash);
+    free(wr);
+    *wr_p = NULL;
 }

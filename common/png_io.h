@@ -34,4 +34,21 @@ int tb_png_write(const char *path, const tb_image_t *img, int compression, tb_er
 int tb_png_encode(const tb_image_t *img, int compression, unsigned char **out, size_t *bytes_out,
                   tb_err_t *err);
 
+/* A PNG written a band of rows at a time, so that an image larger than memory (the 300 km planet's
+ * heightmap is 37500 x 12000 samples of 16 bits) is never held whole: rows go through libpng to a
+ * temporary file beside `path` as they come, and close renames it over `path` once every row is
+ * in (fs.h). The bytes are those tb_png_encode makes of the whole image. */
+typedef struct tb_png_writer_t tb_png_writer_t;
+/* Starts a w x h image of `format` at zlib level `compression`. NULL with *err naming the path. */
+tb_png_writer_t *tb_png_writer_open(const char *path, uint32_t w, uint32_t h,
+                                    tb_png_format_t format, int compression, tb_err_t *err);
+/* The next n rows, packed (w samples a row; 16-bit samples in host order). 0 or -1. */
+int tb_png_writer_rows(tb_png_writer_t *wr, const void *rows, uint32_t n, tb_err_t *err);
+/* Ends the image and renames it into place; *xxh3 (may be NULL) gets the XXH3-64 of the file's
+ * bytes. Refuses (and removes the temporary) an image missing rows. Frees the writer and sets *wr
+ * to NULL on every path. 0 or -1. */
+int tb_png_writer_close(tb_png_writer_t **wr, uint64_t *xxh3, tb_err_t *err);
+/* Drops the image: the temporary goes, `path` is not touched. Accepts NULL. */
+void tb_png_writer_abort(tb_png_writer_t **wr);
+
 #endif

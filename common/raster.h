@@ -43,4 +43,20 @@ static inline void tb_raster_release(const tb_raster_t *r, int64_t y0, int64_t y
         r->release(r->user, y0, y1);
 }
 
+/* A pass over several planet rasters says, through one hook, which rows of all of them it is done
+ * with: rows [y0, y1) of every raster it reads may leave memory. NULL or a NULL fn: nothing to do.
+ */
+typedef struct {
+    void (*fn)(void *user, int64_t y0, int64_t y1);
+    void *user;
+} tb_rows_hook_t;
+
+static inline void tb_rows_done(const tb_rows_hook_t *hook, int64_t y0, int64_t y1)
+{
+    if (y0 < 0)
+        y0 = 0;
+    if (hook && hook->fn && y0 < y1)
+        hook->fn(hook->user, y0, y1);
+}
+
 #endif

@@ -5,7 +5,9 @@
 # bake's regions are the whole bake's - and prints no PARTIAL at all (the negative control). With the
 # coastal pass the first partial bake skips its tiles, naming regions 1,4 (neither solved nor stored);
 # `--only 4,1,4` after the whole bake bakes its tiles from the store. Unknown region ids are refused
-# before anything runs, with a message naming the valid range (exit 2).
+# before anything runs, with a message naming the valid range (exit 2). A partial bake differs from
+# a whole one only in what the solve feeds in: once the store holds every region, `--only 4,1,4`
+# borrows regions 2 and 3 from it and its heightmap, coast and tiles are the whole bake's bytes.
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
@@ -40,15 +42,28 @@ LOG=whole bake "$T/bake" --steps 50 --workers 2
 [ "$(dispatch_stat "$T/bake" from_store)" = 2 ] || fail "the whole bake did not reuse the partial bake's 2 regions"
 ! grep -q PARTIAL "$T/bake/summary.txt" "$T/whole.out" || fail "a whole bake says PARTIAL"
 [ "$(json_get "$T/bake/meta.json" 'd["bake"]["partial"]')" = False ] || fail "meta.json calls the whole bake partial"
+mkdir -p "$T/whole_copy"
+cp "$T/bake/planet_height.png" "$T/bake/map_coast.png" "$T/whole_copy/"
+cp "$T/bake/tiles/index.json" "$T/whole_copy/index.json"
 
 # Repeated and unordered ids name the regions once; from the store this takes a second.
 LOG=repeat bake "$T/bake" --only 4,1,4 --steps 50 --workers 2
 [ "$(json_get "$T/bake/meta.json" 'd["bake"]["only"]')" = "[1, 4]" ] || fail "--only 4,1,4 is not regions 1 and 4"
 grep -q '^PARTIAL bake of regions 1,4 of 4 only' "$T/repeat.out" || fail "--only 4,1,4 is not described as regions 1,4"
-# now the store holds every region and the whole bake's coast: the tiles of regions 1 and 4's land
-# are the whole bake's, all from the store
-[ "$(json_get "$T/bake/meta.json" "(d['tiles']['regions_from_store'], d['tiles']['whole_coast']['dispatch']['stats']['from_store'], d['tiles']['dispatch']['stats']['ran'], d['tiles']['tiles'] > 0)")" = \
-  "(2, 1, 0, True)" ] || fail "--only 4,1,4 after the whole bake did not bake its tiles from the store"
+# now the store holds every region and the whole bake's coast: regions 2 and 3 are borrowed, so the
+# composite, the coast (its job a store hit) and the tiles of regions 1 and 4's land are the whole
+# bake's, all from the store
+[ "$(json_get "$T/bake/meta.json" "(d['tiles']['regions_from_store'], d['bake']['regions_borrowed'], d['coast']['dispatch']['stats']['from_store'], d['tiles']['dispatch']['stats']['ran'], d['tiles']['tiles'] > 0)")" = \
+  "(2, 2, 1, 0, True)" ] || fail "--only 4,1,4 after the whole bake did not bake its tiles from the store"
+for f in planet_height.png map_coast.png; do
+  cmp -s "$T/whole_copy/$f" "$T/bake/$f" || fail "--only 4,1,4 with every other region stored: $f is not the whole bake's"
+done
+python3 - "$T/whole_copy/index.json" "$T/bake/tiles/index.json" <<'PY' || fail "--only 4,1,4: a tile differs from the whole bake's"
+import json, sys
+whole = {t["id"]: t["files"] for t in json.load(open(sys.argv[1]))["tiles"]}
+part = {t["id"]: t["files"] for t in json.load(open(sys.argv[2]))["tiles"]}
+assert part and all(whole[i] == f for i, f in part.items()), "differs"
+PY
 
 # Unknown ids: refused with the valid range, exit 2, nothing written.
 for ids in 2,9 0 5; do

@@ -249,7 +249,7 @@ grep -q '<img src="preview_detail.png"' "$B/report.html" && grep -q '<img src="p
 echo "ok: preview_detail.png 2500 x 800, preview_detail_crop.png 1024 x 1024 (both in report.html), the detail block is meta.json's"
 
 bake "$T/nt" --circumference-km 10 --steps 20 --workers 2 --no-tiles
-[ "$(json_get "$T/nt/meta.json" "[p.get('skip_reason') for p in d['phases'] if p['name'] == 'detail'][0]")" = "the tiles phase did not run" ] ||
+[ "$(json_get "$T/nt/meta.json" "[p.get('skip_reason') for p in d['phases'] if p['name'] == 'detail'][0]")" = "it needs tiles, not made: --no-tiles" ] ||
   fail "meta.json does not record the detail phase as skipped"
 [ ! -e "$T/nt/preview_detail.png" ] && [ ! -e "$T/nt/preview_detail_crop.png" ] || fail "--no-tiles wrote a detail preview"
 grep -q '^detail:' "$T/nt/summary.txt" && fail "--no-tiles' summary has a detail block"

@@ -74,7 +74,7 @@ printf 'damaged' >"$A/tiles/c000r000.png"
 rc=$(tiles_status only1 "$A" --only c001r000 --workers 0)
 [ "$rc" = 0 ] || fail "terrain tiles --only c001r000: exit $rc"
 grep -q "4 of 4 results reused" "$T/only1.err" || fail "terrain tiles did not take the 4 regions from the store"
-grep -q "skipped: --no-coast" "$T/only1.err" || fail "terrain tiles did not read --no-coast from meta.json"
+grep -q -- "--no-coast: no coastal pass" "$T/only1.err" || fail "terrain tiles did not read --no-coast from meta.json"
 [ "$(json_get "$A/meta.json" "d['tiles']['rerun']['ids']")" = "['c001r000']" ] || fail "rerun.ids"
 [ "$(json_get "$A/meta.json" "(d['tiles']['rerun']['dispatch']['stats']['ran'], d['tiles']['rerun']['dispatch']['stats']['from_store'])")" = "(1, 0)" ] ||
   fail "the chosen tile was not computed afresh"

@@ -11,6 +11,29 @@
 #include "common/log.h"
 #include "coordinator/bake/phase.h"
 
+static const char *const s_value_names[] = {
+#define TB_ART_X_NAME(id, name, what) #name,
+    TB_BAKE_VALUES(TB_ART_X_NAME)
+#undef TB_ART_X_NAME
+};
+
+const char *tb_art_name(tb_art_t id)
+{
+    if (id < 0 || id >= TB_ART_N)
+        return "?";
+    if ((int)id < TB_PLANET_N_ARRAYS)
+        return tb_planet_array_name((tb_planet_array_t)id);
+    return s_value_names[id - TB_PLANET_N_ARRAYS];
+}
+
+void tb_bake_note(tb_bake_ctx_t *ctx, const char *note)
+{
+    if (ctx->n_records > 0)
+        ctx->records[ctx->n_records - 1].note = note;
+    if (!ctx->opts->quiet)
+        tb_log_info("%s", note);
+}
+
 int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const volatile sig_atomic_t *flag = ctx->opts->dispatch.interrupted;
@@ -19,27 +42,31 @@ int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err)
     return 0;
 }
 
+/* In farm mode the bake's one engine, made by the first phase that dispatches (the solve) and moved
+ * on to each later phase's batch; otherwise a new engine for the phase. */
 tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch, bool *owned,
                                 tb_err_t *err)
 {
     *owned = false;
-    if (ctx->opts->dispatch.bind) {
-        if (!ctx->dispatch) {
-            tb_err_set(err, TB_E_INTERNAL, "a farm bake's engine is made by the solve phase");
-            return NULL;
-        }
+    const tb_bake_opts_t *o = ctx->opts;
+    bool farm = o->dispatch.bind != NULL;
+    if (farm && ctx->dispatch)
         return tb_dispatch_next_batch(ctx->dispatch, batch, err) == 0 ? ctx->dispatch : NULL;
-    }
-    tb_dispatch_opts_t dopts = ctx->opts->dispatch;
-    dopts.store_dir = ctx->store_dir;
-    dopts.label = batch->label;
+    tb_dispatch_opts_t dopts = o->dispatch;
+    dopts.store_dir = ctx->plan.store_dir;
+    dopts.label = batch->label ? batch->label : o->dispatch.label;
     dopts.on_result = batch->on_result;
     dopts.on_tick = batch->on_tick;
     dopts.user = batch->user;
-    dopts.fresh = dopts.fresh || batch->fresh;
-    dopts.listening_user = NULL;
+    dopts.fresh = o->dispatch.fresh || batch->fresh;
+    /* the caller's callback gets the caller's pointer (the engine's user is the batch's) */
+    dopts.listening_user =
+        o->dispatch.listening_user ? o->dispatch.listening_user : o->dispatch.user;
+    dopts.batches = farm;
     tb_dispatch_t *d = tb_dispatch_new(&dopts, err);
-    *owned = d != NULL;
+    if (d && farm)
+        ctx->dispatch = d;
+    *owned = d && !farm;
     return d;
 }
 
@@ -56,35 +83,89 @@ static int s_remove_old_meta(const tb_bake_ctx_t *ctx, tb_err_t *err)
     return 0;
 }
 
-/* The names of the arrays of `mask`, comma-separated, for messages. */
-static void s_names(uint32_t mask, char *out, size_t n)
+/* The names of the artifacts of `mask`, comma-separated, for messages. */
+static void s_names(uint64_t mask, char *out, size_t n)
 {
     size_t k = 0;
     out[0] = '\0';
-    for (int i = 0; i < TB_PLANET_N_ARRAYS && k < n; i++)
-        if (mask & (1u << i))
-            k += (size_t)snprintf(out + k, n - k, "%s%s", k ? ", " : "",
-                                  tb_planet_array_name((tb_planet_array_t)i));
+    for (int i = 0; i < TB_ART_N && k < n; i++)
+        if (mask & ((uint64_t)1 << i))
+            k += (size_t)snprintf(out + k, n - k, "%s%s", k ? ", " : "", tb_art_name((tb_art_t)i));
+}
+
+int tb_bake_check_producers(const tb_phase_t *const *phases, int n, tb_err_t *err)
+{
+    const char *producer[TB_ART_N] = {0};
+    for (int i = 0; i < n; i++) {
+        uint64_t w = phases[i]->writes | phases[i]->writes_maybe;
+        for (int a = 0; a < TB_ART_N; a++) {
+            if (!(w & ((uint64_t)1 << a)))
+                continue;
+            if (producer[a])
+                return tb_err_set(err, TB_E_INTERNAL, "phases %s and %s both make %s", producer[a],
+                                  phases[i]->name, tb_art_name((tb_art_t)a));
+            producer[a] = phases[i]->name;
+        }
+    }
+    return 0;
+}
+
+/* The live report goes up once the plan exists (docs/report.md); each phase rewrites it. */
+static void s_live(tb_bake_ctx_t *ctx, const tb_phase_t *ph)
+{
+    if (ctx->plan.plan && !ctx->live && !tb_bake_reuses_outputs(ctx)) {
+        ctx->live = tb_report_live_new(ctx->opts->out_dir, ctx->plan.plan, ctx->plan.steps,
+                                       ctx->plan.n_selected);
+        for (int k = 0; k + 1 < ctx->n_records; k++) /* the phases before it, done */
+            tb_report_live_phase(ctx->live, ctx->records[k].name, NULL);
+    }
+    tb_report_live_phase(ctx->live, ph->name, ctx->dispatch);
+}
+
+/* A reason to skip phase ph because an artifact it needs was not made by a phase that was skipped
+ * (into why, size n), or NULL. The reason names the first such artifact and the skip that started
+ * the chain ("it needs tiles, not made: --no-tiles"); *cause gets that first reason. */
+static const char *s_skipped_input(const tb_bake_ctx_t *ctx, const tb_phase_t *ph, char *why,
+                                   size_t n, const char **cause)
+{
+    uint64_t missing = ph->reads & ~ctx->made;
+    for (int k = 0; k < ctx->n_records && missing; k++) {
+        const tb_phase_record_t *r = &ctx->records[k];
+        uint64_t theirs = missing & (r->writes | r->writes_maybe);
+        if (!r->skipped || !theirs)
+            continue;
+        *cause = r->cause ? r->cause : r->skipped;
+        snprintf(why, n, "it needs %s, not made: %s",
+                 tb_art_name((tb_art_t)__builtin_ctzll(theirs)), *cause);
+        return why;
+    }
+    return NULL;
 }
 
 static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_meta, tb_err_t *err)
 {
-    tb_phase_record_t *rec = &ctx->records[ctx->n_records++];
-    *rec = (tb_phase_record_t){.name = ph->name, .reads = ph->reads, .writes = ph->writes};
-    char names[256];
+    tb_phase_record_t *rec = &ctx->records[ctx->n_records];
+    *rec = (tb_phase_record_t){.name = ph->name,
+                               .reads = ph->reads,
+                               .writes = ph->writes,
+                               .writes_maybe = ph->writes_maybe};
+    char names[512];
     if (ph->kept_on_reuse && tb_bake_reuses_outputs(ctx))
         rec->skipped = "reusing the bake's outputs (--tiles-only, terrain tiles)";
-    else if (ph->skip)
+    else if (!(rec->skipped =
+                   s_skipped_input(ctx, ph, rec->skip_text, sizeof rec->skip_text, &rec->cause)) &&
+             ph->skip)
         rec->skipped = ph->skip(ctx);
+    ctx->n_records++;
     if (rec->skipped) {
         if (!ctx->opts->quiet)
             tb_log_info("phase %s skipped: %s", ph->name, rec->skipped);
         return 0;
     }
-    uint32_t missing = ph->reads & ~(ctx->planet ? tb_planet_present(ctx->planet, ph->reads) : 0);
+    uint64_t missing = ph->reads & ~ctx->made;
     if (missing) {
         s_names(missing, names, sizeof names);
-        return tb_err_set(err, TB_E_INTERNAL, "phase %s reads %s, which no earlier phase wrote",
+        return tb_err_set(err, TB_E_INTERNAL, "phase %s reads %s, which no earlier phase made",
                           ph->name, names);
     }
     /* a bake that reuses its outputs rewrites no file its meta.json describes but the tiles it was
@@ -94,31 +175,32 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
             return -1;
         *removed_meta = true;
     }
-    /* report.html goes live once the plan exists (docs/report.md); each phase rewrites it */
-    if (ctx->plan && !ctx->live && !tb_bake_reuses_outputs(ctx)) {
-        int n = 0;
-        for (int ri = 0; ri < tb_plan_region_count(ctx->plan); ri++)
-            n += ctx->selected && ctx->selected[ri];
-        ctx->live = tb_report_live_new(ctx->opts->out_dir, ctx->plan, ctx->steps, n);
-        for (int k = 0; k + 1 < ctx->n_records; k++) /* the phases before it, done */
-            tb_report_live_phase(ctx->live, ctx->records[k].name, NULL);
-    }
-    tb_report_live_phase(ctx->live, ph->name, ctx->dispatch);
-    /* the plan phase makes the planet; every later phase finds its arrays ready */
-    if (ctx->planet && tb_planet_provide(ctx->planet, ph->writes, err) != 0)
+    s_live(ctx, ph);
+    /* the plan phase makes the planet; every later phase finds the rasters it makes ready (an
+     * alias, the heightmap without the coast, is the phase's own to make) */
+    if (ctx->planet && tb_planet_provide(ctx->planet, TB_ART_RASTERS(ph->writes), err) != 0)
         return -1;
     double t0 = tb_now_s();
     int rc = ph->run(ctx, err);
     rec->seconds = tb_now_s() - t0;
     rec->ran = true;
     tb_log_debug("phase %s: %.3f s", ph->name, rec->seconds);
+    /* no raster stays resident between phases: the next one maps in what it reads */
+    if (ctx->planet)
+        tb_planet_release_all(ctx->planet, ~0u);
     if (rc != 0)
         return -1;
-    missing = ph->writes & ~(ctx->planet ? tb_planet_present(ctx->planet, ph->writes) : 0);
-    if (missing) {
-        s_names(missing, names, sizeof names);
+    uint32_t rasters = TB_ART_RASTERS(ph->writes);
+    uint32_t absent = rasters & ~(ctx->planet ? tb_planet_present(ctx->planet, rasters) : 0);
+    if (absent) {
+        s_names(absent, names, sizeof names);
         return tb_err_set(err, TB_E_INTERNAL, "phase %s did not make %s", ph->name, names);
     }
+    ctx->made |= ph->writes;
+    /* a maybe-write is made when the phase made it: a raster that exists, a value it marked */
+    uint32_t maybe = TB_ART_RASTERS(ph->writes_maybe);
+    if (ctx->planet)
+        ctx->made |= tb_planet_present(ctx->planet, maybe);
     return 0;
 }
 
@@ -126,6 +208,8 @@ int tb_bake_run_phases(tb_bake_ctx_t *ctx, const tb_phase_t *const *phases, int 
 {
     if (n > TB_BAKE_MAX_PHASES)
         return tb_err_set(err, TB_E_INTERNAL, "%d phases; at most %d", n, TB_BAKE_MAX_PHASES);
+    if (tb_bake_check_producers(phases, n, err) != 0)
+        return -1;
     bool removed_meta = false;
     for (int i = 0; i < n; i++)
         if (s_run_phase(ctx, phases[i], &removed_meta, err) != 0)
@@ -137,6 +221,30 @@ void tb_bake_outcome_free(tb_bake_outcome_t *out)
 {
     if (out)
         tb_stats_destroy(&out->stats);
+}
+
+void tb_bake_ctx_free_artifacts(tb_bake_ctx_t *ctx)
+{
+    tb_planet_destroy(&ctx->planet);
+    tb_bake_plan_t *p = &ctx->plan;
+    free(p->selected);
+    free(p->tile_sel);
+    tb_plan_destroy(&p->plan);
+    tb_planet_input_free(&p->input);
+    cJSON_Delete(ctx->previous.meta);
+    cJSON_Delete(ctx->previous.index);
+    tb_bake_regions_t *r = &ctx->regions;
+    tb_stats_destroy(&r->stats);
+    free(r->mouths);
+    free(r->missing);
+    cJSON_Delete(r->record);
+    cJSON_Delete(ctx->coast.record);
+    free(ctx->tile_list.ids);
+    cJSON_Delete(ctx->tile_list.skipped);
+    cJSON_Delete(ctx->tile_list.skip_meta);
+    cJSON_Delete(ctx->tile_files.entries);
+    cJSON_Delete(ctx->tile_files.record);
+    cJSON_Delete(ctx->tiles.meta);
 }
 
 int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
@@ -159,7 +267,7 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
         goto done;
     out->seconds = tb_now_s() - ctx.started_s;
     if (out->clip_fraction > TB_BAKE_MAX_CLIP_FRACTION) {
-        const tb_manifest_t *m = ctx.manifest;
+        const tb_manifest_t *m = ctx.plan.manifest;
         tb_err_set(
             err, TB_E_INVALID,
             "%.3f %% of the planet's cells lie outside elevation_m [%g, %g] (%g .. %g m) and "
@@ -171,29 +279,15 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
     }
     rc = 0;
 done:
-    /* a farm's workers leave once, here, whatever the outcome (docs/distribution.md) */
+    /* the workers leave once, here, whatever the outcome (docs/distribution.md) */
     tb_dispatch_finish(ctx.dispatch, rc != 0);
     tb_report_live_finish(ctx.live, ctx.dispatch, out->meta_path[0] != '\0', rc == 0 ? NULL : err);
     tb_report_live_destroy(&ctx.live);
-    out->stats = ctx.stats;
+    out->stats = ctx.regions.stats; /* the caller's now */
+    ctx.regions.stats = NULL;
     cJSON_Delete(ctx.hashes);
     cJSON_Delete(ctx.meta_sections);
-    cJSON_Delete(ctx.tiles_meta);
-    cJSON_Delete(ctx.tiles_skip_meta);
-    cJSON_Delete(ctx.whole_coast);
-    free(ctx.whole_height_m);
-    free(ctx.whole_area_m2);
-    free(ctx.whole_known);
-    cJSON_Delete(ctx.before_meta);
-    cJSON_Delete(ctx.before_index);
-    free(ctx.tile_sel);
-    tb_planet_destroy(&ctx.planet);
-    free(ctx.selected);
     tb_dispatch_destroy(&ctx.dispatch);
-    cJSON_Delete(ctx.solve_record);
-    cJSON_Delete(ctx.coast_record);
-    free(ctx.mouths);
-    tb_plan_destroy(&ctx.plan);
-    tb_planet_input_free(&ctx.input);
+    tb_bake_ctx_free_artifacts(&ctx);
     return rc;
 }

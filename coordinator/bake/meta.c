@@ -11,12 +11,12 @@
 #include "common/version.h"
 #include "coordinator/bake/phase.h"
 
-static cJSON *s_array_names(uint32_t mask)
+static cJSON *s_array_names(uint64_t mask)
 {
     cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < TB_PLANET_N_ARRAYS; i++)
-        if (mask & (1u << i))
-            cJSON_AddItemToArray(a, cJSON_CreateString(tb_planet_array_name((tb_planet_array_t)i)));
+    for (int i = 0; i < TB_ART_N; i++)
+        if (mask & ((uint64_t)1 << i))
+            cJSON_AddItemToArray(a, cJSON_CreateString(tb_art_name((tb_art_t)i)));
     return a;
 }
 
@@ -33,6 +33,8 @@ static cJSON *s_phases_json(const tb_bake_ctx_t *ctx)
         cJSON_AddBoolToObject(p, "skipped", r->skipped != NULL);
         if (r->skipped)
             cJSON_AddStringToObject(p, "skip_reason", r->skipped);
+        if (r->note)
+            cJSON_AddStringToObject(p, "note", r->note);
         cJSON_AddItemToArray(phases, p);
     }
     return phases;
@@ -68,21 +70,27 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON *tool = cJSON_AddObjectToObject(meta, "tool");
     cJSON_AddStringToObject(tool, "version", tb_version());
     cJSON_AddStringToObject(tool, "build_id", tb_build_id());
-    char *mj = tb_manifest_to_json(ctx->manifest);
+    const tb_bake_plan_t *pl = &ctx->plan;
+    char *mj = tb_manifest_to_json(pl->manifest);
     cJSON_AddItemToObject(meta, "manifest", mj ? cJSON_Parse(mj) : cJSON_CreateNull());
     free(mj);
-    char *pj = tb_plan_to_json(ctx->plan);
+    char *pj = tb_plan_to_json(pl->plan);
     cJSON_AddItemToObject(meta, "plan", pj ? cJSON_Parse(pj) : cJSON_CreateNull());
     free(pj);
     cJSON *bake = cJSON_AddObjectToObject(meta, "bake");
-    cJSON_AddNumberToObject(bake, "steps", ctx->steps);
-    cJSON_AddBoolToObject(bake, "partial", ctx->partial != NULL);
+    cJSON_AddNumberToObject(bake, "steps", pl->steps);
+    cJSON_AddBoolToObject(bake, "partial", pl->partial != NULL);
     cJSON *only = cJSON_AddArrayToObject(bake, "only");
     for (int ri = 0; o->n_only > 0 && ri < out->regions_total; ri++)
-        if (ctx->selected[ri])
+        if (pl->selected[ri])
             cJSON_AddItemToArray(only, cJSON_CreateNumber(ri + 1));
     cJSON_AddNumberToObject(bake, "regions_solved", out->regions_solved);
     cJSON_AddNumberToObject(bake, "regions_total", out->regions_total);
+    if (pl->partial) {
+        cJSON_AddNumberToObject(bake, "regions_borrowed", ctx->regions.borrowed);
+        cJSON_AddItemToObject(bake, "regions_missing",
+                              cJSON_CreateIntArray(ctx->regions.missing, ctx->regions.n_missing));
+    }
     cJSON_AddNumberToObject(bake, "seconds", tb_now_s() - ctx->started_s);
     if (o->no_incision)
         cJSON_AddBoolToObject(bake, "test_no_incision", true);
@@ -94,29 +102,27 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON *extent = cJSON_AddObjectToObject(meta, "extent");
     cJSON_AddNumberToObject(extent, "min_m", out->extent.min_m);
     cJSON_AddNumberToObject(extent, "max_m", out->extent.max_m);
-    cJSON_AddNumberToObject(extent, "clipped_cells", (double)ctx->clipped);
+    cJSON_AddNumberToObject(extent, "clipped_cells", (double)ctx->extent.clipped);
     cJSON_AddNumberToObject(extent, "clip_fraction", out->clip_fraction);
-    cJSON_AddItemToObject(meta, "dispatch",
-                          ctx->solve_record ? cJSON_Duplicate(ctx->solve_record, true)
-                                            : tb_dispatch_record_json(ctx->dispatch));
-    cJSON *stats = tb_stats_report_json(ctx->stats, &out->extent, ctx->partial);
+    cJSON_AddItemToObject(meta, "dispatch", cJSON_Duplicate(ctx->regions.record, true));
+    cJSON *stats = tb_stats_report_json(ctx->regions.stats, &out->extent, pl->partial);
     cJSON_AddItemToObject(meta, "statistics", stats ? stats : cJSON_CreateNull());
-    cJSON_AddItemToObject(meta, "histograms", tb_report_histograms_json(ctx->stats));
-    cJSON_AddItemToObject(meta, "inputs", tb_report_inputs_json(ctx->manifest, ctx->plan));
+    cJSON_AddItemToObject(meta, "histograms", tb_report_histograms_json(ctx->regions.stats));
+    cJSON_AddItemToObject(meta, "inputs", tb_report_inputs_json(pl->manifest, pl->plan));
     for (cJSON *sec = ctx->meta_sections ? ctx->meta_sections->child : NULL; sec; sec = sec->next)
         cJSON_AddItemToObject(meta, sec->string, cJSON_Duplicate(sec, true));
-    if (ctx->coast_ran) {
-        cJSON *coast = tb_coast_stats_to_json(&ctx->coast_stats);
-        cJSON_AddNumberToObject(coast, "seconds", ctx->coast_s);
-        cJSON_AddItemToObject(coast, "dispatch", cJSON_Duplicate(ctx->coast_record, true));
+    if (ctx->made & TB_ART_BIT(COAST)) {
+        cJSON *coast = tb_coast_stats_to_json(&ctx->coast.stats);
+        cJSON_AddNumberToObject(coast, "seconds", ctx->coast.seconds);
+        cJSON_AddItemToObject(coast, "dispatch", cJSON_Duplicate(ctx->coast.record, true));
         cJSON_AddItemToObject(meta, "coast", coast);
     } else {
         cJSON_AddItemToObject(meta, "coast", cJSON_CreateNull());
     }
-    if (ctx->tiles_meta)
-        cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles_meta, true));
-    else if (ctx->tiles_skip_meta) /* a partial bake's tiles, skipped for missing regions */
-        cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles_skip_meta, true));
+    if (ctx->tiles.meta)
+        cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tiles.meta, true));
+    else if (ctx->tile_list.skip_meta) /* a partial bake's tiles, skipped for missing regions */
+        cJSON_AddItemToObject(meta, "tiles", cJSON_Duplicate(ctx->tile_list.skip_meta, true));
     cJSON_AddItemToObject(meta, "phases", s_phases_json(ctx));
     cJSON_AddItemToObject(meta, "outputs", cJSON_Duplicate(ctx->hashes, true));
     char *text = tb_json_print(meta, true);

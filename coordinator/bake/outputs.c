@@ -9,15 +9,20 @@
 #include "common/png_io.h"
 #include "coordinator/bake/phase.h"
 
-static void s_record(tb_bake_ctx_t *ctx, const char *name, const void *bytes, size_t n)
+static void s_record_hash(tb_bake_ctx_t *ctx, const char *name, uint64_t h)
 {
     char hex[17];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)tb_xxh3(bytes, n));
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
     /* a file written again (summary.txt, once the tiles are in) keeps one entry: the last one */
     if (cJSON_GetObjectItemCaseSensitive(ctx->hashes, name))
         cJSON_ReplaceItemInObjectCaseSensitive(ctx->hashes, name, cJSON_CreateString(hex));
     else
         cJSON_AddStringToObject(ctx->hashes, name, hex);
+}
+
+static void s_record(tb_bake_ctx_t *ctx, const char *name, const void *bytes, size_t n)
+{
+    s_record_hash(ctx, name, tb_xxh3(bytes, n));
 }
 
 const char *const tb_bake_output_names[] = {
@@ -40,7 +45,7 @@ const size_t tb_bake_n_output_names = sizeof tb_bake_output_names / sizeof *tb_b
 int tb_bake_check_inputs(const tb_bake_ctx_t *ctx, const char *const *names, size_t n_names,
                          tb_err_t *err)
 {
-    const tb_manifest_t *m = &ctx->input.manifest;
+    const tb_manifest_t *m = &ctx->plan.input.manifest;
     const char *inputs[] = {ctx->opts->manifest_path, m->legend_path, m->painting_path};
     return tb_fs_check_outputs(ctx->opts->out_dir, names, n_names, inputs, 3, err);
 }
@@ -98,5 +103,24 @@ int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err)
         return -1;
     s_record(ctx, name, bytes, n);
     free(bytes);
+    return 0;
+}
+
+tb_png_writer_t *tb_bake_png_open(tb_bake_ctx_t *ctx, const char *name, uint32_t w, uint32_t h,
+                                  tb_png_format_t format, tb_err_t *err)
+{
+    char path[4200];
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0 ||
+        tb_bake_check_inputs(ctx, &name, 1, err) != 0)
+        return NULL;
+    return tb_png_writer_open(path, w, h, format, 6, err);
+}
+
+int tb_bake_png_close(tb_bake_ctx_t *ctx, const char *name, tb_png_writer_t **wr, tb_err_t *err)
+{
+    uint64_t h;
+    if (tb_png_writer_close(wr, &h, err) != 0)
+        return -1;
+    s_record_hash(ctx, name, h);
     return 0;
 }

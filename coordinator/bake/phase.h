@@ -1,12 +1,20 @@
-/* The bake as a pipeline of phases (docs/architecture.md, the pipeline): what a phase is, and the
- * context every phase of one bake shares. Internal to coordinator/bake/.
+/* The bake as a pipeline of phases that exchange declared artifacts (docs/architecture.md, "The
+ * pipeline of a bake"): what a phase is, what an artifact is, and the context one bake's phases
+ * share. Internal to coordinator/bake/.
  *
- * A phase is one file coordinator/bake/phase_NAME.c exporting one const tb_phase_t, listed once in
- * the table of coordinator/bake/phases.c. It declares the planet arrays it reads and writes
- * (TB_PLANET_BIT masks, coordinator/bake/planet.h); the driver (driver.c) runs the phases in table
- * order, provides the arrays each writes, refuses a phase that reads an array no earlier phase
- * wrote, times each, and records each in meta.json ("phases": name, seconds, reads, writes,
- * skipped).
+ * An artifact is a named product of exactly one phase: a planet-sized raster (coordinator/bake/
+ * planet.h: a file in OUT/.planet, memory-mapped) or a small value held in the context (the plan,
+ * the regions' statistics and river mouths, the coast's record, the extent, the tile lists). A
+ * phase declares the artifacts it reads and writes as TB_ART_BIT masks; the driver (driver.c) runs
+ * the phases in table order, refuses a phase that reads an artifact no earlier phase made, makes
+ * the rasters a phase writes before running it, lets every raster's pages go after each phase, and
+ * records each phase in meta.json ("phases": name, seconds, reads, writes, skipped). That no two
+ * phases of the table write one artifact is checked by tests/test_phases.c
+ * (tb_bake_check_producers).
+ *
+ * What is not an artifact is the bake's own machinery, which every phase may use: the options and
+ * the outcome, the dispatch engine (one for the whole bake), the live report, the phase records,
+ * and the record of files written (their hashes, and the phases' own sections of meta.json).
  */
 #ifndef TB_BAKE_PHASE_H
 #define TB_BAKE_PHASE_H
@@ -16,13 +24,16 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/png_io.h"
 #include "coordinator/bake/bake.h"
 #include "coordinator/bake/planet.h"
 #include "coordinator/bake/planet_input.h"
 #include "coordinator/farm/dispatch.h"
 #include "coordinator/report/report.h"
-#include "jobs/detail/tile.h"
 #include "jobs/coast/coast.h"
+#include "jobs/detail/lattice.h"
+#include "jobs/detail/params.h"
+#include "jobs/detail/tile.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
 #include "jobs/stats/stats.h"
@@ -30,77 +41,160 @@
 
 #define TB_BAKE_MAX_PHASES 16
 
-/* What one phase did, for meta.json. */
-typedef struct {
-    const char *name;
-    double seconds;
-    uint32_t reads, writes;
-    bool ran;
-    const char *skipped; /* the reason, when skipped */
-} tb_phase_record_t;
+/* The small artifacts, after the rasters of TB_PLANET_ARRAYS: X(ID, name, what it holds). */
+#define TB_BAKE_VALUES(X)                                                                          \
+    X(PLAN, plan, "the input, the plan, the probes, the region and tile selection")                \
+    X(PREVIOUS, previous, "the complete bake in OUT before this run: its meta.json and index")     \
+    X(REGIONS, regions, "the regions composited: statistics, river mouths, the solve's record")    \
+    X(COAST, coast, "the coastal pass's statistics and record (not made with --no-coast)")         \
+    X(EXTENT, extent, "the final heightmap's extent and clip fraction")                            \
+    X(TILE_LIST, tile_list, "the detail tiles to bake, and the ones a partial bake cannot")        \
+    X(TILE_FILES, tile_files, "the tiles baked: index entries, pooled statistics, record")         \
+    X(TILES, tiles, "tiles/index.json written, and meta.json's \"tiles\"")
 
-/* Everything one bake's phases share. Each field says which phase fills it. */
+/* Every artifact: the rasters first (their ids are the planet arrays' ids), then the values. */
+typedef enum {
+#define TB_ART_X_RASTER(id, name, type, ext, fill, what) TB_ART_##id,
+    TB_PLANET_ARRAYS(TB_ART_X_RASTER)
+#undef TB_ART_X_RASTER
+#define TB_ART_X_VALUE(id, name, what) TB_ART_##id,
+        TB_BAKE_VALUES(TB_ART_X_VALUE)
+#undef TB_ART_X_VALUE
+            TB_ART_N
+} tb_art_t;
+
+_Static_assert(TB_ART_N <= 64, "artifacts are bits of a uint64_t");
+_Static_assert((int)TB_ART_CLASSES == (int)TB_PLANET_CLASSES, "rasters first, as in planet.h");
+
+#define TB_ART_BIT(id) ((uint64_t)1 << TB_ART_##id)
+/* The rasters of an artifact mask, as a TB_PLANET_BIT mask. */
+#define TB_ART_RASTERS(mask) ((uint32_t)((mask) & (((uint64_t)1 << TB_PLANET_N_ARRAYS) - 1)))
+
+/* The artifact's name ("height_m", "regions"), for meta.json and messages. */
+const char *tb_art_name(tb_art_t id);
+
+/* PLAN: everything the plan phase decides. */
 typedef struct {
-    const tb_bake_opts_t *opts;
-    tb_bake_outcome_t *out;
-    double started_s;
-    /* plan */
     tb_planet_input_t input;
     tb_plan_t *plan;
     const tb_manifest_t *manifest; /* the plan's */
     int steps;                     /* solve steps: --steps, or the manifest's */
     tb_uplift_probes_t probes;
-    bool *selected;       /* [region index]: solved in this bake (--only) */
-    char store_dir[4200]; /* out_dir/.cache */
-    tb_planet_t *planet;
-    uint8_t *tile_sel;   /* [lattice tile]: chosen by opts->tiles_only (NULL: every tile) */
-    cJSON *before_meta;  /* tiles_only, measure_margin: out_dir/meta.json as it was; owned */
-    cJSON *before_index; /* tiles_only: out_dir/tiles/index.json as it was; owned */
-    /* solve */
-    tb_dispatch_t *dispatch; /* the solve's engine; in farm mode the bake's one engine, which
-                                serves the coast and tiles phases too (tb_bake_dispatch) */
-    cJSON *solve_record;     /* the solve's dispatch record for meta.json, taken after its run */
-    tb_stats_t *stats;       /* merged in region order; moved to out->stats at the end */
-    const char *partial;     /* "regions 2,3 of 4" for a partial bake, else NULL */
+    int n_regions;
+    bool *selected;      /* [region index]: solved in this bake (--only) */
+    int n_selected;      /* regions selected */
+    const char *partial; /* "regions 2,3 of 4" for a partial bake, else NULL */
     char partial_text[256];
-    tb_region_mouth_t *mouths; /* the regions' river mouths, in region order */
+    char store_dir[4200]; /* out_dir/.cache */
+    bool has_tiles;       /* the tiles' parameters and lattice below are set (not --no-tiles) */
+    tb_detail_params_t tile_params;
+    tb_tile_lattice_t lattice;
+    tb_tile_rock_t tile_rock; /* what each tile job makes its rock multiplier from */
+    uint8_t *tile_sel;        /* [lattice tile]: chosen by opts->tiles_only (NULL: every tile) */
+} tb_bake_plan_t;
+
+/* PREVIOUS: what a bake that reuses its outputs (--tiles-only, terrain tiles) found in OUT. */
+typedef struct {
+    cJSON *meta;  /* out_dir/meta.json as it was; owned */
+    cJSON *index; /* tiles_only: out_dir/tiles/index.json as it was; owned */
+} tb_bake_previous_t;
+
+/* REGIONS: what the solve phase put in the rasters land_m .. solved. */
+typedef struct {
+    tb_stats_t *stats;         /* of the regions solved here, merged in region order */
+    tb_region_mouth_t *mouths; /* river mouths of every region composited, in region order */
     size_t n_mouths, cap_mouths;
-    /* coast */
-    bool coast_ran;
-    tb_coast_stats_t coast_stats;
-    double coast_s;      /* the coast phase's seconds */
-    cJSON *coast_record; /* the coast job's dispatch record, for meta.json */
-    /* outputs */
-    int64_t clipped;      /* heightmap cells outside elevation_m */
-    cJSON *hashes;        /* output file name -> XXH3 (hex), in writing order */
-    cJSON *meta_sections; /* tb_bake_meta_add: the phases' own sections of meta.json */
-    /* whole: the planet a partial bake's tiles read (phase_whole.c, docs/tiles.md "Tiles of a
-     * partial bake"); NULL in a whole bake, where the tiles read the planet itself */
-    float *whole_height_m;   /* the composite with the stored regions' land, after the coast of
-                                the whole composite when the coastal pass is on; owned */
-    float *whole_area_m2;    /* drainage area, the same way; owned */
-    uint8_t *whole_known;    /* 1 where the land is solved here or borrowed from the store; owned */
-    int whole_borrowed;      /* regions whose stored results were borrowed */
-    cJSON *whole_coast;      /* the coast of the whole composite, for meta.json's "tiles"; owned */
-    char whole_missing[768]; /* non-empty: why the tiles phase is skipped (regions missing) */
-    cJSON *tiles_skip_meta;  /* meta.json's "tiles" when skipped for those regions; owned */
-    /* tiles */
-    cJSON *tiles_meta; /* meta.json's "tiles" (NULL when the phase did not run); owned */
-    /* the driver */
-    tb_report_live_t *live; /* report.html while the bake runs, from the end of the plan */
+    int solved;   /* regions solved here (or taken from the store as this bake's own) */
+    int borrowed; /* a partial bake's other regions, composited from the store */
+    int *missing; /* ids of the regions neither (a partial bake's), in id order */
+    int n_missing;
+    cJSON *record; /* the solve's dispatch record, for meta.json; owned */
+} tb_bake_regions_t;
+
+/* COAST: the coastal pass. */
+typedef struct {
+    tb_coast_stats_t stats;
+    double seconds;
+    cJSON *record; /* the coast job's dispatch record; owned */
+} tb_bake_coast_t;
+
+/* TILE_LIST: the detail tiles this bake makes (docs/tiles.md). */
+typedef struct {
+    tb_tile_id_t *ids; /* in lattice order (row, then column) */
+    int n;
+    int n_land, n_coast;     /* land and coast tiles of the lattice (the selection aside) */
+    cJSON *skipped;          /* a partial bake's tiles it cannot bake, with the reason; owned */
+    const char *skip_reason; /* set: the tiles phases are skipped (a partial bake's regions are
+                                missing), this says why */
+    char skip_text[768];
+    cJSON *skip_meta; /* meta.json's "tiles" when skipped so; owned */
+} tb_bake_tile_list_t;
+
+/* TILE_FILES: the tiles written to out_dir/tiles. */
+typedef struct {
+    cJSON *entries; /* the index's entries, one per tile of the list, in list order; owned */
+    tb_tile_stats_t pooled;
+    int written;
+    size_t from_store;
+    double seconds;
+    cJSON *record; /* the tile jobs' dispatch record; owned */
+} tb_bake_tile_files_t;
+
+/* TILES: the index written; meta.json's "tiles" section. */
+typedef struct {
+    cJSON *meta; /* owned */
+} tb_bake_tiles_t;
+
+/* What one phase did, for meta.json. */
+typedef struct {
+    const char *name;
+    double seconds;
+    uint64_t reads, writes, writes_maybe;
+    bool ran;
+    const char *skipped; /* the reason, when skipped */
+    char skip_text[256]; /* the reason, when the driver made it */
+    const char *cause;   /* then: the skip of another phase that started it */
+    const char *note;    /* what the phase said of how it ran (tb_bake_note), or NULL */
+} tb_phase_record_t;
+
+/* Everything one bake's phases share: the artifacts (each filled by its one producer) and the
+ * machinery. */
+typedef struct {
+    const tb_bake_opts_t *opts;
+    tb_bake_outcome_t *out;
+    double started_s;
+    uint64_t made; /* artifacts made so far */
+    /* the artifacts */
+    tb_planet_t *planet; /* the rasters (made by the plan phase, filled by their producers) */
+    tb_bake_plan_t plan;
+    tb_bake_previous_t previous;
+    tb_bake_regions_t regions;
+    tb_bake_coast_t coast;
+    tb_stats_extent_t extent;
+    tb_bake_tile_list_t tile_list;
+    tb_bake_tile_files_t tile_files;
+    tb_bake_tiles_t tiles;
+    /* the machinery */
+    tb_dispatch_t *dispatch; /* farm mode: the bake's one engine (tb_bake_dispatch) */
+    cJSON *hashes;           /* output file name -> XXH3 (hex), in writing order */
+    cJSON *meta_sections;    /* tb_bake_meta_add: the phases' own sections of meta.json */
+    tb_report_live_t *live;  /* report.html while the bake runs, from the end of the plan */
     tb_phase_record_t records[TB_BAKE_MAX_PHASES];
     int n_records;
 } tb_bake_ctx_t;
 
 typedef struct {
     const char *name;
-    uint32_t reads; /* TB_PLANET_BIT masks */
-    uint32_t writes;
-    bool writes_files; /* writes into out_dir: the previous meta.json goes before it runs */
+    uint64_t reads;        /* TB_ART_BIT masks: what it needs made before it */
+    uint64_t reads_maybe;  /* what it reads when it was made (moved_m, exposure, coast) */
+    uint64_t writes;       /* what it makes (the driver checks the rasters) */
+    uint64_t writes_maybe; /* what it makes in some bakes only (the coast's moved_m) */
+    bool writes_files;     /* writes into out_dir: the previous meta.json goes before it runs */
     /* Skipped in a bake that reuses its outputs (--tiles-only, terrain tiles): what it writes is
      * the bake's, kept as it is (coordinator/bake/reuse.c). */
     bool kept_on_reuse;
-    /* Optional: a reason to skip this phase in this bake (e.g. a partial bake), or NULL to run. */
+    /* Optional: a reason to skip this phase in this bake, or NULL to run. A skipped phase makes
+     * none of its writes, and the driver skips a later phase that reads one of them, saying why. */
     const char *(*skip)(const tb_bake_ctx_t *ctx);
     /* Runs the phase: 0, or -1 with *err set. */
     int (*run)(tb_bake_ctx_t *ctx, tb_err_t *err);
@@ -111,19 +205,29 @@ typedef struct {
 extern const tb_phase_t *const tb_bake_phases[];
 extern const int tb_bake_n_phases;
 
-/* Runs phases[0..n) on ctx as tb_bake_run does (the driver's checks, allocation, timing, records in
+/* Refuses (TB_E_INTERNAL, naming both) a table in which two phases write one artifact. */
+int tb_bake_check_producers(const tb_phase_t *const *phases, int n, tb_err_t *err);
+
+/* Runs phases[0..n) on ctx as tb_bake_run does (the driver's checks, rasters, timing, records in
  * ctx->records); 0, or -1 with *err set (by the phase, or by the driver naming the phase).
  * tb_bake_run calls it with tb_bake_phases; the tests call it with their own tables. */
 int tb_bake_run_phases(tb_bake_ctx_t *ctx, const tb_phase_t *const *phases, int n, tb_err_t *err);
 
-/* The dispatch engine of a phase after the solve (coast, tiles), with the batch's callbacks and
- * label. In farm mode (--bind) it is the bake's one engine, ctx->dispatch, moved on to a new batch:
- * the same socket and the same connected workers serve every phase, and they are dismissed once,
- * when the bake ends (docs/distribution.md, "One engine across the phases"); *owned is then false.
- * Otherwise it is a new engine with the bake's options and the store, *owned true: the caller
- * destroys it. NULL with *err set on failure. */
+/* Frees the artifacts of ctx (not the machinery); accepts a zeroed context. */
+void tb_bake_ctx_free_artifacts(tb_bake_ctx_t *ctx);
+
+/* The dispatch engine of a phase, with the batch's callbacks and label. In farm mode (--bind) it is
+ * the bake's one engine, ctx->dispatch, made by the first phase that dispatches and moved on to a
+ * new batch for each later one: the same socket and the same connected workers serve every phase,
+ * and they are dismissed once, when the bake ends (docs/distribution.md, "One engine across the
+ * phases"); *owned is then false. Otherwise it is a new engine with the bake's options and the
+ * store, *owned true: the caller destroys it. NULL with *err set on failure. */
 tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch, bool *owned,
                                 tb_err_t *err);
+
+/* Notes (a static string) in the running phase's record, for meta.json's "phases" and the log:
+ * how it ran when that is not the usual way ("--no-coast: the heightmap is the composite"). */
+void tb_bake_note(tb_bake_ctx_t *ctx, const char *note);
 
 /* TB_E_INTERRUPTED when the program's SIGINT/SIGTERM flag is up: a phase checks it between its
  * steps, so an interrupted bake stops before meta.json. */
@@ -138,36 +242,10 @@ bool tb_bake_reuses_outputs(const tb_bake_ctx_t *ctx);
  * its result in the store. 0, or -1 with *err. */
 int tb_bake_region_spec(const tb_bake_ctx_t *ctx, int ri, void **bytes, size_t *n, tb_err_t *err);
 
-/* A partial bake's tiles (coordinator/bake/tiles_partial.c): land_m and area_m2 get copies of the
- * planet's land heights and drainage area with the land of every region this bake did not solve but
- * whose result of this build is in the store written in as the solve composites it, known the mask
- * of land so known (solved or stored), *mouths (malloc'd, caller frees; may be NULL when not
- * wanted) the river mouths of every region solved or borrowed. missing[] (room for every region)
- * gets the ids of the regions neither solved nor stored, *n_missing their count; with
- * stop_if_missing, a region absent from the store ends the look-up before any stored result is
- * decoded (the coastal pass needs them all). *n_borrowed gets the number of stored regions used.
- * 0, or -1 with *err. */
-int tb_bake_tiles_borrow(const tb_bake_ctx_t *ctx, bool stop_if_missing, float *land_m,
-                         float *area_m2, uint8_t *known, tb_region_mouth_t **mouths,
-                         size_t *n_mouths, int *missing, int *n_missing, int *n_borrowed,
-                         tb_err_t *err);
-
 /* The composite rule (coordinator/bake/phase_composite.c): ocean at its class's painted depth, land
- * at land_m. height may be land_m (in place). */
+ * at land_m, for `cells` cells. height may be land_m (in place). */
 void tb_bake_composite_heights(const tb_manifest_t *m, const uint8_t *classes, const float *land_m,
                                float *height_m, size_t cells);
-
-/* The coast job (coordinator/bake/phase_coast.c): the canonical spec of the coastal pass over
- * height_m (the planet's classes, the manifest's coast section) with these river mouths, and its
- * run through the dispatch engine under `label` - in a bake that reuses its outputs only from the
- * store (else TB_E_INVALID, ctx->out->bad_input set) - decoded into *r (tb_coast_result_free) and
- * checked to be the planet's size (else TB_E_FORMAT), with the dispatch record in *record (may be
- * NULL on failure; caller deletes). 0, or -1 with *err. */
-int tb_bake_coast_spec(const tb_bake_ctx_t *ctx, const float *height_m,
-                       const tb_region_mouth_t *mouths, size_t n_mouths, void **bytes, size_t *n,
-                       tb_err_t *err);
-int tb_bake_coast_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, const char *label,
-                      tb_coast_result_t *r, cJSON **record, tb_err_t *err);
 
 /* In a bake that reuses its outputs: 0 when the result store holds a result of this build for the
  * job (kind, spec), else -1 with *err (TB_E_INVALID) naming `label` (coordinator/bake/reuse.c). */
@@ -175,12 +253,13 @@ int tb_bake_require_stored(const tb_bake_ctx_t *ctx, const char *kind, const voi
                            const char *label, tb_err_t *err);
 
 /* The plan phase's part of a bake that reuses its outputs: reads out_dir/meta.json (and the tile
- * index for tiles_only) into ctx and refuses, with TB_E_INVALID, a directory that holds no complete
- * bake or a bake of another planet (resolved manifest, class raster, steps, coast, --only). */
+ * index for tiles_only) into ctx->previous and refuses, with TB_E_INVALID, a directory that holds
+ * no complete bake or a bake of another planet (resolved manifest, class raster, steps, coast,
+ * --only). */
 int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err);
 
 /* The driver's last step in such a bake: out_dir/meta.json as it was, with "tiles" replaced by
- * ctx->tiles_meta and the hashes of every file this run wrote (ctx->hashes) put in "outputs".
+ * ctx->tiles.meta and the hashes of every file this run wrote (ctx->hashes) put in "outputs".
  * Nothing when measure_margin. */
 int tb_bake_reuse_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err);
 
@@ -192,6 +271,13 @@ cJSON *tb_bake_tiles_merge(tb_bake_ctx_t *ctx, cJSON **tiles, tb_err_t *err);
 /* --tiles-only: meta.json's "tiles" as it was, with "rerun" (taken over) and the count of tiles the
  * index now lists. NULL when out of memory. */
 cJSON *tb_bake_tiles_rerun_meta(tb_bake_ctx_t *ctx, cJSON *rerun, int n_index);
+
+/* The planet the tile jobs are cut from (coordinator/bake/phase_tiles.c): the final heights, the
+ * drainage area and the class raster (the index into the tile class table *cls of *n_cls classes,
+ * tb_bake_tile_classes), all borrowed from ctx->planet; with `land`, a planet-sized land mask
+ * (malloc'd, the caller frees it; for the margin's tools). 0 or -1. */
+int tb_bake_tile_planet(tb_bake_ctx_t *ctx, tb_tile_planet_t *src, tb_tile_class_t *cls, int *n_cls,
+                        uint8_t **land, tb_err_t *err);
 
 /* `terrain tiles --measure-margin` (coordinator/bake/tiles_margin.c): measures the margin on this
  * planet's steepest land tile and two more, with sample tiles, and prints the table. */
@@ -221,18 +307,23 @@ int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, t
  * *xxh3 (may be NULL) gets the hash. */
 int tb_bake_write_bytes(tb_bake_ctx_t *ctx, const char *name, const void *bytes, size_t n,
                         uint64_t *xxh3, tb_err_t *err);
+/* A PNG of out_dir/NAME written a band of rows at a time (common/png_io.h, the same bytes as
+ * tb_bake_write_png of the whole image); its XXH3 is recorded when tb_bake_png_close renames it
+ * into place. Abort with tb_png_writer_abort. NULL / -1 with *err. */
+tb_png_writer_t *tb_bake_png_open(tb_bake_ctx_t *ctx, const char *name, uint32_t w, uint32_t h,
+                                  tb_png_format_t format, tb_err_t *err);
+int tb_bake_png_close(tb_bake_ctx_t *ctx, const char *name, tb_png_writer_t **wr, tb_err_t *err);
 /* Records the XXH3 of out_dir/NAME, a file another module wrote. */
 int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err);
 
 /* Writes out_dir/summary.txt (coordinator/bake/summary.c): the head line, the statistics, the coast
- * block and, when ctx->tiles_meta is set, the detail block (docs/tiles.md). Written whole to a
+ * block and, when ctx->tiles.meta is set, the detail block (docs/tiles.md). Written whole to a
  * temporary name and renamed, so the detail phase may write it again. Printed unless quiet: all of
  * it, or only the detail block when print_detail_only. */
 int tb_bake_summary_write(tb_bake_ctx_t *ctx, bool print_detail_only, tb_err_t *err);
 
-/* Adds `item` (taken over) to meta.json as the top-level section `key` (e.g. "coast": the coast
- * phase's statistics and its dispatch record); a key the bake already writes is refused
- * (TB_E_INTERNAL). 0 or -1. */
+/* Adds `item` (taken over) to meta.json as the top-level section `key`; a key the bake already
+ * writes is refused (TB_E_INTERNAL). 0 or -1. */
 int tb_bake_meta_add(tb_bake_ctx_t *ctx, const char *key, cJSON *item, tb_err_t *err);
 
 /* Writes out_dir/meta.json (coordinator/bake/meta.c): the tool, manifest, plan, bake, extent,

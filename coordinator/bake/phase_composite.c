@@ -1,8 +1,7 @@
-/* The composite phase: the planet heightmap, ocean at its painted class depth and land as solved
- * (sea level where no region was solved; tb_bake_composite_heights, which a partial bake's tiles
- * use too). Reads: classes, land_m. Writes: height_m. Later phases
- * may change height_m (the coast); its extent is measured by the outputs phase, from the final
- * heights. */
+/* The composite phase: the planet heightmap before the coast, ocean at its painted class depth and
+ * land as composited (sea level where no region was; tb_bake_composite_heights), a band of rows at
+ * a time, each let go once written. Reads: plan, classes, land_m. Writes: composite_m. Later phases
+ * do not change it: the coast makes height_m from it. */
 #include "coordinator/bake/phase.h"
 
 void tb_bake_composite_heights(const tb_manifest_t *m, const uint8_t *classes, const float *land_m,
@@ -14,24 +13,32 @@ void tb_bake_composite_heights(const tb_manifest_t *m, const uint8_t *classes, c
     }
 }
 
+#define S_BAND_CELLS ((size_t)4 << 20) /* 4 M cells a band: 36 MB of the three rasters */
+
 static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
-    const tb_manifest_t *m = ctx->manifest;
+    (void)err;
     tb_planet_t *p = ctx->planet;
-    size_t cells = tb_planet_cells(p);
-    float *height = tb_planet_height_m(p);
-    tb_bake_composite_heights(m, tb_planet_cclasses(p), tb_planet_cland_m(p), height, cells);
-    tb_bake_outcome_t *out = ctx->out;
-    if (tb_stats_extent_measure(height, cells, m->elevation_min_m, m->elevation_max_m, &out->extent,
-                                err) != 0)
-        return -1;
-    out->clip_fraction = (double)out->extent.clipped / (double)cells;
+    int64_t w = tb_planet_w(p), h = tb_planet_h(p);
+    int64_t band = (int64_t)(S_BAND_CELLS / (size_t)w) + 1;
+    const uint8_t *classes = tb_planet_cclasses(p);
+    const float *land = tb_planet_cland_m(p);
+    float *height = tb_planet_composite_m(p);
+    for (int64_t y = 0; y < h; y += band) {
+        int64_t y1 = y + band < h ? y + band : h;
+        size_t at = (size_t)y * (size_t)w;
+        tb_bake_composite_heights(ctx->plan.manifest, classes + at, land + at, height + at,
+                                  (size_t)(y1 - y) * (size_t)w);
+        tb_planet_release(p, TB_PLANET_CLASSES, y, y1);
+        tb_planet_release(p, TB_PLANET_LAND_M, y, y1);
+        tb_planet_release(p, TB_PLANET_COMPOSITE_M, y, y1);
+    }
     return 0;
 }
 
 const tb_phase_t tb_phase_composite = {
     .name = "composite",
-    .reads = TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(LAND_M),
-    .writes = TB_PLANET_BIT(HEIGHT_M),
+    .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(CLASSES) | TB_ART_BIT(LAND_M),
+    .writes = TB_ART_BIT(COMPOSITE_M),
     .run = s_run,
 };

@@ -30,11 +30,6 @@
 
 static const uint8_t s_ocean_rgb[3] = {38, 64, 96};
 
-static const char *s_skip(const tb_bake_ctx_t *ctx)
-{
-    return ctx->tiles_meta ? NULL : "the tiles phase did not run";
-}
-
 /* The 2 m hillshade of rect r into shade[r.w * r.h] and, when baked is not NULL, whether each
  * sample's tile is baked. Rows just outside r are stitched too (clamped at the planet's edges), so
  * a strip's edge shades like its interior; columns just outside are the edge columns repeated,
@@ -90,10 +85,10 @@ static int s_landmass_box(const tb_bake_ctx_t *ctx, const tb_mosaic_t *mo, tb_mo
 {
     tb_mosaic_info_t I;
     tb_mosaic_info(mo, &I);
-    int n = tb_plan_landmass_count(ctx->plan), best = 0;
+    int n = tb_plan_landmass_count(ctx->plan.plan), best = 0;
     int64_t best_cells = 0;
     for (int i = 0; i < n; i++) {
-        const tb_landmass_t *l = tb_plan_landmass(ctx->plan, i);
+        const tb_landmass_t *l = tb_plan_landmass(ctx->plan.plan, i);
         if (l->cells > best_cells) {
             best_cells = l->cells;
             best = i + 1;
@@ -101,17 +96,18 @@ static int s_landmass_box(const tb_bake_ctx_t *ctx, const tb_mosaic_t *mo, tb_mo
     }
     if (best == 0)
         return 1;
-    const tb_grid_t *labels = tb_plan_landmass_labels(ctx->plan);
+    const tb_grid_t *labels = tb_plan_landmass_labels(ctx->plan.plan);
     const tb_frame_t *f = tb_grid_frame(labels);
     const int32_t *lab = tb_grid_ci32(labels);
     int64_t gw = f->w, gh = f->h;
     /* geology cells a tile edge: the lattice makes it a whole number */
-    int64_t tg = (int64_t)llround((double)I.tile_samples * I.cell_m / ctx->manifest->cell_m);
-    if (gw * ctx->manifest->cell_m != (double)I.planet_w * I.cell_m || tg < 1)
+    int64_t tg = (int64_t)llround((double)I.tile_samples * I.cell_m / ctx->plan.manifest->cell_m);
+    if (gw * ctx->plan.manifest->cell_m != (double)I.planet_w * I.cell_m || tg < 1)
         return tb_err_set(err, TB_E_INTERNAL,
                           "detail: the landmass raster (%lld cells of %g m) is not the tiles' "
                           "planet (%lld samples of %g m)",
-                          (long long)gw, ctx->manifest->cell_m, (long long)I.planet_w, I.cell_m);
+                          (long long)gw, ctx->plan.manifest->cell_m, (long long)I.planet_w,
+                          I.cell_m);
     tb_arc_t *arcs = tb_calloc((size_t)I.cols, sizeof *arcs, "tile arcs", err);
     if (!arcs)
         return -1;
@@ -219,7 +215,7 @@ done:
 /* preview_detail_crop.png: full resolution round the centre of the steepest land tile. */
 static int s_crop(tb_bake_ctx_t *ctx, const tb_mosaic_t *mo, tb_err_t *err)
 {
-    const tb_manifest_t *m = ctx->manifest;
+    const tb_manifest_t *m = ctx->plan.manifest;
     const tb_planet_t *p = ctx->planet;
     tb_mosaic_info_t I;
     tb_mosaic_info(mo, &I);
@@ -303,12 +299,10 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 
 const tb_phase_t tb_phase_detail = {
     .name = "detail",
-    .reads = TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(HEIGHT_M),
-    .writes = 0,
+    .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(TILES) | TB_ART_BIT(CLASSES) | TB_ART_BIT(HEIGHT_M),
     .writes_files = true,
     /* a re-run of chosen tiles keeps the previews and summary.txt: its pooled statistics hold the
      * re-run tiles only (docs/tiles.md, "Re-running chosen tiles") */
     .kept_on_reuse = true,
-    .skip = s_skip,
     .run = s_run,
 };

@@ -1,6 +1,7 @@
 /* The plan phase: reads the manifest and painting (or makes the demo planet), plans the regions
- * (jobs/plan/plan.h), checks --only against them, and sets up the output directory and the planet,
- * whose classes are the plan's. Writes: classes. */
+ * (jobs/plan/plan.h), checks --only and the tiles against them, and sets up the output directory
+ * and the planet, whose classes are the plan's; in a bake that reuses its outputs, reads the
+ * previous bake and checks it is this planet's. Writes: plan, previous (reuse only), classes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,57 +15,62 @@
 static int s_tiles(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;
+    tb_bake_plan_t *pl = &ctx->plan;
     if (!o->tiles)
         return o->tiles_only || o->measure_margin
                    ? tb_err_set(err, TB_E_INVALID,
                                 "--tiles-only and --measure-margin make tiles; --no-tiles "
                                 "makes none: give one or the other")
                    : 0;
-    tb_detail_params_t p;
-    tb_tile_lattice_t L;
-    if (tb_bake_tile_params(ctx->manifest, ctx->input.planet_w, ctx->input.planet_h, &p, &L, err) !=
-        0)
+    if (tb_bake_tile_params(pl->manifest, pl->input.planet_w, pl->input.planet_h, &pl->tile_params,
+                            &pl->lattice, err) != 0)
         return -1;
+    pl->has_tiles = true;
+    tb_tile_rock_of(pl->manifest, &pl->probes, &pl->tile_rock);
     if (tb_bake_reuses_outputs(ctx) && o->dispatch.fresh)
         return tb_err_set(err, TB_E_INVALID,
                           "--fresh with --tiles-only or terrain tiles: the chosen tiles are "
                           "computed afresh anyway, and --fresh would re-solve every region");
     if (!o->tiles_only)
         return 0;
-    size_t cells = (size_t)(ctx->input.planet_w * ctx->input.planet_h);
+    size_t cells = (size_t)(pl->input.planet_w * pl->input.planet_h);
     uint8_t *land = tb_malloc(cells, "tile land mask", err);
-    ctx->tile_sel = tb_malloc((size_t)tb_tile_count(&L), "tile selection", err);
-    if (!land || !ctx->tile_sel) {
+    pl->tile_sel = tb_malloc((size_t)tb_tile_count(&pl->lattice), "tile selection", err);
+    if (!land || !pl->tile_sel) {
         free(land);
         return -1;
     }
-    tb_bake_tile_land(ctx->manifest, tb_grid_cu8(tb_plan_classes(ctx->plan)), cells, land);
+    tb_bake_tile_land(pl->manifest, tb_grid_cu8(tb_plan_classes(pl->plan)), cells, land);
     int n = tb_bake_tile_parse_list(o->tiles_only,
                                     o->tiles_only_option ? o->tiles_only_option : "--tiles-only",
-                                    &L, land, ctx->tile_sel, err);
+                                    &pl->lattice, land, pl->tile_sel, err);
     free(land);
     return n < 0 ? -1 : 0;
 }
 
-static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
+/* "regions 2,3 of 4" for a partial bake: the selected region ids in increasing order. */
+static void s_partial_note(const bool *selected, int n_selected, int total, char *out, size_t n)
+{
+    size_t k = (size_t)snprintf(out, n, "region%s ", n_selected > 1 ? "s" : "");
+    for (int ri = 0, first = 1; ri < total && k < n; ri++)
+        if (selected[ri]) {
+            k += (size_t)snprintf(out + k, n - k, "%s%d", first ? "" : ",", ri + 1);
+            first = 0;
+        }
+    if (k < n)
+        snprintf(out + k, n - k, " of %d", total);
+}
+
+/* --only: region ids are 1..n in plan order; it may repeat an id or list them in any order, and
+ * one that names every region is a whole bake. */
+static int s_select(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;
-    if (tb_planet_input_load(o->manifest_path, &o->input, &ctx->input, err) != 0)
-        return -1;
-    int threads = o->dispatch.threads > 0 ? o->dispatch.threads : tb_pool_default_threads();
-    ctx->plan = tb_plan_new(&ctx->input.manifest, &ctx->input.painting, threads, err);
-    if (!ctx->plan || tb_plan_check_land_and_sea(ctx->plan, err) != 0)
-        return -1;
-    const tb_manifest_t *m = ctx->manifest = tb_plan_manifest(ctx->plan);
-    ctx->steps = o->steps > 0 ? o->steps : m->solve.steps;
-    if (tb_uplift_probes_compute(m, &ctx->probes, err) != 0 ||
-        tb_plan_check_jobs(ctx->plan, &ctx->probes, err) != 0)
-        return -1;
-    int n_regions = tb_plan_region_count(ctx->plan);
+    tb_bake_plan_t *pl = &ctx->plan;
+    int n_regions = pl->n_regions = tb_plan_region_count(pl->plan);
     ctx->out->regions_total = n_regions;
-    /* region ids are 1..n in plan order; --only may repeat an id or list them in any order */
-    ctx->selected = tb_calloc((size_t)n_regions + 1, sizeof(bool), "region selection", err);
-    if (!ctx->selected)
+    pl->selected = tb_calloc((size_t)n_regions + 1, sizeof(bool), "region selection", err);
+    if (!pl->selected)
         return -1;
     for (int i = 0; i < o->n_only; i++) {
         if (o->only[i] < 1 || o->only[i] > n_regions)
@@ -72,32 +78,62 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                               "--only %lld: no such region; this planet has regions 1..%d (see "
                               "`terrain plan`)",
                               (long long)o->only[i], n_regions);
-        ctx->selected[o->only[i] - 1] = true;
+        pl->selected[o->only[i] - 1] = true;
     }
-    for (int ri = 0; ri < n_regions; ri++)
+    for (int ri = 0; ri < n_regions; ri++) {
         if (o->n_only == 0)
-            ctx->selected[ri] = true;
+            pl->selected[ri] = true;
+        pl->n_selected += pl->selected[ri];
+    }
+    ctx->out->partial = pl->n_selected < n_regions;
+    if (ctx->out->partial) {
+        s_partial_note(pl->selected, pl->n_selected, n_regions, pl->partial_text,
+                       sizeof pl->partial_text);
+        pl->partial = pl->partial_text;
+    }
+    return 0;
+}
+
+static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_bake_opts_t *o = ctx->opts;
+    tb_bake_plan_t *pl = &ctx->plan;
+    if (tb_planet_input_load(o->manifest_path, &o->input, &pl->input, err) != 0)
+        return -1;
+    int threads = o->dispatch.threads > 0 ? o->dispatch.threads : tb_pool_default_threads();
+    pl->plan = tb_plan_new(&pl->input.manifest, &pl->input.painting, threads, err);
+    if (!pl->plan || tb_plan_check_land_and_sea(pl->plan, err) != 0)
+        return -1;
+    const tb_manifest_t *m = pl->manifest = tb_plan_manifest(pl->plan);
+    pl->steps = o->steps > 0 ? o->steps : m->solve.steps;
+    if (tb_uplift_probes_compute(m, &pl->probes, err) != 0 ||
+        tb_plan_check_jobs(pl->plan, &pl->probes, err) != 0 || s_select(ctx, err) != 0)
+        return -1;
     if (tb_bake_check_inputs(ctx, tb_bake_output_names, tb_bake_n_output_names, err) != 0 ||
         s_tiles(ctx, err) != 0)
         return -1;
-    if (tb_bake_reuses_outputs(ctx) &&
-        (tb_fs_join(ctx->store_dir, sizeof ctx->store_dir, o->out_dir, ".cache", err) != 0 ||
-         tb_bake_reuse_check(ctx, err) != 0))
+    if (tb_fs_join(pl->store_dir, sizeof pl->store_dir, o->out_dir, ".cache", err) != 0)
         return -1;
+    if (tb_bake_reuses_outputs(ctx)) {
+        if (tb_bake_reuse_check(ctx, err) != 0)
+            return -1;
+        ctx->made |= TB_ART_BIT(PREVIOUS);
+    }
+    char planet_dir[4200];
     if (tb_fs_mkdir_p(o->out_dir, err) != 0 ||
-        tb_fs_join(ctx->store_dir, sizeof ctx->store_dir, o->out_dir, ".cache", err) != 0)
+        tb_fs_join(planet_dir, sizeof planet_dir, o->out_dir, ".planet", err) != 0)
         return -1;
-    ctx->planet = tb_planet_new(ctx->input.planet_w, ctx->input.planet_h, err);
+    ctx->planet = tb_planet_new(pl->input.planet_w, pl->input.planet_h, planet_dir, err);
     if (!ctx->planet || tb_planet_provide(ctx->planet, TB_PLANET_BIT(CLASSES), err) != 0)
         return -1;
-    memcpy(tb_planet_classes(ctx->planet), tb_grid_cu8(tb_plan_classes(ctx->plan)),
+    memcpy(tb_planet_classes(ctx->planet), tb_grid_cu8(tb_plan_classes(pl->plan)),
            tb_planet_cells(ctx->planet));
     return 0;
 }
 
 const tb_phase_t tb_phase_plan = {
     .name = "plan",
-    .reads = 0,
-    .writes = TB_PLANET_BIT(CLASSES),
+    .writes = TB_ART_BIT(PLAN) | TB_ART_BIT(CLASSES),
+    .writes_maybe = TB_ART_BIT(PREVIOUS),
     .run = s_run,
 };

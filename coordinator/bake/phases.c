@@ -4,15 +4,17 @@
 #include "coordinator/bake/phase.h"
 
 #define S_PHASES(X)                                                                                \
-    X(plan)      /* the input, the plan, the region selection: classes */                          \
-    X(solve)     /* region jobs through the farm, composited: land_m, area, basins, uplift */      \
-    X(composite) /* ocean depths and solved land: the heightmap */                                 \
-    X(coast)     /* one coast job over the whole cylinder: shelf, surf, sediment; its maps */      \
-    X(outputs)   /* the extent; the heightmap, the maps, plan.json and summary.txt */              \
-    X(maps)      /* map_slope, map_relief, map_erodibility, planet_height_low (docs/report.md) */  \
-    X(whole)     /* a partial bake's tiles: the stored regions borrowed, the whole coast again */  \
-    X(tiles)     /* detail tile jobs through the farm: out_dir/tiles (docs/tiles.md) */            \
-    X(detail)    /* from out_dir/tiles: preview_detail*.png, summary.txt's detail block */
+    X(plan)         /* the input, the plan, the region and tile selection: classes */              \
+    X(solve)        /* region jobs (and a partial bake's stored regions): land_m .. solved */      \
+    X(composite)    /* ocean depths and composited land: composite_m */                            \
+    X(coast)        /* the coastal pass over the cylinder: height_m, moved_m, exposure */          \
+    X(outputs)      /* the heightmap, the maps of the solve, plan.json, summary.txt */             \
+    X(maps)         /* map_slope, map_relief, map_erodibility, planet_height_low */                \
+    X(tiles_select) /* the detail tiles to bake (a partial bake's rule) */                         \
+    X(tiles)        /* tile jobs through the farm, each written as it arrives: out_dir/tiles */    \
+    X(tiles_index)  /* tiles/index.json in lattice order; meta.json's "tiles" */                   \
+    X(margin)       /* terrain tiles --measure-margin / --check-seams instead of the tiles */      \
+    X(detail)       /* from out_dir/tiles: preview_detail*.png, summary.txt's detail block */
 
 #define S_DECLARE(name) extern const tb_phase_t tb_phase_##name;
 S_PHASES(S_DECLARE)

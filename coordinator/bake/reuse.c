@@ -24,7 +24,7 @@ int tb_bake_require_stored(const tb_bake_ctx_t *ctx, const char *kind, const voi
 {
     tb_cache_key_t key;
     tb_cache_key_make(&key, tb_build_id(), kind, spec, n, NULL, 0);
-    tb_cache_t *cache = tb_cache_open(ctx->store_dir, err); /* creates nothing */
+    tb_cache_t *cache = tb_cache_open(ctx->plan.store_dir, err); /* creates nothing */
     if (!cache)
         return -1;
     char path[4300];
@@ -37,7 +37,8 @@ int tb_bake_require_stored(const tb_bake_ctx_t *ctx, const char *kind, const voi
                       "build, with other inputs, or the store was cleared; re-solving it would "
                       "take the bake's time, so run `terrain bake` into %s first (it reuses "
                       "whatever is stored), then re-run the tiles",
-                      ctx->opts->out_dir, ctx->store_dir, label, tb_build_id(), ctx->opts->out_dir);
+                      ctx->opts->out_dir, ctx->plan.store_dir, label, tb_build_id(),
+                      ctx->opts->out_dir);
 }
 
 static int s_read_json(const char *dir, const char *name, cJSON **out, tb_err_t *err)
@@ -87,13 +88,13 @@ int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err)
     cJSON *meta = NULL;
     if (s_read_json(dir, "meta.json", &meta, err) != 0)
         return -1;
-    ctx->before_meta = meta;
-    char *mj = tb_manifest_to_json(ctx->manifest);
+    ctx->previous.meta = meta;
+    char *mj = tb_manifest_to_json(ctx->plan.manifest);
     if (!mj)
         return tb_err_set(err, TB_E_NOMEM, "out of memory");
     uint64_t mh = tb_xxh3(mj, strlen(mj));
     free(mj);
-    const tb_grid_t *cls = tb_plan_classes(ctx->plan);
+    const tb_grid_t *cls = tb_plan_classes(ctx->plan.plan);
     if (s_same_hash(ctx, "resolved manifest", s_str(meta, "inputs", "resolved_manifest_xxh3"), mh,
                     err) != 0 ||
         s_same_hash(ctx, "class raster", s_str(meta, "inputs", "class_raster_xxh3"),
@@ -101,11 +102,11 @@ int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err)
         return -1;
     const cJSON *bake = cJSON_GetObjectItemCaseSensitive(meta, "bake");
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(bake, "steps");
-    if (!cJSON_IsNumber(steps) || (int)steps->valuedouble != ctx->steps)
+    if (!cJSON_IsNumber(steps) || (int)steps->valuedouble != ctx->plan.steps)
         return tb_err_set(err, TB_E_INVALID,
                           "%s/meta.json: the bake there solved %g steps, this one %d: give "
                           "--steps as the bake had it",
-                          dir, cJSON_IsNumber(steps) ? steps->valuedouble : -1.0, ctx->steps);
+                          dir, cJSON_IsNumber(steps) ? steps->valuedouble : -1.0, ctx->plan.steps);
     bool coast_before = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(meta, "coast"));
     if (coast_before == o->no_coast)
         return tb_err_set(err, TB_E_INVALID,
@@ -117,18 +118,18 @@ int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err)
                           "%s/meta.json: --test-no-incision differs from the bake there", dir);
     /* the regions solved: --only as the bake had it */
     const cJSON *only = cJSON_GetObjectItemCaseSensitive(bake, "only");
-    int n_regions = tb_plan_region_count(ctx->plan), listed = 0;
+    int n_regions = tb_plan_region_count(ctx->plan.plan), listed = 0;
     bool same = cJSON_IsArray(only);
     const cJSON *id;
     cJSON_ArrayForEach(id, only)
     {
         listed++;
         int k = cJSON_IsNumber(id) ? (int)id->valuedouble : 0;
-        same = same && k >= 1 && k <= n_regions && ctx->selected[k - 1];
+        same = same && k >= 1 && k <= n_regions && ctx->plan.selected[k - 1];
     }
     int selected = 0;
     for (int ri = 0; ri < n_regions; ri++)
-        selected += ctx->selected[ri];
+        selected += ctx->plan.selected[ri];
     if (!same || (listed ? listed : n_regions) != selected)
         return tb_err_set(err, TB_E_INVALID,
                           "%s/meta.json: the bake there solved other regions (its \"only\" is "
@@ -143,9 +144,9 @@ int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err)
                               "partial bake with the coastal pass whose other regions were not "
                               "stored): bake them with `terrain bake` (what is stored is reused)",
                               dir);
-        if (s_read_json(dir, "tiles/index.json", &ctx->before_index, err) != 0)
+        if (s_read_json(dir, "tiles/index.json", &ctx->previous.index, err) != 0)
             return -1;
-        if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(ctx->before_index, "tiles")))
+        if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(ctx->previous.index, "tiles")))
             return tb_err_set(err, TB_E_INVALID, "%s/tiles/index.json: no \"tiles\" array", dir);
     }
     return 0;
@@ -155,15 +156,15 @@ int tb_bake_reuse_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     if (ctx->opts->measure_margin)
         return 0;
-    if (!ctx->before_meta || !ctx->tiles_meta) {
+    if (!ctx->previous.meta || !ctx->tiles.meta) {
         const char *why = "it was skipped";
         for (int i = 0; i < ctx->n_records; i++)
             if (strcmp(ctx->records[i].name, "tiles") == 0 && ctx->records[i].skipped)
                 why = ctx->records[i].skipped;
         return tb_err_set(err, TB_E_INVALID, "--tiles-only: the tiles phase did not run (%s)", why);
     }
-    cJSON *meta = cJSON_Duplicate(ctx->before_meta, true);
-    cJSON *tiles = ctx->tiles_meta ? cJSON_Duplicate(ctx->tiles_meta, true) : NULL;
+    cJSON *meta = cJSON_Duplicate(ctx->previous.meta, true);
+    cJSON *tiles = ctx->tiles.meta ? cJSON_Duplicate(ctx->tiles.meta, true) : NULL;
     if (!meta || !tiles) {
         cJSON_Delete(meta);
         cJSON_Delete(tiles);
@@ -218,7 +219,7 @@ cJSON *tb_bake_tiles_merge(tb_bake_ctx_t *ctx, cJSON **tiles, tb_err_t *err)
 {
     cJSON *fresh = *tiles;
     cJSON *merged =
-        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->before_index, "tiles"), true);
+        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->previous.index, "tiles"), true);
     cJSON *rerun = cJSON_CreateObject();
     cJSON *ids = cJSON_AddArrayToObject(rerun, "ids");
     cJSON *changed = cJSON_AddArrayToObject(rerun, "changed");
@@ -270,7 +271,7 @@ cJSON *tb_bake_tiles_merge(tb_bake_ctx_t *ctx, cJSON **tiles, tb_err_t *err)
 cJSON *tb_bake_tiles_rerun_meta(tb_bake_ctx_t *ctx, cJSON *rerun, int n_index)
 {
     cJSON *tiles =
-        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->before_meta, "tiles"), true);
+        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->previous.meta, "tiles"), true);
     if (!tiles) {
         cJSON_Delete(rerun);
         return NULL;

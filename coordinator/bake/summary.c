@@ -55,11 +55,11 @@ static double s_get(const cJSON *o, const char *key)
  * computed from the JSON values meta.json holds, so a reader can recompute each from meta.json. */
 static void s_detail_block(const tb_bake_ctx_t *ctx, s_buf_t *b)
 {
-    const cJSON *t = ctx->tiles_meta;
+    const cJSON *t = ctx->tiles.meta;
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(t, "detail_statistics");
-    double cell_m = ctx->manifest->tiles.cell_m;
+    double cell_m = ctx->plan.manifest->tiles.cell_m;
     s_add(b, "detail: %.0f tiles of %g km at %g m (%.0f land, %.0f coast), %.0f cells, %.0f land\n",
-          s_get(t, "tiles"), ctx->manifest->tiles.size_km, cell_m, s_get(t, "land"),
+          s_get(t, "tiles"), ctx->plan.manifest->tiles.size_km, cell_m, s_get(t, "land"),
           s_get(t, "coast"), s_get(d, "cells"), s_get(d, "land_cells"));
     s_add(b, "detail: slope at %g m by class (degrees; p50, p90: upper edge of the 1-degree bin)\n",
           cell_m);
@@ -99,11 +99,11 @@ static void s_detail_block(const tb_bake_ctx_t *ctx, s_buf_t *b)
     s_add(b, "detail: eroded %.3f m3, deposited %.3f m3 (the rest carried off or suspended)\n", er,
           de);
     /* a partial bake's tiles are the whole bake's: say what they borrowed (docs/tiles.md) */
-    if (ctx->partial)
+    if (ctx->plan.partial)
         s_add(b,
               "detail: PARTIAL bake (%s): the tiles read the land of %.0f stored region(s)%s; "
               "%d tile(s) not baked (meta.json \"tiles\".\"skipped\")\n",
-              ctx->partial, s_get(t, "regions_from_store"),
+              ctx->plan.partial, s_get(t, "regions_from_store"),
               cJSON_GetObjectItemCaseSensitive(t, "whole_coast")
                   ? " and the coastal pass over the whole composite"
                   : "",
@@ -112,16 +112,16 @@ static void s_detail_block(const tb_bake_ctx_t *ctx, s_buf_t *b)
 
 int tb_bake_summary_write(tb_bake_ctx_t *ctx, bool print_detail_only, tb_err_t *err)
 {
-    const tb_manifest_t *m = ctx->manifest;
+    const tb_manifest_t *m = ctx->plan.manifest;
     const tb_bake_outcome_t *out = ctx->out;
     s_buf_t b = {0};
     s_add(&b,
           "terrain bake %s: %s, %lld x %lld cells of %g m, %d steps of %g yr, %d of %d "
           "regions%s\n",
           tb_build_id(), m->source, (long long)tb_planet_w(ctx->planet),
-          (long long)tb_planet_h(ctx->planet), m->cell_m, ctx->steps, m->solve.dt_yr,
-          out->regions_solved, out->regions_total, ctx->partial ? " (PARTIAL)" : "");
-    char *stats_text = tb_stats_report_text(ctx->stats, &out->extent, ctx->partial);
+          (long long)tb_planet_h(ctx->planet), m->cell_m, ctx->plan.steps, m->solve.dt_yr,
+          out->regions_solved, out->regions_total, ctx->plan.partial ? " (PARTIAL)" : "");
+    char *stats_text = tb_stats_report_text(ctx->regions.stats, &out->extent, ctx->plan.partial);
     if (!stats_text)
         return tb_err_set(err, TB_E_NOMEM, "out of memory printing the summary");
     s_add(&b, "%s", stats_text);
@@ -129,18 +129,18 @@ int tb_bake_summary_write(tb_bake_ctx_t *ctx, bool print_detail_only, tb_err_t *
     /* the coast block after the statistics (docs/coast.md, "Reading the block"); a partial bake
      * says PARTIAL on each of its lines, as on every line of the statistics */
     char block[1024];
-    if (ctx->coast_ran)
-        tb_coast_stats_format(&ctx->coast_stats, block, sizeof block);
+    if ((ctx->made & TB_ART_BIT(COAST)))
+        tb_coast_stats_format(&ctx->coast.stats, block, sizeof block);
     else
         snprintf(block, sizeof block, "coast: skipped (--no-coast): every coast is a step\n");
     for (const char *line = block; *line;) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
-        s_add(&b, "%s%.*s", ctx->partial ? "PARTIAL " : "", (int)len, line);
+        s_add(&b, "%s%.*s", ctx->plan.partial ? "PARTIAL " : "", (int)len, line);
         line += len;
     }
     size_t detail_at = b.n;
-    if (ctx->tiles_meta)
+    if (ctx->tiles.meta)
         s_detail_block(ctx, &b);
     if (b.failed || !b.s) {
         free(b.s);

@@ -57,7 +57,7 @@ int tb_bake_tiles_measure(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
                           const tb_detail_params_t *p, const tb_tile_class_t *cls, int n_cls,
                           const uint8_t *land, tb_err_t *err)
 {
-    const tb_manifest_t *m = ctx->manifest;
+    const tb_manifest_t *m = ctx->plan.manifest;
     tb_detail_params_t q = *p;
     tb_tile_lattice_t L;
     if (tb_tile_lattice_make(&L, src->geo_w, src->geo_h, src->geo_cell_m, p->size_km, p->cell_m,
@@ -94,12 +94,9 @@ int tb_bake_tiles_measure(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
             break;
         ids[n_ids++] = (tb_tile_id_t){k % L.cols, k / L.cols};
     }
-    float *rock = NULL;
     tb_pool_t *pool = NULL;
     int rc = -1;
-    tb_tile_planet_t planet;
-    if (tb_bake_tile_planet_rock(m, &ctx->probes, src, &planet, &rock, err) != 0)
-        goto done;
+    tb_tile_planet_t planet = *src; /* its rock: the inputs, which each tile job makes it from */
     int threads =
         ctx->opts->dispatch.threads > 0 ? ctx->opts->dispatch.threads : tb_pool_default_threads();
     pool = tb_pool_new(threads, err);
@@ -177,6 +174,5 @@ int tb_bake_tiles_measure(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
     rc = 0;
 done:
     tb_pool_destroy(&pool);
-    free(rock);
     return rc;
 }

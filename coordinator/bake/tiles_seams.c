@@ -31,7 +31,7 @@ static int s_steepest_point(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src, con
 {
     int64_t W = src->geo_w, H = src->geo_h;
     size_t cells = (size_t)W * (size_t)H;
-    const tb_grid_t *g = ctx->plan ? tb_plan_landmass_labels(ctx->plan) : NULL;
+    const tb_grid_t *g = ctx->plan.plan ? tb_plan_landmass_labels(ctx->plan.plan) : NULL;
     const int32_t *lab = NULL;
     int32_t best_id = 0;
     *mass_cells = 0;
@@ -119,7 +119,7 @@ int tb_bake_tiles_check_seams(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
                               const uint8_t *land, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;
-    const tb_manifest_t *m = ctx->manifest;
+    const tb_manifest_t *m = ctx->plan.manifest;
     tb_detail_params_t ps = *p, pb;
     if (o->seams_size_km > 0)
         ps.size_km = o->seams_size_km;
@@ -211,13 +211,10 @@ int tb_bake_tiles_check_seams(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src,
            ps.margin_cells, p->margin_cells, defaults.margin_cells, (unsigned long long)m->seed,
            threads, threads == 1 ? "" : "s", how);
     fflush(stdout);
-    float *rock = NULL;
     tb_pool_t *pool = NULL;
     tb_tile_result_t whole = {0}, t = {0};
     int rc = -1;
-    tb_tile_planet_t planet;
-    if (tb_bake_tile_planet_rock(m, &ctx->probes, src, &planet, &rock, err) != 0)
-        goto done;
+    tb_tile_planet_t planet = *src; /* its rock: the inputs, which each tile job makes it from */
     pool = tb_pool_new(threads, err);
     if (!pool)
         goto done;
@@ -294,6 +291,5 @@ done:
     tb_tile_result_free(&t);
     tb_tile_result_free(&whole);
     tb_pool_destroy(&pool);
-    free(rock);
     return rc;
 }

@@ -180,20 +180,3 @@ int tb_bake_tile_covered(const tb_tile_lattice_t *L, tb_tile_id_t id, int margin
         }
     return 1;
 }
-
-int tb_bake_tile_planet_rock(const tb_manifest_t *m, const tb_uplift_probes_t *probes,
-                             const tb_tile_planet_t *src, tb_tile_planet_t *planet, float **rock,
-                             tb_err_t *err)
-{
-    size_t cells = (size_t)src->geo_w * (size_t)src->geo_h;
-    tb_frame_t all;
-    *rock = tb_malloc(cells * sizeof **rock, "rock multiplier", err);
-    if (!*rock ||
-        tb_frame_make(&all, src->geo_w, src->geo_h, src->geo_cell_m, 0, 0, src->geo_w, src->geo_h,
-                      err) != 0 ||
-        tb_tile_rock_k(m, probes, &all, *rock, err) != 0)
-        return -1;
-    *planet = *src;
-    planet->rock_k = *rock;
-    return 0;
-}

@@ -22,13 +22,6 @@
 int tb_bake_tile_params(const tb_manifest_t *m, int64_t pw, int64_t ph, tb_detail_params_t *p,
                         tb_tile_lattice_t *L, tb_err_t *err);
 
-/* A whole planet for the in-process tile checks (--measure-margin, --check-seams): *planet is
- * *src with rock_k the rock multiplier under every geology cell, as each tile spec's is cut
- * (tb_tile_rock_k), in *rock (allocated; the caller frees it, also on failure). 0 or -1. */
-int tb_bake_tile_planet_rock(const tb_manifest_t *m, const tb_uplift_probes_t *probes,
-                             const tb_tile_planet_t *src, tb_tile_planet_t *planet, float **rock,
-                             tb_err_t *err);
-
 /* The tile class table the specs carry: the legend's, plus one ocean class for cells that matched
  * none. Returns the number of classes. */
 int tb_bake_tile_classes(const tb_manifest_t *m, tb_tile_class_t cls[TB_TILE_MAX_CLASSES]);

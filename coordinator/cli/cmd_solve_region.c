@@ -66,12 +66,12 @@ static int s_outputs(const char *dir, const tb_manifest_t *m, const tb_region_sp
         s_write(dir, "region_height.png", &img, err))
         goto done;
     tb_image_free(&img);
-    if (tb_map_flow(r->area_m2, spec->solve_mask, b->w, b->h, m->cell_m * m->cell_m, 1 << 30, &img,
-                    err) ||
+    if (tb_map_flow(r->area_m2, spec->solve_mask, b->w, b->h, m->cell_m * m->cell_m, 1 << 30, NULL,
+                    &img, err) ||
         s_write(dir, "map_flow.png", &img, err))
         goto done;
     tb_image_free(&img);
-    if (tb_map_basins(r->basin, spec->solve_mask, b->w, b->h, 1 << 30, &img, err) ||
+    if (tb_map_basins(r->basin, spec->solve_mask, b->w, b->h, 1 << 30, NULL, &img, err) ||
         s_write(dir, "map_basins.png", &img, err))
         goto done;
     tb_image_free(&img);
@@ -79,7 +79,7 @@ static int s_outputs(const char *dir, const tb_manifest_t *m, const tb_region_sp
     for (size_t i = 0; i < cells; i++)
         if (spec->solve_mask[i] && h[i] > top_m)
             top_m = h[i];
-    if (tb_map_preview(h, b->w, b->h, m->cell_m, top_m, 1 << 30, &img, err) ||
+    if (tb_map_preview(h, b->w, b->h, m->cell_m, top_m, 1 << 30, NULL, &img, err) ||
         s_write(dir, "preview.png", &img, err))
         goto done;
     tb_image_free(&img);

@@ -2,21 +2,17 @@
 #include "coordinator/maps/bake_maps.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/hash.h"
 
-int tb_map_height16(const float *height_m, int64_t w, int64_t h, double lo_m, double hi_m,
-                    tb_image_t *out, int64_t *clipped, tb_err_t *err)
+int64_t tb_map_height16_rows(const float *height_m, size_t n, double lo_m, double hi_m,
+                             uint16_t *px)
 {
-    if (!(hi_m > lo_m))
-        return tb_err_set(err, TB_E_INVALID, "heightmap: empty elevation range %g..%g", lo_m, hi_m);
-    if (tb_image_alloc(out, (uint32_t)w, (uint32_t)h, TB_PNG_GRAY16, err) != 0)
-        return -1;
-    uint16_t *px = out->pixels;
     int64_t clip = 0;
     double scale = 65535.0 / (hi_m - lo_m);
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++) {
+    for (size_t i = 0; i < n; i++) {
         double v = ((double)height_m[i] - lo_m) * scale;
         if (!(v >= 0)) { /* also NaN */
             px[i] = 0;
@@ -28,6 +24,17 @@ int tb_map_height16(const float *height_m, int64_t w, int64_t h, double lo_m, do
             px[i] = (uint16_t)lround(v);
         }
     }
+    return clip;
+}
+
+int tb_map_height16(const float *height_m, int64_t w, int64_t h, double lo_m, double hi_m,
+                    tb_image_t *out, int64_t *clipped, tb_err_t *err)
+{
+    if (!(hi_m > lo_m))
+        return tb_err_set(err, TB_E_INVALID, "heightmap: empty elevation range %g..%g", lo_m, hi_m);
+    if (tb_image_alloc(out, (uint32_t)w, (uint32_t)h, TB_PNG_GRAY16, err) != 0)
+        return -1;
+    int64_t clip = tb_map_height16_rows(height_m, (size_t)w * (size_t)h, lo_m, hi_m, out->pixels);
     if (clipped)
         *clipped = clip;
     return 0;
@@ -64,35 +71,48 @@ static void s_ramp(double t, uint8_t rgb[3])
 }
 
 int tb_map_flow(const float *area_m2, const uint8_t *land_mask, int64_t w, int64_t h,
-                double area_min_m2, int64_t max_width, tb_image_t *out, tb_err_t *err)
+                double area_min_m2, int64_t max_width, const tb_rows_hook_t *done, tb_image_t *out,
+                tb_err_t *err)
 {
     int64_t f = s_factor(w, max_width);
-    if (tb_image_alloc(out, (uint32_t)((w + f - 1) / f), (uint32_t)((h + f - 1) / f), TB_PNG_RGB8,
-                       err) != 0)
+    int64_t ow = (w + f - 1) / f, oh = (h + f - 1) / f;
+    /* one pass: each pixel's block maximum (-1: no land), and the largest area of all */
+    float *best = tb_malloc((size_t)ow * (size_t)oh * sizeof *best, "flow map", err);
+    if (!best)
         return -1;
     double amax = area_min_m2;
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++)
-        if (land_mask[i] && area_m2[i] > amax)
-            amax = area_m2[i];
+    for (int64_t py = 0; py < oh; py++) {
+        for (int64_t pxi = 0; pxi < ow; pxi++) {
+            float b = -1;
+            for (int64_t y = py * f; y < py * f + f && y < h; y++)
+                for (int64_t x = pxi * f; x < pxi * f + f && x < w; x++) {
+                    size_t i = (size_t)y * (size_t)w + (size_t)x;
+                    if (land_mask[i] && area_m2[i] > b)
+                        b = area_m2[i];
+                }
+            best[(size_t)py * (size_t)ow + (size_t)pxi] = b;
+            if (b > amax)
+                amax = b;
+        }
+        tb_rows_done(done, py * f, py * f + f);
+    }
+    if (tb_image_alloc(out, (uint32_t)ow, (uint32_t)oh, TB_PNG_RGB8, err) != 0) {
+        free(best);
+        return -1;
+    }
     double lo = log(area_min_m2), span = log(amax) - lo;
     if (span <= 0)
         span = 1;
     uint8_t *px = out->pixels;
-    for (int64_t py = 0; py < (int64_t)out->h; py++)
-        for (int64_t pxi = 0; pxi < (int64_t)out->w; pxi++, px += 3) {
-            double best = -1;
-            for (int64_t y = py * f; y < py * f + f && y < h; y++)
-                for (int64_t x = pxi * f; x < pxi * f + f && x < w; x++) {
-                    size_t i = (size_t)y * (size_t)w + (size_t)x;
-                    if (land_mask[i] && area_m2[i] > best)
-                        best = area_m2[i];
-                }
-            if (best < 0) {
-                px[0] = 8, px[1] = 12, px[2] = 24;
-                continue;
-            }
-            s_ramp((log(best > area_min_m2 ? best : area_min_m2) - lo) / span, px);
+    for (size_t k = 0; k < (size_t)ow * (size_t)oh; k++, px += 3) {
+        double b = best[k];
+        if (b < 0) {
+            px[0] = 8, px[1] = 12, px[2] = 24;
+            continue;
         }
+        s_ramp((log(b > area_min_m2 ? b : area_min_m2) - lo) / span, px);
+    }
+    free(best);
     return 0;
 }
 
@@ -128,7 +148,7 @@ static void s_hsv(double hue, double s, double v, uint8_t rgb[3])
 }
 
 int tb_map_basins(const int32_t *basin, const uint8_t *land_mask, int64_t w, int64_t h,
-                  int64_t max_width, tb_image_t *out, tb_err_t *err)
+                  int64_t max_width, const tb_rows_hook_t *done, tb_image_t *out, tb_err_t *err)
 {
     int64_t f = s_factor(w, max_width);
     if (tb_image_alloc(out, (uint32_t)((w + f - 1) / f), (uint32_t)((h + f - 1) / f), TB_PNG_RGB8,
@@ -147,12 +167,14 @@ int tb_map_basins(const int32_t *basin, const uint8_t *land_mask, int64_t w, int
             uint64_t hsh = tb_hash(0, TB_SALT_MAP_BASINS, basin[i], 0, 0);
             s_hsv(tb_hash_unit(hsh), 0.45 + 0.5 * (double)((hsh >> 8) & 1),
                   0.6 + 0.4 * (double)((hsh >> 9) & 1), px);
+            if (pxi + 1 == (int64_t)out->w)
+                tb_rows_done(done, py * f, py * f + f);
         }
     return 0;
 }
 
 int tb_map_preview(const float *height_m, int64_t w, int64_t h, double cell_m, double land_top_m,
-                   int64_t max_width, tb_image_t *out, tb_err_t *err)
+                   int64_t max_width, const tb_rows_hook_t *done, tb_image_t *out, tb_err_t *err)
 {
     int64_t f = s_factor(w, max_width);
     if (tb_image_alloc(out, (uint32_t)((w + f - 1) / f), (uint32_t)((h + f - 1) / f), TB_PNG_RGB8,
@@ -193,6 +215,9 @@ int tb_map_preview(const float *height_m, int64_t w, int64_t h, double cell_m, d
                 double v = rgb[c] * shade;
                 px[c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : lround(v));
             }
+            /* the next row of pixels reads from its block's centre row less f on */
+            if (pxi + 1 == (int64_t)out->w)
+                tb_rows_done(done, 0, (py + 1) * f + f / 2 - f);
         }
     return 0;
 }

@@ -36,17 +36,49 @@ static double s_round_up(double x)
     }
 }
 
+/* land[v] = v != 0: a land mask read through tb_map_coast_classes */
+static void s_mask_lut(uint8_t lut[256])
+{
+    for (int v = 0; v < 256; v++)
+        lut[v] = v != 0;
+}
+
 int tb_map_coast(const float *moved_m, const float *height_m, const uint8_t *land_mask, int64_t w,
                  int64_t h, double deep_m, int64_t max_width, tb_image_t *out, double *top_m,
                  tb_err_t *err)
+{
+    uint8_t lut[256];
+    s_mask_lut(lut);
+    return tb_map_coast_classes(moved_m, height_m, land_mask, lut, w, h, deep_m, max_width, NULL,
+                                out, top_m, err);
+}
+
+int tb_map_exposure(const uint16_t *exposure, const uint8_t *land_mask, int64_t w, int64_t h,
+                    int64_t max_width, tb_image_t *out, tb_err_t *err)
+{
+    uint8_t lut[256];
+    s_mask_lut(lut);
+    return tb_map_exposure_classes(exposure, land_mask, lut, w, h, max_width, NULL, out, err);
+}
+
+int tb_map_coast_classes(const float *moved_m, const float *height_m, const uint8_t *classes,
+                         const uint8_t land_of[256], int64_t w, int64_t h, double deep_m,
+                         int64_t max_width, const tb_rows_hook_t *done, tb_image_t *out,
+                         double *top_m, tb_err_t *err)
 {
     int64_t f = s_factor(w, max_width);
     if (tb_image_alloc(out, (uint32_t)((w + f - 1) / f), (uint32_t)((h + f - 1) / f), TB_PNG_RGB8,
                        err) != 0)
         return -1;
     double most = 0;
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++)
-        most = fabs(moved_m[i]) > most ? fabs(moved_m[i]) : most;
+    for (int64_t y = 0; y < h; y++) {
+        const float *row = moved_m + (size_t)y * (size_t)w;
+        for (int64_t x = 0; x < w; x++)
+            most = fabs(row[x]) > most ? fabs(row[x]) : most;
+        if ((y + 1) % 256 == 0)
+            tb_rows_done(done, y - 255, y + 1);
+    }
+    tb_rows_done(done, 0, h);
     double top = s_round_up(most);
     if (top_m)
         *top_m = top;
@@ -74,15 +106,18 @@ int tb_map_coast(const float *moved_m, const float *height_m, const uint8_t *lan
                 double t = log(fabs(best) / 0.01) / span;
                 s_mix(best < 0 ? cut_lo : laid_lo, best < 0 ? cut_hi : laid_hi, t, p);
             } else {
-                const double *g = land_mask[c] ? land : -height_m[c] > deep_m ? deep : sea;
+                const double *g = land_of[classes[c]] ? land : -height_m[c] > deep_m ? deep : sea;
                 s_mix(g, g, 0, p);
             }
+            if (pxi + 1 == (int64_t)out->w)
+                tb_rows_done(done, py * f, py * f + f);
         }
     return 0;
 }
 
-int tb_map_exposure(const uint16_t *exposure, const uint8_t *land_mask, int64_t w, int64_t h,
-                    int64_t max_width, tb_image_t *out, tb_err_t *err)
+int tb_map_exposure_classes(const uint16_t *exposure, const uint8_t *classes,
+                            const uint8_t land_of[256], int64_t w, int64_t h, int64_t max_width,
+                            const tb_rows_hook_t *done, tb_image_t *out, tb_err_t *err)
 {
     int64_t f = s_factor(w, max_width);
     if (tb_image_alloc(out, (uint32_t)((w + f - 1) / f), (uint32_t)((h + f - 1) / f), TB_PNG_RGB8,
@@ -106,13 +141,16 @@ int tb_map_exposure(const uint16_t *exposure, const uint8_t *land_mask, int64_t 
                 }
             uint8_t *p = px + 3 * ((size_t)py * out->w + (size_t)pxi);
             if (best == TB_COAST_NO_EXPOSURE) {
-                const double *g = land_mask[(size_t)cy * (size_t)w + (size_t)cx] ? land : sea;
+                const double *g =
+                    land_of[classes[(size_t)cy * (size_t)w + (size_t)cx]] ? land : sea;
                 s_mix(g, g, 0, p);
-                continue;
+            } else {
+                double t = (double)best / TB_COAST_EXPOSURE_ONE * 3;
+                int k = t >= 3 ? 2 : (int)t;
+                s_mix(stops[k], stops[k + 1], t - k, p);
             }
-            double t = (double)best / TB_COAST_EXPOSURE_ONE * 3;
-            int k = t >= 3 ? 2 : (int)t;
-            s_mix(stops[k], stops[k + 1], t - k, p);
+            if (pxi + 1 == (int64_t)out->w)
+                tb_rows_done(done, py * f, py * f + f);
         }
     return 0;
 }

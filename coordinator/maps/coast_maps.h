@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/png_io.h"
+#include "common/raster.h"
 
 /* map_coast.png: moved metres (negative: the surf cut, positive: sediment laid) in cool and warm on
  * a grey ground (land light, sea dark, sea deeper than deep_m darkest), on a fixed logarithmic ramp
@@ -25,5 +26,16 @@ int tb_map_coast(const float *moved_m, const float *height_m, const uint8_t *lan
  * block. Fills *out (RGB8). */
 int tb_map_exposure(const uint16_t *exposure, const uint8_t *land_mask, int64_t w, int64_t h,
                     int64_t max_width, tb_image_t *out, tb_err_t *err);
+
+/* The same two maps with the land read through a class raster: land_of[class] nonzero for a land
+ * class (no planet-sized mask), and `done` (common/raster.h; may be NULL) told which rows of the
+ * rasters they are done with as they go down the planet. */
+int tb_map_coast_classes(const float *moved_m, const float *height_m, const uint8_t *classes,
+                         const uint8_t land_of[256], int64_t w, int64_t h, double deep_m,
+                         int64_t max_width, const tb_rows_hook_t *done, tb_image_t *out,
+                         double *top_m, tb_err_t *err);
+int tb_map_exposure_classes(const uint16_t *exposure, const uint8_t *classes,
+                            const uint8_t land_of[256], int64_t w, int64_t h, int64_t max_width,
+                            const tb_rows_hook_t *done, tb_image_t *out, tb_err_t *err);
 
 #endif

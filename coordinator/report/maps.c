@@ -97,34 +97,87 @@ static void s_legend(tb_image_t *img, int64_t y0, const s_ramp_t *ramp, const ch
 }
 
 /* The map: each pixel the largest `value` over the land cells of its f x f block (NaN: none),
- * coloured through colour(value); sea elsewhere. Leaves TB_REPORT_LEGEND_ROWS rows below. */
+ * coloured through colour(value); sea elsewhere. Leaves TB_REPORT_LEGEND_ROWS rows below. Made in
+ * two steps so that a planet can be fed to it a band of rows at a time: the blocks' largest values
+ * (and the land's range) are gathered row by row, then painted. */
 typedef double (*s_to_t_fn)(const void *ctx, double value);
 
-static int s_render(const float *v, const uint8_t *land, int64_t w, int64_t h, int64_t max_width,
-                    const s_ramp_t *ramp, s_to_t_fn to_t, const void *ctx, tb_image_t *out,
-                    tb_err_t *err)
+typedef struct {
+    int64_t w, h, f, ow, oh;
+    float *best;      /* ow x oh: the block's largest land value, NaN where it has no land */
+    double lo, hi;    /* fmin / fmax of the land's values (+inf / -inf: none) */
+    double hi_over_0; /* the largest land value above 0 (0: none) */
+} s_blocks_t;
+
+static int s_blocks_new(s_blocks_t *b, int64_t w, int64_t h, int64_t max_width, tb_err_t *err)
 {
     int64_t f = s_factor(w, max_width);
-    int64_t ow = (w + f - 1) / f, oh = (h + f - 1) / f;
-    if (tb_image_alloc(out, (uint32_t)ow, (uint32_t)(oh + s_legend_rows(ow)), TB_PNG_RGB8, err) !=
-        0)
+    *b = (s_blocks_t){.w = w,
+                      .h = h,
+                      .f = f,
+                      .ow = (w + f - 1) / f,
+                      .oh = (h + f - 1) / f,
+                      .lo = INFINITY,
+                      .hi = -INFINITY};
+    b->best = tb_malloc((size_t)b->ow * (size_t)b->oh * sizeof *b->best, "map blocks", err);
+    if (!b->best)
+        return -1;
+    for (size_t k = 0; k < (size_t)b->ow * (size_t)b->oh; k++)
+        b->best[k] = NAN;
+    return 0;
+}
+
+/* Rows [y0, y0 + n) of the planet: v and land point at row y0's first cell (w a row). */
+static void s_blocks_add(s_blocks_t *b, const float *v, const uint8_t *land, int64_t y0, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const float *vr = v + (size_t)j * (size_t)b->w;
+        const uint8_t *lr = land + (size_t)j * (size_t)b->w;
+        float *br = b->best + (size_t)((y0 + j) / b->f) * (size_t)b->ow;
+        for (int64_t x = 0; x < b->w; x++) {
+            if (!lr[x])
+                continue;
+            float *bb = br + x / b->f;
+            if (!(vr[x] <= *bb))
+                *bb = vr[x];
+            b->lo = fmin(b->lo, vr[x]);
+            b->hi = fmax(b->hi, vr[x]);
+            if (vr[x] > b->hi_over_0)
+                b->hi_over_0 = vr[x];
+        }
+    }
+}
+
+static int s_blocks_paint(const s_blocks_t *b, const s_ramp_t *ramp, s_to_t_fn to_t,
+                          const void *ctx, tb_image_t *out, tb_err_t *err)
+{
+    if (tb_image_alloc(out, (uint32_t)b->ow, (uint32_t)(b->oh + s_legend_rows(b->ow)), TB_PNG_RGB8,
+                       err) != 0)
         return -1;
     uint8_t *px = out->pixels;
-    for (int64_t py = 0; py < oh; py++)
-        for (int64_t pxi = 0; pxi < ow; pxi++) {
-            double best = NAN;
-            for (int64_t y = py * f; y < py * f + f && y < h; y++)
-                for (int64_t x = pxi * f; x < pxi * f + f && x < w; x++) {
-                    size_t i = tb_idx(w, x, y);
-                    if (land[i] && !(v[i] <= best))
-                        best = v[i];
-                }
-            uint8_t *p = px + 3 * tb_idx(ow, pxi, py);
-            if (isnan(best))
-                memcpy(p, S_SEA, 3);
-            else
-                s_colour(ramp, to_t(ctx, best), p);
-        }
+    for (size_t k = 0; k < (size_t)b->ow * (size_t)b->oh; k++) {
+        uint8_t *p = px + 3 * k;
+        if (isnan(b->best[k]))
+            memcpy(p, S_SEA, 3);
+        else
+            s_colour(ramp, to_t(ctx, b->best[k]), p);
+    }
+    return 0;
+}
+
+static void s_blocks_free(s_blocks_t *b)
+{
+    free(b->best);
+    b->best = NULL;
+}
+
+/* The whole-array form: the planet in one band. */
+static int s_blocks_of(const float *v, const uint8_t *land, int64_t w, int64_t h, int64_t max_width,
+                       s_blocks_t *b, tb_err_t *err)
+{
+    if (s_blocks_new(b, w, h, max_width, err) != 0)
+        return -1;
+    s_blocks_add(b, v, land, 0, h);
     return 0;
 }
 
@@ -145,11 +198,10 @@ static double s_slope_t(const void *ctx, double deg)
     return 1;
 }
 
-int tb_map_slope(const float *slope_deg, const uint8_t *land, int64_t w, int64_t h,
-                 int64_t max_width, tb_image_t *out, tb_err_t *err)
+static int s_slope_paint(const s_blocks_t *b, tb_image_t *out, tb_err_t *err)
 {
     s_ramp_t ramp = {7, S_SLOPE_RGB};
-    if (s_render(slope_deg, land, w, h, max_width, &ramp, s_slope_t, NULL, out, err) != 0)
+    if (s_blocks_paint(b, &ramp, s_slope_t, NULL, out, err) != 0)
         return -1;
     double t[S_SLOPE_STOPS];
     char text[S_SLOPE_STOPS][16];
@@ -163,6 +215,17 @@ int tb_map_slope(const float *slope_deg, const uint8_t *land, int64_t w, int64_t
     s_legend(out, out->h - s_legend_rows(out->w), &ramp, "SLOPE OF THE LAND IN DEGREES 0 - 60", t,
              labels, S_SLOPE_STOPS);
     return 0;
+}
+
+int tb_map_slope(const float *slope_deg, const uint8_t *land, int64_t w, int64_t h,
+                 int64_t max_width, tb_image_t *out, tb_err_t *err)
+{
+    s_blocks_t b;
+    int rc = s_blocks_of(slope_deg, land, w, h, max_width, &b, err) == 0
+                 ? s_slope_paint(&b, out, err)
+                 : -1;
+    s_blocks_free(&b);
+    return rc;
 }
 
 /* ---- relief ---- */
@@ -185,16 +248,11 @@ static double s_sqrt_t(const void *ctx, double v)
     return v > 0 ? sqrt(v / top) : 0;
 }
 
-int tb_map_relief(const float *relief_m, const uint8_t *land, int64_t w, int64_t h, double window_m,
-                  int64_t max_width, tb_image_t *out, tb_err_t *err)
+static int s_relief_paint(const s_blocks_t *blocks, double window_m, tb_image_t *out, tb_err_t *err)
 {
-    double hi = 0;
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++)
-        if (land[i] && relief_m[i] > hi)
-            hi = relief_m[i];
-    double top = s_round_top(hi);
+    double top = s_round_top(blocks->hi_over_0);
     s_ramp_t ramp = {5, S_VIRIDIS};
-    if (s_render(relief_m, land, w, h, max_width, &ramp, s_sqrt_t, &top, out, err) != 0)
+    if (s_blocks_paint(blocks, &ramp, s_sqrt_t, &top, out, err) != 0)
         return -1;
     double t[3] = {0, 0.5, 1};
     char a[32], b[32], title[96];
@@ -205,6 +263,17 @@ int tb_map_relief(const float *relief_m, const uint8_t *land, int64_t w, int64_t
              top);
     s_legend(out, out->h - s_legend_rows(out->w), &ramp, title, t, labels, 3);
     return 0;
+}
+
+int tb_map_relief(const float *relief_m, const uint8_t *land, int64_t w, int64_t h, double window_m,
+                  int64_t max_width, tb_image_t *out, tb_err_t *err)
+{
+    s_blocks_t b;
+    int rc = s_blocks_of(relief_m, land, w, h, max_width, &b, err) == 0
+                 ? s_relief_paint(&b, window_m, out, err)
+                 : -1;
+    s_blocks_free(&b);
+    return rc;
 }
 
 /* ---- erodibility ---- */
@@ -219,19 +288,13 @@ static double s_linear_t(const void *ctx, double v)
     return r->hi > r->lo ? (v - r->lo) / (r->hi - r->lo) : 0.5;
 }
 
-int tb_map_erodibility(const float *k, const uint8_t *land, int64_t w, int64_t h, double m,
-                       int64_t max_width, tb_image_t *out, tb_err_t *err)
+static int s_erodibility_paint(const s_blocks_t *blocks, double m, tb_image_t *out, tb_err_t *err)
 {
-    s_range_t r = {INFINITY, -INFINITY};
-    for (size_t i = 0; i < (size_t)w * (size_t)h; i++)
-        if (land[i]) {
-            r.lo = fmin(r.lo, k[i]);
-            r.hi = fmax(r.hi, k[i]);
-        }
+    s_range_t r = {blocks->lo, blocks->hi};
     if (!(r.lo <= r.hi))
         r.lo = r.hi = 0;
     s_ramp_t ramp = {5, S_ROCK};
-    if (s_render(k, land, w, h, max_width, &ramp, s_linear_t, &r, out, err) != 0)
+    if (s_blocks_paint(blocks, &ramp, s_linear_t, &r, out, err) != 0)
         return -1;
     double t[3] = {0, 0.5, 1};
     char a[32], b[32], c[32], title[128];
@@ -247,6 +310,17 @@ int tb_map_erodibility(const float *k, const uint8_t *land, int64_t w, int64_t h
                  r.lo, r.hi);
     s_legend(out, out->h - s_legend_rows(out->w), &ramp, title, t, labels, 3);
     return 0;
+}
+
+int tb_map_erodibility(const float *k, const uint8_t *land, int64_t w, int64_t h, double m,
+                       int64_t max_width, tb_image_t *out, tb_err_t *err)
+{
+    s_blocks_t b;
+    int rc = s_blocks_of(k, land, w, h, max_width, &b, err) == 0
+                 ? s_erodibility_paint(&b, m, out, err)
+                 : -1;
+    s_blocks_free(&b);
+    return rc;
 }
 
 /* ---- the reduced heightmap ---- */
@@ -326,6 +400,8 @@ int tb_report_erodibility_field(const tb_plan_t *plan, const tb_uplift_probes_t 
 
 /* ---- writing ---- */
 
+typedef tb_report_maps_in_t s_maps_in_t;
+
 static int s_write(const char *dir, const char *name, tb_image_t *img, cJSON *hashes, tb_err_t *err)
 {
     char path[4200];
@@ -348,35 +424,144 @@ static int s_write(const char *dir, const char *name, tb_image_t *img, cJSON *ha
     return rc;
 }
 
-int tb_report_maps_write(const char *dir, const tb_plan_t *plan, const tb_uplift_probes_t *probes,
-                         const bool *selected, const float *height_m, const float *planet_m,
-                         const float *uplift_m_yr, const uint8_t *solved, int64_t w, int64_t h,
-                         int64_t max_width, cJSON *hashes, tb_err_t *err)
+#define S_BAND_CELLS ((int64_t)2 << 20) /* cells of a band of rows (8 MB of floats) */
+
+/* Rows a band of the maps covers: a whole number of blocks of f rows, about S_BAND_CELLS cells. */
+static int64_t s_band_rows(int64_t w, int64_t f)
 {
-    const tb_manifest_t *m = tb_plan_manifest(plan);
+    int64_t rows = S_BAND_CELLS / w + 1;
+    return (rows + f - 1) / f * f;
+}
+
+/* map_slope.png: Horn's slope of the land heights, a band at a time with a row above and below
+ * (tb_stats_slope_grid reads outside its box as sea level, so the band's own rows are the whole
+ * planet's). */
+static int s_slope_map(const s_maps_in_t *in, s_blocks_t *b, float *buf, tb_err_t *err)
+{
+    int64_t w = in->w, h = in->h, band = s_band_rows(w, b->f);
+    for (int64_t y0 = 0; y0 < h; y0 += band) {
+        int64_t y1 = y0 + band < h ? y0 + band : h;
+        int64_t a = y0 > 0 ? y0 - 1 : 0, z = y1 < h ? y1 + 1 : h;
+        tb_frame_t f;
+        if (tb_frame_make(&f, w, h, in->cell_m, 0, a, w, z - a, err) != 0 ||
+            tb_stats_slope_grid(&f, in->land_m + (size_t)a * (size_t)w, buf, err) != 0)
+            return -1;
+        s_blocks_add(b, buf + (size_t)(y0 - a) * (size_t)w, in->solved + (size_t)y0 * (size_t)w, y0,
+                     y1 - y0);
+        tb_rows_done(in->done, 0, y0 - 1);
+    }
+    return 0;
+}
+
+/* map_relief.png: the relief's own streaming pass over the whole planet (jobs/stats/relief.h). */
+static int s_relief_map(const s_maps_in_t *in, int64_t r, s_blocks_t *b, tb_err_t *err)
+{
     tb_frame_t pf;
-    tb_image_t img = {0};
-    float *buf = tb_malloc((size_t)w * (size_t)h * sizeof(float), "a map field", err);
-    if (!buf)
-        return -1;
+    tb_relief_t *rel = tb_relief_new(err);
     int rc = -1;
+    if (!rel || tb_frame_make(&pf, in->w, in->h, in->cell_m, 0, 0, in->w, in->h, err) != 0 ||
+        tb_relief_begin(rel, &pf, in->land_m, r, err) != 0)
+        goto done;
+    int64_t k = 2 * r + 1;
+    for (int64_t blk = 0; blk * k < in->h; blk++) {
+        tb_relief_block(rel, blk);
+        for (int64_t j = blk * k; j < blk * k + k && j < in->h; j++)
+            s_blocks_add(b, tb_relief_row(rel, j), in->solved + (size_t)j * (size_t)in->w, j, 1);
+        tb_rows_done(in->done, 0, blk * k - r - k);
+    }
+    rc = 0;
+done:
+    tb_relief_destroy(&rel);
+    return rc;
+}
+
+/* map_erodibility.png: K as the solve built it, a band of the planet at a time with the uplift
+ * blend's radius of rows either side: tb_uplift_build is exact for every land cell whose
+ * neighbourhood lies in its box, which a region's box is for its land too (its ocean margin holds
+ * the radius), so the K of a band is the regions' K. *mism counts solved cells whose U built here
+ * differs from the solved one. */
+static int s_erodibility_map(const s_maps_in_t *in, s_blocks_t *b, float *u, float *k,
+                             int64_t *mism, tb_err_t *err)
+{
+    const tb_manifest_t *m = tb_plan_manifest(in->plan);
+    int64_t w = in->w, h = in->h, band = s_band_rows(w, b->f);
+    int64_t R = tb_uplift_blend_radius_cells(m->cell_m);
+    for (int64_t y0 = 0; y0 < h; y0 += band) {
+        int64_t y1 = y0 + band < h ? y0 + band : h;
+        int64_t a = y0 - R > 0 ? y0 - R : 0, z = y1 + R < h ? y1 + R : h;
+        tb_frame_t f;
+        if (tb_frame_make(&f, w, h, m->cell_m, 0, a, w, z - a, err) != 0 ||
+            tb_uplift_build(m, in->probes, &f, in->classes + (size_t)a * (size_t)w, u, k, err) != 0)
+            return tb_err_prefix(err, "erodibility map");
+        size_t off = (size_t)(y0 - a) * (size_t)w, at = (size_t)y0 * (size_t)w;
+        for (size_t i = 0; i < (size_t)(y1 - y0) * (size_t)w; i++)
+            if (in->solved[at + i] && in->uplift_m_yr[at + i] != u[off + i])
+                (*mism)++;
+        s_blocks_add(b, k + off, in->solved + at, y0, y1 - y0);
+        tb_rows_done(in->done, 0, y0 - R);
+    }
+    return 0;
+}
+
+/* planet_height_low.png: each pixel the mean of its block, a row of blocks at a time. */
+static int s_low_map(const s_maps_in_t *in, tb_image_t *out, tb_err_t *err)
+{
+    const tb_manifest_t *m = tb_plan_manifest(in->plan);
+    double lo = m->elevation_min_m, hi = m->elevation_max_m;
+    if (!(hi > lo))
+        return tb_err_set(err, TB_E_INVALID, "heightmap: empty elevation range %g..%g", lo, hi);
+    int64_t w = in->w, h = in->h, f = s_factor(w, TB_REPORT_LOW_MAX_WIDTH);
+    int64_t ow = (w + f - 1) / f, oh = (h + f - 1) / f;
+    if (tb_image_alloc(out, (uint32_t)ow, (uint32_t)oh, TB_PNG_GRAY16, err) != 0)
+        return -1;
+    uint16_t *px = out->pixels;
+    double scale = 65535.0 / (hi - lo);
+    for (int64_t py = 0; py < oh; py++) {
+        for (int64_t pxi = 0; pxi < ow; pxi++) {
+            double sum = 0;
+            int64_t n = 0;
+            for (int64_t y = py * f; y < py * f + f && y < h; y++)
+                for (int64_t x = pxi * f; x < pxi * f + f && x < w; x++, n++)
+                    sum += in->planet_m[tb_idx(w, x, y)];
+            double v = (sum / (double)n - lo) * scale;
+            px[tb_idx(ow, pxi, py)] = !(v >= 0) ? 0 : v > 65535 ? 65535 : (uint16_t)lround(v);
+        }
+        tb_rows_done(in->done, py * f, py * f + f);
+    }
+    return 0;
+}
+
+int tb_report_maps_write(const char *dir, const tb_report_maps_in_t *maps, int64_t max_width,
+                         cJSON *hashes, tb_err_t *err)
+{
+    const s_maps_in_t *in = maps;
+    const tb_manifest_t *m = tb_plan_manifest(in->plan);
+    int64_t w = in->w;
     tb_stats_params_t sp;
     tb_stats_params_default(&sp, m->cell_m);
-    int64_t r = tb_relief_radius_cells(sp.relief_window_m, m->cell_m);
-    int64_t mism = 0;
-    if (tb_frame_make(&pf, w, h, m->cell_m, 0, 0, w, h, err) != 0)
+    int64_t r = tb_relief_radius_cells(sp.relief_window_m, m->cell_m), mism = 0;
+    s_blocks_t b = {0};
+    tb_image_t img = {0};
+    int64_t band = s_band_rows(w, s_factor(w, max_width));
+    int64_t R = tb_uplift_blend_radius_cells(m->cell_m);
+    size_t buf_cells = (size_t)w * (size_t)(band + 2 * R + 2);
+    float *u = tb_malloc(buf_cells * sizeof(float), "a band of a map field", err);
+    float *k = tb_malloc(buf_cells * sizeof(float), "a band of a map field", err);
+    int rc = -1;
+    if (!u || !k)
         goto done;
-    if (tb_stats_slope_grid(&pf, height_m, buf, err) != 0 ||
-        tb_map_slope(buf, solved, w, h, max_width, &img, err) != 0 ||
-        s_write(dir, "map_slope.png", &img, hashes, err) != 0)
+    if (s_blocks_new(&b, w, in->h, max_width, err) != 0 || s_slope_map(in, &b, u, err) != 0 ||
+        s_slope_paint(&b, &img, err) != 0 || s_write(dir, "map_slope.png", &img, hashes, err) != 0)
         goto done;
-    if (tb_relief_grid(&pf, height_m, r, buf, err) != 0 ||
-        tb_map_relief(buf, solved, w, h, (double)(2 * r + 1) * m->cell_m, max_width, &img, err) !=
-            0 ||
+    s_blocks_free(&b);
+    if (s_blocks_new(&b, w, in->h, max_width, err) != 0 || s_relief_map(in, r, &b, err) != 0 ||
+        s_relief_paint(&b, (double)(2 * r + 1) * m->cell_m, &img, err) != 0 ||
         s_write(dir, "map_relief.png", &img, hashes, err) != 0)
         goto done;
-    if (tb_report_erodibility_field(plan, probes, selected, buf, uplift_m_yr, &mism, err) != 0 ||
-        tb_map_erodibility(buf, solved, w, h, m->solve.m, max_width, &img, err) != 0 ||
+    s_blocks_free(&b);
+    if (s_blocks_new(&b, w, in->h, max_width, err) != 0 ||
+        s_erodibility_map(in, &b, u, k, &mism, err) != 0 ||
+        s_erodibility_paint(&b, m->solve.m, &img, err) != 0 ||
         s_write(dir, "map_erodibility.png", &img, hashes, err) != 0)
         goto done;
     if (mism > 0) {
@@ -386,13 +571,14 @@ int tb_report_maps_write(const char *dir, const tb_plan_t *plan, const tb_uplift
                    (long long)mism);
         goto done;
     }
-    if (tb_map_height16_low(planet_m, w, h, m->elevation_min_m, m->elevation_max_m,
-                            TB_REPORT_LOW_MAX_WIDTH, &img, err) != 0 ||
+    if (s_low_map(in, &img, err) != 0 ||
         s_write(dir, "planet_height_low.png", &img, hashes, err) != 0)
         goto done;
     rc = 0;
 done:
+    s_blocks_free(&b);
     tb_image_free(&img);
-    free(buf);
+    free(u);
+    free(k);
     return rc;
 }

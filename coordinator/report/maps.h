@@ -18,6 +18,7 @@
 
 #include "common/error.h"
 #include "common/png_io.h"
+#include "common/raster.h"
 #include "jobs/plan/plan.h"
 #include "jobs/uplift/uplift.h"
 
@@ -55,12 +56,27 @@ int tb_report_erodibility_field(const tb_plan_t *plan, const tb_uplift_probes_t 
                                 const bool *selected, float *k_out, const float *uplift_check,
                                 int64_t *mismatches, tb_err_t *err);
 
-/* Writes the four maps into dir (atomically) and records each file's XXH3 in hashes. height_m is
- * what the statistics saw (solved land, 0 elsewhere), planet_m the composite, solved the land mask.
- * Returns 0, or -1 with *err naming the file. */
-int tb_report_maps_write(const char *dir, const tb_plan_t *plan, const tb_uplift_probes_t *probes,
-                         const bool *selected, const float *height_m, const float *planet_m,
-                         const float *uplift_m_yr, const uint8_t *solved, int64_t w, int64_t h,
-                         int64_t max_width, cJSON *hashes, tb_err_t *err);
+/* What the four maps are made of: planet rasters w x h (row-major; typically memory-mapped files,
+ * read in increasing rows, `done` told which rows each pass is finished with, common/raster.h; may
+ * be NULL). land_m is what the statistics saw (solved land, 0 elsewhere), planet_m the final
+ * heights, uplift_m_yr the solve's U, solved the land mask, classes the plan's class raster. */
+typedef struct {
+    const tb_plan_t *plan;
+    const tb_uplift_probes_t *probes;
+    const float *land_m, *planet_m, *uplift_m_yr;
+    const uint8_t *solved, *classes;
+    int64_t w, h;
+    double cell_m;
+    const tb_rows_hook_t *done;
+} tb_report_maps_in_t;
+
+/* Writes the four maps into dir (atomically) and records each file's XXH3 in hashes, a band of
+ * rows at a time: what it holds is the reduced pictures and a few bands of fields (about 24 MB at
+ * 37500 cells a row), whatever the planet. K is built from the class raster by bands of the planet
+ * (tb_uplift_build with the blend radius either side) and its U checked against the solve's at
+ * every solved cell: a difference fails it (TB_E_INTERNAL). Returns 0, or -1 with *err naming the
+ * file. */
+int tb_report_maps_write(const char *dir, const tb_report_maps_in_t *in, int64_t max_width,
+                         cJSON *hashes, tb_err_t *err);
 
 #endif

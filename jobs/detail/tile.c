@@ -7,7 +7,6 @@
  *           interior w x h) | budget 6 x i64 | stats 5 x i64 | slope histogram n_classes x 90 x i64
  * Headers are printed by cJSON from objects built in a fixed order, so equal specs are equal
  * bytes. */
-#include "common/json.h"
 #include "jobs/detail/tile.h"
 
 #include <cJSON.h>
@@ -21,7 +20,10 @@
 
 #include "common/bytes.h"
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/log.h"
+#include "common/noise.h"
+#include "jobs/detail/planet_inputs.h"
 #include "jobs/detail/relief_fbm.h"
 #include "jobs/detail/resample_catmull_rom.h"
 #include "jobs/detail/splat.h"
@@ -113,13 +115,14 @@ void tb_tile_spec_free(tb_tile_spec_owned_t *s)
     memset(s, 0, sizeof *s);
 }
 
-static int s_alloc_arrays(tb_tile_spec_owned_t *o, size_t n, tb_err_t *err)
+/* The window's arrays; rock_k only when the spec does not carry the rock's inputs. */
+static int s_alloc_arrays(tb_tile_spec_owned_t *o, size_t n, bool with_rock_k, tb_err_t *err)
 {
     o->height_m = malloc(n * sizeof(float));
     o->area_m2 = malloc(n * sizeof(float));
-    o->rock_k = malloc(n * sizeof(float));
+    o->rock_k = with_rock_k ? malloc(n * sizeof(float)) : NULL;
     o->class_idx = malloc(n ? n : 1);
-    if (!o->height_m || !o->area_m2 || !o->rock_k || !o->class_idx)
+    if (!o->height_m || !o->area_m2 || (with_rock_k && !o->rock_k) || !o->class_idx)
         return tb_err_set(err, TB_E_NOMEM, "tile spec: out of memory for %zu cells", n);
     o->spec.height_m = o->height_m;
     o->spec.area_m2 = o->area_m2;
@@ -157,9 +160,13 @@ int tb_tile_spec_cut(const tb_tile_planet_t *planet, tb_tile_id_t id, uint64_t s
     if (s_frames(s, &f, err) != 0)
         return -1;
     size_t n = (size_t)s->geo.w * (size_t)s->geo.h;
-    if (s_alloc_arrays(out, n, err) != 0) {
+    if (s_alloc_arrays(out, n, planet->rock == NULL, err) != 0) {
         tb_tile_spec_free(out);
         return -1;
+    }
+    if (planet->rock) {
+        out->rock = *planet->rock;
+        s->rock = &out->rock;
     }
     for (int64_t j = 0; j < s->geo.h; j++)
         for (int64_t i = 0; i < s->geo.w; i++) {
@@ -167,10 +174,108 @@ int tb_tile_spec_cut(const tb_tile_planet_t *planet, tb_tile_id_t id, uint64_t s
             size_t to = tb_idx(s->geo.w, i, j);
             out->height_m[to] = planet->height_m[from];
             out->area_m2[to] = planet->area_m2[from];
-            out->rock_k[to] = planet->rock_k ? planet->rock_k[from] : 1.0f;
+            if (out->rock_k)
+                out->rock_k[to] = planet->rock_k ? planet->rock_k[from] : 1.0f;
             out->class_idx[to] = planet->class_idx[from];
         }
     return 0;
+}
+
+/* ---- the rock ---- */
+
+void tb_tile_rock_of(const tb_manifest_t *m, const tb_uplift_probes_t *probes, tb_tile_rock_t *out)
+{
+    *out = (tb_tile_rock_t){.seed = m->seed,
+                            .circumference_km = m->circumference_km,
+                            .massif_wavelength_km = m->massif.wavelength_km,
+                            .params = m->rock,
+                            .probes = *probes};
+}
+
+/* The manifest the rock field reads: the defaults with the rock's inputs, the wavelengths snapped
+ * as tb_manifest_finish snaps them (the same function of the same numbers: the same bits). */
+static void s_rock_manifest(const tb_tile_rock_t *r, tb_manifest_t *m)
+{
+    tb_manifest_defaults(m);
+    m->seed = r->seed;
+    m->circumference_km = r->circumference_km;
+    m->massif.wavelength_km = r->massif_wavelength_km;
+    m->massif.wavelength_snapped_km =
+        tb_snap_wavelength(r->circumference_km, r->massif_wavelength_km);
+    m->rock = r->params;
+    m->rock.wavelength_snapped_km =
+        tb_snap_wavelength(r->circumference_km, r->params.wavelength_km);
+}
+
+static cJSON *s_rock_json(const tb_tile_rock_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    char seed[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, r->seed);
+    cJSON_AddStringToObject(o, "seed", seed);
+    cJSON_AddNumberToObject(o, "circumference_km", r->circumference_km);
+    cJSON_AddNumberToObject(o, "massif_wavelength_km", r->massif_wavelength_km);
+    cJSON_AddNumberToObject(o, "wavelength_km", r->params.wavelength_km);
+    cJSON_AddNumberToObject(o, "k_min_mult", r->params.k_min_mult);
+    cJSON_AddNumberToObject(o, "k_max_mult", r->params.k_max_mult);
+    cJSON_AddNumberToObject(o, "softness", r->params.softness);
+    char *pj = tb_uplift_probes_to_json(&r->probes);
+    cJSON_AddItemToObject(o, "probes", pj ? cJSON_Parse(pj) : NULL);
+    free(pj);
+    return o;
+}
+
+static int s_rock_parse(const cJSON *o, tb_tile_rock_t *r, tb_err_t *err)
+{
+    const char *const keys[] = {"circumference_km", "massif_wavelength_km", "wavelength_km",
+                                "k_min_mult",       "k_max_mult",           "softness"};
+    double v[6];
+    for (int i = 0; i < 6; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || !(x->valuedouble >= 0))
+            return tb_err_set(err, TB_E_FORMAT, "tile spec: rock.%s missing or not a number",
+                              keys[i]);
+        v[i] = x->valuedouble;
+    }
+    if (!(v[0] > 0) || !(v[1] > 0) || !(v[2] > 0) || !(v[3] > 0) || !(v[4] >= v[3]) || v[5] > 1)
+        return tb_err_set(err, TB_E_INVALID, "tile spec: the rock's numbers are out of range");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
+    char *end = NULL;
+    if (!cJSON_IsString(seed) || !seed->valuestring[0])
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: rock.seed missing");
+    r->seed = strtoull(seed->valuestring, &end, 10);
+    if (!end || *end)
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: rock.seed is not a number");
+    r->circumference_km = v[0];
+    r->massif_wavelength_km = v[1];
+    memset(&r->params, 0, sizeof r->params);
+    r->params.wavelength_km = v[2];
+    r->params.k_min_mult = v[3];
+    r->params.k_max_mult = v[4];
+    r->params.softness = v[5];
+    char *text = tb_json_print(cJSON_GetObjectItemCaseSensitive(o, "probes"), false);
+    int rc = text ? tb_uplift_probes_from_json(text, &r->probes, err)
+                  : tb_err_set(err, TB_E_FORMAT, "tile spec: rock.probes missing");
+    free(text);
+    return rc;
+}
+
+/* The rock multiplier under the spec's window, made from its rock inputs, into a new array. */
+static float *s_make_rock(const tb_tile_spec_t *spec, tb_err_t *err)
+{
+    size_t ng = (size_t)spec->geo.w * (size_t)spec->geo.h;
+    float *k = malloc((ng ? ng : 1) * sizeof *k);
+    if (!k) {
+        tb_err_set(err, TB_E_NOMEM, "tile: out of memory for the rock of %zu cells", ng);
+        return NULL;
+    }
+    tb_manifest_t m;
+    s_rock_manifest(spec->rock, &m);
+    if (tb_tile_rock_k(&m, &spec->rock->probes, &spec->geo, k, err) != 0) {
+        free(k);
+        return NULL;
+    }
+    return k;
 }
 
 /* ---- spec codec ---- */
@@ -212,6 +317,8 @@ int tb_tile_spec_encode(const tb_tile_spec_t *spec, void **out, size_t *bytes, t
     int64_t win[4] = {spec->geo.x0, spec->geo.y0, spec->geo.w, spec->geo.h};
     cJSON_AddItemToObject(root, "window", s_int_array(win, 4));
     cJSON_AddItemToObject(root, "tiles", tb_detail_params_to_json(&spec->params));
+    if (spec->rock)
+        cJSON_AddItemToObject(root, "rock", s_rock_json(spec->rock));
     char *header = tb_json_print(root, false);
     cJSON_Delete(root);
     if (!header)
@@ -226,7 +333,9 @@ int tb_tile_spec_encode(const tb_tile_spec_t *spec, void **out, size_t *bytes, t
     free(header);
     tb_bytes_put(&w, spec->height_m, n * sizeof(float));
     tb_bytes_put(&w, spec->area_m2, n * sizeof(float));
-    if (spec->rock_k) {
+    if (spec->rock) {
+        /* the job makes it */
+    } else if (spec->rock_k) {
         tb_bytes_put(&w, spec->rock_k, n * sizeof(float));
     } else {
         const float one = 1.0f;
@@ -261,7 +370,8 @@ static int s_json_ints(const cJSON *a, int n, double lo, double hi, int64_t *out
     return 0;
 }
 
-static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_err_t *err)
+static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_tile_rock_t *rock_out,
+                           tb_err_t *err)
 {
     int64_t id[2], geo[2], win[4];
     const cJSON *jgeo = cJSON_GetObjectItemCaseSensitive(root, "geo");
@@ -313,6 +423,14 @@ static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_err_t *err)
         return -1;
     if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "tiles")))
         return tb_err_set(err, TB_E_FORMAT, "tile spec: no tiles parameters");
+    const cJSON *rock = cJSON_GetObjectItemCaseSensitive(root, "rock");
+    if (rock) {
+        if (!cJSON_IsObject(rock))
+            return tb_err_set(err, TB_E_FORMAT, "tile spec: rock is not an object");
+        if (s_rock_parse(rock, rock_out, err) != 0)
+            return -1;
+        s->rock = rock_out;
+    }
     if (!(s->geo_cell_m > 0) || !isfinite(s->geo_cell_m) || win[2] < 1 || win[3] < 1 ||
         tb_frame_make(&s->geo, s->geo_w, s->geo_h, s->geo_cell_m, win[0], win[1], win[2], win[3],
                       err) != 0)
@@ -321,9 +439,10 @@ static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_err_t *err)
     return s_frames(s, &f, err);
 }
 
-/* A spec's preamble and header: fills *s but its rasters and leaves r at them. */
+/* A spec's preamble and header: fills *s (and *rock, which s->rock points to when the spec carries
+ * it) but its rasters and leaves r at them. */
 static int s_spec_head(const void *data, size_t bytes, tb_reader_t *r, tb_tile_spec_t *s,
-                       tb_err_t *err)
+                       tb_tile_rock_t *rock, tb_err_t *err)
 {
     memset(s, 0, sizeof *s);
     tb_reader_init(r, data, bytes);
@@ -336,7 +455,7 @@ static int s_spec_head(const void *data, size_t bytes, tb_reader_t *r, tb_tile_s
         cJSON_Delete(root);
         return tb_err_set(err, TB_E_FORMAT, "tile spec: the header is not a JSON object");
     }
-    int rc = s_decode_header(root, s, err);
+    int rc = s_decode_header(root, s, rock, err);
     cJSON_Delete(root);
     return rc;
 }
@@ -345,21 +464,25 @@ int tb_tile_spec_decode(const void *data, size_t bytes, tb_tile_spec_owned_t *ou
 {
     memset(out, 0, sizeof *out);
     tb_reader_t r;
-    if (s_spec_head(data, bytes, &r, &out->spec, err) != 0)
+    if (s_spec_head(data, bytes, &r, &out->spec, &out->rock, err) != 0)
         return -1;
     size_t n = (size_t)out->spec.geo.w * (size_t)out->spec.geo.h;
-    if (tb_reader_left(&r) != n * 13)
+    bool rock_k = out->spec.rock == NULL; /* else the job makes it */
+    size_t per_cell = rock_k ? 13 : 9;
+    if (tb_reader_left(&r) != n * per_cell)
         return tb_err_set(err, TB_E_FORMAT,
                           "tile spec: %zu raster bytes for a %" PRId64 " x %" PRId64
                           " window (expected %zu)",
-                          tb_reader_left(&r), out->spec.geo.w, out->spec.geo.h, n * 13);
-    if (s_alloc_arrays(out, n, err) != 0) {
+                          tb_reader_left(&r), out->spec.geo.w, out->spec.geo.h, n * per_cell);
+    if (s_alloc_arrays(out, n, rock_k, err) != 0) {
         tb_tile_spec_free(out);
         return -1;
     }
+    out->spec.rock = rock_k ? NULL : &out->rock;
     tb_reader_get(&r, out->height_m, n * sizeof(float));
     tb_reader_get(&r, out->area_m2, n * sizeof(float));
-    tb_reader_get(&r, out->rock_k, n * sizeof(float));
+    if (rock_k)
+        tb_reader_get(&r, out->rock_k, n * sizeof(float));
     tb_reader_get(&r, out->class_idx, n);
     if (r.failed || s_check_arrays(&out->spec, err) != 0) {
         if (r.failed)
@@ -518,6 +641,7 @@ int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_
     int64_t *water = malloc(n * sizeof *water);
     uint8_t *cls = malloc(n);
     float *gla = malloc(ng * sizeof *gla), *gfac = malloc(ng * sizeof *gfac);
+    float *rock = NULL; /* the multiplier the job makes from the spec's rock inputs */
     int rc = -1;
     if (!h0 || !h1 || !work || !ero || !dep || !water || !cls || !gla || !gfac ||
         s_result_alloc(out, ni, err) != 0) {
@@ -528,9 +652,12 @@ int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_
     double t[6], cpu[6];
     t[0] = tb_now_s();
     cpu[0] = s_cpu_s();
+    if (spec->rock && !(rock = s_make_rock(spec, err)))
+        goto done;
+    const float *rock_k = spec->rock ? rock : spec->rock_k;
     for (size_t i = 0; i < ng; i++) {
         const tb_tile_class_t *c = &spec->classes[spec->class_idx[i]];
-        double k = spec->rock_k ? (double)spec->rock_k[i] : 1.0;
+        double k = rock_k ? (double)rock_k[i] : 1.0;
         gla[i] = (float)log10(spec->area_m2[i] > 1 ? (double)spec->area_m2[i] : 1.0);
         gfac[i] = (float)(c->relief_mult * (c->ocean ? p->relief_ocean_mult : 1.0) *
                           pow(k, -p->relief_rock_exponent));
@@ -576,6 +703,7 @@ done:
     free(cls);
     free(gla);
     free(gfac);
+    free(rock);
     if (rc != 0)
         tb_tile_result_free(out);
     return rc;
@@ -769,8 +897,10 @@ static int s_spec_interior(const void *spec, size_t n, tb_tile_spec_t *s, tb_fra
 {
     tb_reader_t r;
     s_frames_t f;
-    if (s_spec_head(spec, n, &r, s, err) != 0 || s_frames(s, &f, err) != 0)
+    tb_tile_rock_t rock;
+    if (s_spec_head(spec, n, &r, s, &rock, err) != 0 || s_frames(s, &f, err) != 0)
         return -1;
+    s->rock = NULL; /* it pointed at this frame's rock */
     *interior = f.interior;
     return 0;
 }

@@ -29,6 +29,7 @@
 #include "jobs/detail/lattice.h"
 #include "jobs/detail/params.h"
 #include "jobs/job.h"
+#include "jobs/uplift/uplift.h"
 
 #define TB_TILE_MAX_CLASSES 64
 #define TB_TILE_SLOPE_BINS 90 /* 1-degree bins over [0, 90) */
@@ -37,6 +38,23 @@ typedef struct {
     uint8_t ocean;      /* 1 for an ocean class, 0 for land */
     double relief_mult; /* multiplier of the detail relief amplitude on this class */
 } tb_tile_class_t;
+
+/* What the tile job needs to make the rock erodibility multiplier under its window itself: the
+ * uplift module's lithology field (tb_tile_rock_k, jobs/detail/planet_inputs.h), a pure function of
+ * world position given the seed, the circumference, the manifest's rock section, the massif
+ * wavelength (the probes are checked against both noises) and the planet probes. Carrying these
+ * instead of the window's multipliers keeps the spec 9 bytes a cell and its cut a copy: the
+ * multiplier costs about 1 us a cell, 0.5 s a tile, which the worker pays. */
+typedef struct {
+    uint64_t seed;
+    double circumference_km;
+    double massif_wavelength_km; /* as asked: snapped by the job as the manifest snaps it */
+    tb_rock_params_t params;     /* wavelength_km as asked, k_min_mult, k_max_mult, softness */
+    tb_uplift_probes_t probes;
+} tb_tile_rock_t;
+
+/* The rock inputs of a finished manifest and its probes. */
+void tb_tile_rock_of(const tb_manifest_t *m, const tb_uplift_probes_t *probes, tb_tile_rock_t *out);
 
 /* A tile job's inputs. The window arrays are geo.w x geo.h, row-major, borrowed. */
 typedef struct {
@@ -48,18 +66,21 @@ typedef struct {
     double elevation_min_m, elevation_max_m; /* heights of 16-bit samples 0 and 65535 */
     int n_classes;
     tb_tile_class_t classes[TB_TILE_MAX_CLASSES];
-    tb_frame_t geo;           /* the window the arrays cover, on the geology lattice */
-    const float *height_m;    /* composited heights */
-    const float *area_m2;     /* drainage area */
-    const float *rock_k;      /* erodibility multiplier of the rock (1 where unknown) */
-    const uint8_t *class_idx; /* index into classes */
+    tb_frame_t geo;             /* the window the arrays cover, on the geology lattice */
+    const float *height_m;      /* composited heights */
+    const float *area_m2;       /* drainage area */
+    const float *rock_k;        /* erodibility multiplier of the rock (1 where unknown), unless: */
+    const tb_tile_rock_t *rock; /* not NULL: the job makes the multiplier itself; rock_k unused */
+    const uint8_t *class_idx;   /* index into classes */
 } tb_tile_spec_t;
 
-/* A decoded or cut spec, owning its arrays. */
+/* A decoded or cut spec, owning its arrays (rock_k NULL when the spec carries the rock's inputs).
+ */
 typedef struct {
     tb_tile_spec_t spec;
     float *height_m, *area_m2, *rock_k;
     uint8_t *class_idx;
+    tb_tile_rock_t rock;
 } tb_tile_spec_owned_t;
 
 /* The planet a coordinator cuts windows from: geology-lattice arrays, geo_w x geo_h, borrowed. */
@@ -68,6 +89,7 @@ typedef struct {
     double geo_cell_m;
     const float *height_m, *area_m2, *rock_k; /* rock_k may be NULL: 1 everywhere */
     const uint8_t *class_idx;
+    const tb_tile_rock_t *rock; /* not NULL: the specs carry it, and the jobs make the rock */
 } tb_tile_planet_t;
 
 /* The detail statistics of one tile's interior: integer counts and sums that pool over tiles by
@@ -99,7 +121,9 @@ typedef struct {
 } tb_tile_result_t;
 
 /* Cuts the window of `planet` a tile needs at params.margin_cells into *out (owned), with the given
- * class table, seed and encoding. Returns 0 or -1 with *err. */
+ * class table, seed and encoding; with planet->rock the spec carries the rock's inputs and the job
+ * makes the multiplier, else the window's multipliers are copied from planet->rock_k (1 where it is
+ * NULL). Returns 0 or -1 with *err. */
 int tb_tile_spec_cut(const tb_tile_planet_t *planet, tb_tile_id_t id, uint64_t seed,
                      const tb_detail_params_t *params, double elevation_min_m,
                      double elevation_max_m, const tb_tile_class_t *classes, int n_classes,
