@@ -95,7 +95,7 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
         *removed_meta = true;
     }
     /* report.html goes live once the plan exists (docs/report.md); each phase rewrites it */
-    if (ctx->plan && !ctx->live && !tb_bake_reuses_outputs(ctx)) {
+    if (ctx->plan && !ctx->live && !ctx->opts->measure_margin) {
         int n = 0;
         for (int ri = 0; ri < tb_plan_region_count(ctx->plan); ri++)
             n += ctx->selected && ctx->selected[ri];
@@ -154,6 +154,8 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
         goto done;
     /* meta.json, last: its presence says the bake is complete */
     if (tb_bake_check_interrupted(&ctx, err) != 0 ||
+        (!tb_bake_reuses_outputs(&ctx) && ctx.live &&
+         tb_bake_meta_add(&ctx, "timeline", tb_report_live_timeline_json(ctx.live), err) != 0) ||
         (tb_bake_reuses_outputs(&ctx) ? tb_bake_reuse_meta_write(&ctx, err)
                                       : tb_bake_meta_write(&ctx, err)) != 0)
         goto done;
@@ -173,7 +175,10 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
 done:
     /* a farm's workers leave once, here, whatever the outcome (docs/distribution.md) */
     tb_dispatch_finish(ctx.dispatch, rc != 0);
-    tb_report_live_finish(ctx.live, ctx.dispatch, out->meta_path[0] != '\0', rc == 0 ? NULL : err);
+    /* `terrain tiles` keeps the bake's meta.json whatever happened: the page is rebuilt from it */
+    tb_report_live_finish(ctx.live, ctx.dispatch,
+                          out->meta_path[0] != '\0' || tb_bake_reuses_outputs(&ctx),
+                          rc == 0 ? NULL : err);
     tb_report_live_destroy(&ctx.live);
     out->stats = ctx.stats;
     cJSON_Delete(ctx.hashes);

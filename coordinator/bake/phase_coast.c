@@ -45,6 +45,12 @@ int tb_bake_coast_spec(const tb_bake_ctx_t *ctx, const float *height_m,
     return rc;
 }
 
+/* report.html's live view of the coast job (coordinator/report/report.h) */
+static void s_on_tick(void *user, const tb_dispatch_t *d)
+{
+    tb_report_live_tick(((tb_bake_ctx_t *)user)->live, d);
+}
+
 int tb_bake_coast_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, const char *label,
                       tb_coast_result_t *r, cJSON **record, tb_err_t *err)
 {
@@ -55,7 +61,8 @@ int tb_bake_coast_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, const char
     *r = (tb_coast_result_t){0};
     /* in farm mode the bake's one engine, in a new batch: the coast job goes to the farm's
      * workers like the regions (docs/coast.md, "In the bake") */
-    tb_dispatch_batch_t batch = {.label = label}; /* the result is read after the run */
+    tb_dispatch_batch_t batch = {.label = label, .on_tick = s_on_tick, .user = ctx};
+    /* the result is read after the run */
     tb_dispatch_t *d = NULL;
     if (tb_bake_reuses_outputs(ctx) &&
         tb_bake_require_stored(ctx, "coast", spec, n, label, err) != 0) {
