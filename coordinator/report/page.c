@@ -284,7 +284,13 @@ static void s_card_finish(s_ctx_t *c)
         tb_html_printf(h, ")</p>");
     }
     if (c->pg->eta) {
-        tb_html_printf(h, "<p id=\"eta\">");
+        /* the ETA in seconds for a machine (tests/test_report_browser.sh compares it with the end) */
+        double eta_s = tb_json_num(d, "live.progress.eta_s");
+        tb_html_printf(h, "<p id=\"eta\"");
+        if (isfinite(eta_s))
+            tb_html_printf(h, " data-eta-s=\"%.3f\" data-eta-phase=\"%s\"", eta_s,
+                           tb_json_str(d, "live.progress.phase", ""));
+        tb_html_printf(h, ">");
         tb_html_text(h, c->pg->eta);
         tb_html_printf(h, "</p>");
     }

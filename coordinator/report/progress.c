@@ -53,6 +53,36 @@ static double s_cost(const cJSON *jobs, double age_s)
     return w > 0 && s > 0 ? s / w : NAN;
 }
 
+/* Seconds to finish `left` weight units at the rate results arrived since the first one ended
+ * (weight of the later ones over the time since, `now_s` in the record's seconds); NaN before two
+ * results. */
+static double s_throughput_eta(const cJSON *jobs, double now_s, double left)
+{
+    double first_end = INFINITY, first_w = 0, done_w = 0;
+    int n = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, jobs)
+    {
+        const cJSON *a = s_last_attempt(j);
+        double wt = tb_json_num(j, "weight");
+        if (!a || !(wt > 0) || cJSON_IsTrue(cJSON_GetObjectItem(j, "from_store")) ||
+            strcmp(tb_json_str(j, "state", ""), "done") != 0)
+            continue;
+        double end = tb_json_num(a, "start_s") + tb_json_num(a, "seconds");
+        if (!isfinite(end))
+            continue;
+        n++;
+        done_w += wt;
+        if (end < first_end) {
+            first_end = end;
+            first_w = wt;
+        }
+    }
+    if (n < 2 || !(now_s > first_end) || !(done_w > first_w))
+        return NAN;
+    return left * (now_s - first_end) / (done_w - first_w);
+}
+
 int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -147,7 +177,11 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
         double end = 0;
         for (int k = 0; k < nf; k++)
             end = fmax(end, free_at[k]);
-        out->eta_s = end;
+        /* the workers are not the only limit: the coordinator takes each result in (a tile's
+         * files are encoded and written one at a time), so the rate results have arrived at since
+         * the first one bounds the ETA too, and the slower of the two is the bottleneck */
+        double thru = s_throughput_eta(jobs, out->elapsed_s, todo_w - done_w);
+        out->eta_s = isfinite(thru) ? fmax(end, thru) : end;
         out->measured = true;
     }
     free(queued);

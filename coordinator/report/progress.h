@@ -9,8 +9,10 @@
  * the weight they did. The ETA is the end of a list schedule of the remaining work on the workers
  * alive: each running job's remaining seconds (by its own progress when it reports some, else the
  * measured cost less its elapsed time), then the queued jobs largest first, each on the worker
- * that is free first - the engine's own order (dispatch.h). Nothing here reads a clock: the caller
- * passes how old the record is. Pure functions, tested in tests/test_report.c.
+ * that is free first - the engine's own order (dispatch.h); and no sooner than the rate results
+ * have arrived at since the first one allows (the coordinator's own handling of each result, a
+ * tile's files written one at a time, can be the bottleneck). Nothing here reads a clock: the
+ * caller passes how old the record is. Pure functions, tested in tests/test_report.c.
  */
 #ifndef TB_REPORT_PROGRESS_H
 #define TB_REPORT_PROGRESS_H
