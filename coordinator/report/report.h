@@ -11,7 +11,7 @@
  * the job timeline per worker, the hashes and links to every output. `terrain report OUT` and the
  * end of a bake both call it. Every write goes to a temporary name and is renamed, so the page is
  * always whole. Nothing here reads a file the page links to, except to leave out images that are
- * not there.
+ * not there and to read the 3D view's index of the reduced tiles (terrain.h).
  */
 #ifndef TB_REPORT_H
 #define TB_REPORT_H
