@@ -284,7 +284,8 @@ static void s_card_finish(s_ctx_t *c)
         tb_html_printf(h, ")</p>");
     }
     if (c->pg->eta) {
-        /* the ETA in seconds for a machine (tests/test_report_browser.sh compares it with the end) */
+        /* the ETA in seconds for a machine (tests/test_report_browser.sh compares it with the end)
+         */
         double eta_s = tb_json_num(d, "live.progress.eta_s");
         tb_html_printf(h, "<p id=\"eta\"");
         if (isfinite(eta_s))
