@@ -17,7 +17,9 @@
 #include "coordinator/report/html.h"
 #include "coordinator/report/maps.h"
 #include "coordinator/report/page.h"
+#include "coordinator/report/progress.h"
 #include "coordinator/report/report.h"
+#include "coordinator/report/progress.h"
 #include "jobs/plan/plan.h"
 #include "jobs/stats/stats.h"
 #include "jobs/uplift/uplift.h"
@@ -427,6 +429,76 @@ START_TEST(test_coast_and_tiles_render_tagged)
 }
 END_TEST
 
+/* The ETA's list schedule (coordinator/report/progress.h) on a hand-made record: two workers,
+ * jobs of weight 10 costing 1 s per unit (measured by a done job: 10 s), one running job half done
+ * after 5 s (5 s left), four queued: the workers end at 5 + 10 + 10 = 25 s and 10 + 10 = 20 s, so
+ * the ETA is 25 s; with one worker alive the queued jobs run one after another: 5 + 40 = 45 s. No
+ * job measured: no ETA. The throughput bound is not reached (one result so far). */
+static cJSON *s_record(int alive)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddNumberToObject(r, "seconds", 15);
+    cJSON *ws = cJSON_AddArrayToObject(r, "workers");
+    for (int k = 0; k < 2; k++) {
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddBoolToObject(w, "alive", k < alive);
+        cJSON_AddItemToArray(ws, w);
+    }
+    cJSON *jobs = cJSON_AddArrayToObject(r, "jobs");
+    for (int k = 0; k < 6; k++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "weight", 10);
+        cJSON *as = cJSON_AddArrayToObject(j, "attempts");
+        cJSON *a = cJSON_CreateObject();
+        if (k == 0) {
+            cJSON_AddStringToObject(j, "state", "done");
+            cJSON_AddStringToObject(a, "outcome", "ok");
+            cJSON_AddNumberToObject(a, "start_s", 0);
+            cJSON_AddNumberToObject(a, "seconds", 10);
+            cJSON_AddItemToArray(as, a);
+        } else if (k == 1) {
+            cJSON_AddStringToObject(j, "state", "running");
+            cJSON_AddNumberToObject(j, "progress", 0.5);
+            cJSON_AddStringToObject(a, "outcome", "running");
+            cJSON_AddNumberToObject(a, "start_s", 10);
+            cJSON_AddNumberToObject(a, "seconds", 5);
+            cJSON_AddItemToArray(as, a);
+        } else {
+            cJSON_AddStringToObject(j, "state", "queued");
+            cJSON_Delete(a);
+        }
+        cJSON_AddItemToArray(jobs, j);
+    }
+    return r;
+}
+
+START_TEST(test_eta_is_a_list_schedule_at_the_measured_cost)
+{
+    cJSON *r = s_record(2);
+    tb_report_progress_t p;
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert_int_eq(p.done, 1);
+    ck_assert_int_eq(p.running, 1);
+    ck_assert_int_eq(p.queued, 4);
+    ck_assert_int_eq(p.workers, 2);
+    ck_assert(p.measured);
+    ck_assert_double_eq_tol(p.eta_s, 25, 1e-9);
+    cJSON_Delete(r);
+    r = s_record(1);
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert_double_eq_tol(p.eta_s, 45, 1e-9);
+    /* nothing measured: the done job's attempt removed, the running one at no progress */
+    cJSON *jobs = cJSON_GetObjectItem(r, "jobs");
+    cJSON_SetValuestring(cJSON_GetObjectItem(cJSON_GetArrayItem(jobs, 0), "state"), "queued");
+    cJSON_DeleteItemFromObject(cJSON_GetArrayItem(jobs, 0), "attempts");
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(jobs, 1), "progress", cJSON_CreateNumber(0));
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert(!p.measured);
+    ck_assert(isnan(p.eta_s));
+    cJSON_Delete(r);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -439,6 +511,7 @@ Suite *report_suite(void)
     tcase_add_test(t, test_erodibility_on_own_land_and_uplift_check);
     tcase_add_test(t, test_coast_and_tiles_render_tagged);
     tcase_add_test(t, test_painted_class_gates_have_their_values);
+    tcase_add_test(t, test_eta_is_a_list_schedule_at_the_measured_cost);
     suite_add_tcase(s, t);
     return s;
 }

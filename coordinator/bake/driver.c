@@ -113,7 +113,7 @@ int tb_bake_check_producers(const tb_phase_t *const *phases, int n, tb_err_t *er
 /* The live report goes up once the plan exists (docs/report.md); each phase rewrites it. */
 static void s_live(tb_bake_ctx_t *ctx, const tb_phase_t *ph)
 {
-    if (ctx->plan.plan && !ctx->live && !tb_bake_reuses_outputs(ctx)) {
+    if (ctx->plan.plan && !ctx->live && !ctx->opts->measure_margin) {
         ctx->live = tb_report_live_new(ctx->opts->out_dir, ctx->plan.plan, ctx->plan.steps,
                                        ctx->plan.n_selected);
         for (int k = 0; k + 1 < ctx->n_records; k++) /* the phases before it, done */
@@ -262,6 +262,8 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
         goto done;
     /* meta.json, last: its presence says the bake is complete */
     if (tb_bake_check_interrupted(&ctx, err) != 0 ||
+        (!tb_bake_reuses_outputs(&ctx) && ctx.live &&
+         tb_bake_meta_add(&ctx, "timeline", tb_report_live_timeline_json(ctx.live), err) != 0) ||
         (tb_bake_reuses_outputs(&ctx) ? tb_bake_reuse_meta_write(&ctx, err)
                                       : tb_bake_meta_write(&ctx, err)) != 0)
         goto done;
@@ -281,7 +283,10 @@ int tb_bake_run(const tb_bake_opts_t *o, tb_bake_outcome_t *out, tb_err_t *err)
 done:
     /* the workers leave once, here, whatever the outcome (docs/distribution.md) */
     tb_dispatch_finish(ctx.dispatch, rc != 0);
-    tb_report_live_finish(ctx.live, ctx.dispatch, out->meta_path[0] != '\0', rc == 0 ? NULL : err);
+    /* `terrain tiles` keeps the bake's meta.json whatever happened: the page is rebuilt from it */
+    tb_report_live_finish(ctx.live, ctx.dispatch,
+                          out->meta_path[0] != '\0' || tb_bake_reuses_outputs(&ctx),
+                          rc == 0 ? NULL : err);
     tb_report_live_destroy(&ctx.live);
     out->stats = ctx.regions.stats; /* the caller's now */
     ctx.regions.stats = NULL;

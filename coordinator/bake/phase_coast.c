@@ -44,6 +44,12 @@ static int s_spec(const tb_bake_ctx_t *ctx, void **bytes, size_t *n, tb_err_t *e
     return rc;
 }
 
+/* report.html's live view of the coast job (coordinator/report/report.h) */
+static void s_on_tick(void *user, const tb_dispatch_t *d)
+{
+    tb_report_live_tick(((tb_bake_ctx_t *)user)->live, d);
+}
+
 /* The coast job through the dispatch engine, its result checked against the planet's size before
  * it is read, copied into the rasters. */
 static int s_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, tb_err_t *err)
@@ -55,7 +61,8 @@ static int s_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, tb_err_t *err)
     tb_coast_result_t r = {0};
     /* in farm mode the bake's one engine, in a new batch: the coast job goes to the farm's
      * workers like the regions (docs/coast.md, "In the bake") */
-    tb_dispatch_batch_t batch = {.label = label}; /* the result is read after the run */
+    tb_dispatch_batch_t batch = {.label = label, .on_tick = s_on_tick, .user = ctx};
+    /* the result is read after the run */
     if (tb_bake_reuses_outputs(ctx) &&
         tb_bake_require_stored(ctx, "coast", spec, n, label, err) != 0) {
         ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */

@@ -141,6 +141,7 @@ static void s_consume(s_tiles_t *t, size_t index, const void *data, size_t bytes
         tb_tile_result_free(&r);
         goto fail;
     }
+    tb_report_live_tile(t->ctx->live, &r); /* the 3D view's reduced copy (report.h) */
     /* the detail statistics pool by adding integers, in any order */
     tb_tile_stats_t *pooled = &t->files->pooled;
     for (int c = 0; c < r.stats.n_classes && c < TB_TILE_MAX_CLASSES; c++)
@@ -211,6 +212,12 @@ static void s_on_result(void *user, size_t index, const void *data, size_t bytes
     t->count++;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
+}
+
+/* report.html's live view of the tile jobs (coordinator/report/report.h) */
+static void s_on_tick(void *user, const tb_dispatch_t *d)
+{
+    tb_report_live_tick(((s_tiles_t *)user)->ctx->live, d);
 }
 
 /* Lets the writer finish what is queued and joins it. */
@@ -322,6 +329,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         goto done;
     tb_dispatch_batch_t batch = {.label = "tiles",
                                  .on_result = s_on_result,
+                                 .on_tick = s_on_tick,
                                  .user = &t,
                                  .fresh = ctx->plan.tile_sel != NULL}; /* --tiles-only re-runs */
     dispatch = tb_bake_dispatch(ctx, &batch, &owned, err);

@@ -1,6 +1,7 @@
 /* The shared dispatch options; see dispatch_cli.h. */
 #include "coordinator/cli/dispatch_cli.h"
 
+#include "common/log.h"
 #include "common/pool.h"
 
 #include <string.h>
@@ -14,6 +15,7 @@ void tb_dispatch_cli_init(tb_dispatch_cli_t *c)
     c->heartbeat_ms = 1000;
     c->liveness = 3;
     c->chunk_kib = TB_PROTO_CHUNK_DEFAULT / 1024;
+    c->progress_every_s = 10;
     const tb_opt_t table[] = {
         {"workers", TB_OPT_INT, &c->workers, &c->workers_given, "N",
          "local worker processes (default: one per core, at most one per job to run); 0 runs "
@@ -46,6 +48,10 @@ void tb_dispatch_cli_init(tb_dispatch_cli_t *c)
         {"worker-program", TB_OPT_STRING, &c->worker_program, NULL, "PATH",
          "the terrain-worker to start (default: beside terrain)"},
         {"verbose", TB_OPT_FLAG, &c->verbose, NULL, NULL, "log every dispatch, worker and result"},
+        {"progress-every", TB_OPT_DOUBLE, &c->progress_every_s, NULL, "S",
+         "with stderr not a terminal, a progress line every S seconds: phase, done/total, rate, "
+         "ETA (10; 0: none)",
+         TB_OPT_DRANGE(0, 1e6)},
     };
     _Static_assert(sizeof table / sizeof table[0] == TB_DISPATCH_CLI_N_OPTS,
                    "TB_DISPATCH_CLI_N_OPTS must be the number of shared options");
@@ -99,5 +105,6 @@ int tb_dispatch_cli_apply(const tb_dispatch_cli_t *c, tb_dispatch_opts_t *o, tb_
     o->keep_workers = c->keep_workers;
     o->worker_program = c->worker_program;
     o->verbose = c->verbose;
+    tb_log_set_progress_every(c->progress_every_s);
     return 0;
 }

@@ -16,7 +16,7 @@
 #include "coordinator/cli/verb.h"
 #include "coordinator/farm/dispatch.h"
 
-#define TB_DISPATCH_CLI_N_OPTS 15
+#define TB_DISPATCH_CLI_N_OPTS 16
 
 typedef struct {
     int64_t workers;
@@ -35,6 +35,7 @@ typedef struct {
     bool keep_workers;
     const char *worker_program;
     bool verbose;
+    double progress_every_s; /* a progress line every S seconds in a log (common/log.h) */
     tb_opt_t opts[TB_DISPATCH_CLI_N_OPTS]; /* bound to the fields above (the compiler checks the
                                               count) */
 } tb_dispatch_cli_t;
@@ -43,7 +44,8 @@ typedef struct {
 void tb_dispatch_cli_init(tb_dispatch_cli_t *cli);
 
 /* Checks the parsed values (TB_E_INVALID naming the option) and fills the matching fields of *o;
- * store_dir and the callbacks are the verb's to set. */
+ * store_dir and the callbacks are the verb's to set. Sets the process's progress-line interval
+ * (tb_log_set_progress_every) from --progress-every. */
 int tb_dispatch_cli_apply(const tb_dispatch_cli_t *cli, tb_dispatch_opts_t *o, tb_err_t *err);
 
 #endif

@@ -149,27 +149,6 @@ static int s_worker_sums(const cJSON *doc, s_worker_sum_t *out, int max)
     return n;
 }
 
-/* Nanoseconds per box cell-step of the worker's successful attempts; while it has none, of its
- * running ones by their progress (*estimated set). */
-static double s_ns_per_est(const s_worker_sum_t *w, bool *estimated)
-{
-    if (estimated)
-        *estimated = false;
-    if (w->ok_weight > 0 && w->ok_s > 0)
-        return w->ok_s * 1e9 / w->ok_weight;
-    if (w->run_weight > 0 && w->run_s > 0) {
-        if (estimated)
-            *estimated = true;
-        return w->run_s * 1e9 / w->run_weight;
-    }
-    return NAN;
-}
-
-static double s_ns_per(const s_worker_sum_t *w)
-{
-    return s_ns_per_est(w, NULL);
-}
-
 /* ---- head and banner ---- */
 
 static const char *s_state_word(const char *state)
@@ -305,7 +284,14 @@ static void s_card_finish(s_ctx_t *c)
         tb_html_printf(h, ")</p>");
     }
     if (c->pg->eta) {
-        tb_html_printf(h, "<p id=\"eta\">");
+        /* the ETA in seconds for a machine (tests/test_report_browser.sh compares it with the end)
+         */
+        double eta_s = tb_json_num(d, "live.progress.eta_s");
+        tb_html_printf(h, "<p id=\"eta\"");
+        if (isfinite(eta_s))
+            tb_html_printf(h, " data-eta-s=\"%.3f\" data-eta-phase=\"%s\"", eta_s,
+                           tb_json_str(d, "live.progress.phase", ""));
+        tb_html_printf(h, ">");
         tb_html_text(h, c->pg->eta);
         tb_html_printf(h, "</p>");
     }
@@ -396,71 +382,177 @@ static void s_card_terrain(s_ctx_t *c)
     tb_html_printf(h, "</td></tr></table></div>\n");
 }
 
+/* The dispatches on the timeline: meta.json's (or the live document's) "timeline.dispatches", each
+ * {phase, start_s from the bake's start, record: the path of its dispatch record}; a meta.json
+ * written before the timeline existed has the solve's alone, at 0. */
+typedef struct {
+    const char *phase;
+    double start_s;
+    const cJSON *record;
+} s_dispatch_t;
+
+static int s_dispatches(const cJSON *doc, s_dispatch_t *out, int max)
+{
+    int n = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, tb_json_path(doc, "timeline.dispatches"))
+    {
+        const cJSON *rec = tb_json_path(doc, tb_json_str(d, "record", ""));
+        if (n < max && cJSON_IsObject(rec))
+            out[n++] = (s_dispatch_t){tb_json_str(d, "phase", "?"), tb_json_num(d, "start_s"), rec};
+    }
+    if (n == 0 && cJSON_IsObject(tb_json_path(doc, "dispatch")) && max > 0)
+        out[n++] = (s_dispatch_t){"solve", 0, tb_json_path(doc, "dispatch")};
+    return n;
+}
+
+/* ---- which worker was slow: only beyond the measured noise ---- */
+
+#define S_NOISE_MIN_JOBS 3 /* jobs of one kind a worker needs for its spread to be measured */
+#define S_NOISE_FACTOR 3.0 /* a difference must exceed this many times the noise */
+
+static int s_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double s_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, s_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct {
+    char name[128];
+    double cost[512]; /* seconds per weight unit of each first attempt that succeeded */
+    int n;
+    double median, spread; /* spread: median absolute deviation over the median (NaN: < 3 jobs) */
+} s_wcost_t;
+
+/* One kind's verdict (a dispatch: its jobs are of one kind and one size measure). Returns the
+ * number of workers judged; *slow and *fast their indices, *noise the run-to-run noise. */
+static int s_judge(const cJSON *record, s_wcost_t *w, int max, int *slow, int *fast, double *noise)
+{
+    int n = 0;
+    const cJSON *job;
+    cJSON_ArrayForEach(job, cJSON_GetObjectItem(record, "jobs"))
+    {
+        double wt = tb_json_num(job, "weight");
+        const cJSON *as = cJSON_GetObjectItemCaseSensitive(job, "attempts");
+        const cJSON *a = cJSON_GetArrayItem(as, 0);
+        if (!(wt > 0) || cJSON_GetArraySize(as) != 1 || !a ||
+            strcmp(tb_json_str(a, "outcome", ""), "ok") != 0 || !(tb_json_num(a, "seconds") > 0))
+            continue;
+        const char *name = tb_json_str(a, "worker", "?");
+        int k;
+        for (k = 0; k < n && strcmp(w[k].name, name) != 0; k++)
+            ;
+        if (k == n) {
+            if (n == max)
+                continue;
+            memset(&w[n], 0, sizeof w[n]);
+            snprintf(w[n].name, sizeof w[n].name, "%s", name);
+            n++;
+        }
+        if (w[k].n < 512)
+            w[k].cost[w[k].n++] = tb_json_num(a, "seconds") / wt;
+    }
+    *slow = *fast = -1;
+    *noise = NAN;
+    for (int k = 0; k < n; k++) {
+        double tmp[512];
+        memcpy(tmp, w[k].cost, sizeof(double) * (size_t)w[k].n);
+        w[k].median = s_median(tmp, w[k].n);
+        w[k].spread = NAN;
+        if (w[k].n >= S_NOISE_MIN_JOBS) {
+            for (int i = 0; i < w[k].n; i++)
+                tmp[i] = fabs(w[k].cost[i] - w[k].median);
+            w[k].spread = s_median(tmp, w[k].n) / w[k].median;
+            *noise = isfinite(*noise) ? fmax(*noise, w[k].spread) : w[k].spread;
+        }
+        if (*slow < 0 || w[k].median > w[*slow].median)
+            *slow = k;
+        if (*fast < 0 || w[k].median < w[*fast].median)
+            *fast = k;
+    }
+    return n;
+}
+
 static void s_card_workers(s_ctx_t *c)
 {
     tb_html_t *h = c->h;
-    s_worker_sum_t w[64];
-    int n = s_worker_sums(c->doc, w, 64);
     tb_html_printf(h, "<div class=\"card\" id=\"card-workers\"><h2>Which worker was slow?</h2>");
-    if (n == 0) {
-        tb_html_printf(h, "<p class=\"muted\">No worker has run a job%s.</p></div>\n",
-                       c->finished ? " (every result came from the store)" : " yet");
-        return;
-    }
-    int slow = -1, fast = -1;
-    for (int i = 0; i < n; i++) {
-        double v = s_ns_per(&w[i]);
-        if (!isfinite(v))
+    s_dispatch_t ds[16];
+    int nd = s_dispatches(c->doc, ds, 16), judged = 0, named = 0;
+    static s_wcost_t w[16][32];
+    char lines[16][512];
+    for (int k = 0; k < nd; k++) {
+        int slow, fast;
+        double noise;
+        int n = s_judge(ds[k].record, w[k], 32, &slow, &fast, &noise);
+        lines[k][0] = '\0';
+        if (n < 2)
             continue;
-        if (slow < 0 || v > s_ns_per(&w[slow]))
-            slow = i;
-        if (fast < 0 || v < s_ns_per(&w[fast]))
-            fast = i;
+        judged++;
+        double diff = w[k][slow].median / w[k][fast].median - 1;
+        bool beyond = isfinite(noise) && diff > S_NOISE_FACTOR * noise;
+        named += beyond;
+        if (!isfinite(noise))
+            snprintf(lines[k], sizeof lines[k],
+                     "%s: %s %.0f%% slower than %s, but no worker ran %d of its jobs, so the "
+                     "noise is not measured: no verdict",
+                     ds[k].phase, w[k][slow].name, 100 * diff, w[k][fast].name, S_NOISE_MIN_JOBS);
+        else
+            snprintf(lines[k], sizeof lines[k], "%s: %s %.0f%% slower than %s; noise %.1f%% %s",
+                     ds[k].phase, w[k][slow].name, 100 * diff, w[k][fast].name, 100 * noise,
+                     beyond ? "- beyond it: this worker is slow" : "- within it: none is slow");
     }
-    bool any_est = false;
-    for (int i = 0; i < n; i++) {
-        bool est;
-        s_ns_per_est(&w[i], &est);
-        any_est |= est;
-    }
-    if (slow >= 0 && fast >= 0 && slow != fast)
-        tb_html_printf(h, "<div class=\"big\">%s: %.0f%% slower than %s%s</div>", w[slow].name,
-                       100 * (s_ns_per(&w[slow]) / s_ns_per(&w[fast]) - 1), w[fast].name,
-                       any_est ? " so far" : "");
-    else if (slow >= 0 && n == 1)
-        tb_html_printf(h, "<div class=\"big\">one worker ran every job%s</div>",
-                       any_est ? " so far" : "");
-    else if (slow >= 0)
-        tb_html_printf(h, "<div class=\"big\">only %s can be judged yet</div>", w[slow].name);
+    if (named)
+        tb_html_printf(h, "<div class=\"big bad\" id=\"slow-verdict\">a worker is slower than the "
+                          "noise</div>");
+    else if (judged)
+        tb_html_printf(h, "<div class=\"big ok\" id=\"slow-verdict\">none beyond the noise</div>");
     else
-        tb_html_printf(h, "<div class=\"big\">no job has finished yet</div>");
+        tb_html_printf(h, "<div class=\"big\" id=\"slow-verdict\">%s</div>",
+                       c->finished ? "fewer than two workers ran jobs: nothing to compare"
+                                   : "not enough finished jobs yet");
+    tb_html_printf(h, "<ul class=\"slow-lines\">");
+    for (int k = 0; k < nd; k++)
+        if (lines[k][0]) {
+            tb_html_printf(h, "<li>");
+            tb_html_text(h, lines[k]);
+            tb_html_printf(h, "</li>");
+        }
     tb_html_printf(h,
-                   "<p class=\"muted\">nanoseconds per box cell and step of its successful "
-                   "jobs, so big and small jobs compare; a small job carries a fixed start-up "
-                   "cost, so a worker that ran only small ones reads slower%s</p>",
-                   any_est ? "; ~ marks a worker with no finished job, judged by the progress of "
-                             "its running one"
-                           : "");
-    tb_html_printf(h, "<table><tr><th class=\"l\">worker</th><th>ok</th><th>failed</th><th>lost"
-                      "</th><th>busy</th><th>ns / cell-step</th></tr>");
-    for (int i = 0; i < n; i++) {
-        char busy[32];
-        s_duration(w[i].busy_s, busy, sizeof busy);
-        bool est;
-        double v = s_ns_per_est(&w[i], &est);
-        tb_html_printf(h, "<tr%s><td class=\"l\">",
-                       i == slow && slow != fast ? " class=\"slowest\"" : "");
-        tb_html_text(h, w[i].name);
-        char ns[32] = "-";
-        if (isfinite(v))
-            snprintf(ns, sizeof ns, "%s%.0f", est ? "~" : "", v);
-        tb_html_printf(h,
-                       "%s</td><td>%d</td><td class=\"%s\">%d</td><td>%d</td><td>%s</td>"
-                       "<td>%s</td></tr>",
-                       w[i].running ? " (running)" : "", w[i].ok, w[i].failed ? "bad" : "",
-                       w[i].failed, w[i].lost, busy, ns);
+                   "</ul><p class=\"muted\">Per phase, each worker's median seconds per unit of "
+                   "work over its jobs that succeeded at the first attempt (a region's box cells x "
+                   "steps, a tile's window cells). The noise is measured on the same run: the "
+                   "largest spread (median absolute deviation over the median) of one worker's "
+                   "jobs of that phase, among workers with at least %d; a worker is named slow "
+                   "only when the difference exceeds %.0f times it. Jobs of one size (tiles) "
+                   "measure it best; regions differ in size and carry a fixed start-up cost, so "
+                   "their spread is wide and their verdict cautious.</p>\n",
+                   S_NOISE_MIN_JOBS, S_NOISE_FACTOR);
+    s_worker_sum_t ws[64];
+    int n = s_worker_sums(c->doc, ws, 64);
+    if (n > 0) {
+        tb_html_printf(h, "<table><tr><th class=\"l\">worker</th><th>ok</th><th>failed</th>"
+                          "<th>lost</th><th>busy</th></tr>");
+        for (int i = 0; i < n; i++) {
+            char busy[32];
+            s_duration(ws[i].busy_s, busy, sizeof busy);
+            tb_html_printf(h, "<tr><td class=\"l\">");
+            tb_html_text(h, ws[i].name);
+            tb_html_printf(h,
+                           "%s</td><td>%d</td><td class=\"%s\">%d</td><td>%d</td><td>%s</td>"
+                           "</tr>",
+                           ws[i].running ? " (running)" : "", ws[i].ok, ws[i].failed ? "bad" : "",
+                           ws[i].failed, ws[i].lost, busy);
+        }
+        tb_html_printf(h, "</table>");
     }
-    tb_html_printf(h, "</table></div>\n");
+    tb_html_printf(h, "</div>\n");
 }
 
 static void s_first(s_ctx_t *c)
@@ -634,30 +726,70 @@ static void s_failures(s_ctx_t *c)
         tb_html_printf(h, "</ul>\n");
 }
 
-/* ---- the timeline (Gantt) ---- */
+/* ---- the timeline (Gantt) of every dispatch ---- */
+
+/* An attempt's class: its outcome, and "verify" for a verification attempt (a second run of a job
+ * to compare hashes, docs/distribution.md: drawn once the farm makes them, marked by the attempt's
+ * "verify": true or "kind": "verify"). */
+static const char *s_attempt_class(const cJSON *a)
+{
+    const char *oc = tb_json_str(a, "outcome", "");
+    if (cJSON_IsTrue(cJSON_GetObjectItem(a, "verify")) ||
+        strcmp(tb_json_str(a, "kind", ""), "verify") == 0)
+        return "verify";
+    return strcmp(oc, "ok") == 0         ? (tb_json_num(a, "attempt") > 1 ? "retry" : "ok")
+           : strcmp(oc, "running") == 0  ? "running"
+           : strncmp(oc, "lost", 4) == 0 ? "lost"
+                                         : "failed";
+}
 
 static void s_timeline(s_ctx_t *c)
 {
     tb_html_t *h = c->h;
-    const cJSON *jobs = tb_json_path(c->doc, "dispatch.jobs");
-    s_worker_sum_t w[64];
-    int nw = s_worker_sums(c->doc, w, 64);
-    double tmax = tb_json_num(c->doc, "dispatch.seconds");
-    int attempts = 0;
+    s_dispatch_t ds[16];
+    int nd = s_dispatches(c->doc, ds, 16);
+    char names[64][128];
+    int nw = 0, attempts = 0;
     bool have_start = true;
-    const cJSON *job;
-    cJSON_ArrayForEach(job, jobs)
-    {
-        const cJSON *a;
-        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(job, "attempts"))
+    double tmax = 0;
+    for (int k = 0; k < nd; k++) {
+        const cJSON *w;
+        cJSON_ArrayForEach(w, cJSON_GetObjectItem(ds[k].record, "workers"))
         {
-            double s = tb_json_num(a, "start_s"), dur = tb_json_num(a, "seconds");
-            attempts++;
-            if (!isfinite(s))
-                have_start = false;
-            else if (isfinite(dur) && (!isfinite(tmax) || s + dur > tmax))
-                tmax = s + dur;
+            const char *name = tb_json_str(w, "name", "?");
+            int r;
+            for (r = 0; r < nw && strcmp(names[r], name) != 0; r++)
+                ;
+            if (r == nw && nw < 64)
+                snprintf(names[nw++], sizeof names[0], "%s", name);
         }
+        const cJSON *job;
+        cJSON_ArrayForEach(job, cJSON_GetObjectItem(ds[k].record, "jobs"))
+        {
+            const cJSON *a;
+            cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(job, "attempts"))
+            {
+                double s = tb_json_num(a, "start_s"), dur = tb_json_num(a, "seconds");
+                const char *name = tb_json_str(a, "worker", "?");
+                int r;
+                for (r = 0; r < nw && strcmp(names[r], name) != 0; r++)
+                    ;
+                if (r == nw && nw < 64)
+                    snprintf(names[nw++], sizeof names[0], "%s", name);
+                attempts++;
+                if (!isfinite(s))
+                    have_start = false;
+                else if (isfinite(dur))
+                    tmax = fmax(tmax, ds[k].start_s + s + dur);
+            }
+        }
+    }
+    const cJSON *ph;
+    cJSON_ArrayForEach(ph, tb_json_path(c->doc, "timeline.phases"))
+    {
+        double e = tb_json_num(ph, "start_s") + tb_json_num(ph, "seconds");
+        if (isfinite(e))
+            tmax = fmax(tmax, e);
     }
     tb_html_printf(h, "<section id=\"timeline\"><h2>Job timeline</h2>\n");
     if (attempts == 0 || nw == 0) {
@@ -672,75 +804,214 @@ static void s_timeline(s_ctx_t *c)
     }
     if (!(tmax > 0))
         tmax = 1;
-    const int left = 90, width = 860, row = 26, top = 8;
+    const int left = 90, width = 860, row = 26, top = 22;
     int height = top + nw * row + 30;
     tb_html_printf(h,
                    "<svg data-chart=\"timeline\" data-attempts=\"%d\" width=\"%d\" height=\"%d\" "
                    "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"job timeline per worker\">\n",
                    attempts, left + width + 10, height, left + width + 10, height);
+    /* the phases as bands behind the bars, named above them */
+    int pi = 0;
+    cJSON_ArrayForEach(ph, tb_json_path(c->doc, "timeline.phases"))
+    {
+        double s = tb_json_num(ph, "start_s"), dur = tb_json_num(ph, "seconds");
+        if (!isfinite(s) || !isfinite(dur))
+            continue;
+        double x = left + width * s / tmax, wd = width * dur / tmax;
+        tb_html_printf(h,
+                       "<rect class=\"phase-band%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                       "height=\"%d\"><title>",
+                       pi++ % 2 ? " odd" : "", x, top - 14, fmax(wd, 0.5), nw * row + 14);
+        tb_html_text(h, tb_json_str(ph, "name", "?"));
+        tb_html_printf(h, ": %.2f s from %.2f s</title></rect>\n", dur, s);
+        if (wd > 30) {
+            tb_html_printf(h, "<text x=\"%.1f\" y=\"%d\" class=\"phase-name\">", x + 2, top - 4);
+            tb_html_text(h, tb_json_str(ph, "name", "?"));
+            tb_html_printf(h, "</text>\n");
+        }
+    }
     for (int i = 0; i < nw; i++) {
         tb_html_printf(h, "<text x=\"4\" y=\"%d\">", top + i * row + 17);
-        tb_html_text(h, w[i].name);
+        tb_html_text(h, names[i]);
         tb_html_printf(h,
                        "</text><line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" "
                        "stroke-dasharray=\"2 3\"/>\n",
                        left, left + width, top + i * row + row, top + i * row + row);
     }
-    cJSON_ArrayForEach(job, jobs)
-    {
-        const cJSON *a;
-        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(job, "attempts"))
+    for (int k = 0; k < nd; k++) {
+        const cJSON *job;
+        cJSON_ArrayForEach(job, cJSON_GetObjectItem(ds[k].record, "jobs"))
         {
-            const char *wn = tb_json_str(a, "worker", "?"), *oc = tb_json_str(a, "outcome", "");
-            int r;
-            for (r = 0; r < nw && strcmp(w[r].name, wn) != 0; r++)
-                ;
-            if (r == nw)
-                continue;
-            double s = tb_json_num(a, "start_s"), dur = tb_json_num(a, "seconds");
-            double x = left + width * s / tmax, wd = fmax(2, width * dur / tmax);
-            const char *cls = strcmp(oc, "ok") == 0
-                                  ? (tb_json_num(a, "attempt") > 1 ? "retry" : "ok")
-                              : strcmp(oc, "running") == 0  ? "running"
-                              : strncmp(oc, "lost", 4) == 0 ? "lost"
-                                                            : "failed";
-            tb_html_printf(h,
-                           "<rect class=\"att att-%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-                           "height=\"%d\" rx=\"2\"><title>",
-                           cls, x, top + r * row + 3, wd, row - 6);
-            tb_html_text(h, tb_json_str(job, "label", "?"));
-            tb_html_printf(h, " attempt %.0f on ", tb_json_num(a, "attempt"));
-            tb_html_text(h, wn);
-            tb_html_printf(h, ": %.2f s from %.2f s, ", dur, s);
-            tb_html_text(h, oc);
-            tb_html_printf(h, "</title></rect>\n");
-            char label[64];
-            snprintf(label, sizeof label, "%s", tb_json_str(job, "label", ""));
-            if (wd > 6.5 * (double)strlen(label))
+            const cJSON *a;
+            cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(job, "attempts"))
+            {
+                const char *wn = tb_json_str(a, "worker", "?"), *oc = tb_json_str(a, "outcome", "");
+                int r;
+                for (r = 0; r < nw && strcmp(names[r], wn) != 0; r++)
+                    ;
+                if (r == nw)
+                    continue;
+                double s = ds[k].start_s + tb_json_num(a, "start_s"),
+                       dur = tb_json_num(a, "seconds");
+                double x = left + width * s / tmax, wd = fmax(2, width * dur / tmax);
                 tb_html_printf(h,
-                               "<text x=\"%.1f\" y=\"%d\" style=\"fill:#fff\" "
-                               "pointer-events=\"none\">%s</text>\n",
-                               x + 3, top + r * row + 17, label);
+                               "<rect class=\"att att-%s k-%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                               "height=\"%d\" rx=\"2\"><title>",
+                               s_attempt_class(a), ds[k].phase, x, top + r * row + 3, wd, row - 6);
+                tb_html_printf(h, "%s: ", ds[k].phase);
+                tb_html_text(h, tb_json_str(job, "label", "?"));
+                tb_html_printf(h, " attempt %.0f on ", tb_json_num(a, "attempt"));
+                tb_html_text(h, wn);
+                tb_html_printf(h, ": %.2f s from %.2f s, ", dur, s);
+                tb_html_text(h, oc);
+                tb_html_printf(h, "</title></rect>\n");
+                char label[64];
+                snprintf(label, sizeof label, "%s", tb_json_str(job, "label", ""));
+                if (wd > 6.5 * (double)strlen(label))
+                    tb_html_printf(h,
+                                   "<text x=\"%.1f\" y=\"%d\" style=\"fill:#fff\" "
+                                   "pointer-events=\"none\">",
+                                   x + 3, top + r * row + 17);
+                if (wd > 6.5 * (double)strlen(label)) {
+                    tb_html_text(h, label);
+                    tb_html_printf(h, "</text>\n");
+                }
+            }
         }
     }
     int axis_y = top + nw * row + 4;
     tb_html_printf(h, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n", left,
                    left + width, axis_y, axis_y);
     for (int k = 0; k <= 5; k++) {
-        double t = tmax * k / 5;
+        double tt = tmax * k / 5;
         tb_html_printf(h, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">%.1f s</text>\n",
-                       left + width * (double)k / 5, axis_y + 14, t);
+                       left + width * (double)k / 5, axis_y + 14, tt);
     }
-    tb_html_printf(h,
-                   "</svg>\n<p class=\"muted\">Seconds from the start of the dispatch. "
-                   "<span style=\"color:#4a7fd4\">&#9632;</span> first attempt ok "
-                   "<span style=\"color:#e08a1e\">&#9632;</span> retry ok "
-                   "<span style=\"color:#c8372d\">&#9632;</span> failed "
-                   "<span style=\"color:#7d4c8c\">&#9632;</span> worker lost "
-                   "<span style=\"color:#3a9a4a\">&#9632;</span> running. Results from the store "
-                   "ran nowhere and are not drawn.</p>\n");
+    tb_html_printf(
+        h, "</svg>\n<p class=\"muted\">Every job of every phase (solve regions, the coast "
+           "job, tiles; verifications once the farm makes them), by worker, in seconds from "
+           "the start of the bake; the phases are the bands behind. "
+           "<span style=\"color:#4a7fd4\">&#9632;</span> first attempt ok "
+           "(<span style=\"color:#2e5fa8\">&#9632;</span> a region, "
+           "<span style=\"color:#4a7fd4\">&#9632;</span> a tile, "
+           "<span style=\"color:#1f3f70\">&#9632;</span> the coast) "
+           "<span style=\"color:#e08a1e\">&#9632;</span> retry ok "
+           "<span style=\"color:#c8372d\">&#9632;</span> failed "
+           "<span style=\"color:#7d4c8c\">&#9632;</span> worker lost "
+           "<span style=\"color:#3a9a4a\">&#9632;</span> running "
+           "<span style=\"color:#17a2a2\">&#9632;</span> verification. Results from the "
+           "store ran nowhere and are not drawn.</p>\n");
     s_jobs_table(c);
     tb_html_printf(h, "</section>\n");
+}
+
+/* ---- the tile lattice, coloured by each tile's state ---- */
+
+static void s_lattice_map(s_ctx_t *c)
+{
+    tb_html_t *h = c->h;
+    const tb_tile_lattice_t *L = c->pg->lattice;
+    const cJSON *rec = tb_json_path(c->doc, c->finished ? "tiles.dispatch" : "live.records.tiles");
+    if (!L || L->cols <= 0 || L->rows <= 0 || !cJSON_IsObject(rec) || L->cols * L->rows > 40000)
+        return;
+    size_t n = (size_t)(L->cols * L->rows);
+    char *state = calloc(n, 1); /* 0 no job (ocean, or not chosen), else a letter */
+    if (!state)
+        return;
+    const cJSON *job;
+    cJSON_ArrayForEach(job, cJSON_GetObjectItem(rec, "jobs"))
+    {
+        int col, row;
+        if (sscanf(tb_json_str(job, "label", ""), "tile c%dr%d", &col, &row) != 2 || col < 0 ||
+            row < 0 || col >= L->cols || row >= L->rows)
+            continue;
+        const char *st = tb_json_str(
+            job, "state", cJSON_IsTrue(cJSON_GetObjectItem(job, "done")) ? "done" : "queued");
+        state[(size_t)row * (size_t)L->cols + (size_t)col] =
+            cJSON_IsTrue(cJSON_GetObjectItem(job, "from_store")) ? 's' : st[0];
+    }
+    int cell = (int)fmax(6, fmin(28, 560.0 / (double)(L->cols > L->rows ? L->cols : L->rows)));
+    int counts[6] = {0};
+    const char *cls_of = "-qrdsf";
+    tb_html_printf(h,
+                   "<h3 id=\"lattice-title\">The tile lattice</h3><svg id=\"lattice\" "
+                   "data-chart=\"lattice\" width=\"%lld\" height=\"%lld\" role=\"img\" "
+                   "aria-label=\"tile states\">\n",
+                   (long long)(L->cols * cell + 1), (long long)(L->rows * cell + 1));
+    for (int64_t r = 0; r < L->rows; r++)
+        for (int64_t col = 0; col < L->cols; col++) {
+            char s = state[r * L->cols + col];
+            const char *p = s ? strchr(cls_of, s) : NULL;
+            int k = p ? (int)(p - cls_of) : 0;
+            counts[k]++;
+            static const char *names[] = {"none", "queued", "running", "done", "store", "failed"};
+            tb_html_printf(h,
+                           "<rect class=\"tile t-%s\" data-tile=\"c%03lldr%03lld\" x=\"%lld\" "
+                           "y=\"%lld\" width=\"%d\" height=\"%d\"><title>c%03lldr%03lld: %s"
+                           "</title></rect>\n",
+                           names[k], (long long)col, (long long)r, (long long)(col * cell),
+                           (long long)(r * cell), cell - 1, cell - 1, (long long)col, (long long)r,
+                           k == 0 ? "no tile job (ocean, or not chosen)" : names[k]);
+        }
+    tb_html_printf(h,
+                   "</svg><p class=\"muted\" id=\"lattice-counts\">%lld x %lld tiles, north up: "
+                   "<span class=\"sw t-done\"></span> done %d <span class=\"sw t-store\"></span> "
+                   "from the store %d <span class=\"sw t-running\"></span> running %d "
+                   "<span class=\"sw t-queued\"></span> queued %d <span class=\"sw t-failed\">"
+                   "</span> failed %d <span class=\"sw t-none\"></span> no job %d%s</p>\n",
+                   (long long)L->cols, (long long)L->rows, counts[3], counts[4], counts[2],
+                   counts[1], counts[5], counts[0],
+                   c->pg->terrain ? "; click a tile to see it in 3D" : "");
+    free(state);
+}
+
+/* ---- the 3D view (coordinator/report/assets/view3d.js) ---- */
+
+static void s_view3d(s_ctx_t *c)
+{
+    tb_html_t *h = c->h;
+    const cJSON *idx = c->pg->terrain;
+    if (!idx)
+        return;
+    tb_html_printf(h, "<section id=\"view3d\"><h2>The ground in 3D</h2>\n"
+                      "<div class=\"view3d-bar\"><button data-view=\"steepest\">the steepest land "
+                      "tile (");
+    tb_html_text(h, tb_json_str(idx, "steepest", "?"));
+    tb_html_printf(h, ")</button> <button data-view=\"landmass\">the largest landmass</button> "
+                      "&middot; camera <button data-mode=\"orbit\" class=\"on\">orbit</button> "
+                      "<button data-mode=\"walk\">walk (eyes 1.7 m up)</button> &middot; "
+                      "vertical exaggeration <input class=\"view3d-exag\" type=\"range\" "
+                      "min=\"1\" max=\"10\" step=\"0.5\" value=\"1\"> <span "
+                      "class=\"view3d-exag-value\">1.0x</span></div>\n"
+                      "<div class=\"view3d-frame\"></div><p class=\"view3d-status muted\">the 3D "
+                      "view needs JavaScript and WebGL</p>\n<p class=\"muted\">The heights are a "
+                      "reduced copy of the tiles (report_terrain/: every tile's own 2 m heights "
+                      "and splat weights taken every few samples, at most 256 a side for one tile "
+                      "and 64 for the landmass; docs/report.md), at true vertical scale unless "
+                      "exaggerated; the colour is the splat map (rock grey, grass green, sediment "
+                      "sand, scree or snow white); the sun stands fixed in the north-west, 35 "
+                      "degrees up. Orbit: drag to turn, wheel to zoom. Walk: click the view, then "
+                      "the arrow keys or WASD (shift: faster), drag to look. Pick any tile on the "
+                      "lattice map above. The steepest tile is ");
+    tb_html_text(h, tb_json_str(idx, "steepest_rule", ""));
+    tb_html_printf(h, ".</p>\n");
+    /* the index, with the circumference so a landmass across the seam stays whole */
+    cJSON *copy = cJSON_Duplicate(idx, true);
+    if (copy && c->pg->lattice && c->pg->lattice->tile_cells > 0)
+        cJSON_AddNumberToObject(copy, "circumference_m",
+                                (double)c->pg->lattice->cols * (double)c->pg->lattice->tile_cells *
+                                    c->pg->lattice->cell_m);
+    char *json = copy ? cJSON_PrintUnformatted(copy) : NULL;
+    cJSON_Delete(copy);
+    tb_html_printf(h, "<script type=\"application/json\" id=\"terrain-index\">");
+    /* JSON inside a script element: only "</" could end it early */
+    for (const char *p = json ? json : "{}"; *p; p++)
+        if (p[0] == '<' && p[1] == '/')
+            tb_html_printf(h, "<\\");
+        else
+            tb_html_printf(h, "%c", *p);
+    free(json);
+    tb_html_printf(h, "</script>\n</section>\n");
 }
 
 /* ---- the coast (docs/coast.md, "Reading the block") and the detail tiles (docs/tiles.md) ---- */
@@ -1635,8 +1906,14 @@ char *tb_report_page(const cJSON *doc, const tb_report_page_t *pg, size_t *len)
         s_workers_table(&c);
         tb_html_printf(&h, "</section>\n");
     }
+    if (!c.finished)
+        s_lattice_map(&c);
     s_verdict(&c);
     s_tiles(&c);
+    if (c.finished) {
+        s_lattice_map(&c);
+        s_view3d(&c);
+    }
     s_histograms(&c);
     if (c.finished)
         s_maps(&c);
@@ -1649,6 +1926,10 @@ char *tb_report_page(const cJSON *doc, const tb_report_page_t *pg, size_t *len)
     }
     s_plan(&c);
     s_record(&c);
-    tb_html_printf(&h, "</main>\n<script>%s</script>\n</body></html>\n", tb_report_js);
+    tb_html_printf(&h, "</main>\n");
+    if (c.finished && pg->terrain) /* classic scripts: a page from file:// may not import modules */
+        tb_html_printf(&h, "<script src=\"report_assets/three.js\"></script>\n"
+                           "<script src=\"report_assets/view3d.js\"></script>\n");
+    tb_html_printf(&h, "<script>%s</script>\n</body></html>\n", tb_report_js);
     return tb_html_take(&h, len);
 }

@@ -7,6 +7,9 @@
 
 #include <cJSON.h>
 
+#include "common/error.h"
+#include "jobs/detail/lattice.h"
+
 typedef struct {
     const char *state;       /* "finished", "running", "failed", "interrupted" */
     const char *phase;       /* running: the bake's phase ("solve", ...) */
@@ -19,11 +22,16 @@ typedef struct {
     const char *out_dir;     /* images not found here are left out */
     const cJSON *gate;       /* this bake's seed entry of gate.json, or NULL */
     const char *gate_source; /* where it came from ("../gate.json") */
+    const tb_tile_lattice_t *lattice; /* the tile lattice for the map of tile states, or NULL */
+    const cJSON *terrain; /* finished: the 3D view's index (terrain.h), or NULL: no 3D view */
 } tb_report_page_t;
 
 /* The page of `doc` (meta.json, or the live document: "live" fields, "plan", "dispatch", "bake").
  * NULL when memory runs out; the caller frees the text. */
 char *tb_report_page(const cJSON *doc, const tb_report_page_t *pg, size_t *len);
+
+/* Writes the page text to out_dir/report.html atomically. 0, or -1 with *err. */
+int tb_report_page_save(const char *out_dir, const char *text, size_t n, tb_err_t *err);
 
 /* The page's stylesheet and script (page_assets.c). */
 extern const char tb_report_css[];

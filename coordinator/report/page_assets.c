@@ -3,7 +3,8 @@
  * data-refresh-s seconds; shows "no update for N minutes - the coordinator may have died" when a
  * running page is older than data-stale-s by its own written-at time; shows ages in local time;
  * and, with #selfcheck in the URL, writes a JSON summary of the page into <pre
- * id="selfcheck-result"> for tests/test_report_browser.sh (with #now=MS it takes that as the time).
+ * id="selfcheck-result"> for tests/test_report_browser.sh (with #now=MS it takes that as the time),
+ * after the 3D view's own check (coordinator/report/assets/view3d.js) when the page has one.
  */
 #include "coordinator/report/page.h"
 
@@ -54,7 +55,18 @@ const char tb_report_css[] =
     "#first .preview img{width:100%;max-height:260px;object-fit:contain;background:#111}"
     "code{font-size:12px}"
     ".err{white-space:pre-wrap;color:#b3261e;font-family:monospace;font-size:12px}"
-    "pre#selfcheck-result{white-space:pre-wrap;font-size:11px}";
+    "pre#selfcheck-result{white-space:pre-wrap;font-size:11px}"
+    "svg .phase-band{fill:#eef2f8}svg .phase-band.odd{fill:#f7f4ec}svg .phase-name{fill:#667}"
+    "svg .att-ok.k-solve{fill:#2e5fa8}svg .att-ok.k-coast{fill:#1f3f70}svg "
+    ".att-verify{fill:#17a2a2}"
+    "svg .tile{stroke:#fff;stroke-width:1;cursor:pointer}.t-none{fill:#c9d3df;background:#c9d3df}"
+    ".t-queued{fill:#e4e4e4;background:#e4e4e4}.t-running{fill:#3a9a4a;background:#3a9a4a}"
+    ".t-done{fill:#4a7fd4;background:#4a7fd4}.t-store{fill:#9ab8e8;background:#9ab8e8}"
+    ".t-failed{fill:#c8372d;background:#c8372d}"
+    ".sw{display:inline-block;width:10px;height:10px;border-radius:2px;vertical-align:middle}"
+    "#view3d canvas{display:block;width:100%;max-width:960px;aspect-ratio:16/9;background:#9fc4e8;"
+    "border-radius:4px}#view3d button.on{background:#2459a8;color:#fff}"
+    ".view3d-bar{margin:4px 0 8px}.slow-lines{margin:4px 0;padding-left:18px}";
 
 const char tb_report_js[] =
     "(function(){'use strict';\n"
@@ -87,7 +99,13 @@ const char tb_report_js[] =
     "1000);"
     "\n"
     "if(check)window.addEventListener('load',function(){\n"
-    " var r={state:st,phase:b.getAttribute('data-phase')||'',errors:errors,images:0,broken:[],"
+    " var v3=window.tbView3d?window.tbView3d.check():Promise.resolve(null);\n"
+    " v3.then(function(view3d){\n"
+    " var r={view3d:view3d,lattice_tiles:document.querySelectorAll('#lattice rect.tile').length,"
+    "lattice_running:document.querySelectorAll('#lattice rect.t-running').length,"
+    "eta:(document.getElementById('eta')||{}).textContent||'',"
+    "tile_jobs:document.querySelectorAll('rect.att.k-tiles').length,state:st,phase:b.getAttribute('"
+    "data-phase')||'',errors:errors,images:0,broken:[],"
     "charts:[],meta:[],running_jobs:document.querySelectorAll('tr.job-running').length,"
     "stale:'',title:document.title};\n"
     " var im=document.images;for(var i=0;i<im.length;i++){r.images++;"
@@ -103,5 +121,5 @@ const char tb_report_js[] =
     "+(nm[i].getAttribute('data-scale')||1)]);\n"
     " var el=document.getElementById('stale');r.stale=el&&!el.hidden?el.textContent:'';\n"
     " var pre=document.createElement('pre');pre.id='selfcheck-result';"
-    "pre.textContent=JSON.stringify(r);b.appendChild(pre);});\n"
+    "pre.textContent=JSON.stringify(r);b.appendChild(pre);});});\n"
     "})();\n";

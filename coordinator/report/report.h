@@ -11,7 +11,7 @@
  * the job timeline per worker, the hashes and links to every output. `terrain report OUT` and the
  * end of a bake both call it. Every write goes to a temporary name and is renamed, so the page is
  * always whole. Nothing here reads a file the page links to, except to leave out images that are
- * not there.
+ * not there and to read the 3D view's index of the reduced tiles (terrain.h).
  */
 #ifndef TB_REPORT_H
 #define TB_REPORT_H
@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "common/manifest.h"
 #include "coordinator/farm/dispatch.h"
+#include "jobs/detail/tile.h"
 #include "jobs/plan/plan.h"
 #include "jobs/stats/stats.h"
 
@@ -50,17 +51,32 @@ int tb_report_write(const char *out_dir, tb_err_t *err);
 
 typedef struct tb_report_live_t tb_report_live_t;
 
-/* A live writer for a bake into out_dir of `plan` at `steps`; writes the first page (phase
- * "starting") at once. Failures to write are logged once and never fail the bake. NULL when
- * memory runs out (the bake goes on without a live page). */
+/* A live writer for a bake into out_dir of `plan` at `steps` (plan borrowed: it must outlive the
+ * writer); writes the first page (phase "starting") at once and starts the writer thread, which
+ * rewrites the page every TB_REPORT_LIVE_INTERVAL_S while anything runs, moves the terminal bar or
+ * prints a progress line every tb_log_progress_every() seconds (common/log.h) with the current
+ * phase's done/total, rate and ETA (coordinator/report/progress.h). Failures to write are logged
+ * once and never fail the bake. NULL when memory runs out (the bake goes on without a live page).
+ */
 tb_report_live_t *tb_report_live_new(const char *out_dir, const tb_plan_t *plan, int steps,
                                      int regions_solved);
-/* Sets the phase ("solve", "write outputs") and rewrites the page now; d (may be NULL) is
- * snapshotted for the jobs and workers. */
+/* A new phase begins ("solve", "tiles"): the page is rewritten now. d is unused (each phase's
+ * engine reports through tb_report_live_tick). */
 void tb_report_live_phase(tb_report_live_t *self, const char *phase, const tb_dispatch_t *d);
-/* The dispatch engine's tick: rewrites the page when interval_s has passed since the last write. */
+/* The hook of every dispatching phase: call it from the engine's on_tick (dispatch.h) with the
+ * engine. It snapshots d's record as the current phase's dispatch (at most every half second, and
+ * whenever a job's state changed) and returns; the writer thread draws it. Cheap; NULL accepted. */
 void tb_report_live_tick(tb_report_live_t *self, const tb_dispatch_t *d);
-/* The end of the bake (d, may be NULL, snapshotted as above). With meta_written, the finished page
+/* The hook of the tiles phase: call it for every tile result as its files are written, in any
+ * order, from any thread: writes the tile's reduced copy for the 3D view
+ * (coordinator/report/terrain.h). A failure is logged once and never fails the bake. */
+void tb_report_live_tile(tb_report_live_t *self, const tb_tile_result_t *r);
+/* meta.json's "timeline" (the driver adds it): every phase's start and seconds and every
+ * dispatch's start, in seconds from the bake's start, with the meta.json path of its record
+ * ("dispatch" for the solve, "<phase>.dispatch" otherwise), so the finished page draws every job on
+ * one clock. Caller owns it; NULL for a NULL writer. */
+cJSON *tb_report_live_timeline_json(tb_report_live_t *self);
+/* The end of the bake (d unused): stops the writer thread. With meta_written, the finished page
  * is written from meta.json (tb_report_write); otherwise a last live page says the bake failed (or
  * was interrupted, when err->code is TB_E_INTERRUPTED) with err's message, and stops reloading. */
 void tb_report_live_finish(tb_report_live_t *self, const tb_dispatch_t *d, bool meta_written,

@@ -1,5 +1,4 @@
-/* The two writers of report.html: the finished page from meta.json and the live page during a
- * bake; see report.h. */
+/* The finished page of report.html, from meta.json; see report.h (the live page is live.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include "coordinator/report/html.h"
 #include "coordinator/report/page.h"
 #include "coordinator/report/report.h"
+#include "coordinator/report/terrain.h"
 
 #define S_MAX_META_BYTES ((size_t)256 << 20)
 
@@ -23,19 +23,125 @@ static double s_unix_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int s_write_page(const char *out_dir, const cJSON *doc, const tb_report_page_t *pg,
-                        tb_err_t *err)
+int tb_report_page_save(const char *out_dir, const char *text, size_t n, tb_err_t *err)
 {
     char path[4200];
     if (tb_fs_join(path, sizeof path, out_dir, TB_REPORT_FILE, err) != 0)
         return -1;
+    return tb_fs_write_atomic(path, text, n, err);
+}
+
+static int s_write_page(const char *out_dir, const cJSON *doc, const tb_report_page_t *pg,
+                        tb_err_t *err)
+{
     size_t n;
     char *text = tb_report_page(doc, pg, &n);
     if (!text)
-        return tb_err_set(err, TB_E_NOMEM, "%s: out of memory writing the page", path);
-    int rc = tb_fs_write_atomic(path, text, n, err);
+        return tb_err_set(err, TB_E_NOMEM, "%s/%s: out of memory writing the page", out_dir,
+                          TB_REPORT_FILE);
+    int rc = tb_report_page_save(out_dir, text, n, err);
     free(text);
     return rc;
+}
+
+/* ---- the 3D view's scripts (docs/report.md, "The 3D view") ---- */
+
+extern const unsigned char tb_report_asset_three[], tb_report_asset_view3d[];
+extern const size_t tb_report_asset_three_len, tb_report_asset_view3d_len;
+
+/* three.js as npm ships it is an ES module, and a page opened from file:// may not import modules
+ * (Chromium refuses them across the null origin), but it may run classic scripts: the module's body
+ * goes into a function and its final `export{a as B,...}` becomes window.THREE = {B: a, ...}. */
+static char *s_three_classic(size_t *len, tb_err_t *err)
+{
+    const char *src = (const char *)tb_report_asset_three;
+    const char *ex = NULL;
+    for (const char *p = strstr(src, "export{"); p; p = strstr(p + 1, "export{"))
+        ex = p;
+    const char *end = ex ? strchr(ex, '}') : NULL;
+    if (!ex || !end) {
+        tb_err_set(err, TB_E_INTERNAL, "the vendored three.js has no export list");
+        return NULL;
+    }
+    tb_html_t h = {0};
+    tb_html_printf(&h, "(function(){\"use strict\";\n%.*s\nwindow.THREE={", (int)(ex - src), src);
+    const char *p = ex + 7;
+    bool first = true;
+    while (p < end) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *item_end = comma ? comma : end;
+        const char *as = NULL;
+        for (const char *q = p; q + 4 <= item_end; q++)
+            if (memcmp(q, " as ", 4) == 0)
+                as = q;
+        if (as)
+            tb_html_printf(&h, "%s%.*s:%.*s", first ? "" : ",", (int)(item_end - as - 4), as + 4,
+                           (int)(as - p), p);
+        else
+            tb_html_printf(&h, "%s%.*s:%.*s", first ? "" : ",", (int)(item_end - p), p,
+                           (int)(item_end - p), p);
+        first = false;
+        p = item_end + 1;
+    }
+    tb_html_printf(&h, "};\n})();\n");
+    char *text = tb_html_take(&h, len);
+    if (!text)
+        tb_err_set(err, TB_E_NOMEM, "out of memory for three.js");
+    return text;
+}
+
+/* Writes OUT/report_assets/three.js and view3d.js (rewritten only when they differ). */
+static int s_write_assets(const char *out_dir, tb_err_t *err)
+{
+    char dir[4200], path[4400];
+    if (tb_fs_join(dir, sizeof dir, out_dir, "report_assets", err) != 0 ||
+        tb_fs_mkdir_p(dir, err) != 0)
+        return -1;
+    size_t n;
+    char *three = s_three_classic(&n, err);
+    if (!three)
+        return -1;
+    const struct {
+        const char *name;
+        const void *data;
+        size_t n;
+    } files[] = {{"three.js", three, n},
+                 {"view3d.js", tb_report_asset_view3d, tb_report_asset_view3d_len}};
+    int rc = 0;
+    for (size_t i = 0; i < 2 && rc == 0; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        char *old = NULL;
+        size_t on = 0;
+        tb_err_t e;
+        bool same = tb_fs_exists(path) &&
+                    tb_fs_read_all(path, (size_t)64 << 20, &old, &on, &e) == 0 &&
+                    on == files[i].n && memcmp(old, files[i].data, on) == 0;
+        free(old);
+        if (!same)
+            rc = tb_fs_write_atomic(path, files[i].data, files[i].n, err);
+    }
+    free(three);
+    return rc;
+}
+
+/* The tile lattice's columns and rows from OUT/tiles/index.json (for the map of tile states). */
+static bool s_lattice(const char *out_dir, tb_tile_lattice_t *L)
+{
+    char path[4400], *text = NULL;
+    size_t n = 0;
+    tb_err_t e;
+    snprintf(path, sizeof path, "%s/tiles/index.json", out_dir);
+    if (!tb_fs_exists(path) || tb_fs_read_all(path, (size_t)64 << 20, &text, &n, &e) != 0)
+        return false;
+    cJSON *idx = cJSON_ParseWithLength(text, n);
+    free(text);
+    memset(L, 0, sizeof *L);
+    L->cols = (int64_t)tb_json_num(idx, "lattice.columns");
+    L->rows = (int64_t)tb_json_num(idx, "lattice.rows");
+    L->tile_cells = (int64_t)tb_json_num(idx, "lattice.tile_samples");
+    L->cell_m = tb_json_num(idx, "lattice.cell_m");
+    cJSON_Delete(idx);
+    return L->cols > 0 && L->rows > 0;
 }
 
 static cJSON *s_read_json(const char *path, tb_err_t *err)
@@ -108,179 +214,20 @@ int tb_report_write(const char *out_dir, tb_err_t *err)
         pg.gate = s_gate_entry(gate, out_dir, tb_json_num(doc, "manifest.seed"));
         pg.gate_source = "../gate.json";
     }
+    tb_tile_lattice_t L;
+    if (s_lattice(out_dir, &L))
+        pg.lattice = &L;
+    cJSON *terrain = tb_terrain_index(out_dir);
+    tb_err_t aerr;
+    if (terrain && s_write_assets(out_dir, &aerr) != 0) {
+        tb_log_warn("report.html: no 3D view: %s", aerr.msg);
+        cJSON_Delete(terrain);
+        terrain = NULL;
+    }
+    pg.terrain = terrain;
     int rc = s_write_page(out_dir, doc, &pg, err);
+    cJSON_Delete(terrain);
     cJSON_Delete(gate);
     cJSON_Delete(doc);
     return rc;
-}
-
-/* ---- the live page ---- */
-
-struct tb_report_live_t {
-    char out_dir[4200];
-    cJSON *doc; /* tool, plan, bake; "dispatch" replaced by each snapshot */
-    char phase[64];
-    char trail[512]; /* the phases so far, comma-separated */
-    double started_unix, started_mono, last_write_mono;
-    bool warned;
-};
-
-static void s_write_live(tb_report_live_t *self, const char *state, const char *error)
-{
-    char eta[512] = "";
-    const cJSON *jobs = tb_json_path(self->doc, "dispatch.jobs");
-    if (strcmp(state, "running") == 0 && strcmp(self->phase, "solve") == 0 && jobs) {
-        double total = 0, store = 0, done = 0, part = 0;
-        const cJSON *j;
-        cJSON_ArrayForEach(j, jobs)
-        {
-            double w = tb_json_num(j, "weight");
-            if (!isfinite(w))
-                continue;
-            const char *s = tb_json_str(j, "state", "");
-            total += w;
-            if (cJSON_IsTrue(cJSON_GetObjectItem(j, "from_store")))
-                store += w;
-            else if (strcmp(s, "done") == 0)
-                done += w;
-            else if (strcmp(s, "running") == 0)
-                part += w * fmin(1, fmax(0, tb_json_num(j, "progress")));
-        }
-        double todo = total - store, elapsed = tb_json_num(self->doc, "dispatch.seconds");
-        double frac = todo > 0 ? (done + part) / todo : 1;
-        if (todo > 0 && frac >= 0.02 && elapsed >= 2) {
-            double left = elapsed * (1 - frac) / frac;
-            char when[32];
-            time_t t = (time_t)(s_unix_now() + left);
-            struct tm tm;
-            gmtime_r(&t, &tm);
-            strftime(when, sizeof when, "%H:%M:%S UTC", &tm);
-            snprintf(eta, sizeof eta,
-                     "ETA about %.0f s (%s) for the solve, then the outputs: %.0f%% of the solve's "
-                     "work (box cells x steps, results from the store left out) done in %.0f s, "
-                     "counting running jobs by their progress, and the rest assumed to go at the "
-                     "same rate",
-                     left, when, 100 * frac, elapsed);
-        } else {
-            snprintf(eta, sizeof eta,
-                     "ETA not known yet: %.0f%% of the solve's work done in "
-                     "%.0f s, too little to extrapolate (the plan's floor on one core: %.0f s at "
-                     "the manifest's steps)",
-                     100 * frac, isfinite(elapsed) ? elapsed : 0,
-                     tb_json_num(self->doc, "plan.estimate.one_core_floor_s"));
-        }
-    } else if (strcmp(state, "running") == 0 && jobs) {
-        snprintf(eta, sizeof eta,
-                 "The solve is done; compositing and writing the outputs (seconds "
-                 "on the demo planet).");
-    }
-    tb_report_page_t pg = {.state = state,
-                           .phase = self->phase,
-                           .trail = self->trail,
-                           .error = error,
-                           .eta = eta[0] ? eta : NULL,
-                           .written_unix = s_unix_now(),
-                           .started_unix = self->started_unix,
-                           .interval_s = TB_REPORT_LIVE_INTERVAL_S,
-                           .out_dir = self->out_dir};
-    tb_err_t err;
-    if (s_write_page(self->out_dir, self->doc, &pg, &err) != 0 && !self->warned) {
-        tb_log_warn("the live report page was not written (the bake goes on): %s", err.msg);
-        self->warned = true;
-    }
-    self->last_write_mono = tb_now_s();
-}
-
-static void s_snapshot(tb_report_live_t *self, const tb_dispatch_t *d)
-{
-    if (!d)
-        return;
-    cJSON *snap = tb_dispatch_record_json(d);
-    if (snap)
-        cJSON_ReplaceItemInObject(self->doc, "dispatch", snap);
-}
-
-tb_report_live_t *tb_report_live_new(const char *out_dir, const tb_plan_t *plan, int steps,
-                                     int regions_solved)
-{
-    tb_report_live_t *self = calloc(1, sizeof *self);
-    if (!self)
-        return NULL;
-    snprintf(self->out_dir, sizeof self->out_dir, "%s", out_dir);
-    snprintf(self->phase, sizeof self->phase, "starting");
-    snprintf(self->trail, sizeof self->trail, "starting");
-    self->started_unix = s_unix_now();
-    self->started_mono = tb_now_s();
-    self->doc = cJSON_CreateObject();
-    char *pj = tb_plan_to_json(plan);
-    cJSON *pl = pj ? cJSON_Parse(pj) : NULL;
-    free(pj);
-    if (!self->doc || !pl) {
-        cJSON_Delete(pl);
-        cJSON_Delete(self->doc);
-        free(self);
-        return NULL;
-    }
-    cJSON *tool = cJSON_AddObjectToObject(self->doc, "tool");
-    cJSON_AddStringToObject(tool, "version", tb_version());
-    cJSON_AddStringToObject(tool, "build_id", tb_build_id());
-    cJSON_AddItemToObject(self->doc, "plan", pl);
-    cJSON *bake = cJSON_AddObjectToObject(self->doc, "bake");
-    cJSON_AddNumberToObject(bake, "steps", steps);
-    cJSON_AddNumberToObject(bake, "regions_solved", regions_solved);
-    cJSON_AddNumberToObject(bake, "regions_total", tb_plan_region_count(plan));
-    cJSON_AddBoolToObject(bake, "partial", regions_solved < tb_plan_region_count(plan));
-    cJSON_AddNullToObject(self->doc, "dispatch");
-    s_write_live(self, "running", NULL);
-    return self;
-}
-
-void tb_report_live_phase(tb_report_live_t *self, const char *phase, const tb_dispatch_t *d)
-{
-    if (!self)
-        return;
-    if (strcmp(self->trail, "starting") == 0)
-        self->trail[0] = '\0';
-    if (strcmp(self->phase, phase) != 0 || !self->trail[0]) {
-        size_t k = strlen(self->trail);
-        snprintf(self->trail + k, sizeof self->trail - k, "%s%s", k ? "," : "", phase);
-    }
-    snprintf(self->phase, sizeof self->phase, "%s", phase);
-    s_snapshot(self, d);
-    s_write_live(self, "running", NULL);
-}
-
-void tb_report_live_tick(tb_report_live_t *self, const tb_dispatch_t *d)
-{
-    if (!self || tb_now_s() - self->last_write_mono < TB_REPORT_LIVE_INTERVAL_S)
-        return;
-    s_snapshot(self, d);
-    s_write_live(self, "running", NULL);
-}
-
-void tb_report_live_finish(tb_report_live_t *self, const tb_dispatch_t *d, bool meta_written,
-                           const tb_err_t *err)
-{
-    if (!self)
-        return;
-    s_snapshot(self, d);
-    if (meta_written) {
-        tb_err_t e;
-        if (tb_report_write(self->out_dir, &e) != 0)
-            tb_log_warn("report.html was not written: %s", e.msg);
-        return;
-    }
-    bool interrupted = err && err->code == TB_E_INTERRUPTED;
-    s_write_live(self, interrupted ? "interrupted" : "failed",
-                 err && err->msg[0] ? err->msg
-                                    : "the bake stopped before its outputs were written");
-}
-
-void tb_report_live_destroy(tb_report_live_t **self_p)
-{
-    if (!self_p || !*self_p)
-        return;
-    cJSON_Delete((*self_p)->doc);
-    free(*self_p);
-    *self_p = NULL;
 }
