@@ -402,6 +402,10 @@ int tb_export_run(const char *bake_dir, const tb_export_opts_t *o, tb_export_rep
                     (double)(r.g.covered_h - 1) * r.info.cell_m, (long long)r.g.x0,
                     (long long)r.g.y0,
                     r.g.shifted_north ? " (moved north to end on the planet's edge)" : "");
+    if (!o->quiet && r.g.rows_left_out > 0)
+        tb_log_warn("%lld rows of the area are left out: no whole number of %lld-sample rows "
+                    "fits the planet's %lld rows",
+                    (long long)r.g.rows_left_out, (long long)r.g.size, (long long)r.info.planet_h);
     if (s_range(&r, err) != 0)
         goto done;
     rep->scale = r.sc;

@@ -65,12 +65,15 @@ typedef struct {
     int64_t covered_w; /* samples covered: (nx - 1) stride + size */
     int64_t covered_h;
     int64_t shifted_north; /* rows the grid was moved north so as to end on the planet's edge */
+    int64_t rows_left_out; /* rows of the area no whole tile row could cover inside the planet */
 } tb_export_grid_t;
 
 /* The grid of `size`-sample tiles of preset p (size 0: the preset's default, lowered to the
  * largest valid size the planet's height holds) that covers area r (samples) of the lattice in
  * info. Y does not wrap: a grid that would run past the south edge is moved north by the rows it
- * overruns (recorded); one taller than the planet is refused. TB_E_INVALID naming the numbers for a
+ * overruns (recorded); when the area is taller than any whole number of tile rows the planet holds
+ * (the planet's height is rarely k stride + 1), it gets as many rows as fit and the rows left out
+ * are recorded; a tile taller than the planet is refused. TB_E_INVALID naming the numbers for a
  * size not in the engine's set, or a grid that cannot fit. */
 int tb_export_grid_make(const tb_mosaic_info_t *info, const tb_export_preset_t *p,
                         tb_mosaic_rect_t r, int64_t size, tb_export_grid_t *out, tb_err_t *err);

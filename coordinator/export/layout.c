@@ -106,6 +106,12 @@ int tb_export_grid_make(const tb_mosaic_info_t *info, const tb_export_preset_t *
     g.ny = s_tiles_for(r.h, size, g.stride);
     g.covered_w = (g.nx - 1) * g.stride + size;
     g.covered_h = (g.ny - 1) * g.stride + size;
+    if (g.covered_h > info->planet_h && size <= info->planet_h) {
+        /* no whole number of tiles ends on both edges: as many rows as the planet holds */
+        g.ny = (info->planet_h - size) / g.stride + 1;
+        g.covered_h = (g.ny - 1) * g.stride + size;
+        g.rows_left_out = r.h - g.covered_h;
+    }
     if (g.y0 + g.covered_h > info->planet_h) {
         /* Y does not wrap and nothing is sampled beyond the planet: end on its south edge */
         g.shifted_north = g.y0 + g.covered_h - info->planet_h;

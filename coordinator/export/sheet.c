@@ -100,6 +100,7 @@ int tb_export_sheet_write(const char *bake_dir, const tb_export_opts_t *o,
     cJSON_AddItemToObject(area, "covered_m",
                           s_pair((double)(g->covered_w - 1) * c, (double)(g->covered_h - 1) * c));
     cJSON_AddNumberToObject(area, "moved_north_samples", (double)g->shifted_north);
+    cJSON_AddNumberToObject(area, "rows_left_out", (double)g->rows_left_out);
     cJSON_AddNumberToObject(area, "filled_samples", (double)rep->filled_samples);
     cJSON *hj = cJSON_AddObjectToObject(sh, "heights");
     cJSON_AddNumberToObject(hj, "min_m", rep->min_m);

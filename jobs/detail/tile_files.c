@@ -186,14 +186,11 @@ int tb_tile_f32z_decode(const void *data, size_t bytes, const char *name, int64_
         return tb_err_prefix(err, "%s", name);
     }
     const unsigned char *planes = planes_v;
-    uint32_t *u = malloc(4 * n);
-    if (got != 4 * n || !u) {
+    uint32_t *u = (uint32_t *)(void *)out; /* decoded in place: a float is 4 bytes */
+    if (got != 4 * n) {
         free(planes_v);
-        free(u);
-        return got != 4 * n
-                   ? tb_err_set(err, TB_E_FORMAT, "%s: %zu bytes of residuals, expected %zu", name,
-                                got, 4 * n)
-                   : tb_err_set(err, TB_E_NOMEM, "%s: out of memory", name);
+        return tb_err_set(err, TB_E_FORMAT, "%s: %zu bytes of residuals, expected %zu", name, got,
+                          4 * n);
     }
     for (int64_t j = 0; j < h; j++)
         for (int64_t i = 0; i < w; i++) {
@@ -206,6 +203,5 @@ int tb_tile_f32z_decode(const void *data, size_t bytes, const char *name, int64_
     for (size_t k = 0; k < n; k++)
         out[k] = s_unordered(u[k]);
     free(planes_v);
-    free(u);
     return 0;
 }
