@@ -27,14 +27,14 @@ run=("${base[@]}" --workers 2)
 tiles_of() { json_get "$1/tiles/index.json" "' '.join(t['id'] for t in d['tiles'])"; }
 # entry DIR ID: index.json's entry of tile ID, canonically
 entry() { json_get "$1/tiles/index.json" "json.dumps([t for t in d['tiles'] if t['id'] == '$2'], sort_keys=True)"; }
-# same_tile A B ID WHAT: tile ID's six files and index entry are the same in bakes A and B
+# same_tile A B ID WHAT: tile ID's seven files and index entry are the same in bakes A and B
 same_tile() {
   local f n=0
   for f in "$1/tiles/$3".* "$1/tiles/$3"_*; do
     cmp -s "$f" "$2/tiles/$(basename "$f")" || fail "$4: tiles/$(basename "$f") differs from $2's"
     n=$((n + 1))
   done
-  [ "$n" = 6 ] || fail "$4: $n files of $3, not 6"
+  [ "$n" = 7 ] || fail "$4: $n files of $3, not 7"
   [ "$(entry "$1" "$3")" = "$(entry "$2" "$3")" ] && [ "$(entry "$1" "$3")" != "[]" ] ||
     fail "$4: the index entry of $3 differs from $2's"
 }

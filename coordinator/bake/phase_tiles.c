@@ -99,6 +99,13 @@ static int s_write_tile(s_tiles_t *t, const tb_tile_result_t *r, tb_err_t *err)
             free(raw);
             if (erc != 0)
                 goto done;
+            /* the float heights, losslessly: what `terrain export` reads (docs/export.md) */
+            if (tb_tile_f32z(r, &raw, &rn, err) != 0)
+                goto done;
+            erc = s_write(t, files, id, TB_TILE_F32Z_SUFFIX, raw, rn, err);
+            free(raw);
+            if (erc != 0)
+                goto done;
         }
     }
     double x_m, y_m;

@@ -16,6 +16,7 @@ int tb_cmd_gate(int argc, char **argv);
 int tb_cmd_analyze(int argc, char **argv);
 int tb_cmd_report(int argc, char **argv);
 int tb_cmd_stitch(int argc, char **argv);
+int tb_cmd_export(int argc, char **argv);
 int tb_cmd_tiles(int argc, char **argv);
 
 #endif

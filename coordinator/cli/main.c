@@ -24,6 +24,7 @@ static const s_command_t s_commands[] = {
     {"tiles", tb_cmd_tiles, "re-run chosen detail tiles of a bake, or measure the tile margin"},
     {"report", tb_cmd_report, "rewrite a bake's report.html from its meta.json and outputs"},
     {"stitch", tb_cmd_stitch, "one seamless mosaic of any area of a bake's detail tiles"},
+    {"export", tb_cmd_export, "write a bake's detail tiles as Unreal, Unity or Godot import them"},
     {"farm-check", tb_cmd_farm_check, "dispatch verifiable test jobs to check workers and a farm"},
     {"farm-keys", tb_cmd_farm_keys, "write CURVE certificates for a farm"},
 };

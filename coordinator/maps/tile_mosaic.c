@@ -313,6 +313,27 @@ static int s_read_checked(const tb_mosaic_t *m, const s_tile_t *t, const char *s
     return 0;
 }
 
+int tb_mosaic_read_file(const tb_mosaic_t *m, int64_t col, int64_t row, const char *suffix,
+                        char **data, size_t *n, tb_err_t *err)
+{
+    int64_t k = tb_mosaic_has_tile(m, col, row) ? s_find(m, col, row) : -1;
+    char path[S_PATH];
+    if (k < 0)
+        return tb_err_set(err, TB_E_INVALID, "%s lists no tile at column %lld, row %lld",
+                          m->index_path, (long long)col, (long long)row);
+    return s_read_checked(m, &m->tiles[k], suffix, data, n, path, err);
+}
+
+bool tb_mosaic_lists_file(const tb_mosaic_t *m, int64_t col, int64_t row, const char *suffix)
+{
+    int64_t k = tb_mosaic_has_tile(m, col, row) ? s_find(m, col, row) : -1;
+    char name[TB_TILE_ID_MAX + 32];
+    if (k < 0)
+        return false;
+    snprintf(name, sizeof name, "%s%s", m->tiles[k].id, suffix);
+    return cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m->tiles[k].files, name));
+}
+
 size_t tb_mosaic_layer_bytes(tb_mosaic_layer_t layer)
 {
     return layer == TB_MOSAIC_HEIGHT ? 2 : layer == TB_MOSAIC_SPLAT ? 4 : 1;

@@ -73,6 +73,16 @@ void tb_mosaic_info(const tb_mosaic_t *m, tb_mosaic_info_t *out);
 /* Whether the index lists tile (col, row) (false outside the lattice). */
 bool tb_mosaic_has_tile(const tb_mosaic_t *m, int64_t col, int64_t row);
 
+/* Reads tiles/<id><suffix> of listed tile (col, row) into a new buffer *data of *n bytes (the
+ * caller frees it), checked against the XXH3 the index gives for it: TB_E_INVALID when the index
+ * does not list the tile, TB_E_FORMAT when it lists no such file for it, TB_E_IO when the file is
+ * missing or unreadable, TB_E_CHECKSUM when its XXH3 is not the index's; every message names the
+ * file. `terrain export` reads the tiles' float heights (.f32z) and splat maps through it. */
+int tb_mosaic_read_file(const tb_mosaic_t *m, int64_t col, int64_t row, const char *suffix,
+                        char **data, size_t *n, tb_err_t *err);
+/* Whether the index lists a file named <id><suffix> for tile (col, row). */
+bool tb_mosaic_lists_file(const tb_mosaic_t *m, int64_t col, int64_t row, const char *suffix);
+
 /* The samples whose centres lie in the area [x0_m, x0_m + w_m) x [y0_m, y0_m + h_m) of world
  * metres (x east, y south, from the planet's north-west corner); x0_m is taken modulo the
  * circumference. Pure. TB_E_INVALID naming the value when w_m or h_m is not positive, the area is
