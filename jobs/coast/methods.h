@@ -157,6 +157,11 @@ static inline double tb_coast_waterline_m(uint32_t d2, double cell_m)
     return (sqrt((double)d2) - 0.5) * cell_m;
 }
 
+/* pass.c: the squared distances (cells) up to which the distance transform is exact, at sea
+ * (caps[0]) and on land (caps[1]): the widest reach any phase reads d2 at, plus two cells; past
+ * them a cell has TB_EDT_FAR. The blocks' halo holds them (blocks.h). */
+void tb_coast_distance_caps(const tb_coast_params_t *p, double cell_m, uint32_t caps[2]);
+
 /* surf.c: the least squared distance d2 (cells) whose tb_coast_waterline_m(d2, cell_m) is above
  * `metres` (at least `metres` when or_equal), 2^32 when none is: the distance never falls as d2
  * grows, so a phase's test of it on every cell is the integer test d2 >= this, the same bits

@@ -107,6 +107,14 @@ static uint32_t s_cap_d2(double metres, double cell_m)
     return (uint32_t)fmin((double)UINT32_MAX, ceil(cells * cells));
 }
 
+void tb_coast_distance_caps(const tb_coast_params_t *p, double cell_m, uint32_t caps[2])
+{
+    caps[0] = s_cap_d2(fmax(fmax((p->shelf_km + p->slope_km) * 1000.0, p->carry_m),
+                            p->deposit_reach_m * TB_COAST_MAX_STRETCH),
+                       cell_m);
+    caps[1] = s_cap_d2(fmax(p->carry_m, 2 * p->surf_reach_m), cell_m);
+}
+
 /* The distances of every cell from the waterline, sea to land and land to sea, in one transform
  * (docs/coast.md, "Distances"), with the bathymetry and the band's marks made row by row in its row
  * pass: kind[] goes in as the land mask and comes out as kinds. *band_bits (zeroed here) gets the
@@ -123,10 +131,8 @@ static int s_distances(tb_pool_t *pool, const tb_coast_params_t *p, tb_coast_pla
     tb_coast_bathymetry_init(&bathy, p, pl->cell_m, pl->w, pl->classes, pl->legend, pl->height_m,
                              kind);
     s_row_done_t c = {*band_bits, kind, pl->w, &bathy};
-    const uint32_t caps[2] = {s_cap_d2(fmax(fmax((p->shelf_km + p->slope_km) * 1000.0, p->carry_m),
-                                            p->deposit_reach_m * TB_COAST_MAX_STRETCH),
-                                       pl->cell_m),
-                              s_cap_d2(fmax(p->carry_m, 2 * p->surf_reach_m), pl->cell_m)};
+    uint32_t caps[2];
+    tb_coast_distance_caps(p, pl->cell_m, caps);
     int rc = tb_edt_squared_both(kind, pl->w, pl->h, true, caps, pool, d2, s_row_done, &c, err);
     tb_coast_bathymetry_free(&bathy);
     return rc;
