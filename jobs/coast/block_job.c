@@ -496,8 +496,12 @@ static int s_run(const tb_coast_block_spec_t *s, float *height, int threads,
     tb_coast_planet_t pl = {s->window.w, s->window.h, s->cell_m, height,
                             s->classes,  &s->legend,  m,         s->n_mouths};
     tb_coast_maps_t maps = {ran->moved, ran->exposure, {0}};
-    tb_coast_window_t win = {ran->ix,       ran->iy,  s->interior.w,
-                             s->interior.h, s->share, s->totals_only};
+    /* a probe shares its first drift with its window's own bits: its second drift's sources are
+     * then the planet's to within the shares' rounding, which is all a probe is asked (blocks.h) */
+    tb_coast_share_t own = {{-1, -1}};
+    tb_coast_window_t win = {
+        ran->ix,       ran->iy, s->interior.w, s->interior.h, s->totals_only ? own : s->share,
+        s->totals_only};
     int rc = tb_coast_run_window(&s->params, &pl, &maps, threads, NULL, progress, user, &win,
                                  &ran->tally, err);
     free(m);
@@ -572,10 +576,11 @@ int tb_coast_block_solve(const tb_coast_block_spec_t *spec, int threads,
 #define S_TALLY_INTS(X)                                                                            \
     X(cells)                                                                                       \
     X(sea_cells)                                                                                   \
-    X(shelf_cells) X(waterline_cells) X(edges) X(drowned_cells) X(planed_cells) X(cut_units)       \
-        X(mouths) X(river_units) X(beach_cells) X(backshore_cells) X(no_room_units) X(laid.units)  \
-            X(laid.frac) X(full.units) X(full.frac) X(remainder.units) X(remainder.frac)           \
-                X(sources[0]) X(sources[1])
+    X(shelf_cells)                                                                                 \
+    X(waterline_cells)                                                                             \
+    X(edges) X(drowned_cells) X(planed_cells) X(cut_units) X(mouths) X(river_units) X(beach_cells) \
+        X(backshore_cells) X(no_room_units) X(laid.units) X(laid.frac) X(full.units) X(full.frac)  \
+            X(remainder.units) X(remainder.frac) X(sources[0]) X(sources[1])
 #define S_COUNT(f) +1
 #define S_HEAD_BYTES ((size_t)(8 + 8 + 32 + 1))
 

@@ -388,8 +388,8 @@ int tb_coast_blocks_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_co
     tb_coast_view_t view = {pl->height_m, pl->classes, (size_t)pl->w, 0};
     tb_coast_out_view_t out = {height, maps->moved_m, maps->exposure, (size_t)pl->w, 0};
     bool whole = tb_coast_layout_is_whole(l);
-    /* a probe first unless the bits are known (a guess for its first drift's rounding: any) */
-    tb_coast_share_t share = known ? *known : (tb_coast_share_t){{30, 30}};
+    /* a probe first unless the bits are known (a probe takes its windows' own: share unread) */
+    tb_coast_share_t share = known ? *known : (tb_coast_share_t){{0, 0}};
     bool probe = !known && !whole, final = false;
     report->probed = probe;
     int rc = 0;

@@ -112,7 +112,9 @@ typedef struct {
     tb_coast_rect_t window, interior; /* the interior inside the window */
     bool wraps;                       /* the window is every column */
     tb_coast_share_t share;           /* the planet's bits (-1: the window is the planet) */
-    bool totals_only;                 /* a probe: the result carries the tally, no maps */
+    /* a probe: the result carries the tally, no maps, and the first drift is shared with the
+     * window's own bits (share is not read) */
+    bool totals_only;
     tb_coast_params_t params;
     tb_coast_classes_t legend;
     const float *height_m;          /* window.w x window.h, row-major from (window.x0, window.y0) */
