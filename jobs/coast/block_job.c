@@ -675,15 +675,18 @@ static int s_result_head(const void *data, size_t bytes, tb_reader_t *r,
 #undef S_GET
     for (int e = 0; e < TB_COAST_EXPOSURE_BINS; e++)
         t->exposure_hist[e] = tb_reader_i64(r);
+    /* the non-zero bins, ascending (the one spelling the encoder writes) */
     uint32_t bins = tb_reader_u32(r);
+    int64_t last = -1;
     for (uint32_t k = 0; k < bins && !r->failed; k++) {
         uint32_t b = tb_reader_u32(r);
         int64_t v = tb_reader_i64(r);
-        if (b >= TB_COAST_BACKSHORE_BINS) {
+        if (b >= TB_COAST_BACKSHORE_BINS || (int64_t)b <= last || v == 0) {
             r->failed = true;
             break;
         }
         t->backshore_hist[b] = v;
+        last = b;
     }
     size_t want = probe ? 0 : 10 * (size_t)in->w * (size_t)in->h;
     if (r->failed || tb_reader_left(r) != want) {

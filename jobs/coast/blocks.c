@@ -223,7 +223,7 @@ int tb_coast_layout_plan(int64_t w, int64_t h, double cell_m, const tb_coast_par
             err, TB_E_INVALID,
             "coast blocks: no block of the %lld x %lld planet fits a job of %zu "
             "bytes: the halo is %lld cells, and the smallest window of %lld x %lld "
-            "cells needs about %zu",
+            "cells needs about %zu bytes",
             (long long)w, (long long)h, budget_bytes, (long long)H,
             (long long)(w < 2 * H + 1 ? w : 2 * H + 1), (long long)(h < 2 * H + 1 ? h : 2 * H + 1),
             tb_coast_block_peak_bytes(
