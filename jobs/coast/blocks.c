@@ -125,6 +125,7 @@ int tb_coast_layout_grid(int64_t w, int64_t h, double cell_m, int64_t halo, int6
     out->h = h;
     out->cell_m = cell_m;
     out->halo = halo;
+    out->probe_halo = halo;
     out->nx = nx;
     out->ny = ny;
     out->n = (size_t)(nx * ny);
@@ -228,7 +229,10 @@ int tb_coast_layout_plan(int64_t w, int64_t h, double cell_m, const tb_coast_par
             (long long)(w < 2 * H + 1 ? w : 2 * H + 1), (long long)(h < 2 * H + 1 ? h : 2 * H + 1),
             tb_coast_block_peak_bytes(
                 (w < 2 * H + 1 ? w : 2 * H + 1) * (h < 2 * H + 1 ? h : 2 * H + 1), 1));
-    return tb_coast_layout_grid(w, h, cell_m, H, best_nx, best_ny, out, err);
+    if (tb_coast_layout_grid(w, h, cell_m, H, best_nx, best_ny, out, err) != 0)
+        return -1;
+    out->probe_halo = H - halo.second_drift;
+    return 0;
 }
 
 /* ---- cut and scatter ---- */
@@ -249,15 +253,25 @@ int tb_coast_block_cut(const tb_coast_layout_t *l, size_t block, const tb_coast_
     if (block >= l->n)
         return tb_err_set(err, TB_E_INVALID, "coast blocks: block %zu of %zu", block, l->n);
     const tb_coast_block_t *b = &l->blocks[block];
-    bool whole = tb_coast_layout_is_whole(l);
+    bool whole = tb_coast_layout_is_whole(l), probe = !whole && totals_only;
+    tb_coast_rect_t window = b->window;
+    bool wraps = b->wraps;
+    if (probe) { /* the interior and the probe's halo round it, as s_column and s_row make them */
+        int64_t ph = l->probe_halo, y1 = b->interior.y0 + b->interior.h + ph;
+        wraps = l->nx == 1 || b->interior.w + 2 * ph >= l->w;
+        window.x0 = wraps ? 0 : tb_wrap(b->interior.x0 - ph, l->w);
+        window.w = wraps ? l->w : b->interior.w + 2 * ph;
+        window.y0 = b->interior.y0 - ph > 0 ? b->interior.y0 - ph : 0;
+        window.h = (y1 < l->h ? y1 : l->h) - window.y0;
+    }
     tb_coast_block_spec_t s = {.planet_w = l->w,
                                .planet_h = l->h,
                                .cell_m = l->cell_m,
-                               .window = b->window,
+                               .window = window,
                                .interior = b->interior,
-                               .wraps = b->wraps,
+                               .wraps = wraps,
                                .share = whole ? (tb_coast_share_t){{-1, -1}} : *share,
-                               .totals_only = !whole && totals_only,
+                               .totals_only = probe,
                                .params = *p,
                                .legend = *legend};
     /* the mouths inside the window */
@@ -267,9 +281,8 @@ int tb_coast_block_cut(const tb_coast_layout_t *l, size_t block, const tb_coast_
         return -1;
     size_t n = 0;
     for (size_t k = 0; k < n_mouths; k++)
-        if (mouths[k].x >= 0 && mouths[k].x < l->w &&
-            s_col_in(&b->window, mouths[k].x, l->w) >= 0 && mouths[k].y >= b->window.y0 &&
-            mouths[k].y < b->window.y0 + b->window.h)
+        if (mouths[k].x >= 0 && mouths[k].x < l->w && s_col_in(&window, mouths[k].x, l->w) >= 0 &&
+            mouths[k].y >= window.y0 && mouths[k].y < window.y0 + window.h)
             m[n++] = mouths[k];
     s.mouths = m;
     s.n_mouths = n;

@@ -73,6 +73,9 @@ typedef struct {
     int64_t w, h;
     double cell_m;
     int64_t halo; /* cells */
+    /* a probe's halo: without the second drift's reach, which a probe does not run (the whole
+     * halo for a layout of tb_coast_layout_grid) */
+    int64_t probe_halo;
     int64_t nx, ny;
     size_t n;
     tb_coast_block_t *blocks;
@@ -193,7 +196,8 @@ typedef struct {
 /* The spec bytes of block `block` of layout l, read from the planet's arrays through view (X
  * wrapping across the seam), with the mouths of the planet (any order; those in the window are
  * taken) and the round's share bits (ignored for a whole layout: its job takes its own) and probe
- * flag. The caller frees *spec. 0 or -1 with *err. */
+ * flag (a probe's window is its interior and the layout's probe_halo round it: the view must hold
+ * its rows, which are the full window's or fewer). The caller frees *spec. 0 or -1 with *err. */
 int tb_coast_block_cut(const tb_coast_layout_t *l, size_t block, const tb_coast_view_t *view,
                        const tb_coast_mouth_t *mouths, size_t n_mouths, const tb_coast_params_t *p,
                        const tb_coast_classes_t *legend, const tb_coast_share_t *share,
