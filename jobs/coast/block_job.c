@@ -579,9 +579,22 @@ int tb_coast_block_solve(const tb_coast_block_spec_t *spec, int threads,
     X(shelf_cells)                                                                                 \
     X(waterline_cells)                                                                             \
     X(edges)                                                                                       \
-    X(drowned_cells) X(planed_cells) X(cut_units) X(mouths) X(river_units) X(beach_cells)          \
-        X(backshore_cells) X(no_room_units) X(laid.units) X(laid.frac) X(full.units) X(full.frac)  \
-            X(remainder.units) X(remainder.frac) X(sources[0]) X(sources[1])
+    X(drowned_cells)                                                                               \
+    X(planed_cells)                                                                                \
+    X(cut_units)                                                                                   \
+    X(mouths)                                                                                      \
+    X(river_units)                                                                                 \
+    X(beach_cells)                                                                                 \
+    X(backshore_cells)                                                                             \
+    X(no_room_units)                                                                               \
+    X(laid.units)                                                                                  \
+    X(laid.frac)                                                                                   \
+    X(full.units)                                                                                  \
+    X(full.frac)                                                                                   \
+    X(remainder.units)                                                                             \
+    X(remainder.frac)                                                                              \
+    X(sources[0])                                                                                  \
+    X(sources[1])
 #define S_COUNT(f) +1
 #define S_HEAD_BYTES ((size_t)(8 + 8 + 32 + 1))
 

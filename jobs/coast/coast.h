@@ -11,7 +11,9 @@
  * redistribution); surf.c        a shore platform planed within an exposure-scaled reach, a cliff
  * behind it; sediment.c    cut plus river supply, drifted along the shore and laid in sheltered
  * shallows; stats.c       the coast block of the verdict; params.c      the `coast` manifest
- * section; pass.c        the pass in order; job.c the job kind "coast" and its wire format.
+ * section; pass.c        the pass in order; job.c the job kind "coast" and its wire format;
+ * blocks.h, blocks.c, block_job.c  the pass in blocks of the planet with a proved halo, the job
+ * kind "coast_block" (docs/coast.md, "Blocks").
  *
  * Determinism: every decision is a function of the cell's own data and of exact integer sums over
  * fixed neighbourhoods (the distance transform, the fetch recurrences and the box sums), so the

@@ -35,20 +35,31 @@ void tb_coast_tally_free(tb_coast_tally_t *t)
 
 void tb_coast_tally_add(tb_coast_tally_t *sum, const tb_coast_tally_t *part)
 {
-#define S_ADD(f) sum->f += part->f;
-    S_ADD(cells)
-    S_ADD(sea_cells)
-    S_ADD(shelf_cells)
-    S_ADD(waterline_cells)
-    S_ADD(edges)
-    S_ADD(drowned_cells)
-    S_ADD(planed_cells) S_ADD(cut_units) S_ADD(mouths) S_ADD(river_units) S_ADD(beach_cells)
-        S_ADD(backshore_cells) S_ADD(no_room_units) S_ADD(laid.units) S_ADD(laid.frac)
-            S_ADD(full.units) S_ADD(full.frac) S_ADD(remainder.units) S_ADD(remainder.frac)
-                S_ADD(sources[0]) S_ADD(sources[1])
+#define S_ADD(f) sum->f += part->f
+    S_ADD(cells);
+    S_ADD(sea_cells);
+    S_ADD(shelf_cells);
+    S_ADD(waterline_cells);
+    S_ADD(edges);
+    S_ADD(drowned_cells);
+    S_ADD(planed_cells);
+    S_ADD(cut_units);
+    S_ADD(mouths);
+    S_ADD(river_units);
+    S_ADD(beach_cells);
+    S_ADD(backshore_cells);
+    S_ADD(no_room_units);
+    S_ADD(laid.units);
+    S_ADD(laid.frac);
+    S_ADD(full.units);
+    S_ADD(full.frac);
+    S_ADD(remainder.units);
+    S_ADD(remainder.frac);
+    S_ADD(sources[0]);
+    S_ADD(sources[1]);
 #undef S_ADD
-                    for (int e = 0; e < TB_COAST_EXPOSURE_BINS; e++)
-                        sum->exposure_hist[e] += part->exposure_hist[e];
+    for (int e = 0; e < TB_COAST_EXPOSURE_BINS; e++)
+        sum->exposure_hist[e] += part->exposure_hist[e];
     for (int b = 0; b < TB_COAST_BACKSHORE_BINS; b++)
         sum->backshore_hist[b] += part->backshore_hist[b];
 }
