@@ -24,7 +24,8 @@
  * pass's, or the bench fails), and the peak resident memory of the largest block's job run alone
  * in a process of its own (this program with --run-block on its spec bytes, its maxrss from
  * wait4) against the planner's estimate. --no-whole skips the whole pass (a planet too large for
- * one job: there is no hash to compare then).
+ * one job: there is no hash to compare then); --halo N runs the planned grid of blocks with a halo
+ * of N cells instead of the proved one (to measure where a smaller one stops giving the bits).
  *
  * Usage: bench_coast [--size WxH] [--seed N] [--threads N] [--maps DIR]   (DIR: map_coast.png,
  * map_exposure.png) [--budget GB [--no-whole]]
@@ -325,8 +326,8 @@ static double s_block_peak(const char *self, const tb_coast_layout_t *l, size_t 
  * pass's hash (0: none to compare) and warm wall time per cell. Returns the exit status. */
 static int s_blocked(const char *self, const tb_coast_params_t *p, const float *height0,
                      tb_coast_planet_t *pl, tb_coast_maps_t *maps, int threads, double budget_gb,
-                     uint64_t whole_hash, double whole_ns, double whole_cpu_ns, double cold_ns,
-                     double cold_cpu_ns)
+                     int64_t halo_cells, uint64_t whole_hash, double whole_ns, double whole_cpu_ns,
+                     double cold_ns, double cold_cpu_ns)
 {
     tb_err_t err;
     size_t cells = (size_t)pl->w * (size_t)pl->h;
@@ -337,6 +338,16 @@ static int s_blocked(const char *self, const tb_coast_params_t *p, const float *
         0) {
         fprintf(stderr, "bench_coast: %s\n", err.msg);
         return 1;
+    }
+    if (halo_cells > 0) { /* the planned grid with another halo: what a smaller one gives */
+        int64_t nx = l.nx, ny = l.ny;
+        tb_coast_layout_free(&l);
+        if (tb_coast_layout_grid(pl->w, pl->h, pl->cell_m, halo_cells, nx, ny, &l, &err) != 0) {
+            fprintf(stderr, "bench_coast: %s\n", err.msg);
+            return 1;
+        }
+        printf("blocks: the halo forced to %lld cells (not the proved one)\n",
+               (long long)halo_cells);
     }
     if (pl->height_m != height0)
         memcpy(pl->height_m, height0, cells * sizeof *pl->height_m);
@@ -396,7 +407,7 @@ static int s_blocked(const char *self, const tb_coast_params_t *p, const float *
            whole_hash ? (hash == whole_hash ? " (the whole pass's)" : " (NOT the whole pass's)")
                       : "");
     tb_coast_layout_free(&l);
-    if (whole_hash && hash != whole_hash) {
+    if (whole_hash && hash != whole_hash && halo_cells <= 0) {
         fprintf(stderr, "bench_coast: the blocks did not give the whole pass's bits\n");
         return 1;
     }
@@ -408,6 +419,7 @@ int main(int argc, char **argv)
     long long w = 12500, h = 6076, seed = 7;
     int threads = 1;
     double budget_gb = 0;
+    long long halo_cells = 0;
     bool no_whole = false;
     const char *maps_dir = NULL, *spec_path = NULL, *block_path = NULL;
     for (int i = 1; i < argc; i++) {
@@ -426,14 +438,17 @@ int main(int argc, char **argv)
             seed = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc && atof(argv[i + 1]) > 0) {
             budget_gb = atof(argv[++i]);
+        } else if (strcmp(argv[i], "--halo") == 0 && i + 1 < argc && atoll(argv[i + 1]) > 0) {
+            halo_cells = atoll(argv[++i]);
         } else if (strcmp(argv[i], "--no-whole") == 0) {
             no_whole = true;
         } else if (strcmp(argv[i], "--run-block") == 0 && i + 1 < argc) {
             block_path = argv[++i];
         } else {
-            fprintf(stderr, "usage: bench_coast [--size WxH (at least 64x16)] [--seed N] "
-                            "[--threads 1..16] [--maps DIR] [--budget GB [--no-whole]] [--spec "
-                            "FILE] [--run-block FILE]\n");
+            fprintf(stderr,
+                    "usage: bench_coast [--size WxH (at least 64x16)] [--seed N] "
+                    "[--threads 1..16] [--maps DIR] [--budget GB [--no-whole] [--halo N]] [--spec "
+                    "FILE] [--run-block FILE]\n");
             return 2;
         }
     }
@@ -603,8 +618,8 @@ int main(int argc, char **argv)
     }
     int status = 0;
     if (budget_gb > 0)
-        status = s_blocked(argv[0], &p, height0, &planet, &maps, threads, budget_gb, hash,
-                           no_whole ? 0 : 1e9 * warm.wall / (double)cells,
+        status = s_blocked(argv[0], &p, height0, &planet, &maps, threads, budget_gb, halo_cells,
+                           hash, no_whole ? 0 : 1e9 * warm.wall / (double)cells,
                            no_whole ? 0 : 1e9 * warm.pcpu / (double)cells,
                            no_whole ? 0 : 1e9 * cold.wall / (double)cells,
                            no_whole ? 0 : 1e9 * cold.pcpu / (double)cells);
