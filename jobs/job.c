@@ -13,6 +13,7 @@
     X(checksum_grind)                                                                              \
     X(region)                                                                                      \
     X(coast)                                                                                       \
+    X(coast_block)                                                                                 \
     X(tile)
 
 #define S_DECLARE(name) extern const tb_job_kind_t tb_job_kind_##name;

@@ -11,12 +11,15 @@
  * redistribution); surf.c        a shore platform planed within an exposure-scaled reach, a cliff
  * behind it; sediment.c    cut plus river supply, drifted along the shore and laid in sheltered
  * shallows; stats.c       the coast block of the verdict; params.c      the `coast` manifest
- * section; pass.c        the pass in order; job.c the job kind "coast" and its wire format.
+ * section; pass.c        the pass in order; job.c the job kind "coast" and its wire format;
+ * blocks.h, blocks.c, block_job.c  the pass in blocks of the planet with a proved halo, the job
+ * kind "coast_block" (docs/coast.md, "Blocks").
  *
  * Determinism: every decision is a function of the cell's own data and of exact integer sums over
  * fixed neighbourhoods (the distance transform, the fetch recurrences and the box sums), so the
  * pass on a planet rolled by k columns gives the rolled result to the last bit, and any number of
- * threads gives the same bits. Only the printed statistics are double sums in row-major order.
+ * threads gives the same bits. The statistics are integer tallies (tb_coast_tally_t), so any
+ * split of the planet into blocks gives the same numbers.
  *
  * Memory: about 45 bytes a cell at the peak, the caller's heights and classes included
  * (docs/coast.md, "Cost").
@@ -90,6 +93,49 @@ typedef struct {
     double exposure_p10, exposure_p50, exposure_p90; /* over waterline cells, 0..1 */
 } tb_coast_stats_t;
 
+/* An exact sum of non-negative sediment quantities that are not whole units (what a cell laid, what
+ * found its places full, the fixed-point remainders): whole units, and the fractions rounded to
+ * 2^-32 of a unit each. Integers, so any grouping of the cells gives the same sum (docs/coast.md,
+ * "Blocks"). */
+typedef struct {
+    uint64_t units; /* whole units */
+    uint64_t frac;  /* 2^-32 units (below 2^63 for up to 2^31 cells) */
+} tb_coast_fx_t;
+
+/* The sum's value in units. */
+double tb_coast_fx_units(const tb_coast_fx_t *f);
+
+#define TB_COAST_EXPOSURE_BINS (TB_COAST_EXPOSURE_ONE + 1)
+/* Backshore heights in decimetres, 0 .. 10 km; higher land counts in the last bin. */
+#define TB_COAST_BACKSHORE_BINS 100001
+#define TB_COAST_BACKSHORE_BIN_M 0.1
+
+/* The coast block in a mergeable form: integer counts over a set of cells (a block's interior, or
+ * the planet), from which tb_coast_stats_from_tally makes the statistics. Two tallies of disjoint
+ * cells add up (tb_coast_tally_add) to the tally of their union, exactly, in any order. Every count
+ * belongs to one cell: a land-sea edge to its west or south cell (the edge to x + 1, and to y + 1),
+ * a deposit to the cell laid, an unplaced part to the source or the cell it was left at, a mouth to
+ * its cell. Units: cells, sediment units (TB_COAST_UNIT_M over one cell). */
+typedef struct {
+    int64_t cells, sea_cells, shelf_cells, waterline_cells, edges, drowned_cells;
+    int64_t planed_cells, cut_units, mouths, river_units, beach_cells, backshore_cells;
+    int64_t no_room_units;               /* unplaced: no shallow within the drift of its source */
+    tb_coast_fx_t laid, full, remainder; /* laid; unplaced: places full; the fixed-point rest */
+    /* the drifts' sources: [0] the first drift's (cut + river), [1] the whole units the first
+     * left for the second; they fix the drifts' fixed-point bits (tb_coast_share_t) */
+    int64_t sources[2];
+    int64_t exposure_hist[TB_COAST_EXPOSURE_BINS]; /* waterline cells by exposure, thousandths */
+    int64_t *backshore_hist; /* TB_COAST_BACKSHORE_BINS, owned (tb_coast_tally_init) */
+} tb_coast_tally_t;
+
+/* An empty tally (its histogram allocated). Returns 0 or -1 with *err (out of memory). */
+int tb_coast_tally_init(tb_coast_tally_t *t, tb_err_t *err);
+void tb_coast_tally_free(tb_coast_tally_t *t);
+/* Adds part into sum (integers: any order gives the same sum). */
+void tb_coast_tally_add(tb_coast_tally_t *sum, const tb_coast_tally_t *part);
+/* The statistics of a tally on a planet of cell_m (the percentiles from the histograms). */
+void tb_coast_stats_from_tally(const tb_coast_tally_t *t, double cell_m, tb_coast_stats_t *out);
+
 /* The relative mismatch |laid + unplaced - (cut + river)| / max(cut + river, 1 m3). */
 double tb_coast_budget_error(const tb_coast_stats_t *s);
 
@@ -139,6 +185,26 @@ typedef struct {
     double phase_wall_s[TB_COAST_PHASES]; /* and the wall seconds (all threads at work) */
 } tb_coast_debug_t;
 
+/* The fixed-point bits of the two drifts' shares (sediment.c): 61 minus the bit length of the
+ * planet's total source units of that drift, so they are planet-level quantities a window of the
+ * planet cannot see. -1: take them from the planet run's own totals (only right when it is the
+ * whole planet). tb_coast_share_from_sources gives them from the planet's sources. */
+typedef struct {
+    int bits[2];
+} tb_coast_share_t;
+
+/* The bits of a drift whose sources total `units` (0 <= units < 2^61; 61 for none). */
+int tb_coast_share_bits(int64_t units);
+
+/* How tb_coast_run_window runs a window of a planet (jobs/coast/blocks.h): which of its cells the
+ * tally counts (a rectangle in the window's own coordinates), the drifts' bits, and whether to stop
+ * after the first drift (a round that only asks the sources: the maps are then not final). */
+typedef struct {
+    int64_t x0, y0, w, h;
+    tb_coast_share_t share;
+    bool totals_only;
+} tb_coast_window_t;
+
 /* The whole pass (pass.c): heights rewritten in place, maps and statistics filled. threads >= 1
  * (every phase splits; same bits, docs/coast.md "Threads"). debug may be NULL. progress may be
  * NULL; returning true cancels (TB_E_INTERRUPTED). Returns 0 or -1 with *err set (a bad input names
@@ -147,6 +213,15 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *planet, tb_coast
                  int threads, tb_coast_debug_t *debug,
                  bool (*progress)(void *user, double fraction, const char *note), void *user,
                  tb_err_t *err);
+
+/* The pass over a window of a planet as if it were the planet (X wraps round the window, its Y
+ * edges are the window's), with the tally counting only win's rectangle and the drifts' bits from
+ * win (NULL: the whole window, its own bits): what a block job runs (jobs/coast/blocks.h). The
+ * tally is filled (tb_coast_tally_init first); maps->stats is the tally's statistics. */
+int tb_coast_run_window(const tb_coast_params_t *p, tb_coast_planet_t *planet,
+                        tb_coast_maps_t *maps, int threads, tb_coast_debug_t *debug,
+                        bool (*progress)(void *user, double fraction, const char *note), void *user,
+                        const tb_coast_window_t *win, tb_coast_tally_t *tally, tb_err_t *err);
 
 /* ---- the job "coast" (job.c) ---- */
 

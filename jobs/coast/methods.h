@@ -116,6 +116,39 @@ static inline uint64_t tb_coast_land8(const uint8_t *k, int64_t n)
 /* One sediment unit is this many metres of height over one cell. */
 #define TB_COAST_UNIT_M 0.001
 
+/* The cells the tallies count, in the pass's own coordinates: [x0, x1) x [y0, y1) (the whole
+ * planet, or a block's interior within its window: docs/coast.md, "Blocks"). */
+typedef struct {
+    int64_t x0, x1, y0, y1;
+} tb_coast_region_t;
+
+static inline bool tb_coast_region_has(const tb_coast_region_t *r, int64_t x, int64_t y)
+{
+    return x >= r->x0 && x < r->x1 && y >= r->y0 && y < r->y1;
+}
+
+/* The columns [*c0, *c1) of [x0, x1) that row y of region r counts (an empty span at x1 when
+ * none). */
+static inline void tb_coast_region_span(const tb_coast_region_t *r, int64_t y, int64_t x0,
+                                        int64_t x1, int64_t *c0, int64_t *c1)
+{
+    if (y < r->y0 || y >= r->y1 || r->x1 <= x0 || r->x0 >= x1) {
+        *c0 = *c1 = x1;
+        return;
+    }
+    *c0 = r->x0 > x0 ? r->x0 : x0;
+    *c1 = r->x1 < x1 ? r->x1 : x1;
+}
+
+/* Adds v (0 <= v < 2^63 units) to f: its whole units exactly, its fraction rounded to 2^-32 (the
+ * subtraction of a double's integer part is exact, and so is the scaling by 2^32). */
+static inline void tb_coast_fx_add(tb_coast_fx_t *f, double v)
+{
+    uint64_t whole = (uint64_t)v;
+    f->units += whole;
+    f->frac += (uint64_t)((v - (double)whole) * 4294967296.0 + 0.5);
+}
+
 /* Distance of a cell from the waterline, metres, from its squared distance in cells. Inline: every
  * phase asks it of most cells (the build never contracts floating point, so inlining changes no
  * bit). */
@@ -123,6 +156,11 @@ static inline double tb_coast_waterline_m(uint32_t d2, double cell_m)
 {
     return (sqrt((double)d2) - 0.5) * cell_m;
 }
+
+/* pass.c: the squared distances (cells) up to which the distance transform is exact, at sea
+ * (caps[0]) and on land (caps[1]): the widest reach any phase reads d2 at, plus two cells; past
+ * them a cell has TB_EDT_FAR. The blocks' halo holds them (blocks.h). */
+void tb_coast_distance_caps(const tb_coast_params_t *p, double cell_m, uint32_t caps[2]);
 
 /* surf.c: the least squared distance d2 (cells) whose tb_coast_waterline_m(d2, cell_m) is above
  * `metres` (at least `metres` when or_equal), 2^32 when none is: the distance never falls as d2
@@ -211,11 +249,13 @@ int64_t tb_coast_radius_cells(double metres, double cell_m);
 
 /* surf.c: plans the land within exposure x surf_reach_m of the waterline down towards the platform,
  * zeroes moved_m and src (w x h) and writes the cut (negative) into moved_m and the cut units into
- * src, and accumulates planed_m2 and cut_m3 into *s. exposure is the carried map. */
+ * src, and adds the cells planed and the units cut within `count` to *t. exposure is the carried
+ * map. */
 void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
                                 int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                 const uint16_t *exposure, float *height_m, float *moved_m,
-                                int64_t *src, const tb_coast_band_t *band, tb_coast_stats_t *s);
+                                int64_t *src, const tb_coast_band_t *band,
+                                const tb_coast_region_t *count, tb_coast_tally_t *t);
 
 /* sediment.c: the delta stretch, 1 .. TB_COAST_MAX_STRETCH: 1 + the river units (mouths: n pairs
  * of a cell's index and its units, in any order, a cell may repeat) within the drift tent, in m3,
@@ -226,14 +266,18 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
                            float *stretch, tb_coast_band_t *band, tb_err_t *err);
 
 /* sediment.c: redistributes the units in src over the sheltered shallows with the drift kernel,
- * lays what fits, and fills the budget of *s (river_m3 must already hold the river units' volume).
+ * lays what fits, and adds the budget's parts of the cells within `count` to *t (laid, unplaced,
+ * beach cells, the second drift's sources). share: the drifts' fixed-point bits (-1: from the
+ * totals of src here, the pass being the planet). totals_only: stop after the first drift.
  * stretch (may be NULL: 1 everywhere) widens the deposit reach near river mouths. src and work are
  * w x h scratch (src destroyed). Returns 0 or -1 with *err. */
 int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
                                     int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                     const uint16_t *exposure, const float *stretch, int64_t *src,
                                     int64_t *work, float *height_m, float *moved_m,
-                                    const tb_coast_band_t *band, tb_coast_stats_t *s,
-                                    const tb_coast_debug_t *debug, tb_err_t *err);
+                                    const tb_coast_band_t *band, const tb_coast_region_t *count,
+                                    const tb_coast_share_t *share, bool totals_only,
+                                    tb_coast_tally_t *t, const tb_coast_debug_t *debug,
+                                    tb_err_t *err);
 
 #endif

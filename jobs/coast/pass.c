@@ -11,8 +11,8 @@
 #include "common/edt.h"
 #include "jobs/coast/methods.h"
 
-#define S_BACKSHORE_BIN_M 0.1
-#define S_BACKSHORE_BINS 100001 /* 0 .. 10 km in decimetres; higher land counts in the last bin */
+#define S_BACKSHORE_BIN_M TB_COAST_BACKSHORE_BIN_M
+#define S_BACKSHORE_BINS TB_COAST_BACKSHORE_BINS
 
 const char *const tb_coast_phase_names[TB_COAST_PHASES] = {
     "distances", "bathymetry", "exposure", "carry", "surf", "sediment", "statistics"};
@@ -107,6 +107,14 @@ static uint32_t s_cap_d2(double metres, double cell_m)
     return (uint32_t)fmin((double)UINT32_MAX, ceil(cells * cells));
 }
 
+void tb_coast_distance_caps(const tb_coast_params_t *p, double cell_m, uint32_t caps[2])
+{
+    caps[0] = s_cap_d2(fmax(fmax((p->shelf_km + p->slope_km) * 1000.0, p->carry_m),
+                            p->deposit_reach_m * TB_COAST_MAX_STRETCH),
+                       cell_m);
+    caps[1] = s_cap_d2(fmax(p->carry_m, 2 * p->surf_reach_m), cell_m);
+}
+
 /* The distances of every cell from the waterline, sea to land and land to sea, in one transform
  * (docs/coast.md, "Distances"), with the bathymetry and the band's marks made row by row in its row
  * pass: kind[] goes in as the land mask and comes out as kinds. *band_bits (zeroed here) gets the
@@ -123,10 +131,8 @@ static int s_distances(tb_pool_t *pool, const tb_coast_params_t *p, tb_coast_pla
     tb_coast_bathymetry_init(&bathy, p, pl->cell_m, pl->w, pl->classes, pl->legend, pl->height_m,
                              kind);
     s_row_done_t c = {*band_bits, kind, pl->w, &bathy};
-    const uint32_t caps[2] = {s_cap_d2(fmax(fmax((p->shelf_km + p->slope_km) * 1000.0, p->carry_m),
-                                            p->deposit_reach_m * TB_COAST_MAX_STRETCH),
-                                       pl->cell_m),
-                              s_cap_d2(fmax(p->carry_m, 2 * p->surf_reach_m), pl->cell_m)};
+    uint32_t caps[2];
+    tb_coast_distance_caps(p, pl->cell_m, caps);
     int rc = tb_edt_squared_both(kind, pl->w, pl->h, true, caps, pool, d2, s_row_done, &c, err);
     tb_coast_bathymetry_free(&bathy);
     return rc;
@@ -252,21 +258,16 @@ static void s_carry_band(void *ctx, size_t task, int thread)
  * and the count alike). */
 static int s_carry(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
                    const tb_coast_waterline_t *wl, uint16_t *exposure, const tb_coast_band_t *band,
-                   const uint32_t *d2, tb_coast_stats_t *s, tb_err_t *err)
+                   const uint32_t *d2, const tb_coast_region_t *count, tb_coast_tally_t *t,
+                   tb_err_t *err)
 {
-    int64_t hist[TB_COAST_EXPOSURE_ONE + 1] = {0}, n = wl->n;
-    for (int64_t j = 0; j < n; j++)
-        hist[wl->exposure[j]]++;
-    s->waterline_cells = n;
-    double *pct[3] = {&s->exposure_p10, &s->exposure_p50, &s->exposure_p90};
-    const double at[3] = {0.1, 0.5, 0.9};
-    for (int k = 0; k < 3; k++) {
-        int64_t need = (int64_t)ceil(at[k] * (double)n), seen = 0;
-        int e = 0;
-        while (n > 0 && e < TB_COAST_EXPOSURE_ONE && seen + hist[e] < (need > 0 ? need : 1))
-            seen += hist[e++];
-        *pct[k] = n > 0 ? e / (double)TB_COAST_EXPOSURE_ONE : 0;
-    }
+    /* the counted waterline cells by exposure (the percentiles are taken from the sum) */
+    for (int64_t y = count->y0; y < count->y1; y++)
+        for (int64_t j = wl->row[y]; j < wl->row[y + 1]; j++)
+            if (wl->x[j] >= count->x0 && wl->x[j] < count->x1) {
+                t->exposure_hist[wl->exposure[j]]++;
+                t->waterline_cells++;
+            }
     int64_t r = tb_coast_radius_cells(p->carry_m, cell_m);
     if (tb_coast_box_check(r, w, err) != 0)
         return -1;
@@ -319,21 +320,19 @@ static size_t s_river_cells(const tb_coast_params_t *p, const tb_coast_planet_t 
     return n;
 }
 
-/* River supply: river_share of each mouth's eroded volume, in whole units, at the mouth's cell. */
+/* River supply: river_share of each mouth's eroded volume, in whole units, at the mouth's cell;
+ * the counted mouths' units and number into the tally. */
 static void s_rivers(const tb_coast_params_t *p, const tb_coast_planet_t *pl, int64_t *src,
-                     tb_coast_stats_t *s)
+                     const tb_coast_region_t *count, tb_coast_tally_t *t)
 {
-    double unit_m3 = TB_COAST_UNIT_M * pl->cell_m * pl->cell_m;
-    int64_t units = 0;
     for (size_t k = 0; k < pl->n_mouths; k++) {
         int64_t u = s_mouth_units(p, pl, &pl->mouths[k]);
-        if (u <= 0)
+        if (u <= 0 || !tb_coast_region_has(count, pl->mouths[k].x, pl->mouths[k].y))
             continue;
-        units += u;
-        s->mouths++;
+        t->river_units += u;
+        t->mouths++;
     }
     s_river_units(p, pl, src);
-    s->river_m3 = (double)units * unit_m3;
 }
 
 typedef struct {
@@ -344,24 +343,26 @@ typedef struct {
     float shelf_z;             /* a sea cell is on the shelf when its height is at least this */
     uint64_t back_lo, back_hi; /* a land cell is backshore when back_lo <= d2 < back_hi */
     const tb_coast_band_t *band;
-    int64_t back_blocks;  /* no backshore cell lies in a farther block of the band */
-    int64_t *hist;        /* per thread, S_BACKSHORE_BINS each */
-    int64_t (*counts)[5]; /* per thread: edges, drowned, sea, shelf, backshore cells */
+    int64_t back_blocks;            /* no backshore cell lies in a farther block of the band */
+    const tb_coast_region_t *count; /* the cells counted */
+    int64_t *hist;                  /* per thread, S_BACKSHORE_BINS each */
+    int64_t (*counts)[5];           /* per thread: edges, drowned, sea, shelf, backshore cells */
 } s_ground_t;
 
-/* Row y's counts of land-sea edges (east, and north when there is a row north), land cells and
- * shelf cells, and whether it holds land at or below sea level, in loops the compiler vectorises:
- * the byte tallies in chunks of 255 cells, so that a byte holds the chunk's tally. */
-static bool s_ground_counts(const s_ground_t *c, int64_t y, int64_t *n)
+/* Row y's counts over its columns [a, b) of land-sea edges (each cell's edge to x + 1, wrapping,
+ * and to y + 1 when there is such a row), land cells and shelf cells, and whether it holds land at
+ * or below sea level, in loops the compiler vectorises: the byte tallies in chunks of 255 cells, so
+ * that a byte holds the chunk's tally. */
+static bool s_ground_counts(const s_ground_t *c, int64_t y, int64_t a, int64_t b, int64_t *n)
 {
     int64_t w = c->pl->w;
     const uint8_t *k = c->kind + (size_t)y * (size_t)w;
     const uint8_t *kn = y + 1 < c->pl->h ? k + w : NULL;
     const float *z = c->pl->height_m + (size_t)y * (size_t)w;
     float shelf_z = c->shelf_z;
-    int64_t edges = (k[w - 1] == TB_COAST_LAND) ^ (k[0] == TB_COAST_LAND), land = 0;
-    for (int64_t x0 = 0; x0 < w; x0 += 255) {
-        int64_t x1 = x0 + 255 < w ? x0 + 255 : w, xe = x1 < w - 1 ? x1 : w - 1;
+    int64_t edges = b == w ? (k[w - 1] == TB_COAST_LAND) ^ (k[0] == TB_COAST_LAND) : 0, land = 0;
+    for (int64_t x0 = a; x0 < b; x0 += 255) {
+        int64_t x1 = x0 + 255 < b ? x0 + 255 : b, xe = x1 < w - 1 ? x1 : w - 1;
         uint8_t e = 0, l = 0;
         for (int64_t x = x0; x < xe; x++)
             e += (k[x] == TB_COAST_LAND) ^ (k[x + 1] == TB_COAST_LAND);
@@ -373,13 +374,13 @@ static bool s_ground_counts(const s_ground_t *c, int64_t y, int64_t *n)
         land += l;
     }
     uint32_t shelf = 0, low = 0;
-    for (int64_t x = 0; x < w; x++) {
+    for (int64_t x = a; x < b; x++) {
         uint32_t is_land = k[x] == TB_COAST_LAND;
         shelf += (is_land ^ 1) & (z[x] >= shelf_z);
         low += is_land & (z[x] <= 0);
     }
     n[0] += edges;
-    n[2] += w - land;
+    n[2] += b - a - land;
     n[3] += shelf;
     return low > 0;
 }
@@ -393,12 +394,15 @@ static void s_ground_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
     int64_t *hist = c->hist + (size_t)thread * S_BACKSHORE_BINS, *n = c->counts[thread];
     uint32_t lo = (uint32_t)c->back_lo, span = (uint32_t)(c->back_hi - c->back_lo);
     for (int64_t y = y0; y < y1; y++) {
+        if (y < c->count->y0 || y >= c->count->y1)
+            continue;
+        int64_t a = c->count->x0, b = c->count->x1;
         size_t row = (size_t)y * (size_t)w;
         const uint8_t *k = c->kind + row;
         const float *z = pl->height_m + row;
         const uint32_t *d2 = c->d2 + row;
-        if (s_ground_counts(c, y, n))
-            for (int64_t x = 0; x < w; x++)
+        if (s_ground_counts(c, y, a, b, n))
+            for (int64_t x = a; x < b; x++)
                 if (k[x] == TB_COAST_LAND && z[x] <= 0 &&
                     (double)z[x] - (double)c->moved[row + x] > 0)
                     n[1]++;
@@ -408,14 +412,18 @@ static void s_ground_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int t
             int64_t x0, x1;
             if (!tb_coast_band_in(c->band, y, bx, c->back_blocks, &x0, &x1))
                 continue;
+            x0 = x0 > a ? x0 : a;
+            x1 = x1 < b ? x1 : b;
             for (int64_t x8 = x0; x8 < x1; x8 += 8)
                 for (uint64_t land = tb_coast_land8(k + x8, x1 - x8 < 8 ? x1 - x8 : 8); land;
                      land &= land - 1) {
                     int64_t x = x8 + __builtin_ctzll(land) / 8;
                     if (d2[x] - lo >= span)
                         continue;
-                    double b = floor((double)z[x] / S_BACKSHORE_BIN_M);
-                    hist[b < 0 ? 0 : b >= S_BACKSHORE_BINS ? S_BACKSHORE_BINS - 1 : (int64_t)b]++;
+                    double bin = floor((double)z[x] / S_BACKSHORE_BIN_M);
+                    hist[bin < 0                   ? 0
+                         : bin >= S_BACKSHORE_BINS ? S_BACKSHORE_BINS - 1
+                                                   : (int64_t)bin]++;
                     n[4]++;
                 }
         }
@@ -438,7 +446,8 @@ static float s_float_from(double metres)
  * predecessor's E1), drowned land. Integer counts per thread, summed in any order. */
 static int s_ground_stats(tb_pool_t *pool, const tb_coast_params_t *p, const tb_coast_planet_t *pl,
                           const uint8_t *kind, const uint32_t *d2, const float *moved,
-                          const tb_coast_band_t *band, tb_coast_stats_t *s, tb_err_t *err)
+                          const tb_coast_band_t *band, const tb_coast_region_t *count,
+                          tb_coast_tally_t *t, tb_err_t *err)
 {
     int threads = tb_pool_threads(pool);
     int64_t *hist = tb_calloc((size_t)threads * S_BACKSHORE_BINS, sizeof *hist,
@@ -463,33 +472,27 @@ static int s_ground_stats(tb_pool_t *pool, const tb_coast_params_t *p, const tb_
                     hi,
                     band,
                     tb_coast_band_blocks((uint32_t)(hi > 0 ? hi - 1 : 0)),
+                    count,
                     hist,
                     counts};
     tb_coast_par_rows(pool, pl->h, s_ground_rows, &c);
     int64_t n[5] = {0};
-    for (int t = 0; t < threads; t++) {
+    for (int th = 0; th < threads; th++) {
         for (int k = 0; k < 5; k++)
-            n[k] += counts[t][k];
-        if (t > 0)
+            n[k] += counts[th][k];
+        if (th > 0)
             for (int64_t b = 0; b < S_BACKSHORE_BINS; b++)
-                hist[b] += hist[(size_t)t * S_BACKSHORE_BINS + (size_t)b];
+                hist[b] += hist[(size_t)th * S_BACKSHORE_BINS + (size_t)b];
     }
     free(counts);
-    s->cells = pl->w * pl->h;
-    s->sea_cells = n[2];
-    s->shelf_cells = n[3];
-    s->backshore_cells = n[4];
-    s->shore_km = (double)n[0] * pl->cell_m / 1000.0;
-    s->drowned_m2 = (double)n[1] * pl->cell_m * pl->cell_m;
-    double *out[2] = {&s->backshore_median_m, &s->backshore_p90_m};
-    const double at[2] = {0.5, 0.9};
-    for (int k = 0; k < 2; k++) {
-        int64_t need = (int64_t)ceil(at[k] * (double)s->backshore_cells), seen = 0, b = 0;
-        while (s->backshore_cells > 0 && b < S_BACKSHORE_BINS - 1 &&
-               seen + hist[b] < (need > 0 ? need : 1))
-            seen += hist[b++];
-        *out[k] = s->backshore_cells > 0 ? ((double)b + 0.5) * S_BACKSHORE_BIN_M : 0;
-    }
+    t->cells += (count->x1 - count->x0) * (count->y1 - count->y0);
+    t->edges += n[0];
+    t->drowned_cells += n[1];
+    t->sea_cells += n[2];
+    t->shelf_cells += n[3];
+    t->backshore_cells += n[4];
+    for (int64_t b = 0; b < S_BACKSHORE_BINS; b++)
+        t->backshore_hist[b] += hist[b];
     free(hist);
     return 0;
 }
@@ -529,13 +532,37 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
                  bool (*progress)(void *user, double fraction, const char *note), void *user,
                  tb_err_t *err)
 {
+    tb_coast_tally_t t;
+    memset(&maps->stats, 0, sizeof maps->stats);
+    if (tb_coast_tally_init(&t, err) != 0)
+        return -1;
+    int rc = tb_coast_run_window(p, pl, maps, threads, debug, progress, user, NULL, &t, err);
+    tb_coast_tally_free(&t);
+    return rc;
+}
+
+int tb_coast_run_window(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_maps_t *maps,
+                        int threads, tb_coast_debug_t *debug,
+                        bool (*progress)(void *user, double fraction, const char *note), void *user,
+                        const tb_coast_window_t *win, tb_coast_tally_t *tally, tb_err_t *err)
+{
     memset(&maps->stats, 0, sizeof maps->stats);
     if (s_check_input(p, pl, err) != 0)
         return -1;
     s_progress_t prog = {progress, user};
     int64_t w = pl->w, h = pl->h;
     size_t cells = (size_t)w * (size_t)h;
-    tb_coast_stats_t *s = &maps->stats;
+    tb_coast_window_t whole = {0, 0, w, h, {{-1, -1}}, false};
+    if (!win)
+        win = &whole;
+    if (win->x0 < 0 || win->y0 < 0 || win->w < 0 || win->h < 0 || win->x0 + win->w > w ||
+        win->y0 + win->h > h)
+        return tb_err_set(err, TB_E_INVALID,
+                          "coast: the counted cells [%lld, %lld) x [%lld, %lld) are not inside the "
+                          "%lld x %lld cells run",
+                          (long long)win->x0, (long long)(win->x0 + win->w), (long long)win->y0,
+                          (long long)(win->y0 + win->h), (long long)w, (long long)h);
+    const tb_coast_region_t count = {win->x0, win->x0 + win->w, win->y0, win->y0 + win->h};
     /* the pass's own pool (docs/coast.md, "Threads"): the same bits on any number of threads */
     if (threads > TB_COAST_MAX_THREADS)
         threads = TB_COAST_MAX_THREADS;
@@ -579,7 +606,7 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
         tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, &wl, debug, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_EXPOSURE);
-    rc = s_carry(pool, p, pl->cell_m, w, h, &wl, maps->exposure, &band, d2, s, err);
+    rc = s_carry(pool, p, pl->cell_m, w, h, &wl, maps->exposure, &band, d2, &count, tally, err);
     tb_coast_waterline_free(&wl);
     if (rc != 0)
         goto done;
@@ -589,8 +616,10 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
         goto done;
     tb_coast_surf_platform_cut(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure, pl->height_m,
-                               maps->moved_m, src, &band, s);
-    s_rivers(p, pl, src, s);
+                               maps->moved_m, src, &band, &count, tally);
+    s_rivers(p, pl, src, &count, tally);
+    /* the first drift's sources: the cut and the rivers' units (src holds nothing else) */
+    tally->sources[0] = tally->cut_units + tally->river_units;
     /* the delta stretch from the rivers alone (their cells and units), acc as scratch */
     stretch = tb_malloc(cells * sizeof *stretch, "coast delta stretch", err);
     if (!stretch || !(mouths = tb_malloc((pl->n_mouths ? pl->n_mouths : 1) * 2 * sizeof *mouths,
@@ -604,9 +633,9 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     mouths = NULL;
     S_PHASE(TB_COAST_PHASE_SURF);
     if (s_progress(&prog, 0.7, "sediment", err) != 0 ||
-        tb_coast_sediment_drift_deposit(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure,
-                                        stretch, src, acc, pl->height_m, maps->moved_m, &band, s,
-                                        debug, err) != 0)
+        tb_coast_sediment_drift_deposit(
+            pool, p, pl->cell_m, w, h, kind, d2, maps->exposure, stretch, src, acc, pl->height_m,
+            maps->moved_m, &band, &count, &win->share, win->totals_only, tally, debug, err) != 0)
         goto done;
     free(acc);
     free(src);
@@ -614,8 +643,10 @@ int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_map
     acc = src = NULL;
     stretch = NULL;
     S_PHASE(TB_COAST_PHASE_SEDIMENT);
-    if (s_ground_stats(pool, p, pl, kind, d2, maps->moved_m, &band, s, err) != 0)
+    if (!win->totals_only &&
+        s_ground_stats(pool, p, pl, kind, d2, maps->moved_m, &band, &count, tally, err) != 0)
         goto done;
+    tb_coast_stats_from_tally(tally, pl->cell_m, &maps->stats);
     S_PHASE(TB_COAST_PHASE_STATS);
 #undef S_PHASE
     rc = s_progress(&prog, 1.0, "done", err);

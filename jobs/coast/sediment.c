@@ -135,9 +135,13 @@ static inline double s_room_of(double profile, double shelter, float height_m, f
 #define S_ROOM 0x8000u
 #define S_PLACE 0x7FFFu
 
+/* A chunk's tallies of the counted cells (tb_coast_region_t): integers (tb_coast_fx_t), so they
+ * add up the same in any order and any blocking of the planet (docs/coast.md, "Blocks"); next: the
+ * whole units its lay left for the next drift there. */
 typedef struct {
-    double laid, full, remainder; /* units */
-    int64_t no_room;              /* units */
+    tb_coast_fx_t laid, full, remainder; /* units */
+    int64_t no_room;                     /* units */
+    int64_t next;
 } s_tally_t;
 
 /* The shared state of one drift's parallel loops. Per chunk of rows: the tallies (doubles, summed
@@ -151,7 +155,13 @@ typedef struct {
     float *height_m, *moved_m;
     int bits;
     double scale; /* 2^-bits: a multiplication by it is the division, exactly */
+    /* the most units a source can hold for src << bits to stay below 2^61: every source does when
+     * bits is the planet's; in a block's window, a source near its edge (where the window cannot
+     * see all it would need) may not, and is clamped to it (its value is not one the block gives)
+     */
+    int64_t src_max;
     bool last;
+    const tb_coast_region_t *count; /* the cells the tallies count */
     s_tally_t *chunk;
     /* every cell's place (s_place_near) and S_ROOM bit, in the blocks marked done: computed the
      * first time a drift needs the block; the room is taken again (s_room_of) where a drift weighs
@@ -163,7 +173,7 @@ typedef struct {
      * changed a height in it */
     const uint8_t *src_blk;
     uint8_t *near, *next_blk, *laid;
-    int64_t *next_total; /* per chunk: the next drift's units */
+    uint64_t *next_total; /* per chunk: the next drift's units, all cells (wrapping: see s_lay) */
 } s_drift_t;
 
 /* The blocks within `reach` blocks (Chebyshev, X wrapping) of a block flagged in `from`, into
@@ -308,18 +318,22 @@ static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
                 continue;
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
                     x1 = x0 + TB_COAST_BAND_BLOCK < d->w ? x0 + TB_COAST_BAND_BLOCK : d->w;
-            for (size_t i = (size_t)y * (size_t)d->w + (size_t)x0;
-                 i < (size_t)y * (size_t)d->w + (size_t)x1; i++) {
+            size_t row = (size_t)y * (size_t)d->w;
+            for (size_t i = row + (size_t)x0; i < row + (size_t)x1; i++) {
                 if (!src[i])
                     continue;
+                bool counted = tb_coast_region_has(d->count, (int64_t)(i - row), y);
                 if (work[i] <= 0) {
-                    t->no_room += src[i];
+                    if (counted)
+                        t->no_room += src[i];
                     src[i] = 0;
                     continue;
                 }
-                int64_t num = src[i] << d->bits;
+                int64_t v = src[i] < d->src_max ? src[i] : d->src_max;
+                int64_t num = v << d->bits;
                 int64_t q = num / work[i];
-                t->remainder += (double)(num - q * work[i]) * d->scale;
+                if (counted)
+                    tb_coast_fx_add(&t->remainder, (double)(num - q * work[i]) * d->scale);
                 src[i] = q;
             }
         }
@@ -328,8 +342,10 @@ static void s_share_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
 /* A chunk's tallies while its lay runs, in registers (the same additions in the same order as
  * into the chunk's s_tally_t), and the flags of the block being laid. */
 typedef struct {
-    double laid, full, remainder;
-    int64_t next;        /* the next drift's units */
+    tb_coast_fx_t laid, full, remainder;
+    /* the next drift's units; unsigned, so that the cells a block's window cannot see exactly
+     * (which nothing counts) wrap instead of overflowing */
+    uint64_t next;
     bool laid_b, next_b; /* the block: a height changed; a unit is left for the next drift */
 } s_lay_acc_t;
 
@@ -364,23 +380,25 @@ s_lay(const s_drift_t *d, size_t i, const float *st, bool last, s_lay_acc_t *a, 
         *leak = false; /* the negative control: this cell's deposit (a unit or more) vanishes */
         return true;
     }
-    a->laid += lay;
+    tb_coast_fx_add(&a->laid, lay);
     double dh = lay * TB_COAST_UNIT_M;
     float height = (float)((double)height0 + dh), moved = (float)((double)moved0 + dh);
     d->height_m[i] = height;
     d->moved_m[i] = moved;
     a->laid_b = true;
-    double over = dep - lay;
+    /* over is below the drift's total units (under 2^61) wherever the shares are the planet's; the
+     * cap keeps a cell a window cannot see exactly (nothing it gives) from overflowing the floor */
+    double over = dep - lay < 0x1p62 ? dep - lay : 0x1p62;
     if (last) {
-        a->full += over;
+        tb_coast_fx_add(&a->full, over);
         return lay >= 1;
     }
     d->wq[i] = (uint16_t)(s_room_of(profile, shelter, height, moved) > 0 ? wq : wq & S_PLACE);
     int64_t whole = (int64_t)over; /* over >= 0: the floor */
     src[i] = whole;
-    a->next += whole;
+    a->next += (uint64_t)whole;
     a->next_b |= whole != 0;
-    a->remainder += over - (double)whole;
+    tb_coast_fx_add(&a->remainder, over - (double)whole);
     return lay >= 1;
 }
 
@@ -392,6 +410,24 @@ s_lay_run(const s_drift_t *d, size_t i0, size_t i1, const float *st, bool last, 
     for (size_t i = i0; i < i1; i++)
         if (d->src[i])
             s_lay(d, i, st, last, a, NULL);
+}
+
+/* s_lay_run as its four copies: the stretch or not, the last drift or not. */
+static void s_lay_span(const s_drift_t *d, size_t i0, size_t i1, const float *st, s_lay_acc_t *a)
+{
+    if (i0 >= i1)
+        return;
+    if (d->last) {
+        if (st)
+            s_lay_run(d, i0, i1, st, true, a);
+        else
+            s_lay_run(d, i0, i1, NULL, true, a);
+    } else {
+        if (st)
+            s_lay_run(d, i0, i1, st, false, a);
+        else
+            s_lay_run(d, i0, i1, NULL, false, a);
+    }
 }
 
 /* The lay over the blocks within reach of a source; elsewhere the shares are exactly 0 (the
@@ -407,7 +443,10 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
     uint8_t *laid = d->laid + chunk * (size_t)band->bw,
             *next_blk = d->next_blk + chunk * (size_t)band->bw;
     s_tally_t *t = &d->chunk[chunk];
-    s_lay_acc_t a = {t->laid, t->full, t->remainder, d->next_total[chunk], false, false};
+    /* a: the counted cells' tallies; o: the others' (a block's halo: their flags and their units
+     * for the next drift count, their tallies do not) */
+    s_lay_acc_t a = {t->laid, t->full, t->remainder, (uint64_t)t->next, false, false};
+    s_lay_acc_t o = {{0, 0}, {0, 0}, {0, 0}, 0, false, false};
     for (int64_t y = y0; y < y1; y++) {
         size_t row = (size_t)y * (size_t)d->w;
         for (int64_t bx = 0; bx < band->bw; bx++) {
@@ -423,46 +462,47 @@ static void s_lay_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thre
                 continue;
             }
             const float *st = s_block_stretch(site, chunk * (size_t)band->bw + (size_t)bx);
-            a.laid_b = a.next_b = false;
-            size_t i0 = row + (size_t)x0, i1 = row + (size_t)x1;
-            if (d->last) {
-                if (st)
-                    s_lay_run(d, i0, i1, st, true, &a);
-                else
-                    s_lay_run(d, i0, i1, NULL, true, &a);
-            } else {
-                if (st)
-                    s_lay_run(d, i0, i1, st, false, &a);
-                else
-                    s_lay_run(d, i0, i1, NULL, false, &a);
-            }
-            laid[bx] |= a.laid_b;
-            next_blk[bx] |= a.next_b;
+            a.laid_b = a.next_b = o.laid_b = o.next_b = false;
+            int64_t c0, c1;
+            tb_coast_region_span(d->count, y, x0, x1, &c0, &c1);
+            s_lay_span(d, row + (size_t)x0, row + (size_t)c0, st, &o);
+            s_lay_span(d, row + (size_t)c0, row + (size_t)c1, st, &a);
+            s_lay_span(d, row + (size_t)c1, row + (size_t)x1, st, &o);
+            laid[bx] |= a.laid_b | o.laid_b;
+            next_blk[bx] |= a.next_b | o.next_b;
         }
     }
     t->laid = a.laid;
     t->full = a.full;
     t->remainder = a.remainder;
-    d->next_total[chunk] = a.next;
+    t->next = (int64_t)a.next;              /* each chunk's lay runs once a drift, from 0 */
+    d->next_total[chunk] = a.next + o.next; /* all the window's cells */
 }
 
-/* One drift of the units in src (total units, in the blocks flagged in src_blk) over a tent of
- * radius r, laying what fits. On return src holds the whole units that did not fit (to drift
- * again), their fractions counted in t->remainder, their total in *next and their blocks in
- * next_blk; after the last drift (last) it holds what its tent sum left (the caller's scratch,
- * destroyed: nothing reads it). The loops run over chunks of rows on the pool; the tallies are
- * summed in chunk order. */
+/* One drift of the units in src (in the blocks flagged in src_blk) over a tent of radius r, laying
+ * what fits. The shares' fixed-point bits are `bits`, or, when it is -1, made from the sources'
+ * total `total` (the pass is the planet). On return src holds the whole units that did not fit (to
+ * drift again), their fractions counted in the remainder, their total over every cell in *next,
+ * over the counted cells in t->next, and their blocks in next_blk; after the last drift (last) it
+ * holds what its tent sum left (the caller's scratch, destroyed: nothing reads it). The loops run
+ * over chunks of rows on the pool; the tallies are integers, added up in any order. */
 typedef struct {
     uint16_t *wq;
     uint8_t *done, *src_blk, *near, *next_blk, *laid;
-    int64_t *next_total;
+    uint64_t *next_total;
     s_tally_t *chunk;
 } s_work_t;
 
+static void s_fx_sum(tb_coast_fx_t *sum, const tb_coast_fx_t *part)
+{
+    sum->units += part->units;
+    sum->frac += part->frac;
+}
+
 static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, int64_t r,
                    int64_t *src, int64_t *work, float *height_m, float *moved_m, bool *leak,
-                   bool last, int64_t total, const s_work_t *k, int64_t *next, s_tally_t *t,
-                   tb_err_t *err)
+                   bool last, int64_t total, int bits, const tb_coast_region_t *count,
+                   const s_work_t *k, uint64_t *next, s_tally_t *t, tb_err_t *err)
 {
     size_t n_chunks = tb_coast_chunks(h);
     size_t n_blocks = (size_t)site->band->bw * (size_t)site->band->bh;
@@ -470,23 +510,32 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
     memset(k->next_total, 0, n_chunks * sizeof *k->next_total);
     memset(k->next_blk, 0, n_blocks);
     *next = 0;
-    s_drift_t d = {site,       w,       src,         work,     height_m,     moved_m,
-                   0,          0,       last,        k->chunk, k->wq,        k->done,
-                   k->src_blk, k->near, k->next_blk, k->laid,  k->next_total};
-    if (total == 0)
+    s_drift_t d = {site,       w,       src,         work,    height_m,     moved_m, 0,
+                   0,          0,       last,        count,   k->chunk,     k->wq,   k->done,
+                   k->src_blk, k->near, k->next_blk, k->laid, k->next_total};
+    /* no source in any block: nothing to share (the same as drifting zeros) */
+    bool any = false;
+    for (size_t b = 0; b < n_blocks && !any; b++)
+        any = k->src_blk[b] != 0;
+    if (!any || (bits < 0 && total == 0))
         return 0;
     size_t cells = (size_t)w * (size_t)h;
     /* Shares in fixed point with as many bits as total << bits < 2^61 allows. On a cell that can
      * take sediment (w >= 1) the summed shares are at most total << bits, because
      * Wt(s) >= K(c - s) w(c) >= K(c - s) for every source s; elsewhere the sums may wrap, which the
      * unsigned box arithmetic allows and nothing reads. The remainder of a share is at most
-     * Wt / 2^bits units, a small part of the budget, and counted. */
-    int len = 64 - __builtin_clzll((unsigned long long)total);
-    d.bits = 61 - len;
-    if (d.bits < 0)
-        return tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
-                          (long long)total);
+     * Wt / 2^bits units, a small part of the budget, and counted. The bits are the planet's: a
+     * block's window takes them from its spec (docs/coast.md, "Blocks"). */
+    if (bits < 0) {
+        int len = 64 - __builtin_clzll((unsigned long long)total);
+        bits = 61 - len;
+        if (bits < 0)
+            return tb_err_set(err, TB_E_INVALID, "coast: %lld units of sediment are over 2^61",
+                              (long long)total);
+    }
+    d.bits = bits;
     d.scale = ldexp(1.0, -d.bits);
+    d.src_max = bits >= 61 ? 0 : ((int64_t)1 << (61 - bits)) - 1;
     /* A weight is read only within the tent's support (2 ceil(r / 2) cells) of a source: in the
      * sum Wt at the source and where the shares land. Past it no weight is needed (docs/coast.md,
      * "The coastal band"); in blocks, that support is at most support / block + 2 blocks. */
@@ -505,17 +554,19 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
          * source the shares are 0, and a block no drift weighed has weight 0: wq is zeroed) */
         for (size_t i = 0; i < cells; i++)
             if (src[i]) {
-                size_t chunk = (size_t)(i / (size_t)w) / TB_COAST_CHUNK_ROWS;
-                size_t b =
-                    chunk * (size_t)site->band->bw + (size_t)(i % (size_t)w) / TB_COAST_BAND_BLOCK;
+                int64_t y = (int64_t)(i / (size_t)w), x = (int64_t)(i % (size_t)w);
+                size_t chunk = (size_t)y / TB_COAST_CHUNK_ROWS;
+                size_t b = chunk * (size_t)site->band->bw + (size_t)x / TB_COAST_BAND_BLOCK;
                 s_tally_t *tc = &k->chunk[chunk];
-                s_lay_acc_t a = {tc->laid, tc->full, tc->remainder, k->next_total[chunk],
-                                 false,    false};
+                s_lay_acc_t a = {tc->laid, tc->full, tc->remainder, 0, false, false};
                 s_lay(&d, i, s_block_stretch(site, b), last, &a, leak);
-                tc->laid = a.laid;
-                tc->full = a.full;
-                tc->remainder = a.remainder;
-                k->next_total[chunk] = a.next;
+                if (tb_coast_region_has(count, x, y)) {
+                    tc->laid = a.laid;
+                    tc->full = a.full;
+                    tc->remainder = a.remainder;
+                    tc->next += (int64_t)a.next;
+                }
+                k->next_total[chunk] += a.next;
                 k->laid[b] |= a.laid_b;
                 k->next_blk[b] |= a.next_b;
             }
@@ -523,10 +574,11 @@ static int s_drift(tb_pool_t *pool, const s_site_t *site, int64_t w, int64_t h, 
         tb_coast_par_rows(pool, h, s_lay_rows, &d);
     }
     for (size_t c = 0; c < n_chunks; c++) {
-        t->laid += k->chunk[c].laid;
-        t->full += k->chunk[c].full;
-        t->remainder += k->chunk[c].remainder;
+        s_fx_sum(&t->laid, &k->chunk[c].laid);
+        s_fx_sum(&t->full, &k->chunk[c].full);
+        s_fx_sum(&t->remainder, &k->chunk[c].remainder);
         t->no_room += k->chunk[c].no_room;
+        t->next += k->chunk[c].next;
         *next += k->next_total[c];
     }
     return 0;
@@ -862,13 +914,14 @@ int tb_coast_delta_stretch(tb_pool_t *pool, const tb_coast_params_t *p, double c
  * and their remainder is counted as unplaced too. A cell lays what fits its room (s_room_of); what
  * does not fit drifts once more over a box three times wider, to the shallows that still have room,
  * and what fits nowhere then is unplaced (the shallows were full). Units: TB_COAST_UNIT_M over one
- * cell; the statistics in m3, summed as doubles in row-major order. */
+ * cell; the budget's parts are integer tallies of the counted cells (tb_coast_tally_t). */
 typedef struct {
     const uint8_t *kind;
     const float *height_m, *moved_m;
     int64_t w, bw;
-    const uint8_t *laid; /* per block */
-    int64_t *beach;      /* per thread */
+    const uint8_t *laid;            /* per block */
+    const tb_coast_region_t *count; /* the cells counted */
+    int64_t *beach;                 /* per thread */
 } s_beach_t;
 
 static void s_beach_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thread)
@@ -881,9 +934,10 @@ static void s_beach_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int th
             if (!laid[bx])
                 continue;
             int64_t x0 = bx * TB_COAST_BAND_BLOCK,
-                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w;
-            for (size_t i = (size_t)y * (size_t)c->w + (size_t)x0;
-                 i < (size_t)y * (size_t)c->w + (size_t)x1; i++)
+                    x1 = x0 + TB_COAST_BAND_BLOCK < c->w ? x0 + TB_COAST_BAND_BLOCK : c->w, c0, c1;
+            tb_coast_region_span(c->count, y, x0, x1, &c0, &c1);
+            for (size_t i = (size_t)y * (size_t)c->w + (size_t)c0;
+                 i < (size_t)y * (size_t)c->w + (size_t)c1; i++)
                 n += c->kind[i] != TB_COAST_LAND && c->moved_m[i] > 0 && c->height_m[i] > 0;
         }
     c->beach[thread] += n;
@@ -932,11 +986,14 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
                                     int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                     const uint16_t *exposure, const float *stretch, int64_t *src,
                                     int64_t *work, float *height_m, float *moved_m,
-                                    const tb_coast_band_t *band, tb_coast_stats_t *s,
-                                    const tb_coast_debug_t *debug, tb_err_t *err)
+                                    const tb_coast_band_t *band, const tb_coast_region_t *count,
+                                    const tb_coast_share_t *share, bool totals_only,
+                                    tb_coast_tally_t *tally, const tb_coast_debug_t *debug,
+                                    tb_err_t *err)
 {
     size_t cells = (size_t)w * (size_t)h;
     double unit_m3 = TB_COAST_UNIT_M * cell_m * cell_m;
+    bool own_bits = share->bits[0] < 0;
     size_t n_chunks = tb_coast_chunks(h), n_blocks = (size_t)band->bw * (size_t)band->bh;
     s_work_t k = {0};
     s_total_t tot = {src, w, band->bw, NULL, NULL, NULL};
@@ -957,11 +1014,12 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
     k.laid = k.done + 4 * n_blocks;
     tot.blk = k.src_blk;
     /* the sources' total (with a sum that may reach past 2^61, or a negative source, the exact
-     * check in row-major order names the first cell) */
+     * check in row-major order names the first cell); with the planet's bits given (a block) the
+     * planet's total is checked where the blocks' sources are added up (tb_coast_share_next) */
     tb_coast_par_rows(pool, h, s_total_rows, &tot);
     int64_t total = 0;
     bool check = false;
-    for (size_t c = 0; c < n_chunks && !check; c++) {
+    for (size_t c = 0; own_bits && c < n_chunks && !check; c++) {
         check = tot.big[c] || tot.sum[c] > ((int64_t)1 << 61) - total;
         total += check ? 0 : tot.sum[c];
     }
@@ -1018,28 +1076,34 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
         block_d2[b] = band->dist[b] <= tb_coast_band_blocks(d2b) ? d2b : 0;
     }
     site.block_d2 = block_d2;
-    s_tally_t t = {0, 0, 0, 0};
+    s_tally_t t1 = {{0, 0}, {0, 0}, {0, 0}, 0, 0}, t2 = t1;
     bool leak = debug && debug->leak_one_deposit;
-    int64_t next = 0;
-    if (s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, total, &k, &next,
-                &t, err) != 0)
+    uint64_t next = 0;
+    if (s_drift(pool, &site, w, h, r, src, work, height_m, moved_m, &leak, false, total,
+                share->bits[0], count, &k, &next, &t1, err) != 0)
         goto done;
-    memcpy(k.src_blk, k.next_blk, n_blocks);
-    if (s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak, true,
-                next, &k, &next, &t, err) != 0)
-        goto done;
-    /* a beach cell is one the lay raised (nothing else moves a cell up) */
-    int64_t beaches[TB_COAST_MAX_THREADS] = {0}, beach = 0;
-    s_beach_t bc = {kind, height_m, moved_m, w, band->bw, k.laid, beaches};
-    tb_coast_par_rows(pool, h, s_beach_rows, &bc);
-    for (int j = 0; j < TB_COAST_MAX_THREADS; j++)
-        beach += beaches[j];
-    s->laid_m3 = t.laid * unit_m3;
-    s->unplaced_no_shallows_m3 = (double)t.no_room * unit_m3;
-    s->unplaced_full_m3 = t.full * unit_m3;
-    s->unplaced_rounding_m3 = t.remainder * unit_m3;
-    s->unplaced_m3 = s->unplaced_no_shallows_m3 + s->unplaced_full_m3 + s->unplaced_rounding_m3;
-    s->beach_m2 = (double)beach * cell_m * cell_m;
+    tally->sources[1] = t1.next;
+    if (!totals_only) {
+        memcpy(k.src_blk, k.next_blk, n_blocks);
+        /* with its own bits the pass is the planet: next is its second drift's total (< 2^61) */
+        if (s_drift(pool, &site, w, h, S_SECOND_REACH * r, src, work, height_m, moved_m, &leak,
+                    true, (int64_t)next, own_bits ? -1 : share->bits[1], count, &k, &next, &t2,
+                    err) != 0)
+            goto done;
+        /* a beach cell is one the lay raised (nothing else moves a cell up) */
+        int64_t beaches[TB_COAST_MAX_THREADS] = {0};
+        s_beach_t bc = {kind, height_m, moved_m, w, band->bw, k.laid, count, beaches};
+        tb_coast_par_rows(pool, h, s_beach_rows, &bc);
+        for (int j = 0; j < TB_COAST_MAX_THREADS; j++)
+            tally->beach_cells += beaches[j];
+    }
+    s_tally_t *ts[2] = {&t1, &t2};
+    for (int j = 0; j < 2; j++) {
+        s_fx_sum(&tally->laid, &ts[j]->laid);
+        s_fx_sum(&tally->full, &ts[j]->full);
+        s_fx_sum(&tally->remainder, &ts[j]->remainder);
+        tally->no_room_units += ts[j]->no_room;
+    }
     rc = 0;
 done:
     free(k.wq);

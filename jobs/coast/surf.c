@@ -40,7 +40,8 @@ typedef struct {
     const uint16_t *exposure;
     float *height_m, *moved_m;
     int64_t *src;
-    int64_t *planed, *units; /* per thread: integers, summed in any order */
+    const tb_coast_region_t *count; /* the cells the tallies count */
+    int64_t *planed, *units;        /* per thread: integers, summed in any order */
     const tb_coast_band_t *band;
     int64_t blocks; /* the band's reach: no cell of a farther block is within reach_d2 */
 } s_surf_t;
@@ -91,8 +92,10 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
                     c->height_m[i] = (float)((double)c->height_m[i] - cut_m);
                     c->moved_m[i] = (float)-cut_m;
                     c->src[i] = units;
-                    units_cut += units;
-                    planed++;
+                    if (tb_coast_region_has(c->count, (int64_t)(i - row), y)) {
+                        units_cut += units;
+                        planed++;
+                    }
                 }
         }
     c->planed[thread] += planed;
@@ -102,7 +105,8 @@ static void s_surf_rows(void *ctx, int64_t y0, int64_t y1, size_t chunk, int thr
 void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, double cell_m,
                                 int64_t w, int64_t h, const uint8_t *kind, const uint32_t *d2,
                                 const uint16_t *exposure, float *height_m, float *moved_m,
-                                int64_t *src, const tb_coast_band_t *band, tb_coast_stats_t *s)
+                                int64_t *src, const tb_coast_band_t *band,
+                                const tb_coast_region_t *count, tb_coast_tally_t *t)
 {
     double reach_cells = p->surf_reach_m / cell_m + 1.5;
     int64_t planed[TB_COAST_MAX_THREADS] = {0}, units[TB_COAST_MAX_THREADS] = {0};
@@ -116,6 +120,7 @@ void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, dou
                   .height_m = height_m,
                   .moved_m = moved_m,
                   .src = src,
+                  .count = count,
                   .planed = planed,
                   .units = units,
                   .band = band};
@@ -134,11 +139,10 @@ void tb_coast_surf_platform_cut(tb_pool_t *pool, const tb_coast_params_t *p, dou
     c.reach_of = reach_of;
     tb_coast_par_rows(pool, h, s_surf_rows, &c);
     int64_t n_planed = 0, units_cut = 0;
-    for (int t = 0; t < TB_COAST_MAX_THREADS; t++) {
-        n_planed += planed[t];
-        units_cut += units[t];
+    for (int th = 0; th < TB_COAST_MAX_THREADS; th++) {
+        n_planed += planed[th];
+        units_cut += units[th];
     }
-    double cell_m2 = cell_m * cell_m;
-    s->planed_m2 += (double)n_planed * cell_m2;
-    s->cut_m3 += (double)units_cut * TB_COAST_UNIT_M * cell_m2;
+    t->planed_cells += n_planed;
+    t->cut_units += units_cut;
 }
