@@ -24,14 +24,14 @@ tiny=(--circumference-km 10 --steps 20)
 bake "$T/ref" "${tiny[@]}" --workers 0
 bake "$T/seed8" "${tiny[@]}" --workers 0 --seed 8
 
-# keys KIND DIR: the store keys of DIR's jobs of KIND (region, coast, tile), sorted.
+# keys KIND DIR: the store keys of DIR's jobs of KIND (region, coast_block, tile), sorted.
 keys() {
   json_get "$2/meta.json" "' '.join(sorted(j['key'] for rec in (d['dispatch'], d['coast']['dispatch'], d['tiles']['dispatch']) for j in rec['jobs'] if j['kind'] == '$1'))"
 }
 tile_files() { json_get "$1/tiles/index.json" "json.dumps([t['files'] for t in d['tiles']], sort_keys=True)"; }
 [ "$(tile_files "$T/seed8")" != "$(tile_files "$T/ref")" ] || fail "seed 8 gave the reference's tiles (the attack could not be told)"
 ! cmp -s "$T/seed8/planet_height.png" "$T/ref/planet_height.png" || fail "seed 8 gave the reference's heightmap"
-[ "$(keys coast "$T/seed8")" != "$(keys coast "$T/ref")" ] || fail "seed 8's coast job has the reference's key"
+[ "$(keys coast_block "$T/seed8")" != "$(keys coast_block "$T/ref")" ] || fail "seed 8's coast job has the reference's key"
 
 # The local worker the bakes start: the first one runs the attacker on its endpoint first.
 cat >"$T/attacker-first" <<'EOF'
@@ -46,7 +46,7 @@ EOF
 chmod +x "$T/attacker-first"
 
 # attacked NAME ATTACK FROM STORE-KINDS BAKE-ARGS...: a bake with one local worker behind the
-# attacker, over a store holding the reference's entries of STORE-KINDS (e.g. "region coast").
+# attacker, over a store holding the reference's entries of STORE-KINDS (e.g. "region coast_block").
 attacked() {
   local name=$1 attack=$2 from=$3 kinds=$4 k
   shift 4
@@ -85,15 +85,15 @@ bad_entry() {
 
 # 1. Another seed's coast result.
 attacked co coast-replay "$T/seed8/.cache" "region" --no-tiles
-grep -q 'picked .* (coast, ' "$T/co-attack/client.out" || fail "coast: the attacker did not replay a coast result"
-grep -qE 'rejected the result of coast attempt 1 from attacker: coast result answers spec [0-9a-f]+, not this job' "$T/co.err" ||
+grep -q 'picked .* (coast block, ' "$T/co-attack/client.out" || fail "coast: the attacker did not replay a coast result"
+grep -qE 'rejected the result of coast attempt 1 from attacker: coast block result answers spec [0-9a-f]+, not this job' "$T/co.err" ||
   fail "coast: the replayed result was not rejected"
 same_height "$T/ref" "$T/co" "coast"
-same_entries co coast || fail "coast: the store holds a bad coast entry"
+same_entries co coast_block || fail "coast: the store holds a bad coast entry"
 [ "$(json_get "$T/co/meta.json" "d['coast']['dispatch']['stats']['failed']")" = 1 ] || fail "coast: no failed attempt recorded"
 echo "ok: another seed's coast result rejected; same heightmap, the reference's store entry"
-TB_TEST_UNCHECKED=coast attacked co-unchecked coast-replay "$T/seed8/.cache" "region" --no-tiles
-grep -q 'TB_TEST_UNCHECKED=coast' "$T/co-unchecked.err" || fail "coast control: the check was not turned off"
+TB_TEST_UNCHECKED=coast_block attacked co-unchecked coast-replay "$T/seed8/.cache" "region" --no-tiles
+grep -q 'TB_TEST_UNCHECKED=coast_block' "$T/co-unchecked.err" || fail "coast control: the check was not turned off"
 ! cmp -s "$T/ref/planet_height.png" "$T/co-unchecked/planet_height.png" ||
   fail "coast control: without the check the wrong result left the heightmap unchanged (the test cannot fail)"
 bad_entry co-unchecked coast || fail "coast control: without the check the store does not hold the wrong entry"
@@ -104,7 +104,7 @@ echo "ok: negative control - without the check the wrong coast result is used an
 # tile files and the tile store entries are the reference's; then the control without the check.
 tile_attack() {
   local name=$1 attack=$2 from=$3 same=$4 what=$5 job answered
-  attacked "$name" "$attack" "$from" "region coast"
+  attacked "$name" "$attack" "$from" "region coast_block"
   job=$(grep -oE 'dispatch: job [0-9]+ \(tile c[0-9]+r[0-9]+\) attempt 1 to attacker' "$T/$name.err" | grep -oE 'c[0-9]+r[0-9]+' || true)
   answered=$(grep -oE 'picked .* \(tile c[0-9]+r[0-9]+\)' "$T/$name-attack/client.out" | grep -oE '\(tile c[0-9]+r[0-9]+' | grep -oE 'c[0-9]+r[0-9]+' || true)
   [ -n "$job" ] && [ -n "$answered" ] || fail "$what: the attacker did not answer a tile job with a tile result"
@@ -117,7 +117,7 @@ tile_attack() {
   echo "ok: $what rejected; same tile files, the reference's store entries"
   # (without the check another tile's result fails the bake in the tiles phase, which checks the
   # tile id of what it writes; the wrong entry is in the store by then)
-  MAY_FAIL=1 TB_TEST_UNCHECKED=tile attacked "$name-unchecked" "$attack" "$from" "region coast"
+  MAY_FAIL=1 TB_TEST_UNCHECKED=tile attacked "$name-unchecked" "$attack" "$from" "region coast_block"
   grep -q 'the result is for another tile' "$T/$name-unchecked.err" ||
     [ "$(tile_files "$T/$name-unchecked")" != "$(tile_files "$T/ref")" ] ||
     fail "$what control: without the check the wrong result went unnoticed (the test cannot fail)"
@@ -134,7 +134,7 @@ tile_attack ot other-tile "$T/ref/.cache" 0 "another tile's result"
 # result under the other tile's key (the store's 20-byte header is rewritten with the victim's key).
 mkdir -p "$T/sp"
 cp -r "$T/ref/.cache" "$T/sp/.cache"
-coast_key=$(keys coast "$T/ref")
+coast_key=$(keys coast_block "$T/ref")
 set -- $(keys tile "$T/ref")
 tile_victim=$1 tile_donor=$2
 poison() {
@@ -145,18 +145,18 @@ blob = open(donor, 'rb').read()[20:]
 open(path, 'wb').write(b'TBR1' + bytes.fromhex(key) + blob)
 EOF
 }
-poison "$T/sp/.cache/$coast_key.tbr" "$T/seed8/.cache/$(keys coast "$T/seed8").tbr" "$coast_key"
+poison "$T/sp/.cache/$coast_key.tbr" "$T/seed8/.cache/$(keys coast_block "$T/seed8").tbr" "$coast_key"
 poison "$T/sp/.cache/$tile_victim.tbr" "$T/ref/.cache/$tile_donor.tbr" "$tile_victim"
-! same_entries sp coast || fail "store: the poisoned coast entry is the good one (no attack)"
+! same_entries sp coast_block || fail "store: the poisoned coast entry is the good one (no attack)"
 ! same_entries sp tile || fail "store: the poisoned tile entry is the good one (no attack)"
 timeout 300 "$TERRAIN" bake "${tiny[@]}" --workers 0 --out "$T/sp" >"$T/sp.out" 2>"$T/sp.err" ||
   fail "store: the bake over a poisoned store failed or hung ($?)"
-grep -qE 'stored result unusable, recomputing: coast result answers spec [0-9a-f]+, not this job' "$T/sp.err" ||
+grep -qE 'stored result unusable, recomputing: coast block result answers spec [0-9a-f]+, not this job' "$T/sp.err" ||
   fail "store: the wrong stored coast result was not reported"
 grep -qE 'stored result unusable, recomputing: tile result answers spec [0-9a-f]+ \(tile c00[01]r000\)' "$T/sp.err" ||
   fail "store: the wrong stored tile result was not reported"
 same_height "$T/ref" "$T/sp" "store"
 [ "$(tile_files "$T/sp")" = "$(tile_files "$T/ref")" ] || fail "store: the tile files differ from the reference"
-same_entries sp coast && same_entries sp tile || fail "store: a bad entry was left in the store"
+same_entries sp coast_block && same_entries sp tile || fail "store: a bad entry was left in the store"
 echo "ok: a wrong stored coast result and a wrong stored tile result were recomputed"
 assert_clean "after the attacks"

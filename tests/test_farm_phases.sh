@@ -78,7 +78,7 @@ for f in "$T"/ref/tiles/*; do
   cmp -s "$f" "$T/farm/tiles/$(basename "$f")" || fail "tiles/$(basename "$f") differs"
   n_files=$((n_files + 1))
 done
-[ "$n_files" = $((6 * n_tiles + 1)) ] || fail "only $n_files tile files compared"
+[ "$n_files" = $((7 * n_tiles + 1)) ] || fail "only $n_files tile files compared"
 echo "ok: planet_height.png, map_coast.png and $n_files tile files byte-identical to the in-process bake"
 
 # 4. kept across the phases, dismissed once

@@ -9,7 +9,7 @@
 #    the other regions are borrowed from the store, so the composite and its coast are the whole
 #    bake's (the coast job has the same key and comes from the store) and so is planet_height.png;
 #    the bake bakes c001r000 (land of region 1) and lists c000r000 as skipped (no land of region 1);
-#    c001r000's six files and its index.json entry equal the whole bake's;
+#    c001r000's seven files and its index.json entry equal the whole bake's;
 #  - a fresh directory whose store holds only the four regions' results: --only 1, on a farm of one
 #    TCP worker, computes the coast (its key the whole bake's) and tile c001r000 there,
 #    byte-identical to the whole bake's, and with --no-tiles the same heightmap;

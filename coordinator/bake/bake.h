@@ -19,6 +19,14 @@
 #include "jobs/stats/stats.h"
 
 #define TB_BAKE_MAX_ONLY 4096
+/* A coast block job's memory at most (its spec, 5 bytes a window cell, is cut and sent by the
+ * coordinator: 3 GB a job keeps a spec under 330 MB). */
+#define TB_BAKE_COAST_JOB_MAX 3e9
+
+/* The memory one job may take by default: three quarters of this machine's (the workers of a
+ * local bake run here; a farm's are told with --job-memory-gb). */
+double tb_bake_default_job_memory(void);
+
 /* A bake whose heightmap clips more than this share of cells fails (docs/traps.md). */
 #define TB_BAKE_MAX_CLIP_FRACTION 0.001
 
@@ -34,8 +42,12 @@ typedef struct {
     bool quiet;       /* no tables on stdout (the gate prints its own) */
     bool no_incision; /* test-only: stream-power incision off (a negative control) */
     bool no_coast;    /* --no-coast: skip the coastal pass (docs/coast.md) */
-    bool tiles;       /* run the tiles phase (docs/tiles.md): `terrain bake` sets it
-                         unless --no-tiles; library callers opt in */
+    /* --job-memory-gb: the memory one job may take on a worker, bytes (0: TB_BAKE_JOB_MEMORY of
+     * this machine). A region whose solve needs more is refused by the plan; the coast is cut into
+     * blocks whose jobs fit it (and TB_BAKE_COAST_JOB_MAX, the coordinator's share of a spec). */
+    double job_memory_bytes;
+    bool tiles; /* run the tiles phase (docs/tiles.md): `terrain bake` sets it
+                   unless --no-tiles; library callers opt in */
     /* Re-running chosen tiles against the complete bake in out_dir (docs/tiles.md, "Re-running
      * chosen tiles"): tile ids and ranges as tiles_select.h parses them. Every region and the
      * coast must come from the store (else TB_E_INVALID before anything is written), the outputs

@@ -26,6 +26,19 @@ const char *tb_art_name(tb_art_t id)
     return s_value_names[id - TB_PLANET_N_ARRAYS];
 }
 
+double tb_bake_default_job_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double total = pages > 0 && page > 0 ? (double)pages * (double)page : 8e9;
+    return 0.75 * total;
+}
+
+double tb_bake_job_memory(const tb_bake_ctx_t *ctx)
+{
+    return ctx->opts->job_memory_bytes > 0 ? ctx->opts->job_memory_bytes
+                                           : tb_bake_default_job_memory();
+}
+
 void tb_bake_note(tb_bake_ctx_t *ctx, const char *note)
 {
     if (ctx->n_records > 0)

@@ -225,6 +225,9 @@ void tb_bake_ctx_free_artifacts(tb_bake_ctx_t *ctx);
 tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch, bool *owned,
                                 tb_err_t *err);
 
+/* The memory one job may take on a worker (--job-memory-gb, else tb_bake_default_job_memory). */
+double tb_bake_job_memory(const tb_bake_ctx_t *ctx);
+
 /* Notes (a static string) in the running phase's record, for meta.json's "phases" and the log:
  * how it ran when that is not the usual way ("--no-coast: the heightmap is the composite"). */
 void tb_bake_note(tb_bake_ctx_t *ctx, const char *note);

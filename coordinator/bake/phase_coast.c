@@ -1,112 +1,201 @@
 /* The coast phase: the planet's final heightmap, height_m, and its extent. With the coastal pass
- * (jobs/coast/coast.h, docs/coast.md) it is the pass's answer over the composite: one job of kind
- * "coast" dispatched like a region - its spec compressed and checksummed by the dispatch engine,
- * its result in the store, reused by a rerun - whose moved and exposure maps are kept and drawn
- * (map_coast.png, map_exposure.png) and whose statistics join the summary (the coast artifact).
- * With `--no-coast` height_m is the composite itself (a second name of its file, no copy), and the
- * moved map, the exposure and the coast artifact are not made. Either way the phase measures the
- * extent of height_m against the manifest's elevation_m, which the bake is judged on. Reads: plan,
- * classes, composite_m, regions (their river mouths). Writes: height_m, extent; moved_m, exposure
- * and coast with the pass. */
+ * (jobs/coast/coast.h, docs/coast.md) it is the pass's answer over the composite, run in blocks
+ * (jobs/coast/blocks.h, docs/coast.md "Blocks"): the planet cut into windows whose interiors give
+ * the whole-cylinder pass's bytes, each one job of kind "coast_block" dispatched like a region -
+ * its spec cut from the mapped composite's rows, its result in the store, reused by a rerun - and
+ * scattered into height_m, moved_m and exposure as it arrives; the blocks' tallies add up to the
+ * pass's statistics. A planet whose whole pass fits one job's memory budget is one block: one job,
+ * one round. Larger planets run a probe round (the sources of each drift, for the planet's
+ * fixed-point bits) and then the full round with those bits (rarely one more). The moved and
+ * exposure maps are drawn (map_coast.png, map_exposure.png) and the statistics join the summary
+ * (the coast artifact). With `--no-coast` height_m is the composite itself (a second name of its
+ * file, no copy), and the moved map, the exposure and the coast artifact are not made. Either way
+ * the phase measures the extent of height_m against the manifest's elevation_m, which the bake is
+ * judged on. Reads: plan, classes, composite_m, regions (their river mouths). Writes: height_m,
+ * extent; moved_m, exposure and coast with the pass. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "coordinator/bake/phase.h"
 #include "coordinator/maps/coast_maps.h"
+#include "jobs/coast/blocks.h"
 
 #define S_MAP_MAX_WIDTH 4096
 
-/* The spec of the coastal pass over the composite with every composited region's river mouths. */
-static int s_spec(const tb_bake_ctx_t *ctx, void **bytes, size_t *n, tb_err_t *err)
-{
-    const tb_manifest_t *m = ctx->plan.manifest;
-    const tb_planet_t *p = ctx->planet;
-    const tb_bake_regions_t *regions = &ctx->regions;
-    size_t n_mouths = regions->n_mouths;
-    tb_coast_mouth_t *cm = tb_malloc((n_mouths ? n_mouths : 1) * sizeof *cm, "coast mouths", err);
-    if (!cm)
-        return -1;
-    for (size_t k = 0; k < n_mouths; k++)
-        cm[k] = (tb_coast_mouth_t){regions->mouths[k].x, regions->mouths[k].y,
-                                   regions->mouths[k].eroded_m3};
-    tb_coast_spec_t spec = {.w = tb_planet_w(p),
-                            .h = tb_planet_h(p),
-                            .cell_m = m->cell_m,
-                            .params = m->coast,
-                            .height_m = tb_planet_ccomposite_m(p),
-                            .classes = tb_planet_cclasses(p),
-                            .mouths = cm,
-                            .n_mouths = n_mouths};
-    tb_coast_classes_from_legend(&m->legend, &spec.legend);
-    int rc = tb_coast_spec_encode(&spec, bytes, n, err);
-    free(cm);
-    return rc;
-}
+/* One round of the blocks: what its results are scattered into. */
+typedef struct {
+    tb_bake_ctx_t *ctx;
+    const tb_coast_layout_t *layout;
+    bool probe;
+    tb_coast_out_view_t out;
+    tb_coast_tally_t sum;
+    bool failed;
+    tb_err_t err;
+} s_round_t;
 
-/* report.html's live view of the coast job (coordinator/report/report.h) */
+/* report.html's live view of the coast jobs (coordinator/report/report.h) */
 static void s_on_tick(void *user, const tb_dispatch_t *d)
 {
-    tb_report_live_tick(((tb_bake_ctx_t *)user)->live, d);
+    tb_report_live_tick(((s_round_t *)user)->ctx->live, d);
 }
 
-/* The coast job through the dispatch engine, its result checked against the planet's size before
- * it is read, copied into the rasters. */
-static int s_job(tb_bake_ctx_t *ctx, const void *spec, size_t n, tb_err_t *err)
+static void s_on_result(void *user, size_t index, const void *data, size_t bytes)
+{
+    s_round_t *r = user;
+    if (r->failed)
+        return;
+    const tb_coast_block_t *b = &r->layout->blocks[index];
+    if (tb_coast_block_scatter(r->layout, index, data, bytes, r->probe, r->probe ? NULL : &r->out,
+                               &r->sum, &r->err) != 0) {
+        tb_err_prefix(&r->err, "coast block %zu", index + 1);
+        r->failed = true;
+        return;
+    }
+    tb_planet_t *p = r->ctx->planet;
+    int64_t y0 = b->interior.y0, y1 = y0 + b->interior.h;
+    tb_planet_release(p, TB_PLANET_HEIGHT_M, y0, y1);
+    tb_planet_release(p, TB_PLANET_MOVED_M, y0, y1);
+    tb_planet_release(p, TB_PLANET_EXPOSURE, y0, y1);
+}
+
+/* The river mouths of every composited region, as the pass takes them. */
+static tb_coast_mouth_t *s_mouths(const tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_bake_regions_t *regions = &ctx->regions;
+    tb_coast_mouth_t *cm =
+        tb_malloc((regions->n_mouths ? regions->n_mouths : 1) * sizeof *cm, "coast mouths", err);
+    for (size_t k = 0; cm && k < regions->n_mouths; k++)
+        cm[k] = (tb_coast_mouth_t){regions->mouths[k].x, regions->mouths[k].y,
+                                   regions->mouths[k].eroded_m3};
+    return cm;
+}
+
+/* One round: a job of kind coast_block per block, each scattered as it arrives; *record gets the
+ * round's dispatch record (replacing the last one's). */
+static int s_round(tb_bake_ctx_t *ctx, const tb_coast_layout_t *l, const tb_coast_mouth_t *mouths,
+                   const tb_coast_share_t *share, s_round_t *r, tb_err_t *err)
 {
     tb_planet_t *p = ctx->planet;
-    const char *label = "coast";
+    const tb_manifest_t *m = ctx->plan.manifest;
+    tb_coast_classes_t legend;
+    tb_coast_classes_from_legend(&m->legend, &legend);
+    tb_coast_view_t in = {.height_m = tb_planet_ccomposite_m(p),
+                          .classes = tb_planet_cclasses(p),
+                          .stride = (size_t)tb_planet_w(p),
+                          .row0 = 0};
     bool owned = false;
     int rc = -1;
-    tb_coast_result_t r = {0};
-    /* in farm mode the bake's one engine, in a new batch: the coast job goes to the farm's
-     * workers like the regions (docs/coast.md, "In the bake") */
-    tb_dispatch_batch_t batch = {.label = label, .on_tick = s_on_tick, .user = ctx};
-    /* the result is read after the run */
-    if (tb_bake_reuses_outputs(ctx) &&
-        tb_bake_require_stored(ctx, "coast", spec, n, label, err) != 0) {
-        ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */
-        return -1;
-    }
+    tb_dispatch_batch_t batch = {.label = r->probe ? "coast probe" : "coast",
+                                 .on_result = s_on_result,
+                                 .on_tick = s_on_tick,
+                                 .user = r};
     tb_dispatch_t *d = tb_bake_dispatch(ctx, &batch, &owned, err);
     if (!d)
         return -1;
-    tb_job_desc_t desc = {.kind = "coast",
-                          .spec = spec,
-                          .spec_bytes = n,
-                          .weight = (double)tb_planet_cells(p),
-                          .cells = (double)tb_planet_cells(p),
-                          .label = label};
-    int drc = tb_dispatch_add(d, &desc, err) < 0 ? -1 : tb_dispatch_run(d, err);
+    for (size_t b = 0; b < l->n; b++) {
+        void *spec = NULL;
+        size_t n = 0;
+        char label[64];
+        snprintf(label, sizeof label, l->n == 1 ? "coast" : "coast block %zu of %zu%s", b + 1, l->n,
+                 r->probe ? " (probe)" : "");
+        if (tb_coast_block_cut(l, b, &in, mouths, ctx->regions.n_mouths, &m->coast, &legend, share,
+                               r->probe, &spec, &n, err) != 0)
+            goto done;
+        const tb_coast_rect_t *w = &l->blocks[b].window;
+        tb_planet_release(p, TB_PLANET_COMPOSITE_M, w->y0, w->y0 + w->h);
+        tb_planet_release(p, TB_PLANET_CLASSES, w->y0, w->y0 + w->h);
+        /* a bake that reuses its outputs computes nothing: the coast comes from the store */
+        if (tb_bake_reuses_outputs(ctx) &&
+            tb_bake_require_stored(ctx, "coast_block", spec, n, label, err) != 0) {
+            ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */
+            free(spec);
+            goto done;
+        }
+        double cells = (double)w->w * (double)w->h;
+        tb_job_desc_t desc = {.kind = "coast_block",
+                              .spec = spec,
+                              .spec_bytes = n,
+                              .weight = cells,
+                              .cells = cells,
+                              .label = label};
+        int64_t idx = tb_dispatch_add(d, &desc, err);
+        free(spec);
+        if (idx < 0)
+            goto done;
+    }
+    int drc = tb_dispatch_run(d, err);
+    cJSON_Delete(ctx->coast.record);
     ctx->coast.record = tb_dispatch_record_json(d);
     if (drc != 0)
         goto done;
-    size_t bytes = 0;
-    const void *data = tb_dispatch_result(d, 0, &bytes);
-    if (!data) {
-        tb_err_set(err, TB_E_INTERNAL, "%s: the job finished without a result", label);
+    if (r->failed) {
+        *err = r->err;
         goto done;
     }
-    if (tb_coast_result_decode(data, bytes, &r, err) != 0)
-        goto done;
-    if (r.w != tb_planet_w(p) || r.h != tb_planet_h(p)) {
-        tb_err_set(err, TB_E_FORMAT, "%s: the result is for a %lld x %lld planet, not %lld x %lld",
-                   label, (long long)r.w, (long long)r.h, (long long)tb_planet_w(p),
-                   (long long)tb_planet_h(p));
-        goto done;
-    }
-    size_t cells = tb_planet_cells(p);
-    memcpy(tb_planet_height_m(p), r.height_m, cells * sizeof(float));
-    memcpy(tb_planet_moved_m(p), r.moved_m, cells * sizeof(float));
-    memcpy(tb_planet_exposure(p), r.exposure, cells * sizeof(uint16_t));
-    tb_planet_release_all(p, TB_PLANET_BIT(HEIGHT_M) | TB_PLANET_BIT(MOVED_M) |
-                                 TB_PLANET_BIT(EXPOSURE));
-    ctx->coast.stats = r.stats;
     rc = 0;
 done:
-    tb_coast_result_free(&r);
     if (owned)
         tb_dispatch_destroy(&d);
+    return rc;
+}
+
+/* The pass in blocks: rounds until one used the planet's own bits (tb_coast_share_next). */
+static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    tb_planet_t *p = ctx->planet;
+    const tb_manifest_t *m = ctx->plan.manifest;
+    tb_coast_layout_t l = {0};
+    tb_coast_mouth_t *mouths = s_mouths(ctx, err);
+    s_round_t r = {.ctx = ctx,
+                   .layout = &l,
+                   .out = {.height_m = tb_planet_height_m(p),
+                           .moved_m = tb_planet_moved_m(p),
+                           .exposure = tb_planet_exposure(p),
+                           .stride = (size_t)tb_planet_w(p),
+                           .row0 = 0}};
+    bool have_sum = false;
+    int rc = -1;
+    double budget = tb_bake_job_memory(ctx);
+    if (budget > TB_BAKE_COAST_JOB_MAX)
+        budget = TB_BAKE_COAST_JOB_MAX;
+    if (!mouths || tb_coast_layout_plan(tb_planet_w(p), tb_planet_h(p), m->cell_m, &m->coast,
+                                        (size_t)budget, &l, err) != 0)
+        goto done;
+    bool whole = tb_coast_layout_is_whole(&l), final = false;
+    tb_coast_share_t share = whole ? (tb_coast_share_t){{-1, -1}} : (tb_coast_share_t){{30, 30}};
+    r.probe = !whole;
+    if (!ctx->opts->quiet && !whole)
+        tb_log_info("coast: %zu blocks (%lld x %lld) with a halo of %lld cells, each job at most "
+                    "%.2f GB; a probe round first",
+                    l.n, (long long)l.nx, (long long)l.ny, (long long)l.halo,
+                    (double)l.peak_bytes / 1e9);
+    for (int round = 0; !final; round++) {
+        if (round == 4) {
+            tb_err_set(err, TB_E_INTERNAL, "the coast's blocks did not settle in 4 rounds");
+            goto done;
+        }
+        if (have_sum)
+            tb_coast_tally_free(&r.sum);
+        if (tb_coast_tally_init(&r.sum, err) != 0)
+            goto done;
+        have_sum = true;
+        if (s_round(ctx, &l, mouths, &share, &r, err) != 0)
+            goto done;
+        tb_coast_share_t next;
+        if (tb_coast_share_next(&r.sum, &share, r.probe, &next, &final, err) != 0)
+            goto done;
+        share = next;
+        r.probe = false;
+    }
+    tb_coast_stats_from_tally(&r.sum, m->cell_m, &ctx->coast.stats);
+    rc = 0;
+done:
+    if (have_sum)
+        tb_coast_tally_free(&r.sum);
+    tb_coast_layout_free(&l);
+    free(mouths);
     return rc;
 }
 
@@ -161,12 +250,10 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         return s_extent(ctx, err);
     }
     double t0 = tb_now_s();
-    void *spec = NULL;
-    size_t n = 0;
     int rc = -1;
     if (tb_planet_provide(ctx->planet, TB_PLANET_BIT(MOVED_M) | TB_PLANET_BIT(EXPOSURE), err) !=
             0 ||
-        s_spec(ctx, &spec, &n, err) != 0 || s_job(ctx, spec, n, err) != 0)
+        s_pass(ctx, err) != 0)
         goto done;
     /* a bake that reuses its outputs keeps the maps it has */
     if (tb_bake_check_interrupted(ctx, err) != 0 ||
@@ -180,7 +267,6 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     ctx->coast.seconds);
     rc = 0;
 done:
-    free(spec);
     if (rc != 0)
         tb_err_prefix(err, "coast");
     return rc;

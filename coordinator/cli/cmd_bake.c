@@ -25,7 +25,7 @@ int tb_cmd_bake(int argc, char **argv)
 {
     const char *out_dir = "out/bake", *only_text = NULL, *tiles_only = NULL;
     int64_t steps = 0, seed = 0;
-    double circumference_km = 0;
+    double circumference_km = 0, job_memory_gb = 0;
     bool seed_given = false, circ_given = false, no_incision = false, no_coast = false,
          no_tiles = false;
     tb_dispatch_cli_t cli;
@@ -45,6 +45,10 @@ int tb_cmd_bake(int argc, char **argv)
         {"tiles-only", TB_OPT_STRING, &tiles_only, NULL, "IDS",
          "re-run only these detail tiles (c001r000, ranges c000r000-c002r001, or all) of the "
          "complete bake in --out, every region from its store (docs/tiles.md)"},
+        {"job-memory-gb", TB_OPT_DOUBLE, &job_memory_gb, NULL, "G",
+         "the memory one job may take on a worker (default: 3/4 of this machine's); a region "
+         "needing more is refused, the coast cut into blocks that fit",
+         TB_OPT_DRANGE(0.01, 1e6)},
         {"test-no-incision", TB_OPT_FLAG, &no_incision, NULL, NULL,
          "TEST ONLY: turn stream-power incision off (a negative control for the gates)"},
     };
@@ -85,6 +89,7 @@ int tb_cmd_bake(int argc, char **argv)
     o.steps = (int)steps;
     o.no_incision = no_incision;
     o.no_coast = no_coast;
+    o.job_memory_bytes = job_memory_gb * 1e9;
     o.tiles = !no_tiles;
     o.tiles_only = tiles_only;
     o.dispatch.on_listening = s_on_listening;

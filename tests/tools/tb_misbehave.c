@@ -50,6 +50,7 @@
 #include "common/version.h"
 #include "coordinator/farm/cache.h"
 #include "coordinator/farm/proto.h"
+#include "jobs/coast/blocks.h"
 #include "jobs/coast/coast.h"
 #include "jobs/detail/tile.h"
 #include "jobs/region.h"
@@ -223,11 +224,13 @@ static bool s_take(const char *name, const void *raw, size_t raw_bytes, const s_
         snprintf(what, sizeof what, "tile %s", id);
         tb_tile_result_free(&t);
     } else {
-        tb_coast_result_t c;
-        if (tb_coast_result_decode(raw, raw_bytes, &c, &err) != 0)
+        /* the bake's coast is a job of kind coast_block (one block on a small planet) */
+        tb_coast_block_result_t c;
+        if (tb_coast_block_result_decode(raw, raw_bytes, &c, &err) != 0)
             return false;
-        snprintf(what, sizeof what, "coast, %lld x %lld", (long long)c.w, (long long)c.h);
-        tb_coast_result_free(&c);
+        snprintf(what, sizeof what, "coast block, %lld x %lld", (long long)c.interior.w,
+                 (long long)c.interior.h);
+        tb_coast_block_result_free(&c);
     }
     if (same != w->same)
         return false;
@@ -292,7 +295,7 @@ static int s_answer_once(s_peer_t *p, const char *attack, const char *name, cons
     void *blob = NULL;
     size_t blob_bytes = 0;
     tb_err_t err;
-    if (coast && strcmp(job.kind, "coast") == 0) {
+    if (coast && strcmp(job.kind, "coast_block") == 0) {
         s_want_t want = {NULL, NULL, true};
         blob = s_pick(p, from, &want, &blob_bytes);
     } else if (!coast && strcmp(job.kind, "tile") == 0) {
