@@ -105,17 +105,20 @@ int tb_fs_check_outputs(const char *dir, const char *const *names, size_t n_name
     return 0;
 }
 
-int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
-                   tb_err_t *err)
+int tb_fs_open_regular(const char *path, int *fd_out, uint64_t *bytes_out, tb_err_t *err)
 {
-    *data_out = NULL;
+    *fd_out = -1;
     *bytes_out = 0;
     /* O_NONBLOCK so that a FIFO cannot block the open; fstat before a byte is read, so that
      * only a regular file is read at all (docs/bake.md, "Inputs"). */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return tb_err_set(err, errno == EISDIR ? TB_E_INVALID : TB_E_IO, "%s: cannot open: %s",
-                          path, strerror(errno));
+    if (fd < 0) {
+        int e = errno;
+        tb_err_set(err, e == EISDIR ? TB_E_INVALID : TB_E_IO, "%s: cannot open: %s", path,
+                   strerror(e));
+        errno = e;
+        return -1;
+    }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -125,17 +128,31 @@ int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0)
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    *fd_out = fd;
+    *bytes_out = (uint64_t)st.st_size;
+    return 0;
+}
+
+int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
+                   tb_err_t *err)
+{
+    *data_out = NULL;
+    *bytes_out = 0;
+    int fd;
+    uint64_t size;
+    if (tb_fs_open_regular(path, &fd, &size, err) != 0)
+        return -1;
     FILE *fp = fdopen(fd, "rb");
     if (!fp) {
         close(fd);
         return tb_err_set(err, TB_E_NOMEM, "%s: cannot open: %s", path, strerror(errno));
     }
-    if ((size_t)st.st_size > max_bytes) {
+    if (size > max_bytes) {
         fclose(fp);
-        return tb_err_set(err, TB_E_INVALID, "%s: %lld bytes, larger than the %zu allowed", path,
-                          (long long)st.st_size, max_bytes);
+        return tb_err_set(err, TB_E_INVALID, "%s: %llu bytes, larger than the %zu allowed", path,
+                          (unsigned long long)size, max_bytes);
     }
-    size_t n = (size_t)st.st_size;
+    size_t n = (size_t)size;
     char *buf = tb_malloc(n + 1, path, err);
     if (!buf) {
         fclose(fp);

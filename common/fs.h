@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/error.h"
 
@@ -30,6 +31,11 @@ int tb_fs_check_outputs(const char *dir, const char *const *names, size_t n_name
 
 int tb_fs_read_all(const char *path, size_t max_bytes, char **data_out, size_t *bytes_out,
                    tb_err_t *err);
+
+/* Opens a regular file for reading as tb_fs_read_all does (never blocking on a FIFO, refusing
+ * anything but a regular file with TB_E_INVALID naming what it is): *fd_out (the caller closes it)
+ * and its size. ENOENT is TB_E_IO with errno left as ENOENT. */
+int tb_fs_open_regular(const char *path, int *fd_out, uint64_t *bytes_out, tb_err_t *err);
 
 /* A file being written under a temporary name. */
 typedef struct {

@@ -523,9 +523,9 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
     return 0;
 }
 
-int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *out, tb_err_t *err)
+int tb_region_result_view(const void *data, size_t bytes, tb_region_result_view_t *v, tb_err_t *err)
 {
-    memset(out, 0, sizeof *out);
+    memset(v, 0, sizeof *v);
     tb_reader_t r;
     tb_reader_init(&r, data, bytes);
     char *header = tb_reader_preamble(&r, S_RESULT_MAGIC, S_RESULT_VERSION, S_MAX_RESULT_HEADER,
@@ -539,76 +539,97 @@ int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *
     int64_t steps, box[6];
     int bad = !cJSON_IsArray(jbox) || cJSON_GetArraySize(jbox) != 7 ||
               s_json_int(cJSON_GetObjectItemCaseSensitive(root, "steps"), 1, 1e7, &steps) ||
-              !cJSON_IsString(jspec) || tb_hash_from_hex(jspec->valuestring, &out->spec_xxh3) != 0;
+              !cJSON_IsString(jspec) || tb_hash_from_hex(jspec->valuestring, &v->spec_xxh3) != 0;
     for (int i = 0; !bad && i < 6; i++)
         bad = s_json_int(cJSON_GetArrayItem(jbox, i), -1e12, 1e12, &box[i]);
     const cJSON *cell = bad ? NULL : cJSON_GetArrayItem(jbox, 6);
     if (bad || !cJSON_IsNumber(cell) ||
-        tb_frame_make(&out->box, box[4], box[5], cell->valuedouble, box[0], box[1], box[2], box[3],
+        tb_frame_make(&v->box, box[4], box[5], cell->valuedouble, box[0], box[1], box[2], box[3],
                       err) != 0) {
         cJSON_Delete(root);
         return tb_err_set(err, TB_E_FORMAT, "region result: malformed header");
     }
     cJSON_Delete(root);
-    if (s_box_fits(&out->box, "region result", err) != 0)
+    if (s_box_fits(&v->box, "region result", err) != 0)
         return -1;
-    out->steps = (int)steps;
-    size_t cells = (size_t)out->box.w * (size_t)out->box.h;
+    v->steps = (int)steps;
+    size_t cells = (size_t)v->box.w * (size_t)v->box.h;
+    v->cells = cells;
     if (tb_reader_left(&r) < cells * 16 + 8)
         return tb_err_set(err, TB_E_FORMAT, "region result: %zu bytes for %zu cells",
                           tb_reader_left(&r), cells);
-    out->height_m = malloc(cells * sizeof(float));
-    out->area_m2 = malloc(cells * sizeof(float));
-    out->basin = malloc(cells * sizeof(int32_t));
-    out->uplift_m_yr = malloc(cells * sizeof(float));
-    if (!out->height_m || !out->area_m2 || !out->basin || !out->uplift_m_yr) {
-        tb_region_result_free(out);
-        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory for %zu cells", cells);
-    }
-    tb_reader_get(&r, out->height_m, cells * sizeof(float));
-    tb_reader_get(&r, out->area_m2, cells * sizeof(float));
-    tb_reader_get(&r, out->basin, cells * sizeof(int32_t));
-    tb_reader_get(&r, out->uplift_m_yr, cells * sizeof(float));
+    const unsigned char *p = (const unsigned char *)data + (bytes - tb_reader_left(&r));
+    v->height_m = p;
+    v->area_m2 = p + cells * 4;
+    v->basin = p + cells * 8;
+    v->uplift_m_yr = p + cells * 12;
+    r.pos += cells * 16;
     uint64_t sb = tb_reader_u64(&r);
     if (r.failed || sb > tb_reader_left(&r) || tb_reader_left(&r) - sb < 8 ||
-        sb > S_MAX_STATS_BYTES) {
-        tb_region_result_free(out);
+        sb > S_MAX_STATS_BYTES)
         return tb_err_set(err, TB_E_FORMAT, "region result: statistics of %llu bytes, %zu left",
                           (unsigned long long)sb, tb_reader_left(&r));
-    }
-    out->stats_bytes = (size_t)sb;
-    out->stats = malloc(sb ? sb : 1);
-    if (!out->stats) {
-        tb_region_result_free(out);
-        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory");
-    }
-    tb_reader_get(&r, out->stats, out->stats_bytes);
+    v->stats = (const unsigned char *)data + (bytes - tb_reader_left(&r));
+    v->stats_bytes = (size_t)sb;
+    r.pos += (size_t)sb;
     uint64_t nm = tb_reader_u64(&r);
-    if (r.failed || nm > S_MAX_MOUTHS || nm * 24 != tb_reader_left(&r)) {
-        tb_region_result_free(out);
+    if (r.failed || nm > S_MAX_MOUTHS || nm * 24 != tb_reader_left(&r))
         return tb_err_set(err, TB_E_FORMAT, "region result: %llu river mouths in %zu bytes",
                           (unsigned long long)nm, tb_reader_left(&r));
-    }
-    out->mouths = malloc((size_t)(nm ? nm : 1) * sizeof *out->mouths);
-    if (!out->mouths) {
-        tb_region_result_free(out);
-        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory");
-    }
-    out->n_mouths = (size_t)nm;
-    for (size_t k = 0; k < out->n_mouths; k++) {
-        tb_region_mouth_t *mo = &out->mouths[k];
-        mo->x = tb_reader_i64(&r);
-        mo->y = tb_reader_i64(&r);
-        mo->eroded_m3 = tb_reader_f64(&r);
-        if (mo->x < 0 || mo->x >= out->box.lattice_w || mo->y < 0 || mo->y >= out->box.lattice_h ||
-            !isfinite(mo->eroded_m3) || mo->eroded_m3 < 0) {
-            tb_region_result_free(out);
+    v->mouths = (const unsigned char *)data + (bytes - tb_reader_left(&r));
+    v->n_mouths = (size_t)nm;
+    for (size_t k = 0; k < v->n_mouths; k++) {
+        tb_region_mouth_t mo;
+        tb_region_view_mouth(v, k, &mo);
+        if (mo.x < 0 || mo.x >= v->box.lattice_w || mo.y < 0 || mo.y >= v->box.lattice_h ||
+            !isfinite(mo.eroded_m3) || mo.eroded_m3 < 0)
             return tb_err_set(err, TB_E_FORMAT,
                               "region result: river mouth %zu is off the "
                               "planet or has a bad volume",
                               k);
-        }
     }
+    return 0;
+}
+
+void tb_region_view_mouth(const tb_region_result_view_t *v, size_t k, tb_region_mouth_t *out)
+{
+    tb_reader_t r;
+    tb_reader_init(&r, v->mouths + 24 * k, 24);
+    out->x = tb_reader_i64(&r);
+    out->y = tb_reader_i64(&r);
+    out->eroded_m3 = tb_reader_f64(&r);
+}
+
+int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *out, tb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    tb_region_result_view_t v;
+    if (tb_region_result_view(data, bytes, &v, err) != 0)
+        return -1;
+    out->box = v.box;
+    out->steps = v.steps;
+    out->spec_xxh3 = v.spec_xxh3;
+    size_t cells = v.cells;
+    out->height_m = malloc(cells * sizeof(float));
+    out->area_m2 = malloc(cells * sizeof(float));
+    out->basin = malloc(cells * sizeof(int32_t));
+    out->uplift_m_yr = malloc(cells * sizeof(float));
+    out->stats = malloc(v.stats_bytes ? v.stats_bytes : 1);
+    out->mouths = malloc((v.n_mouths ? v.n_mouths : 1) * sizeof *out->mouths);
+    if (!out->height_m || !out->area_m2 || !out->basin || !out->uplift_m_yr || !out->stats ||
+        !out->mouths) {
+        tb_region_result_free(out);
+        return tb_err_set(err, TB_E_NOMEM, "region result: out of memory for %zu cells", cells);
+    }
+    memcpy(out->height_m, v.height_m, cells * sizeof(float));
+    memcpy(out->area_m2, v.area_m2, cells * sizeof(float));
+    memcpy(out->basin, v.basin, cells * sizeof(int32_t));
+    memcpy(out->uplift_m_yr, v.uplift_m_yr, cells * sizeof(float));
+    out->stats_bytes = v.stats_bytes;
+    memcpy(out->stats, v.stats, v.stats_bytes);
+    out->n_mouths = v.n_mouths;
+    for (size_t k = 0; k < v.n_mouths; k++)
+        tb_region_view_mouth(&v, k, &out->mouths[k]);
     return 0;
 }
 
@@ -666,12 +687,12 @@ size_t tb_region_result_bound(const void *spec, size_t n)
  * box, the manifest and the inputs: everything the spec holds), docs/distribution.md. */
 static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
 {
-    tb_region_result_t r;
-    if (tb_region_result_decode(result, bytes, &r, err) != 0)
+    /* read in place: a result of 2.7 GB is checked through its mapping, never copied */
+    tb_region_result_view_t r;
+    if (tb_region_result_view(result, bytes, &r, err) != 0)
         return -1;
     uint64_t want = XXH3_64bits(spec, n), got = r.spec_xxh3;
     int steps = r.steps;
-    tb_region_result_free(&r);
     if (got != want)
         return tb_err_set(err, TB_E_CHECKSUM,
                           "region result answers spec %016llx (%d steps), not this job's %016llx",

@@ -105,6 +105,27 @@ int tb_region_result_encode(const tb_region_result_t *r, void **out, size_t *byt
 int tb_region_result_decode(const void *data, size_t bytes, tb_region_result_t *out, tb_err_t *err);
 void tb_region_result_free(tb_region_result_t *r);
 
+/* A result read in place, nothing copied (a 2.7 GB result read through a mapping): the header, and
+ * where the planes (cells x 4 bytes each, little-endian; not aligned for direct float reads: copy
+ * from them), the statistics and the river mouths (24 bytes each) lie in the bytes. Checks what
+ * tb_region_result_decode checks. */
+typedef struct {
+    tb_frame_t box;
+    int steps;
+    uint64_t spec_xxh3;
+    size_t cells;
+    const unsigned char *height_m, *area_m2, *basin, *uplift_m_yr;
+    const unsigned char *stats;
+    size_t stats_bytes;
+    const unsigned char *mouths;
+    size_t n_mouths;
+} tb_region_result_view_t;
+
+int tb_region_result_view(const void *data, size_t bytes, tb_region_result_view_t *v,
+                          tb_err_t *err);
+/* River mouth k of a view. */
+void tb_region_view_mouth(const tb_region_result_view_t *v, size_t k, tb_region_mouth_t *out);
+
 /* The most bytes the result of a spec of spec_bytes can take (read from the spec's layout, no
  * decoding); 0 for bytes that are not a region spec. */
 size_t tb_region_result_bound(const void *spec, size_t spec_bytes);

@@ -2,6 +2,9 @@
 #include "coordinator/farm/cache.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +15,7 @@
 #include "common/fs.h"
 
 #define S_MAGIC "TBR1"
-#define S_HEAD (4 + 16)
+#define S_HEAD TB_CACHE_HEAD_BYTES
 
 struct tb_cache_t {
     char dir[4096];
@@ -156,4 +159,124 @@ int tb_cache_put(tb_cache_t *self, const tb_cache_key_t *key, const void *data, 
     int r = tb_cache_put_blob(self, key, blob, blob_bytes, err);
     free(blob);
     return r;
+}
+
+const char *tb_cache_dir(const tb_cache_t *self)
+{
+    return self->dir;
+}
+
+int tb_cache_get_result(tb_cache_t *self, const tb_cache_key_t *key, size_t max_raw_bytes,
+                        size_t large_bytes, tb_result_t **out, uint64_t *xxh3, tb_err_t *err)
+{
+    *out = NULL;
+    char path[4200];
+    tb_cache_path(self, key, path, sizeof path);
+    int fd;
+    uint64_t size;
+    if (tb_fs_open_regular(path, &fd, &size, err) != 0)
+        return errno == ENOENT ? 0 : -1;
+    unsigned char head[S_HEAD];
+    ssize_t n = size >= S_HEAD ? pread(fd, head, S_HEAD, 0) : 0;
+    int r = -1;
+    if (n != S_HEAD || memcmp(head, S_MAGIC, 4) != 0)
+        tb_err_set(err, TB_E_FORMAT, "not a stored result (no \"%s\" header)", S_MAGIC);
+    else if (memcmp(head + 4, key->bytes, 16) != 0)
+        tb_err_set(err, TB_E_FORMAT, "stored under another key");
+    else
+        r = tb_result_decode_fd(fd, S_HEAD, size - S_HEAD, max_raw_bytes, large_bytes, self->dir,
+                                out, xxh3, err);
+    close(fd);
+    if (r != 0)
+        return tb_err_prefix(err, "%s", path);
+    return 1;
+}
+
+int tb_cache_remove(tb_cache_t *self, const tb_cache_key_t *key, tb_err_t *err)
+{
+    char path[4200];
+    tb_cache_path(self, key, path, sizeof path);
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    /* a directory in an entry's place is not ours to remove recursively: say so */
+    if (S_ISDIR(st.st_mode) ? rmdir(path) != 0 : unlink(path) != 0)
+        return tb_err_set(err, TB_E_IO, "%s: cannot remove the unusable entry: %s", path,
+                          strerror(errno));
+    return 0;
+}
+
+static atomic_uint s_sink_counter;
+
+int tb_cache_sink_open(tb_cache_sink_t *sink, const char *dir, const tb_cache_key_t *key,
+                       tb_err_t *err)
+{
+    memset(sink, 0, sizeof *sink);
+    sink->fd = -1;
+    char hex[33];
+    tb_cache_key_hex(key, hex);
+    if (snprintf(sink->final_path, sizeof sink->final_path, "%s/%s.tbr", dir, hex) >=
+        (int)sizeof sink->final_path)
+        return tb_err_set(err, TB_E_INVALID, "%s: result store path too long", dir);
+    snprintf(sink->tmp_path, sizeof sink->tmp_path, "%s.tmp.%ld.s%u", sink->final_path,
+             (long)getpid(), atomic_fetch_add(&s_sink_counter, 1));
+    if (tb_fs_mkdir_p(dir, err) != 0)
+        return -1;
+    sink->fd = open(sink->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (sink->fd < 0)
+        return tb_err_set(err, TB_E_IO, "%s: cannot create: %s", sink->tmp_path, strerror(errno));
+    unsigned char head[S_HEAD];
+    memcpy(head, S_MAGIC, 4);
+    memcpy(head + 4, key->bytes, 16);
+    if (write(sink->fd, head, S_HEAD) != S_HEAD) {
+        int e = errno;
+        tb_cache_sink_abort(sink);
+        return tb_err_set(err, TB_E_IO, "%s: write failed: %s", sink->tmp_path, strerror(e));
+    }
+    return 0;
+}
+
+int tb_cache_sink_write(tb_cache_sink_t *sink, const void *data, size_t bytes, tb_err_t *err)
+{
+    size_t put = 0;
+    while (put < bytes) {
+        ssize_t r = write(sink->fd, (const char *)data + put, bytes - put);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return tb_err_set(err, TB_E_IO, "%s: write failed: %s", sink->tmp_path,
+                              strerror(errno));
+        put += (size_t)r;
+    }
+    sink->blob_bytes += bytes;
+    return 0;
+}
+
+int tb_cache_sink_commit(tb_cache_sink_t *sink, tb_err_t *err)
+{
+    if (sink->fd >= 0 && close(sink->fd) != 0) {
+        sink->fd = -1;
+        int e = errno;
+        tb_cache_sink_abort(sink);
+        return tb_err_set(err, TB_E_IO, "%s: write failed: %s", sink->final_path, strerror(e));
+    }
+    sink->fd = -1;
+    if (rename(sink->tmp_path, sink->final_path) != 0) {
+        int e = errno;
+        tb_cache_sink_abort(sink);
+        return tb_err_set(err, TB_E_IO, "%s: cannot rename into place: %s", sink->final_path,
+                          strerror(e));
+    }
+    sink->tmp_path[0] = '\0';
+    return 0;
+}
+
+void tb_cache_sink_abort(tb_cache_sink_t *sink)
+{
+    if (sink->fd >= 0)
+        close(sink->fd);
+    sink->fd = -1;
+    if (sink->tmp_path[0])
+        unlink(sink->tmp_path);
+    sink->tmp_path[0] = '\0';
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "coordinator/farm/result.h"
 
 typedef struct {
     unsigned char bytes[16];
@@ -60,6 +61,42 @@ int tb_cache_put_blob(tb_cache_t *self, const tb_cache_key_t *key, const void *b
 /* Stores a result given as raw bytes (compressing it), atomically. */
 int tb_cache_put(tb_cache_t *self, const tb_cache_key_t *key, const void *data, size_t bytes,
                  tb_err_t *err);
+
+/* Looks a key up as tb_cache_get does, into a result (result.h): in memory when the raw result is
+ * at most large_bytes, otherwise decoded in a stream into an unlinked file in the store's
+ * directory and mapped, so a 2.7 GB entry never sits in the heap. *xxh3 (when not NULL) is the
+ * raw bytes' XXH3-64. Returns 1, 0 or -1 like tb_cache_get. */
+int tb_cache_get_result(tb_cache_t *self, const tb_cache_key_t *key, size_t max_raw_bytes,
+                        size_t large_bytes, tb_result_t **out, uint64_t *xxh3, tb_err_t *err);
+
+/* Removes the entry of a key (one that failed a check, so that it is recomputed and never read
+ * again); 0 also when there is none. */
+int tb_cache_remove(tb_cache_t *self, const tb_cache_key_t *key, tb_err_t *err);
+
+/* The store's directory. */
+const char *tb_cache_dir(const tb_cache_t *self);
+
+/* A stored-result file written piece by piece as a result arrives (a large result never sits in
+ * memory): "TBR1" and the key are written at open, then the blob's bytes as they come, under a
+ * temporary name beside the entry's; commit renames it into place. `dir` is the store's directory
+ * (tb_cache_dir), or any scratch directory when the file is only to be decoded and then dropped. */
+typedef struct {
+    int fd;
+    uint64_t blob_bytes; /* written after the 20-byte head */
+    char tmp_path[4200];
+    char final_path[4200];
+} tb_cache_sink_t;
+
+/* The offset of the blob in a stored-result file. */
+#define TB_CACHE_HEAD_BYTES 20
+
+int tb_cache_sink_open(tb_cache_sink_t *sink, const char *dir, const tb_cache_key_t *key,
+                       tb_err_t *err);
+int tb_cache_sink_write(tb_cache_sink_t *sink, const void *data, size_t bytes, tb_err_t *err);
+/* Closes the file and renames it over the key's entry. */
+int tb_cache_sink_commit(tb_cache_sink_t *sink, tb_err_t *err);
+/* Closes and removes the temporary file; safe on a sink never opened (fd -1) or already closed. */
+void tb_cache_sink_abort(tb_cache_sink_t *sink);
 
 /* Decodes the bytes of a stored-result file (what tb_cache_get reads), checking the magic, the key
  * when `expect` is not NULL, the blob and its checksum. Exposed for tests and the fuzzer. */

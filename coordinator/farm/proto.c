@@ -582,6 +582,16 @@ int tb_transfer_add(tb_transfer_t *t, const tb_msg_t *m, tb_err_t *err)
         return s_transfer_fail(t, m, err, "the chunks add up to less than the transfer announced");
     if (!last && m->chunk_bytes == 0)
         return s_transfer_fail(t, m, err, "an empty chunk before the last");
+    if (t->sink) {
+        /* a large result goes straight to its file (dispatch.h, large_result_bytes) */
+        if (m->chunk_bytes && t->sink(t->sink_user, m->chunk, m->chunk_bytes, err) != 0) {
+            tb_transfer_reset(t);
+            return -1;
+        }
+        t->bytes += m->chunk_bytes;
+        t->next_index++;
+        return last ? 1 : 0;
+    }
     if (t->capacity - t->bytes < m->chunk_bytes) {
         size_t want = t->capacity ? t->capacity : 4096;
         while (want - t->bytes < m->chunk_bytes)
@@ -599,6 +609,14 @@ int tb_transfer_add(tb_transfer_t *t, const tb_msg_t *m, tb_err_t *err)
     t->bytes += m->chunk_bytes;
     t->next_index++;
     return last ? 1 : 0;
+}
+
+void tb_transfer_set_sink(tb_transfer_t *t,
+                          int (*sink)(void *user, const void *data, size_t bytes, tb_err_t *err),
+                          void *user)
+{
+    t->sink = sink;
+    t->sink_user = user;
 }
 
 void *tb_transfer_take(tb_transfer_t *t, size_t *bytes_out)

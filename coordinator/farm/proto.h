@@ -179,6 +179,9 @@ typedef struct {
     size_t bytes;
     size_t capacity;
     bool started;
+    /* when set, chunks go to it instead of the buffer (tb_transfer_set_sink) */
+    int (*sink)(void *user, const void *data, size_t bytes, tb_err_t *err);
+    void *sink_user;
 } tb_transfer_t;
 
 /* Starts an empty transfer accepting at most max_bytes in all. */
@@ -187,6 +190,12 @@ void tb_transfer_init(tb_transfer_t *t, uint64_t max_bytes);
  * t->total_bytes bytes), 0 when more chunks are expected, -1 with TB_E_PROTOCOL when the chunk does
  * not continue this transfer or exceeds the limit (the transfer is then reset). */
 int tb_transfer_add(tb_transfer_t *t, const tb_msg_t *msg, tb_err_t *err);
+/* Passes every chunk's bytes to `sink` instead of buffering them (a transfer too large to hold:
+ * the dispatch engine writes it to a file); the checks are the same, and a sink's failure fails the
+ * chunk with the sink's error. Cleared by reset and init. */
+void tb_transfer_set_sink(tb_transfer_t *t,
+                          int (*sink)(void *user, const void *data, size_t bytes, tb_err_t *err),
+                          void *user);
 /* Hands the completed bytes to the caller (who frees them) and resets the transfer. */
 void *tb_transfer_take(tb_transfer_t *t, size_t *bytes_out);
 /* Frees any partial data and starts over with the same limit. */

@@ -1,0 +1,216 @@
+/* The dispatch engine's job table: one batch's jobs, each with its state, attempts, failures and
+ * result, the order they go out in (largest weight first) and the order their results go back in
+ * (job order, or as they come with `unordered`) (docs/distribution.md).
+ *
+ * Memory is what a planet-scale batch of thousands of jobs can afford: a job is about 200 bytes
+ * plus its label, one 32-byte entry an attempt (an outcome's text only when it is not "ok"), 4
+ * bytes a connection it failed on, and its spec only while it is needed (a lazy job's spec is made
+ * when it is about to be looked up or dispatched and freed once its result is in). The states:
+ *
+ *   QUEUED -> PREPPING (spec made, key, store lookup) -> READY -> LEASED -> VERIFYING -> DONE
+ *                    \-> DONE (found in the store)        ^-------- failure ----/
+ *
+ * and FAILED when a job fails the run. Not thread-safe: the engine's loop owns it while a batch
+ * runs; the engine's mutex guards the caller's readers.
+ */
+#ifndef TB_JOBTABLE_H
+#define TB_JOBTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "coordinator/farm/cache.h"
+#include "coordinator/farm/result.h"
+#include "jobs/job.h"
+
+typedef struct cJSON cJSON;
+
+typedef enum {
+    TB_JOB_QUEUED,
+    TB_JOB_PREPPING,
+    TB_JOB_READY,
+    TB_JOB_LEASED,
+    TB_JOB_VERIFYING,
+    TB_JOB_DONE,
+    TB_JOB_FAILED
+} tb_job_state_t;
+
+/* How an attempt ended. */
+typedef enum {
+    TB_OUT_RUNNING,
+    TB_OUT_OK,
+    TB_OUT_LOST,         /* "lost: why": its worker went away */
+    TB_OUT_FAILED,       /* "failed: the job's error" */
+    TB_OUT_CORRUPT,      /* "corrupt result: why": the blob did not decode */
+    TB_OUT_WRONG,        /* "wrong result: why": the kind's check refused it */
+    TB_OUT_BAD_TRANSFER, /* "bad transfer: why" */
+    TB_OUT_TIMED_OUT,    /* "timed out after S s" */
+    TB_OUT_DISAGREED,    /* "disagreed: ...": outside the majority of a verification */
+    TB_OUT_DISCARDED     /* "discarded: why": not used (its worker was quarantined) */
+} tb_outcome_t;
+
+typedef struct {
+    uint32_t attempt;
+    int32_t worker; /* registry index; -1: in-process */
+    char *text;     /* the whole outcome when it is not "ok"/"running" (heap), else NULL */
+    double started_s;
+    uint64_t result_xxh3; /* of the raw result it returned, when it returned one */
+    float seconds;
+    uint8_t outcome; /* tb_outcome_t */
+} tb_attempt_rec_t;
+
+/* Makes job `index`'s spec when the engine needs it (lazy jobs; dispatch.h). */
+typedef int (*tb_jobtable_spec_fn)(void *user, size_t index, void **spec, size_t *bytes,
+                                   tb_err_t *err);
+
+typedef struct {
+    const tb_job_kind_t *kind;
+    char *label;
+    /* the spec: an eager job's copy for the batch; a lazy job's while it is made */
+    void *spec;
+    size_t spec_bytes;
+    void *spec_blob; /* compressed, for the wire; kept for retries while the job runs */
+    size_t spec_blob_bytes;
+    uint64_t spec_xxh3; /* of the spec bytes, once made (a lazy job's remakes must match) */
+    tb_jobtable_spec_fn make_spec;
+    void *spec_user;
+    uint64_t *inputs; /* a lazy job's input hashes, until its key is made */
+    uint32_t n_inputs;
+    bool lazy;
+    bool has_key;
+    tb_cache_key_t key;
+    size_t max_result_bytes;
+    double weight;
+    double cells;
+    float deadline_s;
+    float progress;
+    uint8_t state; /* tb_job_state_t */
+    bool from_store;
+    bool pushed;    /* handed to the delivery queue */
+    int32_t worker; /* the lease holder while LEASED, the producer once DONE; -1 */
+    uint32_t last_attempt;
+    tb_attempt_rec_t *attempts;
+    uint16_t n_attempts, cap_attempts;
+    uint32_t *failed_on; /* connection numbers (registry.h) it failed on or lost */
+    uint16_t n_failed_on, cap_failed_on;
+    uint16_t failures, lost;
+    bool failed_by_losses;
+    tb_errcode_t error_code;
+    char *error; /* the last failure's message, heap; NULL */
+    tb_result_t *result;
+    size_t result_bytes;
+    uint64_t result_xxh3;
+    float seconds;
+} tb_jobrec_t;
+
+typedef struct {
+    int max_failures; /* per job (default 3) */
+    int max_lost;     /* times a job may lose its worker (default 8) */
+    bool unordered;   /* deliver in completion order instead of job order */
+} tb_jobtable_opts_t;
+
+typedef struct tb_jobtable_t tb_jobtable_t;
+
+tb_jobtable_t *tb_jobtable_new(const tb_jobtable_opts_t *opts, tb_err_t *err);
+/* Frees every job, spec and held result; accepts NULL and sets *self_p to NULL. */
+void tb_jobtable_destroy(tb_jobtable_t **self_p);
+
+/* Adds a job: eager (spec copied here) when `spec` is not NULL, else lazy (make_spec is called
+ * later; input hashes kept until the key is made). The key of an eager job is made at once.
+ * Returns its index, or -1 with *err set (unknown kind, spec over the kind's limit, no spec and no
+ * maker, out of memory). */
+int64_t tb_jobtable_add(tb_jobtable_t *self, const char *kind, const void *spec, size_t spec_bytes,
+                        tb_jobtable_spec_fn make_spec, void *spec_user, const char *label,
+                        double weight, double cells, double deadline_s, const uint64_t *inputs,
+                        size_t n_inputs, tb_err_t *err);
+
+size_t tb_jobtable_count(const tb_jobtable_t *self);
+tb_jobrec_t *tb_jobtable_at(const tb_jobtable_t *self, size_t i);
+
+/* Fixes the dispatch order, largest weight first, ties in job order (call once all jobs are
+ * added); the k-th job of that order. */
+int tb_jobtable_seal(tb_jobtable_t *self, tb_err_t *err);
+size_t tb_jobtable_order(const tb_jobtable_t *self, size_t k);
+
+/* Installs a lazy job's spec, made on a helper thread (taken over: *spec_p is set to NULL), with
+ * its XXH3-64, its store key and its result bound computed there; the first time they become the
+ * job's. A remade spec whose hash differs from the first is TB_E_INTERNAL (make_spec must be a pure
+ * function of the job). */
+int tb_jobtable_install_spec(tb_jobtable_t *self, size_t index, void **spec_p, size_t bytes,
+                             uint64_t spec_xxh3, const tb_cache_key_t *key, size_t max_result,
+                             tb_err_t *err);
+/* Frees a lazy job's spec and blob (an eager job keeps its spec for the batch, frees its blob). */
+void tb_jobtable_drop_spec(tb_jobtable_t *self, size_t index);
+/* Lazy jobs whose spec is made and held right now. */
+size_t tb_jobtable_specs_held(const tb_jobtable_t *self);
+
+/* A new attempt on worker `worker` (registry index, -1 in-process): its number, or 0 when out of
+ * memory. */
+uint32_t tb_jobtable_attempt_begin(tb_jobtable_t *self, size_t index, int32_t worker);
+tb_attempt_rec_t *tb_jobtable_attempt(tb_jobtable_t *self, size_t index, uint32_t attempt);
+/* Sets an attempt's outcome (text: the whole outcome for anything but ok, as "lost: why"). */
+void tb_jobtable_attempt_end(tb_jobtable_t *self, size_t index, uint32_t attempt,
+                             tb_outcome_t outcome, const char *text, double seconds);
+/* The attempt's outcome as the records say it ("ok", "running", "lost: ...", ...). */
+const char *tb_jobtable_outcome_text(const tb_attempt_rec_t *a);
+
+/* Counts a failure (`lost` false: against max_failures, with the job's error) or a lost worker
+ * (`lost` true: against max_lost) on connection conn_no; the job goes back to READY. */
+void tb_jobtable_count_failure(tb_jobtable_t *self, size_t index, uint32_t conn_no, bool lost,
+                               const tb_err_t *job_err, const char *outcome);
+
+bool tb_jobtable_failed_on(const tb_jobtable_t *self, size_t index, uint32_t conn_no);
+
+/* Whether job `index` (READY) fails the run now: it has failed max_failures times (or lost its
+ * worker max_lost times) and every live connection (live[0..n_live)) has tried it. Then the job is
+ * FAILED, its error set, and the table remembers it (tb_jobtable_failed_job). */
+bool tb_jobtable_check_failed(tb_jobtable_t *self, size_t index, const uint32_t *live,
+                              size_t n_live);
+/* The job that failed the run, or -1. */
+int64_t tb_jobtable_failed_job(const tb_jobtable_t *self);
+/* Its error, prefixed with its label and how often it failed. */
+void tb_jobtable_failure(const tb_jobtable_t *self, tb_err_t *err);
+
+/* Job `index` is done with `result` (taken over: *result_p is set to NULL). */
+void tb_jobtable_done(tb_jobtable_t *self, size_t index, tb_result_t **result_p, uint64_t xxh3,
+                      int32_t worker, double seconds, bool from_store);
+
+/* The next result that may go to the caller now (job order: the first not yet pushed, if done;
+ * unordered: the oldest done and not pushed), or -1. Marks it pushed and hands over its result
+ * (*result_p; NULL when `keep`, for tb_dispatch_result after the run). */
+int64_t tb_jobtable_next_delivery(tb_jobtable_t *self, bool keep, tb_result_t **result_p);
+
+/* Results done but not yet pushed to the caller (held by the table), and their bytes in memory. */
+size_t tb_jobtable_held(const tb_jobtable_t *self);
+size_t tb_jobtable_held_bytes(const tb_jobtable_t *self);
+
+/* Whether job `index` may start (be prepared or dispatched): always below the bound on held
+ * results; at it (`at_bound`), in job order only the job the caller waits for next (else delivery
+ * could never move again), unordered none. */
+bool tb_jobtable_may_start(const tb_jobtable_t *self, size_t index, bool at_bound);
+
+/* In job order, the job whose result the caller waits for next; -1 unordered or when none. */
+int64_t tb_jobtable_next_wanted(const tb_jobtable_t *self);
+
+/* Counters: jobs done, their weight and cells. */
+size_t tb_jobtable_done_count(const tb_jobtable_t *self);
+double tb_jobtable_done_weight(const tb_jobtable_t *self);
+double tb_jobtable_done_cells(const tb_jobtable_t *self);
+double tb_jobtable_total_weight(const tb_jobtable_t *self);
+
+/* "queued", "running", "done", "failed" for the records (PREPPING and READY are queued; VERIFYING
+ * is running). */
+const char *tb_job_state_name(tb_job_state_t s);
+
+/* Job i as meta.json's "jobs" entry: index, label, kind, key, done, state, weight, cells,
+ * progress, error, from_store, worker, seconds, result_bytes, deadline_s, result_xxh3, attempts
+ * (at most TB_JOBTABLE_RECORD_ATTEMPTS of them, the first and the last, with "attempts_omitted").
+ * `name_of` names a registry index; `t0` is the run's start (attempts' start_s). */
+#define TB_JOBTABLE_RECORD_ATTEMPTS 8
+cJSON *tb_jobtable_job_json(const tb_jobtable_t *self, size_t i,
+                            const char *(*name_of)(void *user, int32_t worker), void *user,
+                            double t0);
+
+#endif

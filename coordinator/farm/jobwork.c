@@ -1,0 +1,133 @@
+/* The prep and verify work of the dispatch engine; see jobwork.h. */
+#include "coordinator/farm/jobwork.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "common/blob.h"
+#include "common/version.h"
+
+int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
+                     tb_result_t *result, tb_err_t *err)
+{
+    int r = tb_job_check_result(kind, spec, spec_bytes, tb_result_data(result),
+                                tb_result_bytes(result), err);
+    /* what the check touched of a mapping need not stay resident until the caller reads it */
+    tb_result_done_with(result, 0, tb_result_bytes(result));
+    return r;
+}
+
+void tb_prep_run(tb_task_t *task)
+{
+    tb_prep_t *p = (tb_prep_t *)task;
+    p->rc = 0;
+    p->found = 0;
+    const void *spec = p->spec;
+    size_t spec_bytes = p->spec_bytes;
+    if (p->make_spec) {
+        if (p->make_spec(p->spec_user, p->index, &p->made, &p->made_bytes, &p->err) != 0) {
+            free(p->made);
+            p->made = NULL;
+            p->rc = -1;
+            return;
+        }
+        if (!p->made)
+            p->made = malloc(1);
+        spec = p->made;
+        spec_bytes = p->made_bytes;
+        p->spec_xxh3 = XXH3_64bits(spec, spec_bytes);
+        if (!p->has_key) {
+            p->max_result = tb_job_result_bound(p->kind, spec, spec_bytes);
+            tb_cache_key_make(&p->key, tb_build_id(), p->kind->name, spec, spec_bytes, p->inputs,
+                              p->n_inputs);
+        }
+    }
+    if (spec_bytes > p->kind->max_spec_bytes) {
+        p->rc =
+            tb_err_set(&p->err, TB_E_INVALID, "%s: spec of %zu bytes, more than the %zu allowed",
+                       p->kind->name, spec_bytes, p->kind->max_spec_bytes);
+        return;
+    }
+    if (p->cache && p->lookup) {
+        int r = tb_cache_get_result(p->cache, &p->key, p->max_result, p->large_bytes, &p->result,
+                                    &p->result_xxh3, &p->store_err);
+        if (r == 1 && tb_jobwork_check(p->kind, spec, spec_bytes, p->result, &p->store_err) != 0) {
+            tb_result_destroy(&p->result);
+            r = -1;
+        }
+        if (r < 0) {
+            /* an entry that fails a check is never read again: removed, then recomputed */
+            tb_err_t e;
+            if (tb_cache_remove(p->cache, &p->key, &e) != 0) {
+                char msg[TB_ERR_MSG_MAX];
+                snprintf(msg, sizeof msg, "%s (%s)", p->store_err.msg, e.msg);
+                tb_err_set(&p->store_err, p->store_err.code, "%s", msg);
+            }
+        }
+        p->found = r;
+        if (r == 1)
+            return;
+    }
+    if (p->want_blob && tb_blob_encode(spec, spec_bytes, 0, &p->blob, &p->blob_bytes, &p->err) != 0)
+        p->rc = -1;
+}
+
+void tb_verify_run(tb_task_t *task)
+{
+    tb_verify_t *v = (tb_verify_t *)task;
+    v->rc = -1;
+    v->store_rc = 0;
+    v->outcome = TB_OUT_CORRUPT;
+    if (v->sinking) {
+        int fd = open(v->sink.tmp_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            tb_err_set(&v->err, TB_E_IO, "%s: cannot read the result back", v->sink.tmp_path);
+            tb_cache_sink_abort(&v->sink);
+            return;
+        }
+        int r = tb_result_decode_fd(fd, TB_CACHE_HEAD_BYTES, v->sink.blob_bytes, v->max_result,
+                                    v->large_bytes, v->scratch_dir, &v->result, &v->result_xxh3,
+                                    &v->err);
+        close(fd);
+        if (r != 0) {
+            tb_cache_sink_abort(&v->sink);
+            return;
+        }
+    } else {
+        void *data = NULL;
+        size_t bytes = 0;
+        tb_blob_info_t info;
+        if (tb_blob_decode(v->blob, v->blob_bytes, v->max_result, &data, &bytes, &v->err) != 0)
+            return;
+        tb_blob_peek(v->blob, v->blob_bytes, &info, NULL);
+        v->result_xxh3 = info.raw_xxh3; /* tb_blob_decode compared it with the bytes */
+        v->result = tb_result_from_memory(&data, bytes, &v->err);
+        if (!v->result)
+            return;
+    }
+    /* Checked before it is stored or used: it must answer this job's spec (docs/distribution.md,
+     * "Verifying results"); anything else is a failed attempt by its worker. */
+    v->outcome = TB_OUT_WRONG;
+    if (tb_jobwork_check(v->kind, v->spec, v->spec_bytes, v->result, &v->err) != 0) {
+        tb_result_destroy(&v->result);
+        if (v->sinking)
+            tb_cache_sink_abort(&v->sink);
+        return;
+    }
+    v->rc = 0;
+    v->outcome = TB_OUT_OK;
+    if (v->sinking) {
+        v->store_rc = v->cache ? tb_cache_sink_commit(&v->sink, &v->store_err) : 0;
+        if (!v->cache)
+            tb_cache_sink_abort(&v->sink);
+        v->sinking = false;
+    } else if (v->cache) {
+        v->store_rc = tb_cache_put_blob(v->cache, &v->key, v->blob, v->blob_bytes, &v->store_err);
+    }
+    free(v->blob);
+    v->blob = NULL;
+}
