@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 static atomic_uint s_tmp_counter;
 
@@ -220,4 +221,45 @@ void tb_fs_dirname(char *out, size_t n, const char *path)
         return;
     }
     snprintf(out, n, "%.*s", (int)(slash - path), path);
+}
+
+int tb_fs_hash_file(const char *path, uint64_t *xxh3, tb_err_t *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return tb_err_set(err, TB_E_IO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    XXH3_state_t *h = NULL;
+    char *buf = NULL;
+    int rc = -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        tb_err_set(err, TB_E_INVALID, "%s: not a regular file", path);
+        goto done;
+    }
+    h = XXH3_createState();
+    buf = malloc((size_t)1 << 20);
+    if (!h || !buf) {
+        tb_err_set(err, TB_E_NOMEM, "%s: out of memory to hash it", path);
+        goto done;
+    }
+    XXH3_64bits_reset(h);
+    for (;;) {
+        ssize_t n = read(fd, buf, (size_t)1 << 20);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            tb_err_set(err, TB_E_IO, "%s: %s", path, strerror(errno));
+            goto done;
+        }
+        if (n == 0)
+            break;
+        XXH3_64bits_update(h, buf, (size_t)n);
+    }
+    *xxh3 = XXH3_64bits_digest(h);
+    rc = 0;
+done:
+    XXH3_freeState(h);
+    free(buf);
+    close(fd);
+    return rc;
 }

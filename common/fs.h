@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdint.h>
 
 #include "common/error.h"
 
@@ -55,6 +56,10 @@ void tb_fs_tmp_abort(tb_fs_tmp_t *tmp);
 int tb_fs_mkdir_p(const char *path, tb_err_t *err);
 
 bool tb_fs_exists(const char *path);
+
+/* The XXH3-64 of a regular file's bytes, read a MiB at a time (never whole). 0, or -1 with *err
+ * naming the file (missing, not a regular file, unreadable). */
+int tb_fs_hash_file(const char *path, uint64_t *xxh3, tb_err_t *err);
 
 /* Joins dir and name with one '/' into out (size n); returns -1 with *err set when it does not fit.
  */

@@ -16,3 +16,7 @@ const char *tb_git_id(void)
 {
     return TB_GIT_ID;
 }
+const char *tb_tool_id(void)
+{
+    return TB_TOOL_ID;
+}

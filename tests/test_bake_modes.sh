@@ -36,7 +36,10 @@ wait $coord || fail "the farm bake failed"
   fail "the 1-worker bake did not run on 2 threads: $(json_get "$T/w1/meta.json" '[w["threads"] for w in d["dispatch"]["workers"]]')"
 [ "$(json_get "$T/w4/meta.json" 'sorted({w["threads"] for w in d["dispatch"]["workers"]})')" = "[1]" ] ||
   fail "the 4-worker bake did not run on 1 thread each"
-[ "$(dispatch_stat "$T/w4" workers_seen)" = 4 ] || fail "the 4-worker bake saw $(dispatch_stat "$T/w4" workers_seen) workers"
+# local workers start as jobs are ready for them (docs/distribution.md), so how many of the 4 the
+# solve's 4 regions needed depends on timing: at least two, or the bake was not distributed
+seen=$(dispatch_stat "$T/w4" workers_seen)
+[ "$seen" -ge 2 ] && [ "$seen" -le 4 ] || fail "the 4-worker bake saw $seen workers"
 farm_workers=$(json_get "$T/farm/meta.json" '" ".join(sorted({j["worker"] for j in d["dispatch"]["jobs"]}))')
 [ "$(json_get "$T/farm/meta.json" 'd["dispatch"]["mode"]')" = farm ] || fail "--bind did not run in farm mode"
 [ "$(json_get "$T/farm/meta.json" 'len({j["worker"] for j in d["dispatch"]["jobs"]})')" -ge 1 ] ||

@@ -213,7 +213,7 @@ png_size() { python3 -c "import struct,sys; b=open(sys.argv[1],'rb').read(24); p
 [ "$(png_size "$B/preview_detail_crop.png")" = "1024 1024" ] || fail "preview_detail_crop.png is $(png_size "$B/preview_detail_crop.png")"
 grep -q 'preview_detail.png: landmass [0-9]*.s tiles, 5000 x 1600 samples from (0, 0) at 1:2' "$T/b.err" ||
   fail "the bake does not say what preview_detail.png shows"
-[ "$(grep -c '"summary.txt"' "$B/meta.json")" = 1 ] || fail "meta.json hashes summary.txt more than once"
+[ "$(json_get "$B/meta.json" 'list(d["outputs"]).count("summary.txt")')" = 1 ] || fail "meta.json hashes summary.txt more than once"
 cat >"$T/detail.py" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))['tiles']; s = d['detail_statistics']

@@ -45,7 +45,8 @@ echo "ok: a partial bake bakes the tile its regions cover and lists the other as
 LOG=whole bake "$A" "${run[@]}" --workers 2
 ids=$(json_get "$A/tiles/index.json" "' '.join(t['id'] for t in d['tiles'])")
 [ "$ids" = "c000r000 c001r000" ] || fail "the 10 km planet's tiles are '$ids', not c000r000 c001r000"
-[ "$(json_get "$A/meta.json" "d['tiles']['from_store']")" = 1 ] || fail "the whole bake did not find the partial bake's tile in the store"
+# (kept as it was, or from the store: the same spec either way; docs/bake.md, "Resume")
+[ "$(json_get "$A/meta.json" "d['tiles']['from_store'] + d['tiles']['kept']")" = 1 ] || fail "the whole bake did not find the partial bake's tile in the store"
 for f in "$T"/partial/*; do
   cmp -s "$f" "$A/tiles/$(basename "$f")" || fail "tiles/$(basename "$f") of the partial bake differs from the whole bake's"
 done
@@ -169,9 +170,9 @@ echo "ok: a bake killed after $tiles_before stored tile(s) resumes with them fro
 
 # --- a partial bake borrows the stored regions it did not solve: after the whole bake, --only 2,3
 # into the same directory bakes both tiles (c001r000's window reaches regions 1 and 4, which the
-# store holds), both from the store (their specs are the whole bake's), the same files
+# store holds), both from the store or kept (their specs are the whole bake's), the same files
 LOG=partial2 bake "$A" "${run[@]}" --only 2,3 --workers 2
-[ "$(json_get "$A/meta.json" "(d['bake']['partial'], d['tiles']['tiles'], d['tiles']['skipped'], d['tiles']['regions_from_store'], d['tiles']['from_store'])")" = \
+[ "$(json_get "$A/meta.json" "(d['bake']['partial'], d['tiles']['tiles'], d['tiles']['skipped'], d['tiles']['regions_from_store'], d['tiles']['from_store'] + d['tiles']['kept'])")" = \
   "(True, 2, [], 2, 2)" ] || fail "the partial bake after the whole one did not bake both tiles from the stored regions"
 for f in "$T"/ref/c*; do
   cmp -s "$f" "$A/tiles/$(basename "$f")" || fail "tiles/$(basename "$f") of the second partial bake differs from the whole bake's"

@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include "common/fs.h"
+#include "common/hash.h"
 #include "common/log.h"
+#include "common/version.h"
+#include <xxhash.h>
 #include "coordinator/bake/phase.h"
 
 static const char *const s_value_names[] = {
@@ -55,32 +58,29 @@ int tb_bake_check_interrupted(const tb_bake_ctx_t *ctx, tb_err_t *err)
     return 0;
 }
 
-/* In farm mode the bake's one engine, made by the first phase that dispatches (the solve) and moved
- * on to each later phase's batch; otherwise a new engine for the phase. */
-tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch, bool *owned,
-                                tb_err_t *err)
+/* The bake's one engine, made by the first phase that dispatches (the solve) with its batch, and
+ * moved on to each later phase's batch: in every mode (in-process, local, farm) the same workers
+ * and the same store serve every phase, and local workers start once. */
+tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch, tb_err_t *err)
 {
-    *owned = false;
-    const tb_bake_opts_t *o = ctx->opts;
-    bool farm = o->dispatch.bind != NULL;
-    if (farm && ctx->dispatch)
+    if (ctx->dispatch)
         return tb_dispatch_next_batch(ctx->dispatch, batch, err) == 0 ? ctx->dispatch : NULL;
+    const tb_bake_opts_t *o = ctx->opts;
     tb_dispatch_opts_t dopts = o->dispatch;
     dopts.store_dir = ctx->plan.store_dir;
     dopts.label = batch->label ? batch->label : o->dispatch.label;
     dopts.on_result = batch->on_result;
+    dopts.on_take = batch->on_take;
+    dopts.unordered = batch->unordered;
     dopts.on_tick = batch->on_tick;
     dopts.user = batch->user;
     dopts.fresh = o->dispatch.fresh || batch->fresh;
     /* the caller's callback gets the caller's pointer (the engine's user is the batch's) */
     dopts.listening_user =
         o->dispatch.listening_user ? o->dispatch.listening_user : o->dispatch.user;
-    dopts.batches = farm;
-    tb_dispatch_t *d = tb_dispatch_new(&dopts, err);
-    if (d && farm)
-        ctx->dispatch = d;
-    *owned = d && !farm;
-    return d;
+    dopts.batches = true;
+    ctx->dispatch = tb_dispatch_new(&dopts, err);
+    return ctx->dispatch;
 }
 
 /* meta.json says the directory holds a complete bake: an older one goes before the first phase that
@@ -155,6 +155,102 @@ static const char *s_skipped_input(const tb_bake_ctx_t *ctx, const tb_phase_t *p
     return NULL;
 }
 
+/* The phase's input key: XXH3 over the tool id, its name and the hashes of every artifact it reads
+ * that was made, in artifact order. */
+static uint64_t s_input_key(const tb_bake_ctx_t *ctx, const tb_phase_t *ph)
+{
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        return 0;
+    XXH3_64bits_reset(st);
+    const char *tool = tb_tool_id();
+    XXH3_64bits_update(st, tool, strlen(tool) + 1);
+    XXH3_64bits_update(st, ph->name, strlen(ph->name) + 1);
+    /* not the previous bake's record: it says what was, not what a phase makes now */
+    uint64_t reads = (ph->reads | ph->reads_maybe) & ctx->made & ~TB_ART_BIT(PREVIOUS);
+    for (int a = 0; a < TB_ART_N; a++)
+        if (reads & ((uint64_t)1 << a)) {
+            uint64_t v[2] = {(uint64_t)a, ctx->art_hash[a]};
+            XXH3_64bits_update(st, v, sizeof v);
+        }
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
+
+/* The XXH3-64 of out_dir/name as 16 hex digits into hex; -1 when it cannot be read. */
+static int s_file_hash(const tb_bake_ctx_t *ctx, const char *name, char hex[17])
+{
+    char path[4200];
+    tb_err_t err;
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, &err) != 0)
+        return -1;
+    uint64_t h;
+    if (tb_fs_hash_file(path, &h, &err) != 0)
+        return -1;
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return 0;
+}
+
+/* Whether the previous bake recorded phase ph with this input key and its files are still as it
+ * wrote them; then they become this bake's (their hashes recorded) and the phase need not run. */
+static bool s_unchanged(tb_bake_ctx_t *ctx, const tb_phase_t *ph, tb_phase_record_t *rec)
+{
+    const cJSON *prev = ctx->previous.meta;
+    if (!ph->reusable || !prev || ctx->opts->dispatch.fresh || tb_bake_reuses_outputs(ctx))
+        return false;
+    char key[17];
+    snprintf(key, sizeof key, "%016llx", (unsigned long long)rec->input_key);
+    const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(prev, "outputs"), *p, *f;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(prev, "phases"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(p, "input_key");
+        const cJSON *files = cJSON_GetObjectItemCaseSensitive(p, "files");
+        if (!cJSON_IsString(name) || strcmp(name->valuestring, ph->name) != 0 ||
+            !cJSON_IsString(k) || strcmp(k->valuestring, key) != 0 || !cJSON_IsArray(files) ||
+            cJSON_GetArraySize(files) == 0)
+            continue;
+        cJSON_ArrayForEach(f, files)
+        {
+            const cJSON *want = cJSON_GetObjectItemCaseSensitive(outputs, f->valuestring);
+            char have[17];
+            if (!cJSON_IsString(f) || !cJSON_IsString(want) ||
+                s_file_hash(ctx, f->valuestring, have) != 0 || strcmp(have, want->valuestring) != 0)
+                return false;
+        }
+        cJSON_ArrayForEach(f, files)
+        {
+            const char *hex =
+                cJSON_GetObjectItemCaseSensitive(outputs, f->valuestring)->valuestring;
+            if (cJSON_GetObjectItemCaseSensitive(ctx->hashes, f->valuestring))
+                cJSON_ReplaceItemInObjectCaseSensitive(ctx->hashes, f->valuestring,
+                                                       cJSON_CreateString(hex));
+            else
+                cJSON_AddStringToObject(ctx->hashes, f->valuestring, hex);
+        }
+        rec->files = cJSON_Duplicate(files, true);
+        return true;
+    }
+    return false;
+}
+
+/* After a phase made its artifacts: each raster's hash from its cells, each value's the one its
+ * producer set or the phase's input key. */
+static void s_hash_made(tb_bake_ctx_t *ctx, uint64_t made, uint64_t input_key)
+{
+    for (int a = 0; a < TB_ART_N; a++) {
+        if (!(made & ((uint64_t)1 << a)))
+            continue;
+        if (a < TB_PLANET_N_ARRAYS)
+            ctx->art_hash[a] = tb_planet_hash(ctx->planet, (tb_planet_array_t)a);
+        else if (ctx->art_hash[a] == 0) {
+            uint64_t v[2] = {input_key, (uint64_t)a};
+            ctx->art_hash[a] = tb_xxh3(v, sizeof v);
+        }
+    }
+}
+
 static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_meta, tb_err_t *err)
 {
     tb_phase_record_t *rec = &ctx->records[ctx->n_records];
@@ -180,6 +276,16 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
         s_names(missing, names, sizeof names);
         return tb_err_set(err, TB_E_INTERNAL, "phase %s reads %s, which no earlier phase made",
                           ph->name, names);
+    }
+    rec->input_key = s_input_key(ctx, ph);
+    if (s_unchanged(ctx, ph, rec)) {
+        rec->unchanged = true;
+        rec->skipped = "unchanged: the previous bake's files, with the same inputs";
+        if (!ctx->opts->quiet)
+            tb_log_info("phase %s unchanged: its %d file(s) kept", ph->name,
+                        cJSON_GetArraySize(rec->files));
+        ctx->made |= ph->writes;
+        return 0;
     }
     /* a bake that reuses its outputs rewrites no file its meta.json describes but the tiles it was
      * asked for, and updates that meta.json at the end (coordinator/bake/reuse.c) */
@@ -209,11 +315,13 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
         s_names(absent, names, sizeof names);
         return tb_err_set(err, TB_E_INTERNAL, "phase %s did not make %s", ph->name, names);
     }
+    uint64_t before = ctx->made;
     ctx->made |= ph->writes;
     /* a maybe-write is made when the phase made it: a raster that exists, a value it marked */
     uint32_t maybe = TB_ART_RASTERS(ph->writes_maybe);
     if (ctx->planet)
         ctx->made |= tb_planet_present(ctx->planet, maybe);
+    s_hash_made(ctx, ctx->made & ~before & (ph->writes | ph->writes_maybe), rec->input_key);
     return 0;
 }
 
@@ -305,6 +413,8 @@ done:
     ctx.regions.stats = NULL;
     cJSON_Delete(ctx.hashes);
     cJSON_Delete(ctx.meta_sections);
+    for (int k = 0; k < ctx.n_records; k++)
+        cJSON_Delete(ctx.records[k].files);
     tb_dispatch_destroy(&ctx.dispatch);
     tb_bake_ctx_free_artifacts(&ctx);
     return rc;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/json.h"
@@ -35,6 +36,15 @@ static cJSON *s_phases_json(const tb_bake_ctx_t *ctx)
             cJSON_AddStringToObject(p, "skip_reason", r->skipped);
         if (r->note)
             cJSON_AddStringToObject(p, "note", r->note);
+        if (r->unchanged)
+            cJSON_AddBoolToObject(p, "unchanged", true);
+        if (r->ran || r->unchanged) {
+            char key[17];
+            snprintf(key, sizeof key, "%016llx", (unsigned long long)r->input_key);
+            cJSON_AddStringToObject(p, "input_key", key);
+        }
+        if (r->files)
+            cJSON_AddItemToObject(p, "files", cJSON_Duplicate(r->files, true));
         cJSON_AddItemToArray(phases, p);
     }
     return phases;
@@ -92,6 +102,10 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
                               cJSON_CreateIntArray(ctx->regions.missing, ctx->regions.n_missing));
     }
     cJSON_AddNumberToObject(bake, "seconds", tb_now_s() - ctx->started_s);
+    /* the coordinator's own peak resident memory so far (its workers are other processes) */
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        cJSON_AddNumberToObject(bake, "coordinator_peak_rss_bytes", (double)ru.ru_maxrss * 1024.0);
     if (o->no_incision)
         cJSON_AddBoolToObject(bake, "test_no_incision", true);
     /* the directory the bake ran in: the input paths below are as given, maybe relative, and

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/fs.h"
 #include "common/hash.h"
@@ -13,6 +14,17 @@ static void s_record_hash(tb_bake_ctx_t *ctx, const char *name, uint64_t h)
 {
     char hex[17];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    /* the running phase's record lists the files it wrote (a rerun keeps them when unchanged) */
+    if (ctx->n_records > 0) {
+        tb_phase_record_t *rec = &ctx->records[ctx->n_records - 1];
+        if (!rec->files)
+            rec->files = cJSON_CreateArray();
+        bool listed = false;
+        const cJSON *f;
+        cJSON_ArrayForEach(f, rec->files) listed = listed || strcmp(f->valuestring, name) == 0;
+        if (rec->files && !listed)
+            cJSON_AddItemToArray(rec->files, cJSON_CreateString(name));
+    }
     /* a file written again (summary.txt, once the tiles are in) keeps one entry: the last one */
     if (cJSON_GetObjectItemCaseSensitive(ctx->hashes, name))
         cJSON_ReplaceItemInObjectCaseSensitive(ctx->hashes, name, cJSON_CreateString(hex));
@@ -50,6 +62,19 @@ int tb_bake_check_inputs(const tb_bake_ctx_t *ctx, const char *const *names, siz
     return tb_fs_check_outputs(ctx->opts->out_dir, names, n_names, inputs, 3, err);
 }
 
+/* Writes bytes to path atomically, unless the file there already holds exactly these bytes: a rerun
+ * rewrites nothing that matches (docs/bake.md, "Resume"). */
+static int s_write(const char *path, const void *bytes, size_t n, tb_err_t *err)
+{
+    struct stat st;
+    uint64_t have;
+    tb_err_t e;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == n &&
+        tb_fs_hash_file(path, &have, &e) == 0 && have == tb_xxh3(bytes, n))
+        return 0;
+    return tb_fs_write_atomic(path, bytes, n, err);
+}
+
 int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *img, tb_err_t *err)
 {
     char path[4200];
@@ -60,7 +85,7 @@ int tb_bake_write_png(tb_bake_ctx_t *ctx, const char *name, const tb_image_t *im
     size_t n;
     if (tb_png_encode(img, 6, &bytes, &n, err) != 0)
         return tb_err_prefix(err, "%s", path);
-    int rc = tb_fs_write_atomic(path, bytes, n, err);
+    int rc = s_write(path, bytes, n, err);
     if (rc == 0)
         s_record(ctx, name, bytes, n);
     free(bytes);
@@ -72,7 +97,7 @@ int tb_bake_write_bytes(tb_bake_ctx_t *ctx, const char *name, const void *bytes,
 {
     char path[4200];
     if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, name, err) != 0 ||
-        tb_fs_write_atomic(path, bytes, n, err) != 0)
+        s_write(path, bytes, n, err) != 0)
         return -1;
     s_record(ctx, name, bytes, n);
     if (xxh3)
@@ -87,7 +112,7 @@ int tb_bake_write_text(tb_bake_ctx_t *ctx, const char *name, const char *text, t
         tb_bake_check_inputs(ctx, &name, 1, err) != 0)
         return -1;
     size_t n = strlen(text);
-    if (tb_fs_write_atomic(path, text, n, err) != 0)
+    if (s_write(path, text, n, err) != 0)
         return -1;
     s_record(ctx, name, text, n);
     return 0;
@@ -123,4 +148,9 @@ int tb_bake_png_close(tb_bake_ctx_t *ctx, const char *name, tb_png_writer_t **wr
         return -1;
     s_record_hash(ctx, name, h);
     return 0;
+}
+
+void tb_bake_record_file(tb_bake_ctx_t *ctx, const char *name, const char *hex)
+{
+    s_record_hash(ctx, name, strtoull(hex, NULL, 16));
 }

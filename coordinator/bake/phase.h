@@ -135,6 +135,7 @@ typedef struct {
     cJSON *entries; /* the index's entries, one per tile of the list, in list order; owned */
     tb_tile_stats_t pooled;
     int written;
+    int kept; /* a rerun's tiles kept as they were (the same spec and files) */
     size_t from_store;
     double seconds;
     cJSON *record; /* the tile jobs' dispatch record; owned */
@@ -150,6 +151,9 @@ typedef struct {
     const char *name;
     double seconds;
     uint64_t reads, writes, writes_maybe;
+    uint64_t input_key; /* the hash of what it read (the artifacts' hashes, the tool id) */
+    cJSON *files;       /* the names of the files it wrote (or kept), for meta.json; owned */
+    bool unchanged;     /* skipped: its files were the previous bake's and still are */
     bool ran;
     const char *skipped; /* the reason, when skipped */
     char skip_text[256]; /* the reason, when the driver made it */
@@ -164,6 +168,9 @@ typedef struct {
     tb_bake_outcome_t *out;
     double started_s;
     uint64_t made; /* artifacts made so far */
+    /* each artifact's hash once made: a raster's the XXH3 of its cells, a value's what its producer
+     * set or the producer's input key (a pure function of the inputs it was made from) */
+    uint64_t art_hash[TB_ART_N];
     /* the artifacts */
     tb_planet_t *planet; /* the rasters (made by the plan phase, filled by their producers) */
     tb_bake_plan_t plan;
@@ -175,7 +182,7 @@ typedef struct {
     tb_bake_tile_files_t tile_files;
     tb_bake_tiles_t tiles;
     /* the machinery */
-    tb_dispatch_t *dispatch; /* farm mode: the bake's one engine (tb_bake_dispatch) */
+    tb_dispatch_t *dispatch; /* the bake's one engine (tb_bake_dispatch) */
     cJSON *hashes;           /* output file name -> XXH3 (hex), in writing order */
     cJSON *meta_sections;    /* tb_bake_meta_add: the phases' own sections of meta.json */
     tb_report_live_t *live;  /* report.html while the bake runs, from the end of the plan */
@@ -190,6 +197,10 @@ typedef struct {
     uint64_t writes;       /* what it makes (the driver checks the rasters) */
     uint64_t writes_maybe; /* what it makes in some bakes only (the coast's moved_m) */
     bool writes_files;     /* writes into out_dir: the previous meta.json goes before it runs */
+    /* Its only products are files: when the previous bake in out_dir recorded this phase with the
+     * same input key and every file it wrote still has the hash meta.json gives it, the phase is
+     * skipped as unchanged and its files kept (docs/bake.md, "Resume"). */
+    bool reusable;
     /* Skipped in a bake that reuses its outputs (--tiles-only, terrain tiles): what it writes is
      * the bake's, kept as it is (coordinator/bake/reuse.c). */
     bool kept_on_reuse;
@@ -216,13 +227,12 @@ int tb_bake_run_phases(tb_bake_ctx_t *ctx, const tb_phase_t *const *phases, int 
 /* Frees the artifacts of ctx (not the machinery); accepts a zeroed context. */
 void tb_bake_ctx_free_artifacts(tb_bake_ctx_t *ctx);
 
-/* The dispatch engine of a phase, with the batch's callbacks and label. In farm mode (--bind) it is
- * the bake's one engine, ctx->dispatch, made by the first phase that dispatches and moved on to a
- * new batch for each later one: the same socket and the same connected workers serve every phase,
- * and they are dismissed once, when the bake ends (docs/distribution.md, "One engine across the
- * phases"); *owned is then false. Otherwise it is a new engine with the bake's options and the
- * store, *owned true: the caller destroys it. NULL with *err set on failure. */
-tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch, bool *owned,
+/* The dispatch engine of a phase, with the batch's callbacks, label and delivery order: the bake's
+ * one engine, ctx->dispatch, made by the first phase that dispatches and moved on to a new batch
+ * for each later one, in every mode, so the same socket, the same workers (local ones started once)
+ * and the same store serve every phase; they are dismissed once, when the bake ends
+ * (docs/distribution.md, "One engine across the phases"). NULL with *err set on failure. */
+tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *batch,
                                 tb_err_t *err);
 
 /* The memory one job may take on a worker (--job-memory-gb, else tb_bake_default_job_memory). */
@@ -260,6 +270,11 @@ int tb_bake_require_stored(const tb_bake_ctx_t *ctx, const char *kind, const voi
  * no complete bake or a bake of another planet (resolved manifest, class raster, steps, coast,
  * --only). */
 int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err);
+
+/* Any other bake: reads out_dir/meta.json and tiles/index.json when they are there and parse (a
+ * rerun into a directory keeps the files and tiles that did not change: docs/bake.md, "Resume")
+ * into ctx->previous; true when meta.json was. */
+bool tb_bake_previous_read(tb_bake_ctx_t *ctx);
 
 /* The driver's last step in such a bake: out_dir/meta.json as it was, with "tiles" replaced by
  * ctx->tiles.meta and the hashes of every file this run wrote (ctx->hashes) put in "outputs".
@@ -316,6 +331,8 @@ int tb_bake_write_bytes(tb_bake_ctx_t *ctx, const char *name, const void *bytes,
 tb_png_writer_t *tb_bake_png_open(tb_bake_ctx_t *ctx, const char *name, uint32_t w, uint32_t h,
                                   tb_png_format_t format, tb_err_t *err);
 int tb_bake_png_close(tb_bake_ctx_t *ctx, const char *name, tb_png_writer_t **wr, tb_err_t *err);
+/* Records out_dir/NAME, a file another module wrote and hashed (hex: 16 hex digits). */
+void tb_bake_record_file(tb_bake_ctx_t *ctx, const char *name, const char *hex);
 /* Records the XXH3 of out_dir/NAME, a file another module wrote. */
 int tb_bake_hash_file(tb_bake_ctx_t *ctx, const char *name, tb_err_t *err);
 

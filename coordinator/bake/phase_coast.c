@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "coordinator/bake/phase.h"
 #include "coordinator/maps/coast_maps.h"
@@ -24,11 +26,15 @@
 
 #define S_MAP_MAX_WIDTH 4096
 
-/* One round of the blocks: what its results are scattered into. */
+/* One round of the blocks: where its specs are cut from and its results scattered into. */
 typedef struct {
     tb_bake_ctx_t *ctx;
     const tb_coast_layout_t *layout;
     bool probe;
+    tb_coast_view_t in;
+    const tb_coast_mouth_t *mouths;
+    tb_coast_classes_t legend;
+    tb_coast_share_t share;
     tb_coast_out_view_t out;
     tb_coast_tally_t sum;
     bool failed;
@@ -41,18 +47,33 @@ static void s_on_tick(void *user, const tb_dispatch_t *d)
     tb_report_live_tick(((s_round_t *)user)->ctx->live, d);
 }
 
-static void s_on_result(void *user, size_t index, const void *data, size_t bytes)
+/* A block's spec, made when the engine needs it (a helper thread: it reads the mapped composite and
+ * classes, which do not change while the round runs). */
+static int s_make_spec(void *user, size_t index, void **spec, size_t *bytes, tb_err_t *err)
+{
+    const s_round_t *r = user;
+    const tb_manifest_t *m = r->ctx->plan.manifest;
+    if (tb_coast_block_cut(r->layout, index, &r->in, r->mouths, r->ctx->regions.n_mouths, &m->coast,
+                           &r->legend, &r->share, r->probe, spec, bytes, err) != 0)
+        return -1;
+    const tb_coast_rect_t *w = &r->layout->blocks[index].window;
+    tb_planet_release(r->ctx->planet, TB_PLANET_COMPOSITE_M, w->y0, w->y0 + w->h);
+    tb_planet_release(r->ctx->planet, TB_PLANET_CLASSES, w->y0, w->y0 + w->h);
+    return 0;
+}
+
+/* A block's result, as it comes: its interior scattered, its tally added. */
+static void s_on_take(void *user, size_t index, tb_result_t *result)
 {
     s_round_t *r = user;
-    if (r->failed)
-        return;
     const tb_coast_block_t *b = &r->layout->blocks[index];
-    if (tb_coast_block_scatter(r->layout, index, data, bytes, r->probe, r->probe ? NULL : &r->out,
-                               &r->sum, &r->err) != 0) {
+    if (!r->failed &&
+        tb_coast_block_scatter(r->layout, index, tb_result_data(result), tb_result_bytes(result),
+                               r->probe, r->probe ? NULL : &r->out, &r->sum, &r->err) != 0) {
         tb_err_prefix(&r->err, "coast block %zu", index + 1);
         r->failed = true;
-        return;
     }
+    tb_result_destroy(&result);
     tb_planet_t *p = r->ctx->planet;
     int64_t y0 = b->interior.y0, y1 = y0 + b->interior.h;
     tb_planet_release(p, TB_PLANET_HEIGHT_M, y0, y1);
@@ -72,73 +93,56 @@ static tb_coast_mouth_t *s_mouths(const tb_bake_ctx_t *ctx, tb_err_t *err)
     return cm;
 }
 
-/* One round: a job of kind coast_block per block, each scattered as it arrives; *record gets the
- * round's dispatch record (replacing the last one's). */
-static int s_round(tb_bake_ctx_t *ctx, const tb_coast_layout_t *l, const tb_coast_mouth_t *mouths,
-                   const tb_coast_share_t *share, s_round_t *r, tb_err_t *err)
+/* One round: a lazy job of kind coast_block per block, each scattered as it arrives (any order: the
+ * interiors are disjoint and the tallies add integers); the coast's record is the round's. */
+static int s_round(tb_bake_ctx_t *ctx, const tb_coast_layout_t *l, s_round_t *r, tb_err_t *err)
 {
-    tb_planet_t *p = ctx->planet;
-    const tb_manifest_t *m = ctx->plan.manifest;
-    tb_coast_classes_t legend;
-    tb_coast_classes_from_legend(&m->legend, &legend);
-    tb_coast_view_t in = {.height_m = tb_planet_ccomposite_m(p),
-                          .classes = tb_planet_cclasses(p),
-                          .stride = (size_t)tb_planet_w(p),
-                          .row0 = 0};
-    bool owned = false;
-    int rc = -1;
     tb_dispatch_batch_t batch = {.label = r->probe ? "coast probe" : "coast",
-                                 .on_result = s_on_result,
+                                 .on_take = s_on_take,
+                                 .unordered = true,
                                  .on_tick = s_on_tick,
                                  .user = r};
-    tb_dispatch_t *d = tb_bake_dispatch(ctx, &batch, &owned, err);
+    /* a bake that reuses its outputs computes nothing: the coast comes from the store */
+    for (size_t b = 0; tb_bake_reuses_outputs(ctx) && b < l->n; b++) {
+        void *spec = NULL;
+        size_t n = 0;
+        int rc = s_make_spec(r, b, &spec, &n, err) == 0
+                     ? tb_bake_require_stored(ctx, "coast_block", spec, n, "coast", err)
+                     : -1;
+        free(spec);
+        if (rc != 0) {
+            ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */
+            return -1;
+        }
+    }
+    tb_dispatch_t *d = tb_bake_dispatch(ctx, &batch, err);
     if (!d)
         return -1;
     for (size_t b = 0; b < l->n; b++) {
-        void *spec = NULL;
-        size_t n = 0;
         char label[64];
         snprintf(label, sizeof label, l->n == 1 ? "coast" : "coast block %zu of %zu%s", b + 1, l->n,
                  r->probe ? " (probe)" : "");
-        if (tb_coast_block_cut(l, b, &in, mouths, ctx->regions.n_mouths, &m->coast, &legend, share,
-                               r->probe, &spec, &n, err) != 0)
-            goto done;
         const tb_coast_rect_t *w = &l->blocks[b].window;
-        tb_planet_release(p, TB_PLANET_COMPOSITE_M, w->y0, w->y0 + w->h);
-        tb_planet_release(p, TB_PLANET_CLASSES, w->y0, w->y0 + w->h);
-        /* a bake that reuses its outputs computes nothing: the coast comes from the store */
-        if (tb_bake_reuses_outputs(ctx) &&
-            tb_bake_require_stored(ctx, "coast_block", spec, n, label, err) != 0) {
-            ctx->out->bad_input = true; /* nothing was written: exit 2, as for a region */
-            free(spec);
-            goto done;
-        }
         double cells = (double)w->w * (double)w->h;
         tb_job_desc_t desc = {.kind = "coast_block",
-                              .spec = spec,
-                              .spec_bytes = n,
+                              .make_spec = s_make_spec,
+                              .spec_user = r,
                               .weight = cells,
                               .cells = cells,
                               .label = label};
-        int64_t idx = tb_dispatch_add(d, &desc, err);
-        free(spec);
-        if (idx < 0)
-            goto done;
+        if (tb_dispatch_add(d, &desc, err) < 0)
+            return -1;
     }
     int drc = tb_dispatch_run(d, err);
     cJSON_Delete(ctx->coast.record);
     ctx->coast.record = tb_dispatch_record_json(d);
     if (drc != 0)
-        goto done;
+        return -1;
     if (r->failed) {
         *err = r->err;
-        goto done;
+        return -1;
     }
-    rc = 0;
-done:
-    if (owned)
-        tb_dispatch_destroy(&d);
-    return rc;
+    return 0;
 }
 
 /* The pass in blocks: rounds until one used the planet's own bits (tb_coast_share_next). */
@@ -150,6 +154,11 @@ static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
     tb_coast_mouth_t *mouths = s_mouths(ctx, err);
     s_round_t r = {.ctx = ctx,
                    .layout = &l,
+                   .mouths = mouths,
+                   .in = {.height_m = tb_planet_ccomposite_m(p),
+                          .classes = tb_planet_cclasses(p),
+                          .stride = (size_t)tb_planet_w(p),
+                          .row0 = 0},
                    .out = {.height_m = tb_planet_height_m(p),
                            .moved_m = tb_planet_moved_m(p),
                            .exposure = tb_planet_exposure(p),
@@ -163,8 +172,9 @@ static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (!mouths || tb_coast_layout_plan(tb_planet_w(p), tb_planet_h(p), m->cell_m, &m->coast,
                                         (size_t)budget, &l, err) != 0)
         goto done;
+    tb_coast_classes_from_legend(&m->legend, &r.legend);
     bool whole = tb_coast_layout_is_whole(&l), final = false;
-    tb_coast_share_t share = whole ? (tb_coast_share_t){{-1, -1}} : (tb_coast_share_t){{30, 30}};
+    r.share = whole ? (tb_coast_share_t){{-1, -1}} : (tb_coast_share_t){{30, 30}};
     r.probe = !whole;
     if (!ctx->opts->quiet && !whole)
         tb_log_info("coast: %zu blocks (%lld x %lld) with a halo of %lld cells, each job at most "
@@ -181,12 +191,12 @@ static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
         if (tb_coast_tally_init(&r.sum, err) != 0)
             goto done;
         have_sum = true;
-        if (s_round(ctx, &l, mouths, &share, &r, err) != 0)
+        if (s_round(ctx, &l, &r, err) != 0)
             goto done;
         tb_coast_share_t next;
-        if (tb_coast_share_next(&r.sum, &share, r.probe, &next, &final, err) != 0)
+        if (tb_coast_share_next(&r.sum, &r.share, r.probe, &next, &final, err) != 0)
             goto done;
-        share = next;
+        r.share = next;
         r.probe = false;
     }
     tb_coast_stats_from_tally(&r.sum, m->cell_m, &ctx->coast.stats);
@@ -260,6 +270,12 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         (!tb_bake_reuses_outputs(ctx) && s_maps(ctx, err) != 0) || s_extent(ctx, err) != 0)
         goto done;
     ctx->made |= TB_ART_BIT(COAST);
+    /* the coast's identity for the later phases: its statistics, exactly */
+    cJSON *cs = tb_coast_stats_to_json(&ctx->coast.stats);
+    char *text = cs ? tb_json_print(cs, false) : NULL;
+    ctx->art_hash[TB_ART_COAST] = text ? tb_xxh3(text, strlen(text)) : 0;
+    free(text);
+    cJSON_Delete(cs);
     ctx->coast.seconds = tb_now_s() - t0;
     if (!ctx->opts->quiet)
         tb_log_info("coast: the coastal pass over %lld x %lld cells took %.1f s",

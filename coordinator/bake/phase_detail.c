@@ -301,6 +301,7 @@ const tb_phase_t tb_phase_detail = {
     .name = "detail",
     .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(TILES) | TB_ART_BIT(CLASSES) | TB_ART_BIT(HEIGHT_M),
     .writes_files = true,
+    .reusable = true,
     /* a re-run of chosen tiles keeps the previews and summary.txt: its pooled statistics hold the
      * re-run tiles only (docs/tiles.md, "Re-running chosen tiles") */
     .kept_on_reuse = true,

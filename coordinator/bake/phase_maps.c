@@ -24,7 +24,14 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                               .h = tb_planet_h(p),
                               .cell_m = ctx->plan.manifest->cell_m,
                               .done = &done};
-    return tb_report_maps_write(ctx->opts->out_dir, &in, S_MAP_MAX_WIDTH, ctx->hashes, err);
+    cJSON *hashes = cJSON_CreateObject();
+    if (!hashes)
+        return tb_err_set(err, TB_E_NOMEM, "out of memory");
+    int rc = tb_report_maps_write(ctx->opts->out_dir, &in, S_MAP_MAX_WIDTH, hashes, err);
+    for (const cJSON *h = hashes->child; h; h = h->next)
+        tb_bake_record_file(ctx, h->string, h->valuestring);
+    cJSON_Delete(hashes);
+    return rc;
 }
 
 const tb_phase_t tb_phase_maps = {
@@ -32,6 +39,7 @@ const tb_phase_t tb_phase_maps = {
     .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(CLASSES) | TB_ART_BIT(LAND_M) | TB_ART_BIT(HEIGHT_M) |
              TB_ART_BIT(UPLIFT_M_YR) | TB_ART_BIT(SOLVED),
     .writes_files = true,
+    .reusable = true,
     .kept_on_reuse = true,
     .run = s_run,
 };

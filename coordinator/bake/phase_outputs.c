@@ -134,6 +134,7 @@ const tb_phase_t tb_phase_outputs = {
              TB_ART_BIT(UPLIFT_M_YR) | TB_ART_BIT(SOLVED),
     .reads_maybe = TB_ART_BIT(COAST),
     .writes_files = true,
+    .reusable = true,
     .kept_on_reuse = true,
     .run = s_run,
 };

@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "common/fs.h"
+#include "common/hash.h"
 #include "common/pool.h"
 #include "coordinator/bake/phase.h"
 #include "coordinator/bake/tiles_select.h"
+#include "jobs/plan/limits.h"
 
 /* The tiles of this bake, checked before anything is written (docs/tiles.md): the lattice fits the
  * planet, and --tiles-only names land or coast tiles of it. */
@@ -94,6 +96,25 @@ static int s_select(tb_bake_ctx_t *ctx, tb_err_t *err)
     return 0;
 }
 
+/* The plan's hash (its artifact's identity for the phases after it): what it decided - the plan
+ * as plan.json has it (resolved manifest, regions, landmasses), the steps, the selection and the
+ * options that change what the later phases make. */
+static int s_plan_hash(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_bake_plan_t *pl = &ctx->plan;
+    const tb_bake_opts_t *o = ctx->opts;
+    char *plan = tb_plan_to_json(pl->plan);
+    if (!plan)
+        return tb_err_set(err, TB_E_NOMEM, "out of memory");
+    size_t n = strlen(plan);
+    uint64_t v[6] = {tb_xxh3(plan, n), (uint64_t)pl->steps,
+                     o->no_coast,      o->no_incision,
+                     o->tiles,         tb_xxh3(pl->selected, (size_t)pl->n_regions)};
+    free(plan);
+    ctx->art_hash[TB_ART_PLAN] = tb_xxh3(v, sizeof v);
+    return 0;
+}
+
 static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;
@@ -107,7 +128,9 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     const tb_manifest_t *m = pl->manifest = tb_plan_manifest(pl->plan);
     pl->steps = o->steps > 0 ? o->steps : m->solve.steps;
     if (tb_uplift_probes_compute(m, &pl->probes, err) != 0 ||
-        tb_plan_check_jobs(pl->plan, &pl->probes, err) != 0 || s_select(ctx, err) != 0)
+        tb_plan_check_jobs(pl->plan, &pl->probes, err) != 0 ||
+        tb_plan_check_limits(pl->plan, tb_bake_job_memory(ctx), err) != 0 ||
+        s_select(ctx, err) != 0)
         return -1;
     if (tb_bake_check_inputs(ctx, tb_bake_output_names, tb_bake_n_output_names, err) != 0 ||
         s_tiles(ctx, err) != 0)
@@ -118,6 +141,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         if (tb_bake_reuse_check(ctx, err) != 0)
             return -1;
         ctx->made |= TB_ART_BIT(PREVIOUS);
+    } else if (tb_bake_previous_read(ctx)) {
+        ctx->made |= TB_ART_BIT(PREVIOUS); /* a rerun keeps what did not change (docs/bake.md) */
     }
     char planet_dir[4200];
     if (tb_fs_mkdir_p(o->out_dir, err) != 0 ||
@@ -128,7 +153,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         return -1;
     memcpy(tb_planet_classes(ctx->planet), tb_grid_cu8(tb_plan_classes(pl->plan)),
            tb_planet_cells(ctx->planet));
-    return 0;
+    return s_plan_hash(ctx, err);
 }
 
 const tb_phase_t tb_phase_plan = {

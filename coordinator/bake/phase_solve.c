@@ -6,13 +6,19 @@
  *
  * Composite rule: each region's result writes exactly the cells of its own land (its solve mask),
  * so no margin cell of one region ever overwrites another's land, and the order in which results
- * arrive does not matter; cells no region composited keep the rasters' fill (land at 0 m, basin
- * -1). The statistics of the regions solved here are merged in region order once all are in
- * (docs/determinism.md, rule 4); the river mouths of every region composited are kept for the
- * coast. Reads: plan, classes. Writes: land_m, area_m2, basin, uplift_m_yr, solved, regions. */
+ * arrive does not matter: they are delivered as they come (unordered), and a result is read in
+ * place a row at a time (tb_region_result_view: a large one is a mapping of a file, whose rows are
+ * given back as they are read), never copied whole. Cells no region composited keep the rasters'
+ * fill (land at 0 m, basin -1). The statistics of the regions solved here are merged in region
+ * order once all are in (docs/determinism.md, rule 4); the river mouths of every region composited
+ * are kept for the coast. A region's spec is made when the engine is about to need it (a lazy job),
+ * so the coordinator holds a few specs at a time, not every region's class raster. Reads: plan,
+ * classes. Writes: land_m, area_m2, basin, uplift_m_yr, solved, regions. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/version.h"
 #include "coordinator/bake/phase.h"
@@ -21,8 +27,9 @@
 
 typedef struct {
     tb_bake_ctx_t *ctx;
-    const int *job_region; /* job index -> region index */
-    tb_stats_t **stats;    /* [region index]: the region's statistics, merged at the end */
+    int *job_region;         /* job index -> region index */
+    uint64_t *borrowed_xxh3; /* [region index]: a borrowed region's result hash */
+    tb_stats_t **stats;      /* [region index]: the region's statistics, merged at the end */
     bool failed;
     tb_err_t err;
 } s_solve_t;
@@ -33,32 +40,46 @@ static void s_on_tick(void *user, const tb_dispatch_t *d)
 }
 
 /* Appends a region's river mouths to the bake's list (the coast phase reads them). */
-static int s_keep_mouths(tb_bake_regions_t *regions, const tb_region_result_t *r, tb_err_t *err)
+static int s_keep_mouths(tb_bake_regions_t *regions, const tb_region_result_view_t *v,
+                         tb_err_t *err)
 {
-    if (regions->n_mouths + r->n_mouths > regions->cap_mouths) {
-        size_t cap = (regions->n_mouths + r->n_mouths) * 2 + 16;
+    if (regions->n_mouths + v->n_mouths > regions->cap_mouths) {
+        size_t cap = (regions->n_mouths + v->n_mouths) * 2 + 16;
         tb_region_mouth_t *m = realloc(regions->mouths, cap * sizeof *m);
         if (!m)
             return tb_err_set(err, TB_E_NOMEM, "out of memory for %zu river mouths", cap);
         regions->mouths = m;
         regions->cap_mouths = cap;
     }
-    for (size_t k = 0; k < r->n_mouths; k++)
-        regions->mouths[regions->n_mouths++] = r->mouths[k];
+    for (size_t k = 0; k < v->n_mouths; k++)
+        tb_region_view_mouth(v, k, &regions->mouths[regions->n_mouths++]);
     return 0;
 }
 
-/* Writes a decoded result of region index ri into the rasters (its land only) and keeps its mouths;
- * then lets the rows of its box go. */
-static int s_composite(tb_bake_ctx_t *ctx, int ri, const tb_region_result_t *r, tb_err_t *err)
+/* Composites the result of region index ri, read in place a row at a time (its land only), and
+ * keeps its mouths; each row of the result and of the rasters is let go once written. `result`
+ * (may be NULL) is the engine's: its rows are given back as they are read. *stats (may be NULL)
+ * gets the region's decoded statistics. */
+static int s_composite(tb_bake_ctx_t *ctx, int ri, const void *data, size_t bytes,
+                       tb_result_t *result, tb_stats_t **stats, tb_err_t *err)
 {
     const tb_plan_region_t *reg = tb_plan_region(ctx->plan.plan, ri);
-    if (r->box.x0 != reg->box.x0 || r->box.y0 != reg->box.y0 || r->box.w != reg->box.w ||
-        r->box.h != reg->box.h)
+    tb_region_result_view_t v;
+    if (tb_region_result_view(data, bytes, &v, err) != 0)
+        return -1;
+    if (v.box.x0 != reg->box.x0 || v.box.y0 != reg->box.y0 || v.box.w != reg->box.w ||
+        v.box.h != reg->box.h)
         return tb_err_set(err, TB_E_FORMAT, "the result is for another box");
     tb_grid_t *mask = NULL;
-    if (tb_plan_region_grids(ctx->plan.plan, ri, NULL, &mask, err) != 0)
-        return -1;
+    size_t rowbytes = (size_t)v.box.w * 4;
+    float *hrow = tb_malloc(rowbytes, "a result row", err);
+    float *arow = tb_malloc(rowbytes, "a result row", err);
+    float *urow = tb_malloc(rowbytes, "a result row", err);
+    int32_t *brow = tb_malloc(rowbytes, "a result row", err);
+    int rc = -1;
+    if (!hrow || !arow || !urow || !brow ||
+        tb_plan_region_grids(ctx->plan.plan, ri, NULL, &mask, err) != 0)
+        goto done;
     tb_planet_t *planet = ctx->planet;
     const uint8_t *m = tb_grid_cu8(mask);
     float *land = tb_planet_land_m(planet), *area = tb_planet_area_m2(planet);
@@ -66,42 +87,61 @@ static int s_composite(tb_bake_ctx_t *ctx, int ri, const tb_region_result_t *r, 
     int32_t *basin = tb_planet_basin(planet);
     uint8_t *solved = tb_planet_solved(planet);
     int64_t w = tb_planet_w(planet);
-    for (int64_t j = 0; j < r->box.h; j++)
-        for (int64_t i = 0; i < r->box.w; i++) {
-            size_t bi = tb_idx(r->box.w, i, j);
-            if (!m[bi])
+    const unsigned char *base = data;
+    for (int64_t j = 0; j < v.box.h; j++) {
+        size_t at = (size_t)j * rowbytes;
+        /* the planes are not aligned for float reads: a row of each is copied out */
+        memcpy(hrow, v.height_m + at, rowbytes);
+        memcpy(arow, v.area_m2 + at, rowbytes);
+        memcpy(brow, v.basin + at, rowbytes);
+        memcpy(urow, v.uplift_m_yr + at, rowbytes);
+        const uint8_t *mr = m + (size_t)j * (size_t)v.box.w;
+        size_t row = (size_t)(v.box.y0 + j) * (size_t)w;
+        for (int64_t i = 0; i < v.box.w; i++) {
+            if (!mr[i])
                 continue;
-            size_t pi = tb_idx(w, tb_frame_lattice_x(&r->box, i), r->box.y0 + j);
-            land[pi] = r->height_m[bi];
-            area[pi] = r->area_m2[bi];
-            basin[pi] = r->basin[bi];
-            uplift[pi] = r->uplift_m_yr[bi];
+            size_t pi = row + (size_t)tb_frame_lattice_x(&v.box, i);
+            land[pi] = hrow[i];
+            area[pi] = arow[i];
+            basin[pi] = brow[i];
+            uplift[pi] = urow[i];
             solved[pi] = 1;
         }
+        if (result) {
+            tb_result_done_with(result, (size_t)(v.height_m + at - base), rowbytes);
+            tb_result_done_with(result, (size_t)(v.area_m2 + at - base), rowbytes);
+            tb_result_done_with(result, (size_t)(v.basin + at - base), rowbytes);
+            tb_result_done_with(result, (size_t)(v.uplift_m_yr + at - base), rowbytes);
+        }
+        for (tb_planet_array_t a = TB_PLANET_LAND_M; a <= TB_PLANET_SOLVED; a++)
+            tb_planet_release(planet, a, v.box.y0 + j, v.box.y0 + j + 1);
+    }
+    if (s_keep_mouths(&ctx->regions, &v, err) != 0)
+        goto done;
+    if (stats && !(*stats = tb_stats_decode(v.stats, v.stats_bytes, err)))
+        goto done;
+    rc = 0;
+done:
     tb_grid_destroy(&mask);
-    for (tb_planet_array_t a = TB_PLANET_LAND_M; a <= TB_PLANET_SOLVED; a++)
-        tb_planet_release(planet, a, r->box.y0, r->box.y0 + r->box.h);
-    return s_keep_mouths(&ctx->regions, r, err);
+    free(hrow);
+    free(arow);
+    free(urow);
+    free(brow);
+    return rc;
 }
 
-static void s_on_result(void *user, size_t index, const void *data, size_t bytes)
+/* A region's result, as it comes (any order, on the caller's thread): composited, then given back.
+ */
+static void s_on_take(void *user, size_t index, tb_result_t *result)
 {
     s_solve_t *s = user;
-    if (s->failed)
-        return;
     int ri = s->job_region[index];
-    tb_region_result_t r;
-    if (tb_region_result_decode(data, bytes, &r, &s->err) != 0)
-        goto fail;
-    int rc = s_composite(s->ctx, ri, &r, &s->err);
-    if (rc == 0 && !(s->stats[ri] = tb_stats_decode(r.stats, r.stats_bytes, &s->err)))
-        rc = -1;
-    tb_region_result_free(&r);
-    if (rc == 0)
-        return;
-fail:
-    tb_err_prefix(&s->err, "region %d", tb_plan_region(s->ctx->plan.plan, ri)->id);
-    s->failed = true;
+    if (!s->failed && s_composite(s->ctx, ri, tb_result_data(result), tb_result_bytes(result),
+                                  result, &s->stats[ri], &s->err) != 0) {
+        tb_err_prefix(&s->err, "region %d", tb_plan_region(s->ctx->plan.plan, ri)->id);
+        s->failed = true;
+    }
+    tb_result_destroy(&result);
 }
 
 static double s_region_deadline_s(int64_t box_cells, int steps)
@@ -135,46 +175,52 @@ int tb_bake_region_spec(const tb_bake_ctx_t *ctx, int ri, void **bytes, size_t *
     return erc;
 }
 
-/* Encodes and adds the job of region index ri; returns its job index, or -1. */
-static int64_t s_add_region_job(tb_bake_ctx_t *ctx, tb_dispatch_t *d, int ri, tb_err_t *err)
+/* A region job's spec, made when the engine needs it (a helper thread: it reads only the plan). */
+static int s_make_spec(void *user, size_t index, void **spec, size_t *bytes, tb_err_t *err)
+{
+    const s_solve_t *s = user;
+    return tb_bake_region_spec(s->ctx, s->job_region[index], spec, bytes, err);
+}
+
+/* Adds the job of region index ri as job `index` (its spec made lazily); 0 or -1. */
+static int s_add_region_job(tb_bake_ctx_t *ctx, tb_dispatch_t *d, s_solve_t *s, int ri,
+                            tb_err_t *err)
 {
     const tb_plan_region_t *reg = tb_plan_region(ctx->plan.plan, ri);
-    void *bytes;
-    size_t n;
-    if (tb_bake_region_spec(ctx, ri, &bytes, &n, err) != 0)
-        return -1;
     char label[32];
     snprintf(label, sizeof label, "region %d", reg->id);
     /* a bake that reuses its outputs solves nothing: every region comes from the store */
-    if (tb_bake_reuses_outputs(ctx) &&
-        tb_bake_require_stored(ctx, "region", bytes, n, label, err) != 0) {
+    if (tb_bake_reuses_outputs(ctx)) {
+        void *bytes;
+        size_t n;
+        if (tb_bake_region_spec(ctx, ri, &bytes, &n, err) != 0)
+            return -1;
+        int rc = tb_bake_require_stored(ctx, "region", bytes, n, label, err);
         free(bytes);
-        return -1;
+        if (rc != 0)
+            return -1;
     }
+    s->job_region[tb_dispatch_count(d)] = ri;
     tb_job_desc_t desc = {.kind = "region",
-                          .spec = bytes,
-                          .spec_bytes = n,
+                          .make_spec = s_make_spec,
+                          .spec_user = s,
                           .weight = (double)reg->box_cells * ctx->plan.steps,
                           .cells = (double)reg->land_cells,
                           .label = label,
                           .deadline_s = s_region_deadline_s(reg->box_cells, ctx->plan.steps)};
-    int64_t idx = tb_dispatch_add(d, &desc, err);
-    free(bytes);
-    return idx;
+    return tb_dispatch_add(d, &desc, err) < 0 ? -1 : 0;
 }
 
 /* A partial bake's region ri, not selected: composited from its stored result of this build when
  * there is a usable one (1), else left out (0, the region is missing); -1 on an error. A stored
  * result is checked as the dispatch engine checks one (its checksum, the kind's check, the
  * decoder, the box); one that fails is not used. */
-static int s_borrow(tb_bake_ctx_t *ctx, tb_cache_t *cache, int ri, tb_err_t *err)
+static int s_borrow(tb_bake_ctx_t *ctx, tb_cache_t *cache, int ri, uint64_t *xxh3, tb_err_t *err)
 {
     const tb_job_kind_t *kind = tb_job_find("region");
     const tb_plan_region_t *reg = tb_plan_region(ctx->plan.plan, ri);
     void *spec = NULL, *data = NULL;
     size_t n = 0, bytes = 0;
-    tb_region_result_t r;
-    bool decoded = false;
     int rc = -1;
     if (!kind || tb_bake_region_spec(ctx, ri, &spec, &n, err) != 0)
         goto done;
@@ -182,15 +228,14 @@ static int s_borrow(tb_bake_ctx_t *ctx, tb_cache_t *cache, int ri, tb_err_t *err
     tb_cache_key_make(&key, tb_build_id(), "region", spec, n, NULL, 0);
     tb_err_t e;
     int got = tb_cache_get(cache, &key, tb_job_result_bound(kind, spec, n), &data, &bytes, &e);
-    if (got <= 0 || tb_job_check_result(kind, spec, n, data, bytes, &e) != 0 ||
-        tb_region_result_decode(data, bytes, &r, &e) != 0) {
+    if (got <= 0 || tb_job_check_result(kind, spec, n, data, bytes, &e) != 0) {
         if (got != 0)
             tb_log_warn("region %d: stored result unusable, left out: %s", reg->id, e.msg);
         rc = 0;
         goto done;
     }
-    decoded = true;
-    if (s_composite(ctx, ri, &r, &e) != 0) {
+    *xxh3 = tb_xxh3(data, bytes);
+    if (s_composite(ctx, ri, data, bytes, NULL, NULL, &e) != 0) {
         if (e.code == TB_E_NOMEM) {
             *err = e;
             goto done;
@@ -201,15 +246,13 @@ static int s_borrow(tb_bake_ctx_t *ctx, tb_cache_t *cache, int ri, tb_err_t *err
     }
     rc = 1;
 done:
-    if (decoded)
-        tb_region_result_free(&r);
     free(data);
     free(spec);
     return rc;
 }
 
 /* The regions a partial bake did not solve: borrowed from the store, or missing. */
-static int s_borrow_others(tb_bake_ctx_t *ctx, tb_err_t *err)
+static int s_borrow_others(tb_bake_ctx_t *ctx, s_solve_t *s, tb_err_t *err)
 {
     tb_bake_regions_t *regions = &ctx->regions;
     int n_regions = ctx->plan.n_regions;
@@ -224,7 +267,7 @@ static int s_borrow_others(tb_bake_ctx_t *ctx, tb_err_t *err)
     for (int ri = 0; ri < n_regions && rc == 0; ri++) {
         if (ctx->plan.selected[ri])
             continue;
-        int b = s_borrow(ctx, cache, ri, err);
+        int b = s_borrow(ctx, cache, ri, &s->borrowed_xxh3[ri], err);
         if (b < 0)
             rc = -1;
         else if (b == 0)
@@ -247,8 +290,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     tb_bake_regions_t *regions = &ctx->regions;
     int n_regions = ctx->plan.n_regions;
     int rc = -1;
-    bool owned = false;
     tb_dispatch_t *d = NULL;
+    uint64_t *result_xxh3 = NULL;
     int *job_region = tb_calloc((size_t)n_regions + 1, sizeof(int), "job list", err);
     tb_stats_t **stats = tb_calloc((size_t)n_regions + 1, sizeof *stats, "region statistics", err);
     if (!job_region || !stats)
@@ -263,19 +306,18 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (!regions->stats)
         goto done;
     tb_dispatch_batch_t batch = {.label = o->dispatch.label ? o->dispatch.label : "regions",
-                                 .on_result = s_on_result,
+                                 .on_take = s_on_take,
+                                 .unordered = true,
                                  .on_tick = s_on_tick,
                                  .user = &s};
-    d = tb_bake_dispatch(ctx, &batch, &owned, err);
+    d = tb_bake_dispatch(ctx, &batch, err);
     if (!d)
         goto done;
     for (int ri = 0; ri < n_regions; ri++) {
         if (!ctx->plan.selected[ri])
             continue;
-        int64_t idx = s_add_region_job(ctx, d, ri, err);
-        if (idx < 0)
+        if (s_add_region_job(ctx, d, &s, ri, err) != 0)
             goto done;
-        job_region[idx] = ri;
         regions->solved++;
         out->land_cells_solved += tb_plan_region(ctx->plan.plan, ri)->land_cells;
     }
@@ -301,16 +343,27 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     for (int ri = 0; ri < n_regions; ri++)
         if (stats[ri] && tb_stats_merge(regions->stats, stats[ri], err) != 0)
             goto done;
-    if (out->partial && s_borrow_others(ctx, err) != 0)
+    /* what the solve fed in, for the later phases' keys: each region's result hash (0 missing) */
+    result_xxh3 = tb_calloc((size_t)n_regions + 1, sizeof *result_xxh3, "region hashes", err);
+    if (!result_xxh3)
         goto done;
+    for (size_t j = 0; j < tb_dispatch_count(d); j++) {
+        tb_job_record_t jr;
+        tb_dispatch_record(d, j, &jr);
+        result_xxh3[job_region[j]] = jr.result_xxh3;
+    }
+    s.borrowed_xxh3 = result_xxh3;
+    if (out->partial && s_borrow_others(ctx, &s, err) != 0)
+        goto done;
+    ctx->art_hash[TB_ART_REGIONS] =
+        tb_xxh3(result_xxh3, (size_t)n_regions * sizeof *result_xxh3) ^ (uint64_t)regions->solved;
     rc = 0;
 done:
     for (int ri = 0; stats && ri < n_regions; ri++)
         tb_stats_destroy(&stats[ri]);
     free(stats);
     free(job_region);
-    if (owned)
-        tb_dispatch_destroy(&d);
+    free(result_xxh3);
     return rc;
 }
 

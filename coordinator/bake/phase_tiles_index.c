@@ -110,6 +110,7 @@ static cJSON *s_meta(tb_bake_ctx_t *ctx)
     cJSON_AddNumberToObject(t, "margin_bound_cells",
                             (double)tb_detail_margin_bound(&pl->tile_params));
     cJSON_AddNumberToObject(t, "from_store", (double)files->from_store);
+    cJSON_AddNumberToObject(t, "kept", files->kept); /* a rerun's, as they were (docs/bake.md) */
     cJSON_AddNumberToObject(t, "seconds", files->seconds);
     cJSON_AddItemToObject(t, "parameters", tb_detail_params_to_json(&pl->tile_params));
     cJSON_AddItemToObject(t, "detail_statistics", s_stats_json(&files->pooled, &pl->lattice, m));

@@ -81,6 +81,27 @@ static int s_same_hash(const tb_bake_ctx_t *ctx, const char *what, const char *r
                       ctx->opts->out_dir, what, recorded ? recorded : "(not recorded)", hex);
 }
 
+bool tb_bake_previous_read(tb_bake_ctx_t *ctx)
+{
+    char path[4200];
+    char *text = NULL;
+    size_t n;
+    tb_err_t err;
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, "meta.json", &err) != 0 ||
+        !tb_fs_exists(path) || tb_fs_read_all(path, (size_t)1 << 30, &text, &n, &err) != 0)
+        return false;
+    ctx->previous.meta = cJSON_ParseWithLength(text, n);
+    free(text);
+    if (!ctx->previous.meta)
+        return false;
+    if (tb_fs_join(path, sizeof path, ctx->opts->out_dir, "tiles/index.json", &err) == 0 &&
+        tb_fs_exists(path) && tb_fs_read_all(path, (size_t)1 << 30, &text, &n, &err) == 0) {
+        ctx->previous.index = cJSON_ParseWithLength(text, n);
+        free(text);
+    }
+    return true;
+}
+
 int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;

@@ -14,12 +14,14 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/png_io.h"
+#include "coordinator/bake/bake.h"
 #include "coordinator/bake/tiles_select.h"
 #include "coordinator/cli/commands.h"
 #include "coordinator/cli/verb.h"
 #include "coordinator/maps/plan_maps.h"
 #include "coordinator/bake/planet_input.h"
 #include "jobs/detail/params.h"
+#include "jobs/plan/limits.h"
 #include "jobs/plan/plan.h"
 
 #define S_USAGE "terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]"
@@ -296,7 +298,7 @@ int tb_cmd_plan(int argc, char **argv)
 {
     const char *out_dir = "out/plan";
     int64_t seed = 0;
-    double km = 0;
+    double km = 0, job_memory_gb = 0;
     bool seed_given = false, km_given = false;
     const tb_opt_t opts[] = {
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "where the plan goes (default out/plan)"},
@@ -305,6 +307,10 @@ int tb_cmd_plan(int argc, char **argv)
         TB_VERB_OPT_CIRCUMFERENCE(&km, &km_given,
                                   "circumference of the demo planet (default 25); a manifest sets "
                                   "its own"),
+        {"job-memory-gb", TB_OPT_DOUBLE, &job_memory_gb, NULL, "G",
+         "the memory one job may take on a worker, as `terrain bake` takes it (default: 3/4 of "
+         "this machine's): a region needing more is refused",
+         TB_OPT_DRANGE(0.01, 1e6)},
     };
     tb_verb_t v = {.name = "plan", .usage = S_USAGE, TB_VERB_OPTS(opts), .max_positional = 1};
     int status = tb_verb_parse(&v, argc, argv);
@@ -332,9 +338,12 @@ int tb_cmd_plan(int argc, char **argv)
     tb_plan_t *p = tb_plan_new(&in.manifest, &in.painting, cores < 2 ? cores : 2, &err);
     tb_planet_input_free(&in);
     tb_uplift_probes_t probes;
-    if (p && (tb_plan_check_land_and_sea(p, &err) != 0 ||
-              tb_uplift_probes_compute(tb_plan_manifest(p), &probes, &err) != 0 ||
-              tb_plan_check_jobs(p, &probes, &err) != 0))
+    if (p &&
+        (tb_plan_check_land_and_sea(p, &err) != 0 ||
+         tb_uplift_probes_compute(tb_plan_manifest(p), &probes, &err) != 0 ||
+         tb_plan_check_jobs(p, &probes, &err) != 0 ||
+         tb_plan_check_limits(
+             p, job_memory_gb > 0 ? job_memory_gb * 1e9 : tb_bake_default_job_memory(), &err) != 0))
         tb_plan_destroy(&p);
     if (!p) {
         tb_err_prefix(&err, "nothing written to %s", out_dir);
