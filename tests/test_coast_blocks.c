@@ -474,6 +474,8 @@ START_TEST(test_block_job_round_trips_and_checks)
     ck_assert(tb_coast_tally_init(&sum, &err) == 0);
     ck_assert_int_eq(tb_coast_block_scatter(&l, 1, out.data, out.bytes, false, NULL, &sum, &err),
                      -1);
+    ck_assert_msg(strstr(err.msg, "is for [0, 0, 300 x 300], not its interior [300, 0, 300 x 300]"),
+                  "%s", err.msg);
     ck_assert_int_eq(tb_coast_block_scatter(&l, 0, out.data, out.bytes, true, NULL, &sum, &err),
                      -1);
     ck_assert(sum.cells == 0);

@@ -163,11 +163,12 @@ static int s_canonical_mouths(const tb_coast_block_spec_t *s, tb_coast_mouth_t *
         if (m[k].x < 0 || m[k].x >= s->planet_w || s_window_col(s, m[k].x) < 0 ||
             m[k].y < s->window.y0 || m[k].y >= s->window.y0 + s->window.h ||
             !isfinite(m[k].eroded_m3) || m[k].eroded_m3 < 0) {
+            tb_coast_mouth_t bad = m[k];
             free(m);
             return tb_err_set(err, TB_E_INVALID,
                               "coast block spec: river mouth at (%lld, %lld) with %g m3 is not in "
                               "the window or its volume is not >= 0",
-                              (long long)m[k].x, (long long)m[k].y, m[k].eroded_m3);
+                              (long long)bad.x, (long long)bad.y, bad.eroded_m3);
         }
         if (n > 0 && m[n - 1].x == m[k].x && m[n - 1].y == m[k].y)
             m[n - 1].eroded_m3 =

@@ -304,15 +304,16 @@ int tb_coast_block_scatter(const tb_coast_layout_t *l, size_t block, const void 
     if (tb_coast_block_result_peek(result, bytes, &r, &at, err) != 0)
         return -1;
     if (memcmp(&r.interior, &b->interior, sizeof r.interior) != 0 || r.totals_only != probe) {
-        tb_coast_block_result_free(&r);
-        return tb_err_set(err, TB_E_FORMAT,
-                          "coast blocks: the result of block %zu is for [%lld, %lld, %lld x "
-                          "%lld]%s, not its interior [%lld, %lld, %lld x %lld]%s",
-                          block, (long long)r.interior.x0, (long long)r.interior.y0,
-                          (long long)r.interior.w, (long long)r.interior.h,
-                          r.totals_only ? " (probe)" : "", (long long)b->interior.x0,
-                          (long long)b->interior.y0, (long long)b->interior.w,
-                          (long long)b->interior.h, probe ? " (probe)" : "");
+        tb_err_set(err, TB_E_FORMAT,
+                   "coast blocks: the result of block %zu is for [%lld, %lld, %lld x "
+                   "%lld]%s, not its interior [%lld, %lld, %lld x %lld]%s",
+                   block, (long long)r.interior.x0, (long long)r.interior.y0,
+                   (long long)r.interior.w, (long long)r.interior.h,
+                   r.totals_only ? " (probe)" : "", (long long)b->interior.x0,
+                   (long long)b->interior.y0, (long long)b->interior.w, (long long)b->interior.h,
+                   probe ? " (probe)" : "");
+        tb_coast_block_result_free(&r); /* after the message, which reads it */
+        return -1;
     }
     if (!probe && out) {
         const uint8_t *maps = (const uint8_t *)result + at;
