@@ -183,6 +183,8 @@ done:
     cJSON_Delete(ctx.whole_coast);
     free(ctx.whole_height_m);
     free(ctx.whole_area_m2);
+    free(ctx.whole_exposure);
+    free(ctx.whole_moved_m);
     free(ctx.whole_known);
     cJSON_Delete(ctx.before_meta);
     cJSON_Delete(ctx.before_index);

@@ -76,9 +76,11 @@ typedef struct {
     cJSON *meta_sections; /* tb_bake_meta_add: the phases' own sections of meta.json */
     /* whole: the planet a partial bake's tiles read (phase_whole.c, docs/tiles.md "Tiles of a
      * partial bake"); NULL in a whole bake, where the tiles read the planet itself */
-    float *whole_height_m;   /* the composite with the stored regions' land, after the coast of
-                                the whole composite when the coastal pass is on; owned */
-    float *whole_area_m2;    /* drainage area, the same way; owned */
+    float *whole_height_m;    /* the composite with the stored regions' land, after the coast of
+                                 the whole composite when the coastal pass is on; owned */
+    float *whole_area_m2;     /* drainage area, the same way; owned */
+    uint16_t *whole_exposure; /* the coast of the whole composite's exposure and moved_m, for the */
+    float *whole_moved_m;     /* tiles' shore pass; owned; NULL without the coastal pass */
     uint8_t *whole_known;    /* 1 where the land is solved here or borrowed from the store; owned */
     int whole_borrowed;      /* regions whose stored results were borrowed */
     cJSON *whole_coast;      /* the coast of the whole composite, for meta.json's "tiles"; owned */

@@ -354,6 +354,12 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                             .area_m2 = tb_planet_carea_m2(planet),
                             .rock_k = NULL,
                             .class_idx = class_idx};
+    /* the coastal pass's maps for the shore pass (docs/tiles.md); absent with --no-coast */
+    const uint32_t coast_bits = TB_PLANET_BIT(EXPOSURE) | TB_PLANET_BIT(MOVED_M);
+    if (tb_planet_present(planet, coast_bits) == coast_bits) {
+        src.exposure = tb_planet_cexposure(planet);
+        src.moved_m = tb_planet_cmoved_m(planet);
+    }
     if (ctx->out->partial) {
         /* the whole planet as far as this bake and the store know it, for the tiles only */
         if (!ctx->whole_height_m || !ctx->whole_area_m2 || !ctx->whole_known) {
@@ -362,6 +368,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
         }
         src.height_m = ctx->whole_height_m;
         src.area_m2 = ctx->whole_area_m2;
+        src.exposure = ctx->whole_exposure; /* the coast of the whole composite, or NULL */
+        src.moved_m = ctx->whole_moved_m;
         p_known = ctx->whole_known;
     }
     if (ctx->opts->measure_margin) {

@@ -105,6 +105,10 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
             tb_bake_coast_job(ctx, spec, n, "coast of the whole composite", &r, &record, err) != 0)
             goto done;
         memcpy(height, r.height_m, cells * sizeof *height);
+        ctx->whole_exposure = r.exposure; /* the tiles' shore pass reads them */
+        ctx->whole_moved_m = r.moved_m;
+        r.exposure = NULL;
+        r.moved_m = NULL;
         cJSON *c = cJSON_CreateObject();
         if (!c) {
             tb_err_set(err, TB_E_NOMEM, "out of memory");
