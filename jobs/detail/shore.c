@@ -142,7 +142,7 @@ static void s_shore_row(void *ctx, size_t task, int thread)
                L = in->laid_m[at] > 0 ? in->laid_m[at] : 0;
         double P = p->shore_platform_m + p->shore_platform_slope * (y > 0 ? y : 0);
         double H = h + C - P; /* the land before the surf cut it, above the platform */
-        double kap = y >= 0 ? s_step(0.30, 0.55, e) * s_step(2.0, 6.0, H) : 0;
+        double kap = y >= 0 ? s_step(0.30, 0.55, e) * s_step(0.3, 1.5, H) : 0;
         double beta = fmax(s_step(0.75, 0.45, e), s_step(0.02, 0.30, L)) * (1 - kap);
         double tb = s_beach(c, y, h);
         double tc = kap > 0 ? s_cliff(c, y, e, P, H > 0 ? H : 0, s_step(0.7, 0.9, e)) : h;

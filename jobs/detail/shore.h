@@ -14,7 +14,7 @@
  *   1982's fit, D the grain size in mm), out to the closure depth, where it joins the shelf; a
  *   beach face rising at shore.foreshore_slope to a berm of shore.berm_m, its flat top
  *   shore.berm_width_m wide, and the land behind it at most 30 degrees above it;
- * - on exposed high coast (exposure above about 0.45, the land the surf cut more than a few metres
+ * - on exposed coast the surf cut (exposure above about 0.45, the land it cut more than a metre
  *   above the platform) the wave-cut platform of the coastal pass, the cliff face at
  *   shore.cliff_deg whose top stands where the surf's reach ended, and at its foot either a notch
  *   (the most exposed: the waves clear the debris and cut a groove shore.notch_m deep) or a scree

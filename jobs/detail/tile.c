@@ -551,6 +551,82 @@ static int s_outputs(const tb_tile_spec_t *s, const s_frames_t *f, const double 
     return 0;
 }
 
+/* The sea floor at 2 m: the 8 m floor is a function of each cell's distance from the nearest land
+ * cell (jobs/coast/bathymetry.c), whose gradient turns at the boundaries between the land cells'
+ * nearest regions - rays off every corner of the 8 m coastline and creases half way between two
+ * coasts, which the cubic resampler draws at 2 m as bands 16 m wide. Below S_SEA_FROM_M the
+ * resampled floor is replaced, smoothly by depth, by its mean over a tent of radius 4 x S_SEA_BOX
+ * cells (the box twice along each axis, 128 m at 2 m: sixteen geology cells), which leaves the
+ * shelf's and the slope's shape and takes the rays and creases out. In integers (millimetres), so
+ * running sums give the same value wherever the window starts: a function of world position for
+ * every cell 4 S_SEA_BOX inside the window (the margin is larger). The shallows above are the shore
+ * pass's. */
+#define S_SEA_BOX 16
+#define S_SEA_FROM_M 4.0
+#define S_SEA_FULL_M 10.0
+
+typedef struct {
+    const int64_t *in;
+    int64_t *out;
+    int64_t w, h;
+    bool rows;
+} s_seabox_t;
+
+static void s_seabox_line(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    const s_seabox_t *c = ctx;
+    int64_t n = c->rows ? c->w : c->h, step = c->rows ? 1 : c->w, b = S_SEA_BOX;
+    const int64_t *in = c->in + (c->rows ? (int64_t)task * c->w : (int64_t)task);
+    int64_t *out = c->out + (c->rows ? (int64_t)task * c->w : (int64_t)task);
+    int64_t run = 0; /* the sum over [x - b, x + b], the line's ends repeated */
+    for (int64_t k = -b; k <= b; k++)
+        run += in[(k < 0 ? 0 : (k >= n ? n - 1 : k)) * step];
+    for (int64_t x = 0; x < n; x++) {
+        out[x * step] = run;
+        int64_t add = x + b + 1, sub = x - b;
+        run += in[(add >= n ? n - 1 : add) * step] - in[(sub < 0 ? 0 : sub) * step];
+    }
+}
+
+static int s_sea_floor(const tb_frame_t *win, double *h, tb_pool_t *pool, tb_err_t *err)
+{
+    size_t n = (size_t)win->w * (size_t)win->h;
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++)
+        any = h[i] < -S_SEA_FROM_M;
+    if (!any)
+        return 0;
+    int64_t *a = malloc(n * sizeof *a), *t = malloc(n * sizeof *t);
+    if (!a || !t) {
+        free(a);
+        free(t);
+        return tb_err_set(err, TB_E_NOMEM, "tile: out of memory for the sea floor");
+    }
+    for (size_t i = 0; i < n; i++)
+        a[i] = (int64_t)llround(h[i] * 1000.0);
+    s_seabox_t c = {a, t, win->w, win->h, true};
+    for (int k = 0; k < 4; k++) { /* rows twice, then columns twice */
+        c.rows = k < 2;
+        c.in = k % 2 == 0 ? a : t;
+        c.out = k % 2 == 0 ? t : a;
+        tb_pool_run(pool, (size_t)(c.rows ? win->h : win->w), s_seabox_line, &c);
+    }
+    const double N = 2 * S_SEA_BOX + 1, scale = 1.0 / (1000.0 * N * N * N * N);
+    for (size_t i = 0; i < n; i++) {
+        double depth = -h[i];
+        if (depth <= S_SEA_FROM_M)
+            continue;
+        double u = (depth - S_SEA_FROM_M) / (S_SEA_FULL_M - S_SEA_FROM_M);
+        u = u > 1 ? 1 : u;
+        double wgt = u * u * (3 - 2 * u);
+        h[i] += wgt * ((double)a[i] * scale - h[i]);
+    }
+    free(a);
+    free(t);
+    return 0;
+}
+
 /* The shore pass (shore.h): the coastal pass's exposure, cut and laid depth resampled to the
  * window like the heights (through the geology scratch ge, gm, whose resampling is done, into the
  * thermal scratch, free again), then the pass over h. */
@@ -645,6 +721,8 @@ int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_
     if (land8) /* the waterline the shore pass draws from: the 8 m surface's, before any detail */
         for (size_t i = 0; i < n; i++)
             land8[i] = h0[i] > 0;
+    if (s_sea_floor(win, h0, pool, err) != 0)
+        goto done;
     t[1] = tb_now_s();
     cpu[1] = s_cpu_s();
     if (tb_relief_fbm(p, spec->seed, win, fac, la, h0, err) != 0)
