@@ -58,7 +58,7 @@
       "Share of the water lost a step.")                                                           \
     X(droplets, gravity, DOUBLE, droplet_gravity, 0, 1000, 4, 1,                                   \
       "Acceleration of a droplet per metre of drop.")                                              \
-    X(droplets, carry_steps, INT, droplet_carry_steps, 0, 1000, 16, 1,                             \
+    X(droplets, carry_steps, INT, droplet_carry_steps, 0, 1000, 12, 1,                             \
       "Steps a droplet whose lifetime ended goes on down the steepest descent, laying its load "   \
       "where its capacity falls or where it joins a channel (0: it lays it where it dies).")       \
     X(droplets, settle_cells, INT, droplet_settle_cells, 0, 32, 6, 1,                              \
@@ -126,7 +126,7 @@ typedef struct {
 /* The detail cell at which the margin was measured, and the measured margin itself
  * (bench/bench_tile.c at every default; docs/tiles.md, "The margin"). */
 #define TB_DETAIL_MEASURED_CELL_M 2.0
-#define TB_DETAIL_MEASURED_MARGIN_CELLS 152
+#define TB_DETAIL_MEASURED_MARGIN_CELLS 136
 
 /* How far (detail cells, Chebyshev) the shore pass reads the waterline: its distance transform's
  * cap plus its smoothing (jobs/detail/shore.h). */

@@ -1129,34 +1129,34 @@ START_TEST(test_manifest_margin_follows_the_passes)
     t.tiles.margin_cells = TB_TILES_MEASURED_MARGIN_CELLS - 1;
     ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "below the measured margin"));
-    /* longer droplets: the bound is 4 x (30 + 16 + 4) + 4 x 6 + 6 + 2 = 232 cells, and the
+    /* longer droplets: the bound is 4 x (30 + 12 + 4) + 4 x 6 + 6 + 2 = 216 cells, and the
      * measured margin no longer applies */
     t = m;
     t.tiles.droplet_lifetime = 30;
     ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
     fprintf(stderr, "longer droplets: %s\n", err.msg);
-    ck_assert_ptr_nonnull(strstr(err.msg, "tiles.margin_cells 152 is below 232"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "tiles.margin_cells 136 is below 216"));
     ck_assert_ptr_nonnull(strstr(err.msg, "tiles.droplets.lifetime is 30 (measured at 20)"));
-    t.tiles.margin_cells = 231;
+    t.tiles.margin_cells = 215;
     ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
-    t.tiles.margin_cells = 232;
+    t.tiles.margin_cells = 216;
     ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
     tb_manifest_detail_params(&t, &dp);
     ck_assert_int_eq(dp.droplet_lifetime, 30);
     ck_assert_int_eq(tb_detail_margin_bound(&dp), t.tiles.margin_required_cells);
-    t.tiles.margin_cells = 152;
+    t.tiles.margin_cells = 136;
     t.tiles.force_margin = 1;
     ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
     /* a change that does not lengthen the reach still voids the measurement: a stronger erosion
-     * needs the bound too (192 at the default reach) */
+     * needs the bound too (176 at the default reach) */
     t = m;
     t.tiles.droplet_erode = 0.5;
     ck_assert_int_eq(tb_manifest_finish(&t, &err), -1);
-    ck_assert_ptr_nonnull(strstr(err.msg, "below 192"));
-    t.tiles.margin_cells = 192;
+    ck_assert_ptr_nonnull(strstr(err.msg, "below 176"));
+    t.tiles.margin_cells = 176;
     ck_assert_msg(tb_manifest_finish(&t, &err) == 0, "%s", err.msg);
-    /* one round, no settling and two thermal iterations: the droplets' bound is 40 + 2 + 2 = 44,
-     * but the shore pass reads the waterline 84 cells out, below the measured 152 */
+    /* one round, no settling and two thermal iterations: the droplets' bound is 36 + 2 + 2 = 40,
+     * but the shore pass reads the waterline 84 cells out, below the measured 136 */
     t = m;
     t.tiles.droplet_rounds = 1;
     t.tiles.droplet_settle_cells = 0;
@@ -1178,7 +1178,7 @@ START_TEST(test_manifest_margin_follows_the_passes)
     d.legend = m.legend;
     d.tiles.droplet_lifetime = 30;
     ck_assert_msg(tb_manifest_finish(&d, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(d.tiles.margin_cells, 232);
+    ck_assert_int_eq(d.tiles.margin_cells, 216);
     /* a check across keys reaches the manifest too */
     t = m;
     t.tiles.splat_scree_deg = 45;
@@ -1209,7 +1209,7 @@ START_TEST(test_planet_inputs_classes_and_rock)
     low.tiles.margin_cells = 40;
     ck_assert_int_eq(tb_manifest_finish(&low, &err), -1);
     ck_assert_ptr_nonnull(
-        strstr(err.msg, "tiles.margin_cells 40 is below the measured margin of 152"));
+        strstr(err.msg, "tiles.margin_cells 40 is below the measured margin of 136"));
     low.tiles.force_margin = 1;
     ck_assert_msg(tb_manifest_finish(&low, &err) == 0, "%s", err.msg);
     tb_tile_class_t cls[TB_TILE_MAX_CLASSES];

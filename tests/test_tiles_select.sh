@@ -181,7 +181,7 @@ echo "ok: a partial bake bakes the tiles whose other regions the store holds, th
 # --- a planet too small for a tile and its margin
 rc=$(LOG=small bake_status "$T/small" --circumference-km 5 --steps 2 --workers 0)
 [ "$rc" = 2 ] || fail "a 5 km planet with tiles: exit $rc, expected 2"
-grep -q "need a circumference of at least 2804 detail cells.*margin of 152" "$T/small.err" || fail "the 5 km refusal does not name the limit"
+grep -q "need a circumference of at least 2772 detail cells.*margin of 136" "$T/small.err" || fail "the 5 km refusal does not name the limit"
 [ ! -e "$T/small" ] || fail "the refused 5 km bake wrote $T/small"
 LOG=smallnt bake "$T/smallnt" --circumference-km 5 --steps 2 --workers 0 --no-tiles
 assert_clean "after the tile selection bakes"

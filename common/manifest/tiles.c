@@ -11,7 +11,7 @@ static const tb_mkey_t s_keys[] = {
      "Detail cell edge."},
     {"tiles.margin_cells", TB_MKEY_INT, TB_MKEY_OFF(tiles.margin_cells), 0, -1, 1e5, -1, 0,
      "Detail cells computed round each tile and thrown away. -1 (the default): the margin the "
-     "passes require, which is the measured 152 cells at the default passes and their provable "
+     "passes require, which is the measured 136 cells at the default passes and their provable "
      "bound otherwise (docs/tiles.md, \"The margin\"). Less than that is refused unless "
      "tiles.force_margin is 1."},
     {"tiles.force_margin", TB_MKEY_INT, TB_MKEY_OFF(tiles.force_margin), 0, 0, 1, 0, 0,

@@ -18,7 +18,8 @@
 typedef struct {
     int n;
     int dx[S_MAX_BRUSH], dy[S_MAX_BRUSH];
-    double w[S_MAX_BRUSH]; /* normalised; w[0] is the centre */
+    double w[S_MAX_BRUSH];      /* normalised; w[0] is the centre */
+    ptrdiff_t off[S_MAX_BRUSH]; /* dy x window width + dx, set once the window is known */
 } s_brush_t;
 
 typedef struct {
@@ -127,15 +128,25 @@ static void s_deposit(const s_run_t *r, int64_t ci, int64_t cj, double fx, doubl
 static void s_spread(const s_run_t *r, int64_t *a, int64_t ni, int64_t nj, int64_t q)
 {
     const s_brush_t *br = &r->brush;
-    const int64_t w = r->win->w;
+    const size_t at = tb_idx(r->win->w, ni, nj);
     int64_t left = q;
+    if (!r->atomic) { /* one thread: plain adds, the same integers */
+        int64_t *c = a + at;
+        for (int k = 1; k < br->n; k++) {
+            int64_t s = (int64_t)((double)q * br->w[k]);
+            c[br->off[k]] += s;
+            left -= s;
+        }
+        c[0] += left;
+        return;
+    }
     for (int k = 1; k < br->n; k++) {
         int64_t s = (int64_t)((double)q * br->w[k]);
         if (s > 0)
-            s_add(r, a, tb_idx(w, ni + br->dx[k], nj + br->dy[k]), s);
+            s_add(r, a, (size_t)((ptrdiff_t)at + br->off[k]), s);
         left -= s;
     }
-    s_add(r, a, tb_idx(w, ni, nj), left);
+    s_add(r, a, at, left);
 }
 
 /* The load of a droplet whose lifetime ended goes on from node (ni, nj) down the steepest descent
@@ -386,16 +397,12 @@ typedef struct {
     bool rows; /* along rows (a task a row) or along columns (a task a column) */
 } s_settle_t;
 
-static void s_settle_line(void *ctx, size_t task, int thread)
+/* One line of n cells, `step` apart: each cell's share floor(q / N) to the 2b + 1 cells round it,
+ * the remainder to itself. scratch holds 2n. */
+static void s_settle_run(int64_t *a, int64_t n, int64_t step, int64_t b, int64_t *scratch)
 {
-    (void)thread;
-    const s_settle_t *c = ctx;
-    int64_t n = c->rows ? c->w : c->h, step = c->rows ? 1 : c->w, b = c->b, N = 2 * b + 1;
-    int64_t *a = c->a + (c->rows ? (int64_t)task * c->w : (int64_t)task);
-    int64_t *part = malloc((size_t)n * 2 * sizeof *part);
-    if (!part) /* cannot happen at these sizes; leaving the line unsettled keeps the mass */
-        return;
-    int64_t *out = part + n;
+    const int64_t N = 2 * b + 1;
+    int64_t *part = scratch, *out = scratch + n;
     for (int64_t x = 0; x < n; x++) {
         int64_t q = a[x * step];
         bool edge = x < b || x >= n - b;
@@ -414,7 +421,35 @@ static void s_settle_line(void *ctx, size_t task, int thread)
     }
     for (int64_t x = 0; x < n; x++)
         a[x * step] = out[x];
-    free(part);
+}
+
+#define S_COLS 32 /* columns a task gathers into a contiguous block, so the column pass streams */
+
+static void s_settle_line(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    const s_settle_t *c = ctx;
+    if (c->rows) {
+        int64_t *scratch = malloc((size_t)c->w * 2 * sizeof *scratch);
+        if (!scratch) /* cannot happen at these sizes; an unsettled line keeps the mass */
+            return;
+        s_settle_run(c->a + (int64_t)task * c->w, c->w, 1, c->b, scratch);
+        free(scratch);
+        return;
+    }
+    int64_t x0 = (int64_t)task * S_COLS, nc = c->w - x0 < S_COLS ? c->w - x0 : S_COLS, h = c->h;
+    int64_t *block = malloc((size_t)(nc * h + 2 * h) * sizeof *block);
+    if (!block)
+        return;
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t k = 0; k < nc; k++)
+            block[k * h + y] = c->a[y * c->w + x0 + k];
+    for (int64_t k = 0; k < nc; k++)
+        s_settle_run(block + k * h, h, 1, c->b, block + nc * h);
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t k = 0; k < nc; k++)
+            c->a[y * c->w + x0 + k] = block[k * h + y];
+    free(block);
 }
 
 static void s_settle(int64_t *dep, int64_t w, int64_t h, int b, tb_pool_t *pool)
@@ -424,7 +459,7 @@ static void s_settle(int64_t *dep, int64_t w, int64_t h, int b, tb_pool_t *pool)
     s_settle_t c = {dep, w, h, b, true};
     for (int k = 0; k < 4; k++) {
         c.rows = k < 2;
-        tb_pool_run(pool, (size_t)(c.rows ? h : w), s_settle_line, &c);
+        tb_pool_run(pool, (size_t)(c.rows ? h : (w + S_COLS - 1) / S_COLS), s_settle_line, &c);
     }
 }
 
@@ -476,6 +511,8 @@ int tb_erosion_droplets_beyer(const tb_detail_params_t *p, uint64_t seed, const 
     r.nbx = (win->w - r.i_start + B - 1) / B;
     r.nby = (win->h - r.j_start + B - 1) / B;
     s_brush_make(&r.brush, p->droplet_brush_radius);
+    for (int k = 0; k < r.brush.n; k++)
+        r.brush.off[k] = (ptrdiff_t)r.brush.dy[k] * win->w + r.brush.dx[k];
     r.task_budget = calloc((size_t)r.nby, sizeof *r.task_budget);
     if (!r.task_budget) {
         free(hf);

@@ -16,6 +16,9 @@
 #define S_SMOOTH 3 /* the distance's box radius, applied twice along each axis */
 #define S_CAP (TB_DETAIL_SHORE_REACH_CELLS - 2 * S_SMOOTH) /* the transform's cap, cells */
 #define S_OUTLINE_WAVELENGTH_M 24.0 /* the shoreline's wander: first octave, 3 octaves */
+/* The beach's equilibrium profile joins the shelf over this run past the closure depth: the sand
+ * wedge's toe (at 12 m it drew a ring round every islet in the hillshade, 11 degrees steep) */
+#define S_JOIN_M 40.0
 
 double tb_shore_dean_a(double grain_mm)
 {
@@ -45,28 +48,48 @@ typedef struct {
     bool rows;
 } s_box_t;
 
+/* The box mean along one line of n values (in and out contiguous). */
+static void s_box_run(const int32_t *in, int32_t *out, int64_t n)
+{
+    const int64_t N = 2 * S_SMOOTH + 1;
+    int64_t run = 0;
+    for (int64_t x = 0; x < n && x < N; x++)
+        run += in[x];
+    for (int64_t x = 0; x < n; x++) {
+        if (x < S_SMOOTH || x >= n - S_SMOOTH) {
+            out[x] = in[x];
+            continue;
+        }
+        /* run holds [x - S_SMOOTH, x + S_SMOOTH]; rounded to nearest, ties up (exact integers) */
+        out[x] = (int32_t)((run + N / 2 + N * (1 << 24)) / N - (1 << 24));
+        if (x + S_SMOOTH + 1 < n)
+            run += in[x + S_SMOOTH + 1] - in[x - S_SMOOTH];
+    }
+}
+
+#define S_COLS 32 /* columns a task gathers into a contiguous block */
+
 static void s_box_line(void *ctx, size_t task, int thread)
 {
     (void)thread;
     const s_box_t *c = ctx;
-    int64_t n = c->rows ? c->w : c->h, step = c->rows ? 1 : c->w;
-    int64_t base = c->rows ? (int64_t)task * c->w : (int64_t)task;
-    const int32_t *in = c->in + base;
-    int32_t *out = c->out + base;
-    const int64_t N = 2 * S_SMOOTH + 1;
-    int64_t run = 0;
-    for (int64_t x = 0; x < n && x < N; x++)
-        run += in[x * step];
-    for (int64_t x = 0; x < n; x++) {
-        if (x < S_SMOOTH || x >= n - S_SMOOTH) {
-            out[x * step] = in[x * step];
-            continue;
-        }
-        /* run holds [x - S_SMOOTH, x + S_SMOOTH]; rounded to nearest, ties up (exact integers) */
-        out[x * step] = (int32_t)((run + N / 2 + N * (1 << 24)) / N - (1 << 24));
-        if (x + S_SMOOTH + 1 < n)
-            run += in[(x + S_SMOOTH + 1) * step] - in[(x - S_SMOOTH) * step];
+    if (c->rows) {
+        s_box_run(c->in + (int64_t)task * c->w, c->out + (int64_t)task * c->w, c->w);
+        return;
     }
+    int64_t x0 = (int64_t)task * S_COLS, h = c->h, nc = c->w - x0 < S_COLS ? c->w - x0 : S_COLS;
+    int32_t *block = malloc((size_t)(2 * nc * h) * sizeof *block);
+    if (!block) /* cannot happen at these sizes: the columns stay as the rows left them */
+        return;
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t k = 0; k < nc; k++)
+            block[k * h + y] = c->in[y * c->w + x0 + k];
+    for (int64_t k = 0; k < nc; k++)
+        s_box_run(block + k * h, block + (nc + k) * h, h);
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t k = 0; k < nc; k++)
+            c->out[y * c->w + x0 + k] = block[(nc + k) * h + y];
+    free(block);
 }
 
 typedef struct {
@@ -85,7 +108,7 @@ static double s_beach(const s_shore_t *c, double y, double h)
     const tb_detail_params_t *p = c->in->p;
     if (y < 0) {
         double cb = cbrt(-y), dean = -c->dean_a * cb * cb, x = -y;
-        double join = s_step(c->closure_x, c->closure_x + 12.0, x); /* into the shelf */
+        double join = s_step(c->closure_x, c->closure_x + S_JOIN_M, x); /* into the shelf */
         return dean * (1 - join) + h * join;
     }
     if (y <= c->foot_b)
@@ -200,7 +223,8 @@ int tb_shore_dean_sunamura(const tb_shore_in_t *in, double *h, uint8_t *sand,
         bx.rows = k < 2;
         bx.in = k % 2 == 0 ? sd : tmp;
         bx.out = k % 2 == 0 ? tmp : sd;
-        tb_pool_run(pool, (size_t)(bx.rows ? win->h : win->w), s_box_line, &bx);
+        tb_pool_run(pool, (size_t)(bx.rows ? win->h : (win->w + S_COLS - 1) / S_COLS), s_box_line,
+                    &bx);
     }
     s_shore_t c = {.in = in, .sd = sd, .h = h, .sand = sand, .per_row = per};
     double reach_m = S_CAP * win->cell_m;
@@ -208,7 +232,7 @@ int tb_shore_dean_sunamura(const tb_shore_in_t *in, double *h, uint8_t *sand,
     c.fade0 = c.fade1 - 24;
     c.dean_a = tb_shore_dean_a(p->shore_grain_mm);
     c.closure_x = pow(p->shore_closure_m / c.dean_a, 1.5);
-    c.closure_x = c.closure_x < c.fade0 - 12 ? c.closure_x : c.fade0 - 12;
+    c.closure_x = c.closure_x < c.fade0 - S_JOIN_M ? c.closure_x : c.fade0 - S_JOIN_M;
     c.foot_b = p->shore_berm_m / p->shore_foreshore_slope;
     c.berm_end = c.foot_b + p->shore_berm_width_m;
     c.tan_cliff = tan(p->shore_cliff_deg * M_PI / 180.0);

@@ -572,21 +572,47 @@ typedef struct {
     bool rows;
 } s_seabox_t;
 
+/* The box sum of radius S_SEA_BOX along one line of n values (the line's ends repeated). */
+static void s_seabox_run(const int64_t *in, int64_t *out, int64_t n)
+{
+    const int64_t b = S_SEA_BOX;
+    int64_t run = 0;
+    for (int64_t k = -b; k <= b; k++)
+        run += in[k < 0 ? 0 : (k >= n ? n - 1 : k)];
+    for (int64_t x = 0; x < n; x++) {
+        out[x] = run;
+        int64_t add = x + b + 1, sub = x - b;
+        run += in[add >= n ? n - 1 : add] - in[sub < 0 ? 0 : sub];
+    }
+}
+
+#define S_SEA_COLS 32 /* columns a task gathers into a contiguous block */
+
 static void s_seabox_line(void *ctx, size_t task, int thread)
 {
     (void)thread;
     const s_seabox_t *c = ctx;
-    int64_t n = c->rows ? c->w : c->h, step = c->rows ? 1 : c->w, b = S_SEA_BOX;
-    const int64_t *in = c->in + (c->rows ? (int64_t)task * c->w : (int64_t)task);
-    int64_t *out = c->out + (c->rows ? (int64_t)task * c->w : (int64_t)task);
-    int64_t run = 0; /* the sum over [x - b, x + b], the line's ends repeated */
-    for (int64_t k = -b; k <= b; k++)
-        run += in[(k < 0 ? 0 : (k >= n ? n - 1 : k)) * step];
-    for (int64_t x = 0; x < n; x++) {
-        out[x * step] = run;
-        int64_t add = x + b + 1, sub = x - b;
-        run += in[(add >= n ? n - 1 : add) * step] - in[(sub < 0 ? 0 : sub) * step];
+    if (c->rows) {
+        s_seabox_run(c->in + (int64_t)task * c->w, c->out + (int64_t)task * c->w, c->w);
+        return;
     }
+    int64_t x0 = (int64_t)task * S_SEA_COLS, h = c->h;
+    int64_t nc = c->w - x0 < S_SEA_COLS ? c->w - x0 : S_SEA_COLS;
+    int64_t *block = malloc((size_t)(nc * h + h) * sizeof *block);
+    if (!block) /* cannot happen at these sizes: the column keeps the rows' sums */
+        return;
+    int64_t *col = block + nc * h;
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t k = 0; k < nc; k++)
+            block[k * h + y] = c->in[y * c->w + x0 + k];
+    for (int64_t k = 0; k < nc; k++) {
+        s_seabox_run(block + k * h, col, h);
+        memcpy(block + k * h, col, (size_t)h * sizeof *col);
+    }
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t k = 0; k < nc; k++)
+            c->out[y * c->w + x0 + k] = block[k * h + y];
+    free(block);
 }
 
 static int s_sea_floor(const tb_frame_t *win, double *h, tb_pool_t *pool, tb_err_t *err)
@@ -604,13 +630,14 @@ static int s_sea_floor(const tb_frame_t *win, double *h, tb_pool_t *pool, tb_err
         return tb_err_set(err, TB_E_NOMEM, "tile: out of memory for the sea floor");
     }
     for (size_t i = 0; i < n; i++)
-        a[i] = (int64_t)llround(h[i] * 1000.0);
+        a[i] = (int64_t)floor(h[i] * 1000.0 + 0.5);
     s_seabox_t c = {a, t, win->w, win->h, true};
     for (int k = 0; k < 4; k++) { /* rows twice, then columns twice */
         c.rows = k < 2;
         c.in = k % 2 == 0 ? a : t;
         c.out = k % 2 == 0 ? t : a;
-        tb_pool_run(pool, (size_t)(c.rows ? win->h : win->w), s_seabox_line, &c);
+        tb_pool_run(pool, (size_t)(c.rows ? win->h : (win->w + S_SEA_COLS - 1) / S_SEA_COLS),
+                    s_seabox_line, &c);
     }
     const double N = 2 * S_SEA_BOX + 1, scale = 1.0 / (1000.0 * N * N * N * N);
     for (size_t i = 0; i < n; i++) {

@@ -17,8 +17,13 @@
  *       the smoothed gradient), each -60 .. +160 m: what each shows, the steepest step between
  *       neighbouring samples and whether it is on a cliff face (a run of steps above 45 degrees
  *       rising 5 m or more)
- *   tb_ground seafloor HEIGHTS --cell-m C [--size W,H] [--range LO,HI] [--below M]
- *       the curvature statistic over sea cells deeper than M metres (default 10)
+ *   tb_ground seafloor HEIGHTS --cell-m C [--size W,H] [--range LO,HI] [--below M] [--above M2]
+ *                      [--to-cell-m C2] [--step N]
+ *       the curvature statistic over sea cells deeper than M metres (default 10) and shallower than
+ *       M2, on blocks averaged to C2 and a stencil N cells wide (to rise above the 16-bit steps and
+ *       the detail relief: a facet's edge or a ray is a line of large curvature at the 8 m scale)
+ *   tb_ground hillshade HEIGHTS --cell-m C [--size W,H] [--range LO,HI] --crop X0,Y0,N --out PNG
+ *       the hillshade of an N x N crop (heights x 5, light from the north-west), to look at
  * Exit 0, 1 on a bad file, 2 on bad usage. */
 #include <math.h>
 #include <stdbool.h>
@@ -39,8 +44,9 @@ typedef struct {
 
 static int s_usage(void)
 {
-    fprintf(stderr, "usage: tb_ground stats|mounds|transects|seafloor FILE [DEPOSIT] --cell-m C "
-                    "[--size W,H] [--range LO,HI] [--to-cell-m C2] [--land] [--n N] [--below M]\n");
+    fprintf(stderr,
+            "usage: tb_ground stats|mounds|transects|seafloor|hillshade FILE [DEPOSIT] --cell-m C "
+            "[--size W,H] [--range LO,HI] [--to-cell-m C2] [--land] [--n N] [--below M]\n");
     return 2;
 }
 
@@ -156,7 +162,9 @@ static void s_stats(const s_grid_t *g, bool land_only)
             size_t at = (size_t)(j * w + i);
             float c = g->z[at], e = g->z[at + 1], ww = g->z[at - 1], s = g->z[at + w],
                   nn = g->z[at - w];
-            if (isnan(c) || isnan(e) || isnan(ww) || isnan(s) || isnan(nn) || (land_only && c <= 0))
+            if (isnan(c) || isnan(e) || isnan(ww) || isnan(s) || isnan(nn) ||
+                isnan(g->z[at - w - 1]) || isnan(g->z[at - w + 1]) || isnan(g->z[at + w - 1]) ||
+                isnan(g->z[at + w + 1]) || (land_only && c <= 0))
                 continue;
             ok[at] = 1;
             double gx = (e - ww) / (2 * g->cell_m), gy = (s - nn) / (2 * g->cell_m);
@@ -373,11 +381,14 @@ int main(int argc, char **argv)
         first = 4;
     }
     int64_t w = 0, h = 0;
-    double cell = 0, lo = 0, hi = 1, to_cell = 0, below = 10;
+    double cell = 0, lo = 0, hi = 1, to_cell = 0, below = 10, above = 1e9;
+    int step = 1;
+    int64_t crop[3] = {0, 0, 0};
+    const char *out = NULL;
     bool land = false;
     int n = 20;
     for (int i = first; i < argc; i++) {
-        long long a, b;
+        long long a, b, c3;
         if (!strcmp(argv[i], "--size") && i + 1 < argc &&
             sscanf(argv[i + 1], "%lld,%lld", &a, &b) == 2) {
             w = a;
@@ -392,10 +403,22 @@ int main(int argc, char **argv)
             to_cell = atof(argv[++i]);
         else if (!strcmp(argv[i], "--below") && i + 1 < argc)
             below = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--above") && i + 1 < argc)
+            above = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--step") && i + 1 < argc)
+            step = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--n") && i + 1 < argc)
             n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--land"))
             land = true;
+        else if (!strcmp(argv[i], "--crop") && i + 1 < argc &&
+                 sscanf(argv[i + 1], "%lld,%lld,%lld", &a, &b, &c3) == 3) {
+            crop[0] = a;
+            crop[1] = b;
+            crop[2] = c3;
+            i++;
+        } else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
         else
             return s_usage();
     }
@@ -417,17 +440,57 @@ int main(int argc, char **argv)
         }
         s_mounds(&d, &g);
     } else if (!strcmp(cmd, "transects")) {
+        for (size_t i = 0; i < (size_t)g.w * (size_t)g.h; i++) /* a DEM's no-data is the sea */
+            g.z[i] = isnan(g.z[i]) ? -1.0f : g.z[i];
         s_transects(&g, n);
+    } else if (!strcmp(cmd, "hillshade")) {
+        /* a crop's hillshade, heights x 5, light from the north-west 45 degrees up, into --out */
+        int64_t n0 = crop[2] > 0 ? crop[2] : g.w, x0 = crop[0], y0 = crop[1];
+        tb_image_t img;
+        tb_err_t err;
+        if (!out || x0 < 0 || y0 < 0 || x0 + n0 > g.w || y0 + n0 > g.h ||
+            tb_image_alloc(&img, (uint32_t)n0, (uint32_t)n0, TB_PNG_GRAY8, &err) != 0)
+            return s_usage();
+        for (int64_t j = 0; j < n0; j++)
+            for (int64_t i = 0; i < n0; i++) {
+                int64_t x = x0 + i, y = y0 + j;
+                int64_t xl = x > 0 ? x - 1 : x, xr = x + 1 < g.w ? x + 1 : x;
+                int64_t yu = y > 0 ? y - 1 : y, yd = y + 1 < g.h ? y + 1 : y;
+                double gx =
+                    5 * (g.z[y * g.w + xr] - g.z[y * g.w + xl]) / ((double)(xr - xl) * g.cell_m);
+                double gy =
+                    5 * (g.z[yd * g.w + x] - g.z[yu * g.w + x]) / ((double)(yd - yu) * g.cell_m);
+                double nl = (gx - gy + 1.41) / (sqrt(gx * gx + gy * gy + 1) * 2.0);
+                nl = nl < 0 ? 0 : (nl > 1 ? 1 : nl);
+                ((uint8_t *)img.pixels)[j * n0 + i] = (uint8_t)(255 * nl);
+            }
+        int rc = tb_png_write(out, &img, 6, &err);
+        tb_image_free(&img);
+        if (rc != 0) {
+            fprintf(stderr, "tb_ground: %s\n", err.msg);
+            return 1;
+        }
     } else if (!strcmp(cmd, "seafloor")) {
+        s_coarsen(&g, to_cell > cell ? (int)lround(to_cell / cell) : 1);
+        if (step > 1) { /* every step-th sample: the stencil spans step cells */
+            int64_t w2 = g.w / step, h2 = g.h / step;
+            for (int64_t j = 0; j < h2; j++)
+                for (int64_t i = 0; i < w2; i++)
+                    g.z[j * w2 + i] = g.z[j * step * g.w + i * step];
+            g.w = w2;
+            g.h = h2;
+            g.cell_m *= step;
+        }
         size_t cells = (size_t)g.w * (size_t)g.h;
         uint8_t *mask = malloc(cells);
         for (size_t i = 0; i < cells; i++)
-            mask[i] = g.z[i] < -below;
+            mask[i] = g.z[i] < -below && g.z[i] > -above;
         double m, p99;
         int64_t c;
         tb_ground_curvature(g.z, g.w, g.h, g.cell_m, mask, &m, &p99, &c);
-        printf("sea floor deeper than %g m: %lld cells, curvature mean %.3g /m, p99 %.3g /m\n",
-               below, (long long)c, m, p99);
+        printf(
+            "sea floor %g .. %g m deep, at %g m: %lld cells, curvature mean %.3g /m, p99 %.3g /m\n",
+            below, above, g.cell_m, (long long)c, m, p99);
         free(mask);
     } else {
         return s_usage();
