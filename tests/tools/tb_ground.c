@@ -16,7 +16,7 @@
  *       N shore-normal transects (waterline cells spread evenly along the shore, the normal from
  *       the smoothed gradient), each -60 .. +160 m: what each shows, the steepest step between
  *       neighbouring samples and whether it is on a cliff face (a run of steps above 45 degrees
- *       rising 5 m or more)
+ *       rising 2 m or more); a beach: no step over 10 degrees in the first 40 m inland
  *   tb_ground seafloor HEIGHTS --cell-m C [--size W,H] [--range LO,HI] [--below M] [--above M2]
  *                      [--to-cell-m C2] [--step N]
  *       the curvature statistic over sea cells deeper than M metres (default 10) and shallower than
@@ -346,22 +346,29 @@ static void s_transects(const s_grid_t *g, int want)
             }
         }
         top_rise = face_rise > top_rise ? face_rise : top_rise;
-        on_cliff = top_rise >= 5;
-        /* what it shows: the height 20 m and 100 m inland, the depth 40 m out */
-        int k20 = (int)(80.0 / g->cell_m), k100 = (int)(160.0 / g->cell_m),
-            k40 = (int)(20.0 / g->cell_m);
-        double z20 = prof[k20], z100 = prof[k100], d40 = prof[k40];
-        const char *what =
-            on_cliff ? "platform and cliff" : (z20 < 4 ? "beach or low shore" : "slope");
-        beaches += !on_cliff && z20 < 4;
+        on_cliff = top_rise >= 2;
+        /* what it shows: the height 20 m and 100 m inland, the depth 40 m out, the steepest step
+         * of the first 40 m inland and the highest point there (a beach's berm) */
+        int k0 = (int)(60.0 / g->cell_m), k20 = (int)(80.0 / g->cell_m),
+            k100 = (int)(160.0 / g->cell_m), k40 = (int)(20.0 / g->cell_m);
+        double z20 = prof[k20], z100 = prof[k100], d40 = prof[k40], near = 0, berm = -1e9;
+        for (int k = k0; k < k0 + (int)(40.0 / g->cell_m) && k + 1 < ns; k++) {
+            double deg = atan(fabs(prof[k + 1] - prof[k]) / g->cell_m) * 180 / M_PI;
+            near = deg > near ? deg : near;
+            berm = prof[k + 1] > berm ? prof[k + 1] : berm;
+        }
+        const char *what = on_cliff ? "platform and cliff" : (near < 10 ? "beach" : "slope");
+        beaches += !on_cliff && near < 10;
         cliffs += on_cliff;
         steep_off += steep > 38 && !on_cliff;
-        printf("  %2d at (%lld, %lld): %s; z at +20 m %.1f, +100 m %.1f, -40 m %.1f; steepest step "
-               "%.1f deg at %+.0f m%s\n",
-               t, (long long)ci, (long long)cj, what, z20, z100, d40, steep, steep_at,
+        printf("  %2d at (%lld, %lld): %s; z at +20 m %.1f, +100 m %.1f, -40 m %.1f; first 40 m: "
+               "steepest %.1f deg, top %.1f m; steepest step %.1f deg at %+.0f m%s\n",
+               t, (long long)ci, (long long)cj, what, z20, z100, d40, near, berm, steep, steep_at,
                on_cliff ? " (cliff face)" : (steep > 38 ? " (NOT a cliff face)" : ""));
+        if (on_cliff)
+            printf("      cliff face: %.1f m of steps over 45 degrees\n", top_rise);
     }
-    printf("transects: %d beach or low shore, %d platform and cliff, %d with a step over the "
+    printf("transects: %d beach, %d platform and cliff, %d with a step over the "
            "talus off a cliff face\n",
            beaches, cliffs, steep_off);
     free(wl);
