@@ -38,8 +38,9 @@ static void s_planet(tb_detail_synthetic_t *syn)
                   err.msg);
 }
 
-/* Small-tile parameters: 0.4 km tiles (200 samples), 2 rounds of 12-step droplets, brush 1,
- * 4 thermal iterations: a provable margin of 2 x (12 + 1 + 1 + 1) + 4 + 2 = 36 cells. */
+/* Small-tile parameters: 0.4 km tiles (200 samples), 2 rounds of 12-step droplets carrying their
+ * load 12 more, brush 1, the default settling, 4 thermal iterations: a provable margin of
+ * 2 x (12 + 12 + 1 + 1 + 1) + 4 x 6 + 4 + 2 = 84 cells (the shore's reach too). */
 static void s_small_params(tb_detail_params_t *p)
 {
     tb_detail_params_defaults(p);

@@ -167,7 +167,9 @@ static void s_shore_row(void *ctx, size_t task, int thread)
         double H = h + C - P; /* the land before the surf cut it, above the platform */
         double kap = y >= 0 ? s_step(0.30, 0.55, e) * s_step(0.3, 1.5, H) : 0;
         double beta = fmax(s_step(0.75, 0.45, e), s_step(0.02, 0.30, L)) * (1 - kap);
-        double tb = s_beach(c, y, h);
+        /* behind a beach the land as it stood before the 8 m surf cut it (h + C): the cut's edge
+         * is a staircase of 8 m cells, which the beach's land would otherwise carry */
+        double tb = s_beach(c, y, y > 0 ? h + C : h);
         double tc = kap > 0 ? s_cliff(c, y, e, P, H > 0 ? H : 0, s_step(0.7, 0.9, e)) : h;
         /* elsewhere: the waterline onto y = 0, the land within 20 m at least a gentle rise */
         double near = s_step(20, 10, fabs(y)), tr = h;
