@@ -129,8 +129,8 @@ static double s_cliff(const s_shore_t *c, double y, double e, double P, double H
     double t = P + s_clamp(H + tc * (y - top), 0.1 * H, H);
     double foot = top - 0.9 * H / tc;
     double u = (y - (foot - 1.25)) / 1.25;
-    if (u > -1 && u < 1)
-        t -= nu * p->shore_notch_m * (1 - u * u);
+    if (u > -1 && u < 1) /* a notch is cut into a cliff: none into a bank a metre high */
+        t -= nu * p->shore_notch_m * (H < 4 ? H / 4 : 1) * (1 - u * u);
     double reach = p->shore_apron_share * H / ts;
     if (y >= foot - reach) {
         double apron = P + (1 - nu) * fmin(p->shore_apron_share * H, ts * (y - foot + reach));
@@ -170,14 +170,17 @@ static void s_shore_row(void *ctx, size_t task, int thread)
         /* behind a beach the land as it stood before the 8 m surf cut it (h + C): the cut's edge
          * is a staircase of 8 m cells, which the beach's land would otherwise carry */
         double tb = s_beach(c, y, y > 0 ? h + C : h);
-        double tc = kap > 0 ? s_cliff(c, y, e, P, H > 0 ? H : 0, s_step(0.7, 0.9, e)) : h;
-        /* elsewhere: the waterline onto y = 0, the land within 20 m at least a gentle rise */
-        double near = s_step(20, 10, fabs(y)), tr = h;
-        if (y < 0 && h > 0.05 * y)
-            tr = h + near * (0.05 * y - h);
-        else if (y > 0 && h < 0.05 * y)
-            tr = h + near * (0.05 * y - h);
-        double t = beta * tb + kap * tc + (1 - beta - kap) * tr;
+        /* on land, what is not beach is the coastal pass's platform drawn at 2 m, whatever the
+         * cliff's height (the 8 m cut's edge is a staircase of cells, which h carries); at sea, the
+         * waterline onto y = 0 (the sea within 20 m falling at least 5 cm a metre) */
+        double t;
+        if (y >= 0) {
+            double tc = s_cliff(c, y, e, P, H > 0 ? H : 0, s_step(0.7, 0.9, e));
+            t = beta * tb + (1 - beta) * tc;
+        } else {
+            double near = s_step(20, 10, -y), tr = h > 0.05 * y ? h + near * (0.05 * y - h) : h;
+            t = beta * tb + (1 - beta) * tr;
+        }
         c->h[at] = h + fade * (t - h);
         double sand =
             beta * fade * s_step(-10, -6, y) * s_step(c->berm_end + 6, c->berm_end + 2, y);
