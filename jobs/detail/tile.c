@@ -745,9 +745,11 @@ int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_
         tb_resample_catmull_rom(geo, gfac, win, fac, err) != 0 ||
         tb_resample_nearest_u8(geo, spec->class_idx, win, cls, err) != 0)
         goto done;
-    if (land8) /* the waterline the shore pass draws from: the 8 m surface's, before any detail */
+    if (land8) /* the waterline the shore pass draws from: the 8 m surface's, before any detail;
+                  land the coastal pass left at or below sea level is no sea (the pass's own rule:
+                  the sea is the ocean classes) */
         for (size_t i = 0; i < n; i++)
-            land8[i] = h0[i] > 0;
+            land8[i] = h0[i] > 0 || !spec->classes[cls[i]].ocean;
     if (s_sea_floor(win, h0, pool, err) != 0)
         goto done;
     t[1] = tb_now_s();
