@@ -176,6 +176,8 @@ static void s_shore_row(void *ctx, size_t task, int thread)
         double t;
         if (y >= 0) {
             double tc = s_cliff(c, y, e, P, H > 0 ? H : 0, s_step(0.7, 0.9, e));
+            tc = tc < h + C ? tc : h + C; /* never above the land before the cut: land lower than
+                                           * the platform is no platform (it drew a bank inland) */
             t = beta * tb + (1 - beta) * tc;
         } else {
             double near = s_step(20, 10, -y), tr = h > 0.05 * y ? h + near * (0.05 * y - h) : h;
