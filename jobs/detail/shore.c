@@ -124,7 +124,11 @@ static double s_beach(const s_shore_t *c, double y, double h)
 static double s_cliff(const s_shore_t *c, double y, double e, double P, double H, double nu)
 {
     const tb_detail_params_t *p = c->in->p;
-    double tc = c->tan_cliff, ts = c->tan_scree;
+    /* a bank under 2 m stands at the scree's angle, a cliff from 4 m at the cliff's: a metre of
+     * platform edge is no cliff face, and nothing but a cliff face is steeper than the talus */
+    double u_h = H <= 2 ? 0 : (H >= 4 ? 1 : (H - 2) / 2);
+    double tc = c->tan_scree + (c->tan_cliff - c->tan_scree) * u_h * u_h * (3 - 2 * u_h),
+           ts = c->tan_scree;
     double top = e * p->shore_surf_reach_m; /* where the surf's reach ended */
     double t = P + s_clamp(H + tc * (y - top), 0.1 * H, H);
     double foot = top - 0.9 * H / tc;

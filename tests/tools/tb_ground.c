@@ -14,8 +14,8 @@
  *       the deposit map's mounds (regional maxima) per km2 of land (heights above 0 m)
  *   tb_ground transects HEIGHTS --cell-m C [--size W,H] [--range LO,HI] [--n 20]
  *       N shore-normal transects (waterline cells spread evenly along the shore, the normal from
- *       the smoothed gradient), each -60 .. +160 m: what each shows, the steepest step between
- *       neighbouring samples and whether it is on a cliff face (a run of steps above 45 degrees
+ *       the land mask's gradient over 40 m), each -60 .. +160 m: what each shows, the steepest step
+ * between neighbouring samples and whether it is on a cliff face (a run of steps above 45 degrees
  *       rising 2 m or more); a beach: no step over 10 degrees in the first 40 m inland
  *   tb_ground seafloor HEIGHTS --cell-m C [--size W,H] [--range LO,HI] [--below M] [--above M2]
  *                      [--to-cell-m C2] [--step N]
@@ -293,7 +293,7 @@ static void s_transects(const s_grid_t *g, int want)
     int64_t w = g->w, h = g->h;
     /* waterline cells: land with a sea 4-neighbour, 60 cells inside the grid */
     int64_t *wl = malloc((size_t)w * (size_t)h * sizeof *wl), nw = 0;
-    int64_t edge = (int64_t)ceil(170.0 / g->cell_m);
+    int64_t edge = (int64_t)ceil(170.0 / g->cell_m) + (int64_t)ceil(40.0 / g->cell_m);
     for (int64_t j = edge; j < h - edge; j++)
         for (int64_t i = edge; i < w - edge; i++) {
             size_t at = (size_t)(j * w + i);
@@ -306,12 +306,13 @@ static void s_transects(const s_grid_t *g, int want)
     int beaches = 0, cliffs = 0, steep_off = 0;
     for (int t = 0; t < want && nw > 0; t++) {
         int64_t at = wl[(int64_t)((double)nw * (t + 0.5) / want)], ci = at % w, cj = at / w;
-        /* the normal: the gradient of the heights over a 20 m box, pointing inland */
+        /* the normal: the gradient of the land mask (height above 0) over a 40 m box, pointing
+         * inland (the heights' own gradient turns seaward behind a berm higher than its land) */
         double gx = 0, gy = 0;
-        int64_t r = (int64_t)ceil(20.0 / g->cell_m);
+        int64_t r = (int64_t)ceil(40.0 / g->cell_m);
         for (int64_t dj = -r; dj <= r; dj++)
             for (int64_t di = -r; di <= r; di++) {
-                double v = g->z[(cj + dj) * w + ci + di];
+                double v = g->z[(cj + dj) * w + ci + di] > 0 ? 1.0 : 0.0;
                 gx += v * (double)di;
                 gy += v * (double)dj;
             }
