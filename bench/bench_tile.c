@@ -467,12 +467,13 @@ int main(int argc, char **argv)
         int n = 0;
         for (int64_t m = 0; m <= bound && n < 32; m += m < 32 ? 4 : 8)
             margins[n++] = m;
-        printf("margin: provable bound %lld cells (%d rounds x (%d steps + %d carried + 1 + brush %d "
-               "+ 1) + 4 x settle %d + %d thermal + 2, at least the shore's %d); reference at "
-               "%lld\n",
-               (long long)bound, q.droplet_rounds, q.droplet_lifetime, q.droplet_carry_steps,
-               q.droplet_brush_radius, q.droplet_settle_cells, q.thermal_iterations,
-               TB_DETAIL_SHORE_REACH_CELLS, (long long)(2 * bound));
+        printf(
+            "margin: provable bound %lld cells (%d rounds x (%d steps + %d carried + 1 + brush %d "
+            "+ 1) + 4 x settle %d + %d thermal + 2, at least the shore's %d); reference at "
+            "%lld\n",
+            (long long)bound, q.droplet_rounds, q.droplet_lifetime, q.droplet_carry_steps,
+            q.droplet_brush_radius, q.droplet_settle_cells, q.thermal_iterations,
+            TB_DETAIL_SHORE_REACH_CELLS, (long long)(2 * bound));
         int64_t measured = 0, measured_f = 0;
         for (int s = 0; s < 3; s++) {
             char name[TB_TILE_ID_MAX];
