@@ -14,6 +14,9 @@
  *   printed with the provable bound; it fails (exit 1) when the margin in use is below the second.
  * Wall seconds on a shared machine: read them with its load (uptime is printed).
  *
+ * --coast: the coastal pass (jobs/coast, defaults, a 400 m sea) runs over the synthetic planet
+ * first, so the specs carry its exposure and moved_m like a bake's, and the one tile is the coast
+ * tile nearest half land (the shore pass's cost; the margin then measures it too).
  * --tiles JSON overrides the `tiles` section (e.g. '{"droplets": {"rounds": 6}}').
  * --png PREFIX writes a hillshade, the wear and the splat of a 768-sample crop of the tile, to
  * judge by eye.
@@ -45,8 +48,69 @@
 #include "common/log.h"
 #include "common/png_io.h"
 #include "coordinator/bake/bake.h"
+#include "jobs/detail/ground_stats.h"
 #include "jobs/detail/margin.h"
 #include "jobs/detail/synthetic.h"
+
+/* The ground statistics of the tile (jobs/detail/ground_stats.h): the deposit map's mounds per
+ * km2, where the deposit lies, and what the carried loads did. */
+static void s_ground(const tb_tile_result_t *r, const tb_detail_params_t *p)
+{
+    int64_t w = r->interior.w, h = r->interior.h;
+    size_t n = (size_t)w * (size_t)h;
+    uint8_t *land = malloc(n), *channel = malloc(n);
+    double *dep = malloc(n * sizeof *dep);
+    if (!land || !channel || !dep) {
+        free(land);
+        free(channel);
+        free(dep);
+        return;
+    }
+    /* a channel: the droplets' water reached splat.flow_full, the flow byte 32 log2(1 + water) */
+    double flow_full = 32.0 * log2(1.0 + p->splat_flow_full);
+    for (size_t i = 0; i < n; i++) {
+        land[i] = r->height_m[i] > 0;
+        channel[i] = r->flow[i] >= flow_full;
+        dep[i] = (r->deposit[i] / 255.0) * (r->deposit[i] / 255.0);
+    }
+    double km2 = (double)n * p->cell_m * p->cell_m / 1e6, hollow = 0, convex = 0;
+    int64_t maxima = tb_ground_deposit_maxima_u8(r->deposit, w, h, land);
+    tb_ground_deposit_where(r->height_m, dep, channel, w, h, p->cell_m, 0.002, &hollow, &convex);
+    const tb_droplet_budget_t *b = &r->budget;
+    printf("  ground: %.0f deposit mounds a km2 (strict local maxima of the deposit map on land); "
+           "%.1f %% of the deposit in hollows (Laplacian over 4 m above 0.002 /m) or channels, "
+           "%.1f %% on convex ground; %.1f %% of the eroded load laid where a carry ended; %.2f "
+           "carry steps a droplet\n",
+           (double)maxima / km2, 100 * hollow, 100 * convex,
+           100.0 * (double)b->deposited_end_q / (double)(b->eroded_q ? b->eroded_q : 1),
+           (double)b->carry_steps / (double)(b->droplets ? b->droplets : 1));
+    free(land);
+    free(channel);
+    free(dep);
+}
+
+/* The coast tile whose own geology cells are nearest half land (ties to the lower row, then
+ * column): the most shore a tile holds, for --coast. */
+static int s_coast_tile(const tb_tile_lattice_t *L, const uint8_t *land, tb_tile_id_t *out)
+{
+    double best = 2;
+    int found = -1;
+    int64_t T = L->tile_geo_cells;
+    for (int64_t r = 0; r < L->rows; r++)
+        for (int64_t c = 0; c < L->cols; c++) {
+            int64_t n = 0, on = 0;
+            for (int64_t j = r * T; j < (r + 1) * T && j < L->geo_h; j++)
+                for (int64_t i = c * T; i < (c + 1) * T; i++, n++)
+                    on += land[j * L->geo_w + i] != 0;
+            double d = fabs((double)on / (double)(n ? n : 1) - 0.5);
+            if (on > 0 && on < n && d < best) {
+                best = d;
+                *out = (tb_tile_id_t){c, r};
+                found = 0;
+            }
+        }
+    return found;
+}
 
 static double s_maxrss_mb(void)
 {
@@ -225,10 +289,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-tile"))
             do_tile = 0;
         else {
-            fprintf(stderr, "usage: bench_tile [--km N] [--seed N] [--no-margin] [--no-tile] "
-                            "[--sample-km X] [--threads N] [--png PREFIX] [--tiles JSON]\n"
-                            "       bench_tile --phase [--circumference-km K] [--steps N] "
-                            "[--coast] [--workers N] [--threads N] [--out DIR]\n");
+            fprintf(stderr,
+                    "usage: bench_tile [--km N] [--seed N] [--no-margin] [--no-tile] "
+                    "[--sample-km X] [--threads N] [--png PREFIX] [--tiles JSON] [--coast]\n"
+                    "       bench_tile --phase [--circumference-km K] [--steps N] "
+                    "[--coast] [--workers N] [--threads N] [--out DIR]\n");
             return 2;
         }
     }
@@ -251,6 +316,14 @@ int main(int argc, char **argv)
     }
     printf("synthetic planet: %lld x %lld cells of %g m (%.1f s)\n", (long long)gw, (long long)gh,
            cell, tb_now_s() - t0);
+    if (coast) { /* the coastal pass over it, as a bake's tiles read the planet */
+        double tc = tb_now_s();
+        if (tb_detail_synthetic_coast(&syn, 400, 0.5, threads, &err) != 0) {
+            fprintf(stderr, "bench tile: %s\n", err.msg);
+            return 1;
+        }
+        printf("coastal pass over it: %.1f s\n", tb_now_s() - tc);
+    }
     s_load();
     tb_pool_t *pool = tb_pool_new(threads, &err);
     if (!pool) {
@@ -279,6 +352,10 @@ int main(int argc, char **argv)
         if (tb_tile_lattice_make(&L, gw, gh, cell, p.size_km, p.cell_m, &err) != 0 ||
             tb_tile_steepest(&L, syn.height_m, syn.land, &id, &deg) != 0) {
             fprintf(stderr, "bench tile: %s\n", err.msg);
+            return 1;
+        }
+        if (coast && s_coast_tile(&L, syn.land, &id) != 0) {
+            fprintf(stderr, "bench tile: --coast: no coast tile\n");
             return 1;
         }
         tb_tile_spec_owned_t spec;
@@ -316,10 +393,10 @@ int main(int argc, char **argv)
                "window %lld x %lld, %d thread(s)\n",
                name, deg, (long long)r.interior.w, (long long)r.interior.h, p.cell_m,
                p.margin_cells, (long long)win.w, (long long)win.h, threads);
-        const char *names[5] = {"resample", "relief", "droplets", "thermal", "outputs"};
+        const char *names[6] = {"resample", "relief", "droplets", "thermal", "shore", "outputs"};
         double cpu = 0;
         printf("  pass      CPU s    wall s   CPU ns/window cell\n");
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             printf("  %-9s %6.3f  %7.3f  %6.1f\n", names[k], r.pass_cpu_s[k], r.pass_s[k],
                    1e9 * r.pass_cpu_s[k] / win_cells);
             cpu += r.pass_cpu_s[k];
@@ -342,6 +419,7 @@ int main(int argc, char **argv)
                r.stats.eroded_q * TB_DROPLET_QUANTUM_M / in_cells,
                100.0 * (double)r.stats.channel_cells /
                    (double)(r.stats.land_cells ? r.stats.land_cells : 1));
+        s_ground(&r, &p);
         printf(
             "peak memory: %.0f MB (getrusage maxrss; %.0f MB before the tile, planet included)\n",
             s_maxrss_mb(), rss0);
@@ -389,10 +467,13 @@ int main(int argc, char **argv)
         int n = 0;
         for (int64_t m = 0; m <= bound && n < 32; m += m < 32 ? 4 : 8)
             margins[n++] = m;
-        printf("margin: provable bound %lld cells (%d rounds x (%d steps + 1 + brush %d + 1) + %d "
-               "thermal + 2); reference at %lld\n",
-               (long long)bound, q.droplet_rounds, q.droplet_lifetime, q.droplet_brush_radius,
-               q.thermal_iterations, (long long)(2 * bound));
+        printf(
+            "margin: provable bound %lld cells (%d rounds x (%d steps + %d carried + 1 + brush %d "
+            "+ 1) + 4 x settle %d + %d thermal + 2, at least the shore's %d); reference at "
+            "%lld\n",
+            (long long)bound, q.droplet_rounds, q.droplet_lifetime, q.droplet_carry_steps,
+            q.droplet_brush_radius, q.droplet_settle_cells, q.thermal_iterations,
+            TB_DETAIL_SHORE_REACH_CELLS, (long long)(2 * bound));
         int64_t measured = 0, measured_f = 0;
         for (int s = 0; s < 3; s++) {
             char name[TB_TILE_ID_MAX];

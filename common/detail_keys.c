@@ -31,8 +31,9 @@ int64_t tb_detail_required_margin(const tb_detail_params_t *p, const char **chan
         *measured_value = def_value;
     if (!first)
         return TB_DETAIL_MEASURED_MARGIN_CELLS;
-    return tb_detail_margin_bound_of(p->droplet_rounds, p->droplet_lifetime,
-                                     p->droplet_brush_radius, p->thermal_iterations);
+    return tb_detail_margin_bound_of(p->droplet_rounds, p->droplet_lifetime, p->droplet_carry_steps,
+                                     p->droplet_brush_radius, p->droplet_settle_cells,
+                                     p->thermal_iterations);
 }
 
 int tb_detail_keys_check(double size_km, double cell_m, int spawn_block, double scree_deg,

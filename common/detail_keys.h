@@ -58,12 +58,46 @@
       "Share of the water lost a step.")                                                           \
     X(droplets, gravity, DOUBLE, droplet_gravity, 0, 1000, 4, 1,                                   \
       "Acceleration of a droplet per metre of drop.")                                              \
+    X(droplets, carry_steps, INT, droplet_carry_steps, 0, 1000, 12, 1,                             \
+      "Steps a droplet whose lifetime ended goes on down the steepest descent, laying its load "   \
+      "where its capacity falls or where it joins a channel (0: it lays it where it dies).")       \
+    X(droplets, settle_cells, INT, droplet_settle_cells, 0, 32, 6, 1,                              \
+      "The deposit settles over a tent of this radius twice (exact in integers): a sheet over "    \
+      "the low ground, not a speckle of one-cell heaps (0: none).")                                \
+    X(droplets, converge, DOUBLE, droplet_converge, 0, 10, 0.5, 1,                                 \
+      "Erosion times 1 + converge x log2(1 + the water of the rounds before): converging paths "   \
+      "deepen into gullies.")                                                                      \
     X(thermal, iterations, INT, thermal_iterations, 0, 1000, 6, 1,                                 \
       "Jacobi iterations of thermal weathering.")                                                  \
     X(thermal, talus_deg, DOUBLE, thermal_talus_deg, 1, 89, 38, 1,                                 \
       "Angle of repose at the detail cell.")                                                       \
     X(thermal, rate, DOUBLE, thermal_rate, 0.01, 0.5, 0.5, 1,                                      \
       "Share of a cell's largest excess over the talus moved per iteration.")                      \
+    X(shore, surf_reach_m, DOUBLE, shore_surf_reach_m, 1, 150, 110, 1,                             \
+      "The coastal pass's surf reach (coast.surf_reach_m): the cliff stands at exposure x reach "  \
+      "from the waterline.")                                                                       \
+    X(shore, platform_m, DOUBLE, shore_platform_m, -5, 5, 0.5, 1,                                  \
+      "Height of the wave-cut platform at the waterline (coast.platform_m).")                      \
+    X(shore, platform_slope, DOUBLE, shore_platform_slope, 0, 0.2, 0.01, 1,                        \
+      "Rise of the platform inland, metres per metre (coast.platform_slope).")                     \
+    X(shore, grain_mm, DOUBLE, shore_grain_mm, 0.06, 10, 0.3, 1,                                   \
+      "Beach sand grain size: the Dean profile's A = 0.21 D^0.48 (Dean 1991).")                    \
+    X(shore, closure_m, DOUBLE, shore_closure_m, 0.1, 20, 3, 1,                                    \
+      "Depth at which the beach's equilibrium profile meets the shelf (within 140 m of shore).")   \
+    X(shore, berm_m, DOUBLE, shore_berm_m, 0, 10, 1.5, 1, "Height of the beach berm's crest.")     \
+    X(shore, foreshore_slope, DOUBLE, shore_foreshore_slope, 0.01, 0.5, 0.08, 1,                   \
+      "Slope of the beach face from the waterline up to the berm.")                                \
+    X(shore, berm_width_m, DOUBLE, shore_berm_width_m, 0, 60, 12, 1,                               \
+      "Width of the berm's flat top.")                                                             \
+    X(shore, cliff_deg, DOUBLE, shore_cliff_deg, 45, 89, 72, 1, "Angle of a sea cliff's face.")    \
+    X(shore, notch_m, DOUBLE, shore_notch_m, 0, 5, 1.2, 1,                                         \
+      "Depth of the wave-cut notch at the foot of an exposed cliff.")                              \
+    X(shore, scree_deg, DOUBLE, shore_scree_deg, 10, 45, 33, 1,                                    \
+      "Angle of the scree apron at the foot of a sheltered cliff.")                                \
+    X(shore, apron_share, DOUBLE, shore_apron_share, 0, 1, 0.3, 1,                                 \
+      "Share of the cliff's height the scree apron climbs.")                                       \
+    X(shore, outline_m, DOUBLE, shore_outline_m, 0, 10, 3, 1,                                      \
+      "Amplitude of the shoreline's own wander (noise in world metres), so no 8 m cell shows.")    \
     X(splat, rock_deg, DOUBLE, splat_rock_deg, 1, 89, 40, 0,                                       \
       "Slope at which bare rock takes over (5 degrees either side blend).")                        \
     X(splat, scree_deg, DOUBLE, splat_scree_deg, 1, 89, 28, 0,                                     \
@@ -92,16 +126,25 @@ typedef struct {
 /* The detail cell at which the margin was measured, and the measured margin itself
  * (bench/bench_tile.c at every default; docs/tiles.md, "The margin"). */
 #define TB_DETAIL_MEASURED_CELL_M 2.0
-#define TB_DETAIL_MEASURED_MARGIN_CELLS 88
+#define TB_DETAIL_MEASURED_MARGIN_CELLS 136
+
+/* How far (detail cells, Chebyshev) the shore pass reads the waterline: its distance transform's
+ * cap plus its smoothing (jobs/detail/shore.h). */
+#define TB_DETAIL_SHORE_REACH_CELLS 84
 
 /* The provable margin in detail cells: rounds x (lifetime x one-cell step + the gradient stencil +
- * brush radius + 1 nearest node) + thermal iterations + 2 (the slope stencils of the relief and of
- * the outputs). Beyond it no droplet, thermal exchange or stencil can carry a window edge's error
- * into the interior (docs/tiles.md, "The margin"). */
-static inline int64_t tb_detail_margin_bound_of(int rounds, int lifetime, int brush_radius,
+ * carry steps + brush radius + 1 nearest node) + 4 settle cells (the deposit's two tents, once at
+ * the end) + thermal iterations + 2 (the slope stencils of the relief and of the outputs), and
+ * never less than the shore pass's reach. Beyond it no droplet, thermal exchange or stencil can
+ * carry a window edge's error into the interior (docs/tiles.md, "The margin"). */
+static inline int64_t tb_detail_margin_bound_of(int rounds, int lifetime, int carry_steps,
+                                                int brush_radius, int settle_cells,
                                                 int thermal_iterations)
 {
-    return (int64_t)rounds * ((int64_t)lifetime + 1 + brush_radius + 1) + thermal_iterations + 2;
+    int64_t b = (int64_t)rounds * ((int64_t)lifetime + carry_steps + 1 + brush_radius + 1) +
+                4 * (int64_t)settle_cells + thermal_iterations + 2;
+    /* the shore pass reads the waterline's distance within TB_DETAIL_SHORE_REACH_CELLS */
+    return b > TB_DETAIL_SHORE_REACH_CELLS ? b : TB_DETAIL_SHORE_REACH_CELLS;
 }
 
 /* The margin a set of passes requires, in detail cells. The measured margin is a measurement of

@@ -44,6 +44,7 @@ enum {
     TB_SALT_TILE_SPAWN = 80,  /* a droplet's spawn cell, sub-cell offset and water */
     TB_SALT_TILE_JITTER = 81, /* a droplet's direction when the ground gives it none */
     TB_SALT_TILE_RELIEF = 82, /* the detail relief noise */
+    TB_SALT_TILE_SHORE = 83,  /* the shoreline's wander at 2 m (jobs/detail/shore.c) */
     TB_SALT_TEST = 1000,
     TB_SALT_TEST_NOISE = 1001
 };

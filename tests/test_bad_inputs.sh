@@ -95,7 +95,7 @@ variant dt "m['solve']['dt_yr'] = float('nan')" 2>/dev/null || true
 row 2 'dt_yr|not valid JSON' "$TERRAIN" plan dt/planet.json --out OUT
 # the tiles section's pass keys (docs/tiles.md): one row per kind of check - a range, a key nothing
 # reads, a group that is not an object, a check across keys, and the margin the passes require (the
-# base planet.json, written by `terrain init`, states its margin: 88)
+# base planet.json, written by `terrain init`, states its margin: 136)
 variant tl "m['tiles']['droplets']['lifetime'] = 0"
 row 2 'tiles\.droplets\.lifetime: expected an integer in 1\.\.1000, got 0' "$TERRAIN" plan tl/planet.json --out OUT
 variant tu "m['tiles']['droplets']['lifetimes'] = 20"
@@ -105,7 +105,7 @@ row 2 'tiles\.thermal: expected an object, got 6' "$TERRAIN" plan tg/planet.json
 variant ts "m['tiles']['splat']['scree_deg'] = 45"
 row 2 'tiles\.splat\.scree_deg 45 must be below tiles\.splat\.rock_deg 40' "$TERRAIN" plan ts/planet.json --out OUT
 variant tm "m['tiles']['droplets']['lifetime'] = 30"
-row 2 'tiles\.margin_cells 88 is below 144, the provable margin.*tiles\.droplets\.lifetime is 30 \(measured at 20\)' "$TERRAIN" plan tm/planet.json --out OUT
+row 2 'tiles\.margin_cells 136 is below 216, the provable margin.*tiles\.droplets\.lifetime is 30 \(measured at 20\)' "$TERRAIN" plan tm/planet.json --out OUT
 
 # -- legends
 variant lc "l['classes'][0]['name'] = 'low\x1b[31mland'"
@@ -174,7 +174,7 @@ row 2 "--tiles-only c009r000: no such tile; this planet's tiles are c000r000\.\.
 row 2 '--tiles-only x1: not a tile id' "$TERRAIN" bake base/planet.json --tiles-only c000r000,x1 --steps 2 --out OUT
 row 2 '--tiles-only c001r000-c000r000: a range runs from its north-west' "$TERRAIN" bake base/planet.json --tiles-only c001r000-c000r000 --steps 2 --out OUT
 row 2 'meta.json: no complete bake here' "$TERRAIN" bake base/planet.json --tiles-only c000r000 --steps 2 --out OUT
-row 2 'need a circumference of at least 2676 detail cells' "$TERRAIN" bake --circumference-km 5 --steps 2 --out OUT
+row 2 'need a circumference of at least 2772 detail cells' "$TERRAIN" bake --circumference-km 5 --steps 2 --out OUT
 row 2 'not a complete bake' "$TERRAIN" tiles OUT
 row 2 'base: not a complete bake' "$TERRAIN" tiles base
 row 2 '--only and --measure-margin: give one or the other' "$TERRAIN" tiles OUT --only c000r000 --measure-margin

@@ -20,7 +20,7 @@
 #  - resume: a bake SIGKILLed in its tiles phase after one tile was stored, run again into the same
 #    directory, takes that tile from the store and computes the other (meta.json's tiles.from_store
 #    is the count stored before the kill), and every tile file equals the uninterrupted bake's;
-#  - a 5 km planet (one tile column: a tile and its 88-cell margin do not fit round it) is refused
+#  - a 5 km planet (one tile column: a tile and its 136-cell margin do not fit round it) is refused
 #    at plan time with exit 2 naming the limit, and nothing is written; with --no-tiles it bakes
 #    (the control: the refusal is the tiles').
 set -euo pipefail
@@ -134,9 +134,9 @@ echo "ok: bake --tiles-only re-runs its tile; other steps, a bad id, a store wit
 # --- the margin measured on this planet: a table, a verdict, and nothing written
 rc=$(tiles_status margin "$A" --measure-margin --sample-km 0.4 --workers 0)
 [ "$rc" = 0 ] || fail "terrain tiles --measure-margin: exit $rc"
-grep -qE "^measured margin: [0-9]+ cells for identical 16-bit interiors .* provable bound 104; margin in use 88 \(default 88\): covers" "$T/margin.out" ||
+grep -qE "^measured margin: [0-9]+ cells for identical 16-bit interiors .* provable bound 176; margin in use 136 \(default 136\): covers" "$T/margin.out" ||
   fail "terrain tiles --measure-margin printed no verdict covering the default margin: $(tail -3 "$T/margin.out")"
-[ "$(grep -cE '^ +[0-9]+ ' "$T/margin.out")" = 18 ] || fail "the margin table does not have its 18 margins (0 .. 104)"
+[ "$(grep -cE '^ +[0-9]+ ' "$T/margin.out")" = 27 ] || fail "the margin table does not have its 27 margins (0 .. 176)"
 cmp -s "$T/meta.good" "$A/meta.json" && cmp -s "$T/ref/index.json" "$A/tiles/index.json" || fail "--measure-margin wrote into the bake"
 echo "ok: --measure-margin: $(grep '^measured margin' "$T/margin.out" | cut -c1-110)"
 
@@ -182,7 +182,7 @@ echo "ok: a partial bake bakes the tiles whose other regions the store holds, th
 # --- a planet too small for a tile and its margin
 rc=$(LOG=small bake_status "$T/small" --circumference-km 5 --steps 2 --workers 0)
 [ "$rc" = 2 ] || fail "a 5 km planet with tiles: exit $rc, expected 2"
-grep -q "need a circumference of at least 2676 detail cells.*margin of 88" "$T/small.err" || fail "the 5 km refusal does not name the limit"
+grep -q "need a circumference of at least 2772 detail cells.*margin of 136" "$T/small.err" || fail "the 5 km refusal does not name the limit"
 [ ! -e "$T/small" ] || fail "the refused 5 km bake wrote $T/small"
 LOG=smallnt bake "$T/smallnt" --circumference-km 5 --steps 2 --workers 0 --no-tiles
 assert_clean "after the tile selection bakes"

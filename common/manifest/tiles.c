@@ -11,7 +11,7 @@ static const tb_mkey_t s_keys[] = {
      "Detail cell edge."},
     {"tiles.margin_cells", TB_MKEY_INT, TB_MKEY_OFF(tiles.margin_cells), 0, -1, 1e5, -1, 0,
      "Detail cells computed round each tile and thrown away. -1 (the default): the margin the "
-     "passes require, which is the measured 88 cells at the default passes and their provable "
+     "passes require, which is the measured 136 cells at the default passes and their provable "
      "bound otherwise (docs/tiles.md, \"The margin\"). Less than that is refused unless "
      "tiles.force_margin is 1."},
     {"tiles.force_margin", TB_MKEY_INT, TB_MKEY_OFF(tiles.force_margin), 0, 0, 1, 0, 0,
@@ -23,8 +23,8 @@ static const tb_mkey_t s_keys[] = {
 #undef S_ROW
 };
 
-static const char *const s_objects[] = {"tiles",         "tiles.relief", "tiles.droplets",
-                                        "tiles.thermal", "tiles.splat",  NULL};
+static const char *const s_objects[] = {
+    "tiles", "tiles.relief", "tiles.droplets", "tiles.shore", "tiles.thermal", "tiles.splat", NULL};
 
 void tb_manifest_detail_params(const tb_manifest_t *m, tb_detail_params_t *p)
 {
@@ -84,16 +84,17 @@ static int s_check(tb_manifest_t *m, tb_err_t *err)
                               "cells, at which tiles agree with each other to the bit; set "
                               "tiles.force_margin to 1 to accept seams",
                               name, m->tiles.margin_cells, (long long)need);
-        return tb_err_set(err, TB_E_INVALID,
-                          "%s: tiles.margin_cells %d is below %lld, the provable margin of these "
-                          "passes (droplets.rounds x (droplets.lifetime + droplets.brush_radius + "
-                          "2) + thermal.iterations + 2); the measured %d cells holds only for the "
-                          "default passes, and %s is %g (measured at %g); raise "
-                          "tiles.margin_cells to %lld or set tiles.force_margin to 1 to accept "
-                          "seams",
-                          name, m->tiles.margin_cells, (long long)need,
-                          TB_TILES_MEASURED_MARGIN_CELLS, changed, value, measured_at,
-                          (long long)need);
+        return tb_err_set(
+            err, TB_E_INVALID,
+            "%s: tiles.margin_cells %d is below %lld, the provable margin of these "
+            "passes (droplets.rounds x (droplets.lifetime + droplets.carry_steps + "
+            "droplets.brush_radius + 2) + 4 droplets.settle_cells + thermal.iterations + "
+            "2); the measured %d cells "
+            "holds only for the default passes, and %s is %g (measured at %g); raise "
+            "tiles.margin_cells to %lld or set tiles.force_margin to 1 to accept "
+            "seams",
+            name, m->tiles.margin_cells, (long long)need, TB_TILES_MEASURED_MARGIN_CELLS, changed,
+            value, measured_at, (long long)need);
     }
     m->tiles_around = (int64_t)tiles;
     return 0;

@@ -365,6 +365,12 @@ int tb_bake_tile_planet(tb_bake_ctx_t *ctx, tb_tile_planet_t *src, tb_tile_class
                               .rock_k = NULL,
                               .class_idx = classes,
                               .rock = &ctx->plan.tile_rock};
+    /* the coastal pass's maps for the shore pass (docs/tiles.md); absent with --no-coast */
+    const uint32_t coast_bits = TB_PLANET_BIT(EXPOSURE) | TB_PLANET_BIT(MOVED_M);
+    if (tb_planet_present(planet, coast_bits) == coast_bits) {
+        src->exposure = tb_planet_cexposure(planet);
+        src->moved_m = tb_planet_cmoved_m(planet);
+    }
     return 0;
 }
 

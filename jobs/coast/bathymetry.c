@@ -7,26 +7,59 @@
 
 #include "jobs/coast/methods.h"
 
-/* Shelf and slope profile (after the predecessor's coastal bathymetry, docs/coast.md).
- * Depth in metres below sea level at dist_m >= 0 from the waterline: a straight shelf from 0 m to
- * break_depth_m over shelf_km, then a straight continental slope from the break to painted_m over
- * slope_km, then painted_m. A sea painted shallower than the break stops at its own depth on the
- * shelf. Monotone non-decreasing in dist_m, continuous, and exactly painted_m from
- * shelf_km + slope_km out (from where the shelf reaches painted_m, for a shallow sea).
- * Deterministic: a pure function of its arguments. */
+/* Shelf and slope profile (after the predecessor's coastal bathymetry, docs/coast.md), continuous
+ * in slope (C1) wherever the distance is, so the floor has no crease of its own:
+ *   depth = break_depth_m u(d) + max(0, painted_m - break_depth_m) v(d),
+ * with u the shelf's share, d / shelf up to a knee round the shelf break and 1 past it (a quadratic
+ * over [shelf - k, shelf + k], k = min(shelf, slope) / 4, meeting both lines with their slopes),
+ * and v the continental slope's share, 0 until shelf - k and 1 from shelf + slope on, a smoothstep
+ * between (the slope is steepest half way down, as real continental slopes are). A sea painted
+ * shallower than the break stops at its own depth by a smooth minimum that is exact (the painted
+ * depth itself) where the shelf is more than a tenth of that depth below it. Monotone
+ * non-decreasing in dist_m, exactly painted_m from shelf_km + slope_km out. Deterministic: a pure
+ * function of its arguments. Where the old profile bent (the break, the foot of the slope, a
+ * shallow sea's flat) the hillshade showed a line along the whole coast; now none does. */
+static void s_shares(const tb_coast_params_t *p, double dist_m, double *u, double *v)
+{
+    double S = p->shelf_km * 1000.0, L = p->slope_km * 1000.0;
+    double k = (S < L ? S : L) / 4, d = dist_m > 0 ? dist_m : 0;
+    if (d <= S - k)
+        *u = d / S;
+    else if (d < S + k)
+        *u = 1 - (S + k - d) * (S + k - d) / (4 * k * S);
+    else
+        *u = 1;
+    double t = (d - (S - k)) / (L + k);
+    t = t < 0 ? 0 : (t > 1 ? 1 : t);
+    *v = t * t * (3 - 2 * t);
+}
+
+/* The smooth minimum of a and the painted depth D below the break B (a quadratic blend within
+ * kk = min(D / 10, B - D) of it; exactly min(a, D) beyond, so exactly D where the shelf has reached
+ * the break). */
+static double s_cap(double a, double D, double B)
+{
+    double kk = 0.1 * D < B - D ? 0.1 * D : B - D, gap = D - a;
+    if (gap >= kk || kk <= 0)
+        return a < D ? a : D;
+    if (gap <= -kk)
+        return D;
+    double h = (kk - (gap < 0 ? -gap : gap)) / kk;
+    return (a < D ? a : D) - h * h * kk / 4;
+}
+
+static double s_depth(double break_m, double painted, double below, double u, double v)
+{
+    double depth = break_m * u + below * v;
+    return painted < break_m ? s_cap(depth, painted, break_m) : depth;
+}
+
 double tb_coast_shelf_slope_depth_m(const tb_coast_params_t *p, double dist_m, double painted_m)
 {
-    double shelf_m = p->shelf_km * 1000.0, slope_m = p->slope_km * 1000.0;
-    double d = dist_m > 0 ? dist_m : 0;
-    double depth;
-    if (d <= shelf_m)
-        depth = p->break_depth_m * (d / shelf_m);
-    else {
-        double t = (d - shelf_m) / slope_m;
-        double below = painted_m > p->break_depth_m ? painted_m - p->break_depth_m : 0;
-        depth = p->break_depth_m + below * (t < 1 ? t : 1);
-    }
-    return depth < painted_m ? depth : painted_m;
+    double u, v;
+    s_shares(p, dist_m, &u, &v);
+    double below = painted_m > p->break_depth_m ? painted_m - p->break_depth_m : 0;
+    return s_depth(p->break_depth_m, painted_m, below, u, v);
 }
 
 /* Bathymetry over the planet: every sea cell's height becomes minus the shelf-slope depth at its
@@ -35,15 +68,14 @@ double tb_coast_shelf_slope_depth_m(const tb_coast_params_t *p, double dist_m, d
  * squared (TB_EDT_FAR, no land anywhere, reads as far away). Deterministic and pointwise, so
  * rolling the planet rolls the floor exactly.
  *
- * The profile's distance part is a pure function of d2, so it is tabulated for the d2 below
- * S_TABLE_N: the shelf's depth where the cell is on the shelf, else minus the slope's fraction
- * min(t, 1) (t > 0 there, so the sign tells the two apart). A cell then finishes with its class's
- * painted depth by the same operations tb_coast_shelf_slope_depth_m does after them: the same bits
- * without a square root or a division. Most sea cells are on the shelf above their painted depth,
- * where the height and the kind are functions of d2 alone: those are tabulated too, and a class
- * takes them for every d2 below the first entry that is off the shelf or below its painted depth
+ * The profile's distance part (u, v) is a pure function of d2, so it is tabulated for the d2 below
+ * S_TABLE_N, two doubles an entry in `table`. A cell then finishes with its class's painted depth
+ * by the same operations tb_coast_shelf_slope_depth_m does after them: the same bits without a
+ * square root or a division. Most sea cells are on the shelf, where v is 0 and the depth is above
+ * their painted depth's blend, so the height and the kind are functions of d2 alone: those are
+ * tabulated too, and a class takes them for every d2 below the first entry where that fails
  * (fast_d2). */
-#define S_TABLE_N ((uint32_t)1 << 16) /* 512 KB: d2 within 256 cells */
+#define S_TABLE_N ((uint32_t)1 << 16) /* d2 within 256 cells: 1 MB of (u, v) */
 
 void tb_coast_bathymetry_init(tb_coast_bathy_t *b, const tb_coast_params_t *p, double cell_m,
                               int64_t w, const uint8_t *classes, const tb_coast_classes_t *legend,
@@ -64,7 +96,7 @@ void tb_coast_bathymetry_init(tb_coast_bathy_t *b, const tb_coast_params_t *p, d
         b->below_m[c] = painted > p->break_depth_m ? painted - p->break_depth_m : 0;
     }
     b->table_n = b->far_d2 < S_TABLE_N - 1 ? b->far_d2 + 1 : S_TABLE_N;
-    b->table = malloc(b->table_n * sizeof *b->table);
+    b->table = malloc(2 * (size_t)b->table_n * sizeof *b->table);
     b->height_table = malloc(b->table_n * sizeof *b->height_table);
     b->kind_table = malloc(b->table_n);
     if (!b->table || !b->height_table || !b->kind_table) { /* the same bits, slower */
@@ -72,22 +104,27 @@ void tb_coast_bathymetry_init(tb_coast_bathy_t *b, const tb_coast_params_t *p, d
         b->table_n = 0;
         return;
     }
-    const double shelf_m = p->shelf_km * 1000.0, slope_m = p->slope_km * 1000.0;
     for (uint32_t d2 = 0; d2 < b->table_n; d2++) {
-        double dist = tb_coast_waterline_m(d2, cell_m), d = dist > 0 ? dist : 0;
-        double t = (d - shelf_m) / slope_m, depth = p->break_depth_m * (d / shelf_m);
-        b->table[d2] = d <= shelf_m ? depth : -(t < 1 ? t : 1);
+        double u, v;
+        s_shares(p, tb_coast_waterline_m(d2, cell_m), &u, &v);
+        b->table[2 * d2] = u;
+        b->table[2 * d2 + 1] = v;
+        double depth = p->break_depth_m * u + 0.0 * v; /* the shelf part, as s_depth makes it */
         b->height_table[d2] = (float)-depth;
         b->kind_table[d2] = depth < p->shoal_depth_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
     }
-    /* "on the shelf, and min(depth, painted) = depth" holds for a prefix of d2: the shelf's depth
-     * rises with d2 (sqrt, the subtraction and the products round monotonically), the slope's
-     * entries are negative; so the first d2 where it fails is found by bisection */
+    /* "v is 0 and the shelf's depth is clear of the painted depth's blend" holds for a prefix of d2
+     * (u rises with d2, v is 0 and then positive): the first d2 where it fails, by bisection */
     for (int c = 0; c < legend->n && c < TB_MAX_CLASSES; c++) {
+        double painted = b->painted_m[c], B = p->break_depth_m;
+        double clear = painted < B
+                           ? painted - (0.1 * painted < B - painted ? 0.1 * painted : B - painted)
+                           : 1e300;
         uint32_t lo = 0, hi = legend->ocean[c] ? b->table_n : 0;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
-            if (b->table[mid] >= 0 && b->table[mid] <= b->painted_m[c])
+            double u = b->table[2 * mid], v = b->table[2 * mid + 1];
+            if (v == 0 && p->break_depth_m * u <= clear && p->break_depth_m * u <= painted)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -130,15 +167,13 @@ void tb_coast_bathymetry_row(const tb_coast_bathy_t *b, int64_t y, const uint32_
             continue;
         }
         double painted = painted_m[cls[x]], depth;
-        if (d2[x] < table_n) {
-            double v = table[d2[x]];
-            depth = v >= 0 ? v : break_m + below_m[cls[x]] * -v;
-            depth = depth < painted ? depth : painted;
-        } else {
+        if (d2[x] < table_n)
+            depth =
+                s_depth(break_m, painted, below_m[cls[x]], table[2 * d2[x]], table[2 * d2[x] + 1]);
+        else
             depth = d2[x] > far_d2 ? painted
                                    : tb_coast_shelf_slope_depth_m(
                                          b->p, tb_coast_waterline_m(d2[x], b->cell_m), painted);
-        }
         height_m[x] = (float)-depth;
         kind[x] = depth < shoal_m ? TB_COAST_SHALLOW : TB_COAST_OPEN;
     }

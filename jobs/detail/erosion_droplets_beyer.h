@@ -30,12 +30,24 @@
  *   does not depend on where the window's origin lies.
  * A droplet whose next position or brush would leave the window stops there, and its sediment is
  * counted as carried off (off the window: the margin makes that invisible in a tile's interior, and
- * where the window ends at the planet's north or south edge, off the land). A droplet whose
- * lifetime ends deposits what it still carries where it stands, at its position's four nodes
- * (Beyer's droplet ends its path without laying its load, and the load leaves the model with it;
- * here that would be sediment lost on land, so it is laid instead: docs/tiles.md, "Sediment
- * accounting"). Droplets run on into the sea and deposit there like anywhere. So, exactly in
- * integers: eroded = deposited + carried off the window's edge.
+ * where the window ends at the planet's north or south edge, off the land). What a droplet still
+ * carries when its lifetime ends goes on down the steepest descent for up to carry_steps more
+ * cells, laid where its capacity falls and filling the pits it meets, or all of it where it joins
+ * one of the solve's channels, and what is left after that is laid over the brush (Beyer's droplet
+ * ends its path without laying its load, and the load leaves the model with it; here that would be
+ * sediment lost on land: docs/tiles.md, "Sediment accounting"). Droplets run on into the sea and
+ * deposit there like anywhere. So, exactly in integers: eroded = deposited + carried off the
+ * window's edge.
+ *
+ * The deposit of all rounds then settles over a tent of settle_cells twice (exact integers), a
+ * sheet over the low ground rather than a speckle of one-cell heaps; the heights are made again
+ * from it.
+ *
+ * Gullies: from the second round on, a droplet's capacity is multiplied by
+ * 1 + converge x log2(1 + W), W the water of the rounds before through its nearest node (a
+ * snapshot between rounds), so the paths many droplets took erode deeper: Beyer's sequential
+ * droplets get that feedback from each other's grooves, rounds of independent droplets get it
+ * from this term.
  *
  * Units: heights in metres, positions in detail cells, one step = one cell. Pre: h0 is the window's
  * heights (w x h). Post: h_out = H_rounds; eroded_q, deposited_q (2^-24 m) and water_q (droplet
@@ -65,14 +77,20 @@ typedef struct {
     int64_t deposited_end_q; /* the part of deposited_q laid by droplets whose lifetime ended */
     int64_t droplets;        /* droplets run, all rounds */
     int64_t steps;           /* droplet steps run, all rounds */
+    int64_t carry_steps;     /* steps of the loads carried on after a lifetime ended (this and the
+                                next are not encoded in a tile result: diagnostics) */
+    int64_t deposited_channel_q; /* the part of deposited_q a carried load laid where it joined
+                                    one of the solve's channels */
 } tb_droplet_budget_t;
 
 /* Runs every round of droplets over the window `win` (a frame on the detail lattice). h0 and h_out
- * are w x h doubles (h_out may not alias h0); eroded_q, deposited_q, water_q are w x h and are
+ * are w x h doubles (h_out may not alias h0); log10_area (w x h, may be NULL) is the solve's
+ * drainage area, log10 m2, at the window's cells: a carried load that reaches
+ * relief.channel_area_m2 joins the channel there; eroded_q, deposited_q, water_q are w x h and are
  * zeroed here. pool may be NULL. Returns 0, or -1 with *err (memory). */
 int tb_erosion_droplets_beyer(const tb_detail_params_t *p, uint64_t seed, const tb_frame_t *win,
-                              const double *h0, double *h_out, int64_t *eroded_q,
-                              int64_t *deposited_q, int64_t *water_q, tb_droplet_budget_t *budget,
-                              tb_pool_t *pool, tb_err_t *err);
+                              const double *h0, const double *log10_area, double *h_out,
+                              int64_t *eroded_q, int64_t *deposited_q, int64_t *water_q,
+                              tb_droplet_budget_t *budget, tb_pool_t *pool, tb_err_t *err);
 
 #endif

@@ -166,19 +166,21 @@ cJSON *tb_detail_params_to_json(const tb_detail_params_t *p)
 
 int64_t tb_detail_margin_bound(const tb_detail_params_t *p)
 {
-    return tb_detail_margin_bound_of(p->droplet_rounds, p->droplet_lifetime,
-                                     p->droplet_brush_radius, p->thermal_iterations);
+    return tb_detail_margin_bound_of(p->droplet_rounds, p->droplet_lifetime, p->droplet_carry_steps,
+                                     p->droplet_brush_radius, p->droplet_settle_cells,
+                                     p->thermal_iterations);
 }
 
 double tb_detail_tile_seconds(const tb_detail_params_t *p)
 {
-    /* ns a window cell per pass at the defaults (bench_tile, load 5): resample 23, relief 59 at 4
-     * octaves, droplets 250 at 4 rounds x 20 steps / 25 cells, thermal 85 at 6 iterations,
-     * outputs 72 (over the interior, counted per window cell here) */
-    double steps = (double)p->droplet_rounds * p->droplet_lifetime /
+    /* ns a window cell per pass at the defaults (bench_tile --coast, one thread, load 12): resample
+     * 15, relief 34 at 4 octaves, droplets 276 at 4 rounds x (20 + 16 carried) steps / 25 cells,
+     * thermal 60 at 6 iterations, the shore 75 (coast tiles), outputs 42 (over the interior,
+     * counted per window cell here) */
+    double steps = (double)p->droplet_rounds * (p->droplet_lifetime + p->droplet_carry_steps) /
                    ((double)p->droplet_spawn_block * p->droplet_spawn_block);
-    double ns = 23.0 + 59.0 * p->relief_octaves / 4.0 + 250.0 * steps / (4.0 * 20.0 / 25.0) +
-                85.0 * p->thermal_iterations / 6.0 + 72.0;
+    double ns = 15.0 + 34.0 * p->relief_octaves / 4.0 + 276.0 * steps / (4.0 * 36.0 / 25.0) +
+                60.0 * p->thermal_iterations / 6.0 + 75.0 + 42.0;
     double side = p->size_km * 1000.0 / p->cell_m + 2.0 * p->margin_cells;
     return ns * 1e-9 * side * side;
 }

@@ -8,6 +8,7 @@
 
 #include "common/hash.h"
 #include "common/noise.h"
+#include "jobs/coast/coast.h"
 #include "jobs/stats/synthetic.h"
 #include "jobs/uplift/fbm_window.h"
 
@@ -31,7 +32,40 @@ void tb_detail_synthetic_free(tb_detail_synthetic_t *s)
     free(s->rock_k);
     free(s->class_idx);
     free(s->land);
+    free(s->exposure);
+    free(s->moved_m);
     memset(s, 0, sizeof *s);
+}
+
+int tb_detail_synthetic_coast(tb_detail_synthetic_t *s, double depth_m, double drift_km,
+                              int threads, tb_err_t *err)
+{
+    int64_t w = s->planet.geo_w, h = s->planet.geo_h;
+    size_t n = (size_t)w * (size_t)h;
+    tb_coast_params_t p;
+    tb_coast_params_defaults(&p);
+    p.drift_km = drift_km;
+    if (tb_coast_params_check(&p, s->planet.geo_cell_m, w, err) != 0)
+        return tb_err_prefix(err, "synthetic planet's coast");
+    tb_coast_classes_t legend = {.n = 2, .ocean = {false, true}, .depth_m = {0, depth_m}};
+    tb_coast_planet_t planet = {.w = w,
+                                .h = h,
+                                .cell_m = s->planet.geo_cell_m,
+                                .height_m = s->height_m,
+                                .classes = s->class_idx,
+                                .legend = &legend};
+    free(s->exposure);
+    free(s->moved_m);
+    s->exposure = malloc(n * sizeof *s->exposure);
+    s->moved_m = malloc(n * sizeof *s->moved_m);
+    if (!s->exposure || !s->moved_m)
+        return tb_err_set(err, TB_E_NOMEM, "synthetic planet's coast: out of memory");
+    tb_coast_maps_t maps = {.moved_m = s->moved_m, .exposure = s->exposure};
+    if (tb_coast_run(&p, &planet, &maps, threads, NULL, NULL, NULL, err) != 0)
+        return tb_err_prefix(err, "synthetic planet's coast");
+    s->planet.exposure = s->exposure;
+    s->planet.moved_m = s->moved_m;
+    return 0;
 }
 
 int tb_detail_synthetic_make(tb_detail_synthetic_t *out, int64_t geo_w, int64_t geo_h,

@@ -18,11 +18,19 @@ typedef struct {
     tb_tile_planet_t planet;
     float *height_m, *area_m2, *rock_k;
     uint8_t *class_idx, *land;
+    uint16_t *exposure; /* after tb_detail_synthetic_coast, else NULL */
+    float *moved_m;
 } tb_detail_synthetic_t;
 
 int tb_detail_synthetic_make(tb_detail_synthetic_t *out, int64_t geo_w, int64_t geo_h,
                              double cell_m, uint64_t seed, double base_m, double relief_m,
                              double wavelength_m, tb_err_t *err);
+/* Runs the coastal pass (jobs/coast, the `coast` section's defaults with drift_km, which must be
+ * narrower than the planet, as given) over the synthetic planet, its sea painted depth_m deep:
+ * the heights become the pass's and planet.exposure / planet.moved_m its maps, as a bake's tiles
+ * read them. Returns 0 or -1 with *err. */
+int tb_detail_synthetic_coast(tb_detail_synthetic_t *s, double depth_m, double drift_km,
+                              int threads, tb_err_t *err);
 void tb_detail_synthetic_free(tb_detail_synthetic_t *s);
 
 #endif

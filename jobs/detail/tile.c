@@ -1,6 +1,7 @@
 /* The tile job; see tile.h. Wire format (little-endian):
- *   spec:   "TBTS" u32 version | u32 header bytes | header JSON | height f32 | area f32 | rock f32
- *           | class u8 (each geo.w x geo.h)
+ *   spec:   "TBTS" u32 version | u32 header bytes | header JSON | height f32 | area f32
+ *           [| rock f32, when the header has no "rock"] | class u8 [| exposure u16 | moved f32,
+ *           when the header's "coast" is 1] (each geo.w x geo.h)
  *   result: "TBTR" u32 version (2) | u32 header bytes | header JSON (id, interior, elevation_m,
  *           classes, spec_xxh3: the XXH3-64 of the spec bytes it answers, 16 hex digits) |
  *           height f32 | height u16 | flow u8 | wear u8 | deposit u8 | splat 4 x u8 (each
@@ -26,6 +27,7 @@
 #include "jobs/detail/planet_inputs.h"
 #include "jobs/detail/relief_fbm.h"
 #include "jobs/detail/resample_catmull_rom.h"
+#include "jobs/detail/shore.h"
 #include "jobs/detail/splat.h"
 #include "jobs/detail/thermal_talus_jacobi.h"
 
@@ -99,6 +101,18 @@ static int s_check_arrays(const tb_tile_spec_t *s, tb_err_t *err)
                               "tile spec: cell %zu has height %g, area %g, rock %g", i, (double)h,
                               (double)a, (double)k);
     }
+    if (!s->exposure != !s->moved_m)
+        return tb_err_set(err, TB_E_INVALID,
+                          "tile spec: the coastal pass's exposure and moved_m come together");
+    for (size_t i = 0; s->exposure && i < n; i++) {
+        uint16_t e = s->exposure[i];
+        float m = s->moved_m[i];
+        if ((e > 1000 && e != 0xffff) || !isfinite(m) || fabsf(m) > 1e5f)
+            return tb_err_set(err, TB_E_INVALID,
+                              "tile spec: cell %zu has exposure %u (expected 0..1000 or 65535) and "
+                              "moved %g m",
+                              i, e, (double)m);
+    }
     return 0;
 }
 
@@ -112,7 +126,20 @@ void tb_tile_spec_free(tb_tile_spec_owned_t *s)
     free(s->area_m2);
     free(s->rock_k);
     free(s->class_idx);
+    free(s->exposure);
+    free(s->moved_m);
     memset(s, 0, sizeof *s);
+}
+
+static int s_alloc_coast(tb_tile_spec_owned_t *o, size_t n, tb_err_t *err)
+{
+    o->exposure = malloc(n ? n * sizeof(uint16_t) : 1);
+    o->moved_m = malloc(n ? n * sizeof(float) : 1);
+    if (!o->exposure || !o->moved_m)
+        return tb_err_set(err, TB_E_NOMEM, "tile spec: out of memory for %zu coast cells", n);
+    o->spec.exposure = o->exposure;
+    o->spec.moved_m = o->moved_m;
+    return 0;
 }
 
 /* The window's arrays; rock_k only when the spec does not carry the rock's inputs. */
@@ -160,7 +187,9 @@ int tb_tile_spec_cut(const tb_tile_planet_t *planet, tb_tile_id_t id, uint64_t s
     if (s_frames(s, &f, err) != 0)
         return -1;
     size_t n = (size_t)s->geo.w * (size_t)s->geo.h;
-    if (s_alloc_arrays(out, n, planet->rock == NULL, err) != 0) {
+    bool coast = planet->exposure && planet->moved_m;
+    if (s_alloc_arrays(out, n, planet->rock == NULL, err) != 0 ||
+        (coast && s_alloc_coast(out, n, err) != 0)) {
         tb_tile_spec_free(out);
         return -1;
     }
@@ -177,6 +206,10 @@ int tb_tile_spec_cut(const tb_tile_planet_t *planet, tb_tile_id_t id, uint64_t s
             if (out->rock_k)
                 out->rock_k[to] = planet->rock_k ? planet->rock_k[from] : 1.0f;
             out->class_idx[to] = planet->class_idx[from];
+            if (coast) {
+                out->exposure[to] = planet->exposure[from];
+                out->moved_m[to] = planet->moved_m[from];
+            }
         }
     return 0;
 }
@@ -319,6 +352,8 @@ int tb_tile_spec_encode(const tb_tile_spec_t *spec, void **out, size_t *bytes, t
     cJSON_AddItemToObject(root, "tiles", tb_detail_params_to_json(&spec->params));
     if (spec->rock)
         cJSON_AddItemToObject(root, "rock", s_rock_json(spec->rock));
+    if (spec->exposure) /* absent without the coastal pass */
+        cJSON_AddNumberToObject(root, "coast", 1);
     char *header = tb_json_print(root, false);
     cJSON_Delete(root);
     if (!header)
@@ -343,6 +378,10 @@ int tb_tile_spec_encode(const tb_tile_spec_t *spec, void **out, size_t *bytes, t
             tb_bytes_put(&w, &one, sizeof one);
     }
     tb_bytes_put(&w, spec->class_idx, n);
+    if (spec->exposure) {
+        tb_bytes_put(&w, spec->exposure, n * sizeof(uint16_t));
+        tb_bytes_put(&w, spec->moved_m, n * sizeof(float));
+    }
     if (w.failed) {
         tb_bytes_free(&w);
         return tb_err_set(err, TB_E_NOMEM, "tile spec: out of memory encoding %zu cells", n);
@@ -371,7 +410,7 @@ static int s_json_ints(const cJSON *a, int n, double lo, double hi, int64_t *out
 }
 
 static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_tile_rock_t *rock_out,
-                           tb_err_t *err)
+                           bool *has_coast, tb_err_t *err)
 {
     int64_t id[2], geo[2], win[4];
     const cJSON *jgeo = cJSON_GetObjectItemCaseSensitive(root, "geo");
@@ -431,6 +470,11 @@ static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_tile_rock_t 
             return -1;
         s->rock = rock_out;
     }
+    const cJSON *jcoast = cJSON_GetObjectItemCaseSensitive(root, "coast");
+    int64_t coast = 0;
+    if (jcoast && s_json_int(jcoast, 1, 1, &coast) != 0)
+        return tb_err_set(err, TB_E_FORMAT, "tile spec: \"coast\" is not 1");
+    *has_coast = coast == 1;
     if (!(s->geo_cell_m > 0) || !isfinite(s->geo_cell_m) || win[2] < 1 || win[3] < 1 ||
         tb_frame_make(&s->geo, s->geo_w, s->geo_h, s->geo_cell_m, win[0], win[1], win[2], win[3],
                       err) != 0)
@@ -442,7 +486,7 @@ static int s_decode_header(const cJSON *root, tb_tile_spec_t *s, tb_tile_rock_t 
 /* A spec's preamble and header: fills *s (and *rock, which s->rock points to when the spec carries
  * it) but its rasters and leaves r at them. */
 static int s_spec_head(const void *data, size_t bytes, tb_reader_t *r, tb_tile_spec_t *s,
-                       tb_tile_rock_t *rock, tb_err_t *err)
+                       tb_tile_rock_t *rock, bool *has_coast, tb_err_t *err)
 {
     memset(s, 0, sizeof *s);
     tb_reader_init(r, data, bytes);
@@ -455,7 +499,8 @@ static int s_spec_head(const void *data, size_t bytes, tb_reader_t *r, tb_tile_s
         cJSON_Delete(root);
         return tb_err_set(err, TB_E_FORMAT, "tile spec: the header is not a JSON object");
     }
-    int rc = s_decode_header(root, s, rock, err);
+    *has_coast = false;
+    int rc = s_decode_header(root, s, rock, has_coast, err);
     cJSON_Delete(root);
     return rc;
 }
@@ -464,17 +509,18 @@ int tb_tile_spec_decode(const void *data, size_t bytes, tb_tile_spec_owned_t *ou
 {
     memset(out, 0, sizeof *out);
     tb_reader_t r;
-    if (s_spec_head(data, bytes, &r, &out->spec, &out->rock, err) != 0)
+    bool coast;
+    if (s_spec_head(data, bytes, &r, &out->spec, &out->rock, &coast, err) != 0)
         return -1;
     size_t n = (size_t)out->spec.geo.w * (size_t)out->spec.geo.h;
     bool rock_k = out->spec.rock == NULL; /* else the job makes it */
-    size_t per_cell = rock_k ? 13 : 9;
+    size_t per_cell = (rock_k ? 13 : 9) + (coast ? 6 : 0);
     if (tb_reader_left(&r) != n * per_cell)
         return tb_err_set(err, TB_E_FORMAT,
                           "tile spec: %zu raster bytes for a %" PRId64 " x %" PRId64
                           " window (expected %zu)",
                           tb_reader_left(&r), out->spec.geo.w, out->spec.geo.h, n * per_cell);
-    if (s_alloc_arrays(out, n, rock_k, err) != 0) {
+    if (s_alloc_arrays(out, n, rock_k, err) != 0 || (coast && s_alloc_coast(out, n, err) != 0)) {
         tb_tile_spec_free(out);
         return -1;
     }
@@ -484,6 +530,10 @@ int tb_tile_spec_decode(const void *data, size_t bytes, tb_tile_spec_owned_t *ou
     if (rock_k)
         tb_reader_get(&r, out->rock_k, n * sizeof(float));
     tb_reader_get(&r, out->class_idx, n);
+    if (coast) {
+        tb_reader_get(&r, out->exposure, n * sizeof(uint16_t));
+        tb_reader_get(&r, out->moved_m, n * sizeof(float));
+    }
     if (r.failed || s_check_arrays(&out->spec, err) != 0) {
         if (r.failed)
             tb_err_set(err, TB_E_FORMAT, "tile spec: truncated rasters");
@@ -543,6 +593,7 @@ typedef struct {
     const double *h;
     const int64_t *ero, *dep, *water;
     const uint8_t *cls;
+    const uint8_t *sand; /* the shore pass's beach sand, 0..255 (NULL: none) */
     tb_tile_result_t *r;
     tb_tile_stats_t *per_thread;
 } s_out_t;
@@ -573,13 +624,16 @@ static void s_output_row(void *ctx, size_t task, int thread)
             r->flow[o] = 0;
         }
         double dep_m = (double)dq * TB_DROPLET_QUANTUM_M;
+        /* beach sand reads as sediment in the splat (the deposit map keeps the droplets' own) */
+        double sand_m = a->sand ? a->sand[at] / 255.0 * s->params.splat_sediment_m : 0;
         r->wear[o] = eq > 0 ? s_sqrt_byte((double)eq * TB_DROPLET_QUANTUM_M) : 0;
         r->deposit[o] = dq > 0 ? s_sqrt_byte(dep_m) : 0;
         double slope = tb_detail_slope(a->h, win->w, win->h, win->cell_m, i + ox, j + oy);
         double deg = atan(slope) * (180.0 / M_PI);
         uint8_t c = a->cls[at];
         bool ocean = s->classes[c].ocean != 0;
-        tb_splat_weights(&s->params, deg, wat, dep_m, hv, ocean, &r->splat[4 * o]);
+        tb_splat_weights(&s->params, deg, wat, dep_m > sand_m ? dep_m : sand_m, hv, ocean,
+                         &r->splat[4 * o]);
         int bin = (int)deg;
         bin = bin < 0 ? 0 : (bin >= TB_TILE_SLOPE_BINS ? TB_TILE_SLOPE_BINS - 1 : bin);
         st->slope_hist[c][bin]++;
@@ -595,13 +649,14 @@ static void s_output_row(void *ctx, size_t task, int thread)
 
 static int s_outputs(const tb_tile_spec_t *s, const s_frames_t *f, const double *h,
                      const int64_t *ero, const int64_t *dep, const int64_t *water,
-                     const uint8_t *cls, tb_tile_result_t *r, tb_pool_t *pool, tb_err_t *err)
+                     const uint8_t *cls, const uint8_t *sand, tb_tile_result_t *r, tb_pool_t *pool,
+                     tb_err_t *err)
 {
     int threads = tb_pool_threads(pool);
     tb_tile_stats_t *per = calloc((size_t)threads, sizeof *per);
     if (!per)
         return tb_err_set(err, TB_E_NOMEM, "tile: out of memory for statistics");
-    s_out_t a = {s, f, h, ero, dep, water, cls, r, per};
+    s_out_t a = {s, f, h, ero, dep, water, cls, sand, r, per};
     tb_pool_run(pool, (size_t)f->interior.h, s_output_row, &a);
     tb_tile_stats_t *st = &r->stats;
     memset(st, 0, sizeof *st);
@@ -618,6 +673,154 @@ static int s_outputs(const tb_tile_spec_t *s, const s_frames_t *f, const double 
     }
     free(per);
     return 0;
+}
+
+/* The sea floor at 2 m: the 8 m floor is a function of each cell's distance from the nearest land
+ * cell (jobs/coast/bathymetry.c), whose gradient turns at the boundaries between the land cells'
+ * nearest regions - rays off every corner of the 8 m coastline and creases half way between two
+ * coasts, which the cubic resampler draws at 2 m as bands 16 m wide. Below S_SEA_FROM_M the
+ * resampled floor is replaced, smoothly by depth, by its mean over a tent of radius 4 x S_SEA_BOX
+ * cells (the box twice along each axis, 128 m at 2 m: sixteen geology cells), which leaves the
+ * shelf's and the slope's shape and takes the rays and creases out. In integers (millimetres), so
+ * running sums give the same value wherever the window starts: a function of world position for
+ * every cell 4 S_SEA_BOX inside the window (the margin is larger). The shallows above are the shore
+ * pass's. */
+#define S_SEA_BOX 16
+#define S_SEA_FROM_M 4.0
+#define S_SEA_FULL_M 10.0
+
+typedef struct {
+    const int64_t *in;
+    int64_t *out;
+    int64_t w, h;
+    bool rows;
+} s_seabox_t;
+
+/* The box sum of radius S_SEA_BOX along one line of n values (the line's ends repeated). */
+static void s_seabox_run(const int64_t *in, int64_t *out, int64_t n)
+{
+    const int64_t b = S_SEA_BOX;
+    int64_t run = 0;
+    for (int64_t k = -b; k <= b; k++)
+        run += in[k < 0 ? 0 : (k >= n ? n - 1 : k)];
+    for (int64_t x = 0; x < n; x++) {
+        out[x] = run;
+        int64_t add = x + b + 1, sub = x - b;
+        run += in[add >= n ? n - 1 : add] - in[sub < 0 ? 0 : sub];
+    }
+}
+
+#define S_SEA_COLS 32 /* columns a task gathers into a contiguous block */
+
+static void s_seabox_line(void *ctx, size_t task, int thread)
+{
+    (void)thread;
+    const s_seabox_t *c = ctx;
+    if (c->rows) {
+        s_seabox_run(c->in + (int64_t)task * c->w, c->out + (int64_t)task * c->w, c->w);
+        return;
+    }
+    int64_t x0 = (int64_t)task * S_SEA_COLS, h = c->h;
+    int64_t nc = c->w - x0 < S_SEA_COLS ? c->w - x0 : S_SEA_COLS;
+    int64_t *block = malloc((size_t)(nc * h + h) * sizeof *block);
+    if (!block) /* cannot happen at these sizes: the column keeps the rows' sums */
+        return;
+    int64_t *col = block + nc * h;
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t k = 0; k < nc; k++)
+            block[k * h + y] = c->in[y * c->w + x0 + k];
+    for (int64_t k = 0; k < nc; k++) {
+        s_seabox_run(block + k * h, col, h);
+        memcpy(block + k * h, col, (size_t)h * sizeof *col);
+    }
+    for (int64_t y = 0; y < h; y++)
+        for (int64_t k = 0; k < nc; k++)
+            c->out[y * c->w + x0 + k] = block[k * h + y];
+    free(block);
+}
+
+static int s_sea_floor(const tb_frame_t *win, double *h, tb_pool_t *pool, tb_err_t *err)
+{
+    size_t n = (size_t)win->w * (size_t)win->h;
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++)
+        any = h[i] < -S_SEA_FROM_M;
+    if (!any)
+        return 0;
+    int64_t *a = malloc(n * sizeof *a), *t = malloc(n * sizeof *t);
+    if (!a || !t) {
+        free(a);
+        free(t);
+        return tb_err_set(err, TB_E_NOMEM, "tile: out of memory for the sea floor");
+    }
+    for (size_t i = 0; i < n; i++)
+        a[i] = (int64_t)floor(h[i] * 1000.0 + 0.5);
+    s_seabox_t c = {a, t, win->w, win->h, true};
+    for (int k = 0; k < 4; k++) { /* rows twice, then columns twice */
+        c.rows = k < 2;
+        c.in = k % 2 == 0 ? a : t;
+        c.out = k % 2 == 0 ? t : a;
+        tb_pool_run(pool, (size_t)(c.rows ? win->h : (win->w + S_SEA_COLS - 1) / S_SEA_COLS),
+                    s_seabox_line, &c);
+    }
+    const double N = 2 * S_SEA_BOX + 1, scale = 1.0 / (1000.0 * N * N * N * N);
+    for (size_t i = 0; i < n; i++) {
+        double depth = -h[i];
+        if (depth <= S_SEA_FROM_M)
+            continue;
+        double u = (depth - S_SEA_FROM_M) / (S_SEA_FULL_M - S_SEA_FROM_M);
+        u = u > 1 ? 1 : u;
+        double wgt = u * u * (3 - 2 * u);
+        h[i] += wgt * ((double)a[i] * scale - h[i]);
+    }
+    free(a);
+    free(t);
+    return 0;
+}
+
+/* The shore pass (shore.h): the coastal pass's exposure, cut and laid depth resampled to the
+ * window like the heights (through the geology scratch ge, gm, whose resampling is done, into the
+ * thermal scratch, free again), then the pass over h. */
+static int s_shore(const tb_tile_spec_t *spec, const s_frames_t *f, const uint8_t *land8, float *ge,
+                   float *gm, double *h, double *work, uint8_t *sand, tb_tile_result_t *out,
+                   tb_pool_t *pool, tb_err_t *err)
+{
+    const tb_frame_t *win = &f->win, *geo = &spec->geo;
+    size_t n = (size_t)win->w * (size_t)win->h, ng = (size_t)geo->w * (size_t)geo->h;
+    double *laid = malloc(n * sizeof *laid);
+    if (!laid)
+        return tb_err_set(err, TB_E_NOMEM, "tile: out of memory for the shore");
+    for (size_t i = 0; i < ng; i++) {
+        uint16_t e = spec->exposure[i];
+        /* beyond carry_m (0xffff) the shore pass reads nothing: open, like the sea it faces */
+        ge[i] = e == 0xffff ? 1.0f : (float)e / 1000.0f;
+        gm[i] = spec->moved_m[i] < 0 ? -spec->moved_m[i] : 0;
+    }
+    double *e2 = work, *cut2 = work + n;
+    int rc = -1;
+    if (tb_resample_catmull_rom(geo, ge, win, e2, err) != 0 ||
+        tb_resample_catmull_rom(geo, gm, win, cut2, err) != 0)
+        goto done;
+    for (size_t i = 0; i < ng; i++)
+        gm[i] = spec->moved_m[i] > 0 ? spec->moved_m[i] : 0;
+    if (tb_resample_catmull_rom(geo, gm, win, laid, err) != 0)
+        goto done;
+    tb_shore_in_t in = {.p = &spec->params,
+                        .seed = spec->seed,
+                        .win = win,
+                        .land8 = land8,
+                        .exposure = e2,
+                        .cut_m = cut2,
+                        .laid_m = laid};
+    tb_shore_stats_t st;
+    if (tb_shore_dean_sunamura(&in, h, sand, &st, pool, err) != 0)
+        goto done;
+    out->shore_beach_cells = st.beach_cells;
+    out->shore_cliff_cells = st.cliff_cells;
+    rc = 0;
+done:
+    free(laid);
+    return rc;
 }
 
 int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_t *out,
@@ -642,14 +845,16 @@ int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_
     uint8_t *cls = malloc(n);
     float *gla = malloc(ng * sizeof *gla), *gfac = malloc(ng * sizeof *gfac);
     float *rock = NULL; /* the multiplier the job makes from the spec's rock inputs */
+    bool coast = spec->exposure && spec->moved_m;
+    uint8_t *land8 = coast ? malloc(n) : NULL, *sand = coast ? malloc(n) : NULL;
     int rc = -1;
     if (!h0 || !h1 || !work || !ero || !dep || !water || !cls || !gla || !gfac ||
-        s_result_alloc(out, ni, err) != 0) {
+        (coast && (!land8 || !sand)) || s_result_alloc(out, ni, err) != 0) {
         tb_err_set(err, TB_E_NOMEM, "tile: out of memory for a %" PRId64 " x %" PRId64 " window",
                    win->w, win->h);
         goto done;
     }
-    double t[6], cpu[6];
+    double t[7], cpu[7];
     t[0] = tb_now_s();
     cpu[0] = s_cpu_s();
     if (spec->rock && !(rock = s_make_rock(spec, err)))
@@ -668,14 +873,21 @@ int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_
         tb_resample_catmull_rom(geo, gfac, win, fac, err) != 0 ||
         tb_resample_nearest_u8(geo, spec->class_idx, win, cls, err) != 0)
         goto done;
+    if (land8) /* the waterline the shore pass draws from: the 8 m surface's, before any detail;
+                  land the coastal pass left at or below sea level is no sea (the pass's own rule:
+                  the sea is the ocean classes) */
+        for (size_t i = 0; i < n; i++)
+            land8[i] = h0[i] > 0 || !spec->classes[cls[i]].ocean;
+    if (s_sea_floor(win, h0, pool, err) != 0)
+        goto done;
     t[1] = tb_now_s();
     cpu[1] = s_cpu_s();
     if (tb_relief_fbm(p, spec->seed, win, fac, la, h0, err) != 0)
         goto done;
     t[2] = tb_now_s();
     cpu[2] = s_cpu_s();
-    if (tb_erosion_droplets_beyer(p, spec->seed, win, h0, h1, ero, dep, water, &out->budget, pool,
-                                  err) != 0)
+    if (tb_erosion_droplets_beyer(p, spec->seed, win, h0, la, h1, ero, dep, water, &out->budget,
+                                  pool, err) != 0)
         goto done;
     t[3] = tb_now_s();
     cpu[3] = s_cpu_s();
@@ -684,11 +896,15 @@ int tb_tile_compute(const tb_tile_spec_t *spec, tb_pool_t *pool, tb_tile_result_
         goto done;
     t[4] = tb_now_s();
     cpu[4] = s_cpu_s();
-    if (s_outputs(spec, &f, h1, ero, dep, water, cls, out, pool, err) != 0)
+    if (land8 && s_shore(spec, &f, land8, gla, gfac, h1, work, sand, out, pool, err) != 0)
         goto done;
     t[5] = tb_now_s();
     cpu[5] = s_cpu_s();
-    for (int k = 0; k < 5; k++) {
+    if (s_outputs(spec, &f, h1, ero, dep, water, cls, sand, out, pool, err) != 0)
+        goto done;
+    t[6] = tb_now_s();
+    cpu[6] = s_cpu_s();
+    for (int k = 0; k < 6; k++) {
         out->pass_s[k] = t[k + 1] - t[k];
         out->pass_cpu_s[k] = cpu[k + 1] - cpu[k];
     }
@@ -704,6 +920,8 @@ done:
     free(gla);
     free(gfac);
     free(rock);
+    free(land8);
+    free(sand);
     if (rc != 0)
         tb_tile_result_free(out);
     return rc;
@@ -898,7 +1116,8 @@ static int s_spec_interior(const void *spec, size_t n, tb_tile_spec_t *s, tb_fra
     tb_reader_t r;
     s_frames_t f;
     tb_tile_rock_t rock;
-    if (s_spec_head(spec, n, &r, s, &rock, err) != 0 || s_frames(s, &f, err) != 0)
+    bool coast;
+    if (s_spec_head(spec, n, &r, s, &rock, &coast, err) != 0 || s_frames(s, &f, err) != 0)
         return -1;
     s->rock = NULL; /* it pointed at this frame's rock */
     *interior = f.interior;

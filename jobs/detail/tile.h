@@ -10,7 +10,8 @@
  * geology cell raw, 6 MB for a default tile, a fraction of that packed.
  *
  * The passes, in order, over the tile plus its margin: Catmull-Rom resampling to the detail cell,
- * detail relief, droplet erosion (rounds), thermal weathering; then over the interior only: the
+ * detail relief, droplet erosion (rounds), thermal weathering, the shore (shore.h: when the spec
+ * carries the coastal pass's exposure and moved_m); then over the interior only: the
  * heights (float metres and 16-bit in the planet's elevation encoding), the flow, wear and deposit
  * maps (8-bit), the splat weights (RGBA) and the detail histograms. The result is canonical: the
  * same spec gives the same bytes on any worker, at any thread count.
@@ -72,6 +73,12 @@ typedef struct {
     const float *rock_k;        /* erodibility multiplier of the rock (1 where unknown), unless: */
     const tb_tile_rock_t *rock; /* not NULL: the job makes the multiplier itself; rock_k unused */
     const uint8_t *class_idx;   /* index into classes */
+    /* The coastal pass's outputs over the same window, both or neither (NULL: no coastal pass, e.g.
+     * --no-coast; the shore pass is then skipped): the carried exposure in thousandths
+     * (TB_COAST_NO_EXPOSURE 0xffff beyond its carry) and what the pass moved, metres (cut < 0,
+     * laid > 0). */
+    const uint16_t *exposure;
+    const float *moved_m;
 } tb_tile_spec_t;
 
 /* A decoded or cut spec, owning its arrays (rock_k NULL when the spec carries the rock's inputs).
@@ -81,6 +88,8 @@ typedef struct {
     float *height_m, *area_m2, *rock_k;
     uint8_t *class_idx;
     tb_tile_rock_t rock;
+    uint16_t *exposure; /* NULL without the coastal pass */
+    float *moved_m;
 } tb_tile_spec_owned_t;
 
 /* The planet a coordinator cuts windows from: geology-lattice arrays, geo_w x geo_h, borrowed. */
@@ -90,6 +99,10 @@ typedef struct {
     const float *height_m, *area_m2, *rock_k; /* rock_k may be NULL: 1 everywhere */
     const uint8_t *class_idx;
     const tb_tile_rock_t *rock; /* not NULL: the specs carry it, and the jobs make the rock */
+    /* the coastal pass's exposure (thousandths, 0xffff beyond carry_m) and moved_m (cut < 0, laid
+     * > 0): both or neither; NULL without the coastal pass (--no-coast) */
+    const uint16_t *exposure;
+    const float *moved_m;
 } tb_tile_planet_t;
 
 /* The detail statistics of one tile's interior: integer counts and sums that pool over tiles by
@@ -116,8 +129,9 @@ typedef struct {
     uint8_t *splat;       /* RGBA per cell (splat.h) */
     tb_tile_stats_t stats;
     tb_droplet_budget_t budget; /* over the whole window (diagnostic; not pooled) */
-    double pass_s[5];           /* wall seconds in resample, relief, droplets, thermal, outputs */
-    double pass_cpu_s[5]; /* CPU seconds of the calling thread in each (not encoded: diagnostics) */
+    double pass_s[6];     /* wall seconds in resample, relief, droplets, thermal, shore, outputs */
+    double pass_cpu_s[6]; /* CPU seconds of the calling thread in each (not encoded: diagnostics) */
+    int64_t shore_beach_cells, shore_cliff_cells; /* the shore pass's (window; not encoded) */
 } tb_tile_result_t;
 
 /* Cuts the window of `planet` a tile needs at params.margin_cells into *out (owned), with the given
