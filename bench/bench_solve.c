@@ -131,7 +131,7 @@ static int s_demo_case(const s_opts_t *o, s_case_t *c, tb_err_t *err)
     tb_image_t painting = {0};
     if (tb_demo_planet(TB_DEMO_SEED, TB_DEMO_CIRCUMFERENCE_KM, &m, &painting, err) != 0)
         return -1;
-    tb_plan_t *plan = tb_plan_new(&m, &painting, tb_pool_default_threads(), err);
+    tb_plan_t *plan = tb_plan_new_image(&m, &painting, tb_pool_default_threads(), err);
     tb_image_free(&painting);
     if (!plan)
         return -1;

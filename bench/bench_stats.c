@@ -63,7 +63,7 @@ static int s_demo_region(int64_t steps, int64_t reps)
     tb_region_result_t r = {0};
     int rc = 1;
     if (tb_planet_input_load(NULL, NULL, &in, &err) != 0 ||
-        !(plan = tb_plan_new(&in.manifest, &in.painting, 1, &err))) {
+        !(plan = tb_plan_new(&in.manifest, tb_planet_input_rows(&in), NULL, NULL, 1, &err))) {
         s_fail("demo planet", &err);
         goto done;
     }

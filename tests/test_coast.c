@@ -904,7 +904,7 @@ START_TEST(test_region_reports_river_supply)
     tb_input_options_t opt = {.has_circumference = true, .circumference_km = 10};
     tb_planet_input_t in = {0};
     ck_assert_msg(tb_planet_input_load(NULL, &opt, &in, &err) == 0, "%s", err.msg);
-    tb_plan_t *plan = tb_plan_new(&in.manifest, &in.painting, 1, &err);
+    tb_plan_t *plan = tb_plan_new(&in.manifest, tb_planet_input_rows(&in), NULL, NULL, 1, &err);
     ck_assert_ptr_nonnull(plan);
     const tb_manifest_t *m = tb_plan_manifest(plan);
     int small = 0;

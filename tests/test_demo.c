@@ -34,7 +34,7 @@ static void s_check_planet(uint64_t seed, double km)
     ck_assert_uint_eq(img.w, W);
     ck_assert_uint_eq(img.h, H);
     /* The plan of it. */
-    tb_plan_t *p = tb_plan_new(&m, &img, 2, &err);
+    tb_plan_t *p = tb_plan_new_image(&m, &img, 2, &err);
     ck_assert_msg(p != NULL, "seed %llu: %s", (unsigned long long)seed, err.msg);
     const tb_plan_summary_t *s = tb_plan_summary(p);
     ck_assert_int_eq(s->classify.unmatched_pixels, 0);
@@ -75,7 +75,7 @@ static void s_check_planet(uint64_t seed, double km)
         ck_assert_msg(tb_plan_class_row(p, k)->cells > 0, "seed %llu: land class %d is absent",
                       (unsigned long long)seed, k);
     ck_assert_int_eq(tb_plan_class_count(p), 3);
-    const uint8_t *c = tb_grid_cu8(tb_plan_classes(p));
+    const uint8_t *c = (const uint8_t *)tb_plan_class_raster(p)->data;
     int64_t counts[5] = {0}, coast_ocean = 0, coast_shelf = 0, edge_land = 0;
     for (int64_t j = 0; j < H; j++)
         for (int64_t i = 0; i < W; i++) {
@@ -174,7 +174,7 @@ START_TEST(test_demo_other_circumferences)
     tb_err_t err;
     ck_assert_msg(tb_demo_planet(7, 5, &m, &img, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(m.planet_w, 625);
-    tb_plan_t *p = tb_plan_new(&m, &img, 1, &err);
+    tb_plan_t *p = tb_plan_new_image(&m, &img, 1, &err);
     ck_assert_msg(p != NULL, "%s", err.msg);
     ck_assert_int_ge(tb_plan_region_count(p), 1);
     tb_plan_destroy(&p);
@@ -184,6 +184,52 @@ START_TEST(test_demo_other_circumferences)
     ck_assert_ptr_nonnull(strstr(err.msg, "12"));
     ck_assert_int_eq(tb_demo_planet(7, 25.004, &m, &img, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "cell"));
+}
+END_TEST
+
+START_TEST(test_demo_painting_is_the_same_in_any_band)
+{
+    /* The painter's bands, halos and threads change nothing: a band of the whole planet on one
+     * thread (one window, the whole-planet distance transform) is the reference, and bands of 1,
+     * 3 and 50 rows (many windows, each shelf decided within its halo) on 1 to 3 threads give the
+     * same pixels, across the seam and the Y edges. */
+    static const struct {
+        double km;
+        int64_t band;
+    } cases[] = {{5, 1}, {5, 3}, {10, 50}, {10, 3}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tb_manifest_t m;
+        tb_image_t whole, banded;
+        tb_err_t err;
+        ck_assert_int_eq(tb_demo_manifest(7, cases[k].km, &m, NULL), 0);
+        int64_t w = m.planet_w, h = tb_demo_painting_h(w);
+        tb_demo_painter_t *p = tb_demo_painter_new(7, &m, w, h, h, 1, &err);
+        ck_assert_msg(p != NULL, "%s", err.msg);
+        ck_assert_int_eq(tb_row_source_to_image(tb_demo_painter_rows(p), &whole, &err), 0);
+        tb_demo_painter_destroy(&p);
+        p = tb_demo_painter_new(7, &m, w, h, cases[k].band, 1 + (int)k % 3, &err);
+        /* read in pieces that straddle the painter's bands */
+        ck_assert_int_eq(tb_image_alloc(&banded, (uint32_t)w, (uint32_t)h, TB_PNG_RGB8, NULL), 0);
+        for (int64_t y = 0; y < h; y += 7) {
+            int64_t n = h - y < 7 ? h - y : 7;
+            ck_assert_int_eq(tb_row_source_read(tb_demo_painter_rows(p), n,
+                                                (uint8_t *)banded.pixels + (size_t)(y * w * 3),
+                                                &err),
+                             0);
+        }
+        ck_assert_int_eq(tb_row_source_read(tb_demo_painter_rows(p), 1, banded.pixels, &err), -1);
+        ck_assert_msg(memcmp(whole.pixels, banded.pixels, (size_t)(w * h * 3)) == 0,
+                      "%g km, band %lld differs from the whole planet", cases[k].km,
+                      (long long)cases[k].band);
+        tb_demo_painter_destroy(&p);
+        /* and tb_demo_planet is the same painting */
+        tb_image_t planet;
+        ck_assert_int_eq(tb_demo_planet(7, cases[k].km, &m, &planet, NULL), 0);
+        ck_assert_int_eq(memcmp(whole.pixels, planet.pixels, (size_t)(w * h * 3)), 0);
+        tb_image_free(&planet);
+        tb_image_free(&whole);
+        tb_image_free(&banded);
+    }
 }
 END_TEST
 
@@ -224,6 +270,7 @@ Suite *demo_suite(void)
     tcase_add_test(tc, test_demo_structure_at_10_and_50_km);
     tcase_add_test(tc, test_demo_is_a_function_of_seed_and_size);
     tcase_add_test(tc, test_demo_wraps_cleanly);
+    tcase_add_test(tc, test_demo_painting_is_the_same_in_any_band);
     tcase_add_test(tc, test_demo_other_circumferences);
     tcase_add_test(tc, test_demo_class_table);
     suite_add_tcase(s, tc);

@@ -45,6 +45,21 @@ static void s_write(const char *dir, const char *name, const void *data, size_t 
     ck_assert_int_eq(tb_fs_write_atomic(path, data, n, NULL), 0);
 }
 
+/* Entries in dir, dotfiles too (0 when it does not exist): the plan's mapped rasters are unlinked
+ * files whose names start with a dot, and none may be left. */
+static int s_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
 /* Files in dir (0 when it does not exist). */
 static int s_count_files(const char *dir)
 {
@@ -88,6 +103,7 @@ START_TEST(test_plan_with_no_arguments_writes_four_files)
     char plan_dir[4200];
     snprintf(plan_dir, sizeof plan_dir, "%s/out/plan", dir);
     ck_assert_int_eq(s_count_files(plan_dir), 4);
+    ck_assert_int_eq(s_count_entries(plan_dir), 4);
     cJSON *plan = s_json(plan_dir, "plan.json");
     ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(plan, "regions")), 4);
     cJSON_Delete(plan);
@@ -177,7 +193,9 @@ static void s_expect_refusal(const char *dir, const char *extra, const char *wan
     free(out);
     char out_dir[4200];
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
-    ck_assert_int_eq(s_count_files(out_dir), 0);
+    ck_assert_int_eq(s_count_entries(out_dir), 0);
+    /* the plan made the directory for its rasters, and took it away again */
+    ck_assert_msg(!tb_fs_exists(out_dir), "%s was left behind", out_dir);
 }
 
 START_TEST(test_colours_not_in_the_legend)

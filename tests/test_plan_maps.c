@@ -1,15 +1,30 @@
 /* The plan's maps: region colours far apart, ids drawn legibly at each region's centroid (read
  * back from the pixels), map_class in legend colours, downsampling of big planets. */
 #include <check.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grid.h"
+#include "coordinator/bake/planet_input.h"
 #include "coordinator/maps/font.h"
 #include "coordinator/maps/plan_maps.h"
 #include "support/plan_fixtures.h"
+#include "support/tb_test.h"
+
+/* Entries in a directory, but . and .. */
+static int s_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d)
+        closedir(d);
+    return n;
+}
 
 static double s_dist(const uint8_t a[3], const uint8_t b[3])
 {
@@ -110,7 +125,7 @@ START_TEST(test_region_map_has_ids_at_the_centroids)
     tb_image_t painting, map;
     fix_painting(&m, c, w, h, &painting);
     tb_err_t err;
-    tb_plan_t *p = tb_plan_new(&m, &painting, 1, &err);
+    tb_plan_t *p = tb_plan_new_image(&m, &painting, 1, &err);
     ck_assert_msg(p != NULL, "%s", err.msg);
     ck_assert_int_eq(tb_plan_region_count(p), 12);
     ck_assert_int_eq(tb_plan_map_regions(p, 4096, &map, &err), 0);
@@ -144,6 +159,82 @@ START_TEST(test_region_map_has_ids_at_the_centroids)
 }
 END_TEST
 
+START_TEST(test_tile_census_reads_the_class_raster)
+{
+    /* The census, a row of tiles at a time from the class raster, against tb_tile_content on the
+     * whole land mask: ocean, land and coast tiles, a partial last row, land across the seam. */
+    const int64_t w = 400, h = 230;
+    uint8_t *c = malloc((size_t)(w * h));
+    memset(c, FIX_DEEP, (size_t)(w * h));
+    fix_rect(c, w, 100, 100, 100, 100, FIX_LOW); /* tile (1, 1) all land */
+    fix_rect(c, w, 390, 10, 20, 20, FIX_HIGH);   /* across the seam */
+    fix_rect(c, w, 250, 225, 10, 5, FIX_LOW);    /* in the partial last row */
+    tb_manifest_t m;
+    fix_manifest(&m, w, 8, 10);
+    tb_image_t painting;
+    fix_painting(&m, c, w, h, &painting);
+    tb_err_t err;
+    tb_plan_t *p = tb_plan_new_image(&m, &painting, 1, &err);
+    ck_assert_msg(p != NULL, "%s", err.msg);
+    tb_tile_lattice_t L;
+    ck_assert_int_eq(tb_tile_lattice_make(&L, w, h, 8, 0.8, 2, &err), 0);
+    ck_assert_int_eq(L.cols, 4);
+    uint8_t *land = malloc((size_t)(w * h)), *content = malloc((size_t)tb_tile_count(&L));
+    for (int64_t k = 0; k < w * h; k++)
+        land[k] = c[k] == FIX_LOW || c[k] == FIX_HIGH;
+    int n = tb_plan_tile_census(p, &L, content), want = 0;
+    for (int64_t k = 0; k < tb_tile_count(&L); k++) {
+        tb_tile_content_t t = tb_tile_content(&L, (tb_tile_id_t){k % L.cols, k / L.cols}, land);
+        ck_assert_int_eq(content[k], t);
+        want += t != TB_TILE_OCEAN;
+    }
+    ck_assert_int_eq(n, want);
+    ck_assert_int_eq(content[1 * 4 + 1], TB_TILE_LAND);
+    ck_assert_int_eq(content[0], TB_TILE_COAST);
+    ck_assert_int_eq(content[3], TB_TILE_COAST);
+    ck_assert_int_eq(content[2 * 4 + 2], TB_TILE_COAST);
+    free(land);
+    free(content);
+    tb_plan_destroy(&p);
+    tb_image_free(&painting);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_mapped_rasters_keep_released_rows)
+{
+    /* The rasters terrain plan maps (coordinator/bake/planet_input.h): cells start at zero, rows
+     * released leave the process and come back from the file with what was written, and the file
+     * is gone from its directory from the start. */
+    const char *dir = tb_test_tmpdir("plan-maps-raster");
+    tb_raster_t r;
+    tb_err_t err;
+    ck_assert_msg(tb_raster_map_temp(&r, dir, ".raster", 3000, 50, 4, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(s_count_entries(dir), 0);
+    for (int64_t y = 0; y < 50; y++) {
+        int32_t *row = tb_raster_row(&r, y);
+        ck_assert_int_eq(row[y], 0);
+        for (int64_t x = 0; x < 3000; x++)
+            row[x] = (int32_t)(y * 3000 + x);
+        if (y % 7 == 6)
+            tb_raster_release(&r, y - 6, y + 1);
+    }
+    tb_raster_release(&r, 0, 50);
+    for (int64_t y = 0; y < 50; y++) {
+        const int32_t *row = tb_raster_row(&r, y);
+        for (int64_t x = 0; x < 3000; x += 7)
+            ck_assert_int_eq(row[x], (int32_t)(y * 3000 + x));
+    }
+    tb_raster_unmap(&r);
+    ck_assert_ptr_null(r.data);
+    /* a directory that is not there: refused, naming it */
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s/none", dir);
+    ck_assert_int_eq(tb_raster_map_temp(&r, missing, ".raster", 10, 10, 1, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "none/.raster"));
+}
+END_TEST
+
 Suite *plan_maps_suite(void)
 {
     Suite *s = suite_create("plan_maps");
@@ -151,6 +242,8 @@ Suite *plan_maps_suite(void)
     tcase_add_test(tc, test_region_colours_are_far_apart);
     tcase_add_test(tc, test_font_reads_back);
     tcase_add_test(tc, test_region_map_has_ids_at_the_centroids);
+    tcase_add_test(tc, test_tile_census_reads_the_class_raster);
+    tcase_add_test(tc, test_mapped_rasters_keep_released_rows);
     suite_add_tcase(s, tc);
     return s;
 }

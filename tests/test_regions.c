@@ -19,7 +19,7 @@ static tb_plan_t *s_plan(const uint8_t *classes, int64_t w, int64_t h, double ma
     tb_image_t img;
     fix_painting(&m, classes, w, h, &img);
     tb_err_t err;
-    tb_plan_t *p = tb_plan_new(&m, &img, threads, &err);
+    tb_plan_t *p = tb_plan_new_image(&m, &img, threads, &err);
     ck_assert_msg(p != NULL, "plan: %s", err.msg);
     tb_image_free(&img);
     return p;
@@ -194,7 +194,7 @@ START_TEST(test_region_grids_hold_only_their_own_land)
     ck_assert_int_eq(f->x0, r->box.x0);
     ck_assert_int_eq(f->w, r->box.w);
     ck_assert(f->x0 + f->w > w); /* the box crosses the seam */
-    const uint8_t *pc = tb_grid_cu8(tb_plan_classes(p));
+    const uint8_t *pc = (const uint8_t *)tb_plan_class_raster(p)->data;
     const uint8_t *gc = tb_grid_cu8(classes), *gm = tb_grid_cu8(mask);
     int64_t own = 0, island_cells_in_box = 0, mismatched = 0;
     for (int64_t j = 0; j < f->h; j++)
@@ -232,9 +232,9 @@ START_TEST(test_threads_do_not_change_the_plan)
     tb_plan_t *a = s_plan(c, w, h, 12, 1), *b = s_plan(c, w, h, 12, 2);
     char *ja = tb_plan_to_json(a), *jb = tb_plan_to_json(b);
     ck_assert_str_eq(ja, jb);
-    ck_assert_int_eq(memcmp(tb_grid_cdata(tb_plan_landmass_labels(a)),
-                            tb_grid_cdata(tb_plan_landmass_labels(b)), (size_t)(w * h * 4)),
-                     0);
+    ck_assert_int_eq(
+        memcmp(tb_plan_label_raster(a)->data, tb_plan_label_raster(b)->data, (size_t)(w * h * 4)),
+        0);
     free(ja);
     free(jb);
     tb_plan_destroy(&a);
@@ -279,13 +279,13 @@ START_TEST(test_coarse_painting_covers_whole_cells)
     tb_image_t img;
     fix_painting(&m, c, pw, ph, &img);
     tb_err_t err;
-    tb_plan_t *p = tb_plan_new(&m, &img, 1, &err);
+    tb_plan_t *p = tb_plan_new_image(&m, &img, 1, &err);
     ck_assert_msg(p != NULL, "%s", err.msg);
     const tb_plan_summary_t *s = tb_plan_summary(p);
     ck_assert_int_eq(s->cells_per_pixel, 2);
     ck_assert_int_eq(s->planet_w, 200);
     ck_assert_int_eq(s->planet_h, 60);
-    const uint8_t *cells = tb_grid_cu8(tb_plan_classes(p));
+    const uint8_t *cells = (const uint8_t *)tb_plan_class_raster(p)->data;
     int64_t bad = 0;
     for (int64_t j = 0; j < 60; j++)
         for (int64_t i = 0; i < 200; i++)
@@ -300,7 +300,7 @@ START_TEST(test_coarse_painting_covers_whole_cells)
     tb_plan_destroy(&p);
     /* A width that does not divide the planet is refused with the numbers. */
     fix_manifest(&m, 150, 8, 10);
-    ck_assert_ptr_null(tb_plan_new(&m, &img, 1, &err));
+    ck_assert_ptr_null(tb_plan_new_image(&m, &img, 1, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "100 pixels wide"));
     ck_assert_ptr_nonnull(strstr(err.msg, "150 cells"));
     tb_image_free(&img);

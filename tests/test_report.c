@@ -241,7 +241,7 @@ START_TEST(test_erodibility_on_own_land_and_uplift_check)
     tb_input_options_t opt = {.has_circumference = true, .circumference_km = 10};
     tb_err_t err;
     ck_assert_int_eq(tb_planet_input_load(NULL, &opt, &in, &err), 0);
-    tb_plan_t *plan = tb_plan_new(&in.manifest, &in.painting, 2, &err);
+    tb_plan_t *plan = tb_plan_new(&in.manifest, tb_planet_input_rows(&in), NULL, NULL, 2, &err);
     ck_assert_ptr_nonnull(plan);
     const tb_manifest_t *m = tb_plan_manifest(plan);
     tb_uplift_probes_t probes;
@@ -251,7 +251,7 @@ START_TEST(test_erodibility_on_own_land_and_uplift_check)
     int64_t mism = -1;
     ck_assert_int_eq(tb_report_erodibility_field(plan, &probes, NULL, k, NULL, &mism, &err), 0);
     /* K on land only, between the class multipliers and rock range times solve.k */
-    const uint8_t *cls = tb_grid_cu8(tb_plan_classes(plan));
+    const uint8_t *cls = (const uint8_t *)tb_plan_class_raster(plan)->data;
     size_t land = 0;
     for (size_t i = 0; i < cells; i++) {
         bool is_land = m->legend.classes[cls[i]].kind == TB_CLASS_LAND;

@@ -51,7 +51,7 @@ static int s_regions(tb_err_t *err)
     int rc = -1;
     if (tb_planet_input_load(NULL, NULL, &in, err) != 0)
         return -1;
-    plan = tb_plan_new(&in.manifest, &in.painting, 1, err);
+    plan = tb_plan_new(&in.manifest, tb_planet_input_rows(&in), NULL, NULL, 1, err);
     if (!plan)
         goto done;
     const tb_manifest_t *m = tb_plan_manifest(plan);
@@ -119,7 +119,7 @@ static int s_regions(tb_err_t *err)
         if (!s_region[ri])
             goto done;
     }
-    const uint8_t *cls = tb_grid_cu8(tb_plan_classes(plan));
+    const uint8_t *cls = (const uint8_t *)tb_plan_class_raster(plan)->data;
     s_classes = malloc(cells);
     if (!s_classes)
         goto done;

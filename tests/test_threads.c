@@ -139,7 +139,7 @@ static s_land_t s_demo_region(int id)
     tb_err_t err;
     ck_assert_msg(tb_demo_planet(TB_DEMO_SEED, TB_DEMO_CIRCUMFERENCE_KM, &m, &painting, &err) == 0,
                   "%s", err.msg);
-    tb_plan_t *plan = tb_plan_new(&m, &painting, 2, &err);
+    tb_plan_t *plan = tb_plan_new_image(&m, &painting, 2, &err);
     tb_image_free(&painting);
     ck_assert_msg(plan != NULL, "%s", err.msg);
     const tb_manifest_t *pm = tb_plan_manifest(plan);

@@ -96,10 +96,9 @@ static int s_landmass_box(const tb_bake_ctx_t *ctx, const tb_mosaic_t *mo, tb_mo
     }
     if (best == 0)
         return 1;
-    const tb_grid_t *labels = tb_plan_landmass_labels(ctx->plan.plan);
-    const tb_frame_t *f = tb_grid_frame(labels);
-    const int32_t *lab = tb_grid_ci32(labels);
-    int64_t gw = f->w, gh = f->h;
+    const tb_raster_t *labels = tb_plan_label_raster(ctx->plan.plan);
+    const int32_t *lab = labels->data;
+    int64_t gw = labels->w, gh = labels->h;
     /* geology cells a tile edge: the lattice makes it a whole number */
     int64_t tg = (int64_t)llround((double)I.tile_samples * I.cell_m / ctx->plan.manifest->cell_m);
     if (gw * ctx->plan.manifest->cell_m != (double)I.planet_w * I.cell_m || tg < 1)

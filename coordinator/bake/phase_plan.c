@@ -4,6 +4,7 @@
  * previous bake and checks it is this planet's. Writes: plan, previous (reuse only), classes. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fs.h"
 #include "common/hash.h"
@@ -42,7 +43,7 @@ static int s_tiles(tb_bake_ctx_t *ctx, tb_err_t *err)
         free(land);
         return -1;
     }
-    tb_bake_tile_land(pl->manifest, tb_grid_cu8(tb_plan_classes(pl->plan)), cells, land);
+    tb_bake_tile_land(pl->manifest, tb_plan_class_raster(pl->plan)->data, cells, land);
     int n = tb_bake_tile_parse_list(o->tiles_only,
                                     o->tiles_only_option ? o->tiles_only_option : "--tiles-only",
                                     &pl->lattice, land, pl->tile_sel, err);
@@ -115,14 +116,21 @@ static int s_plan_hash(tb_bake_ctx_t *ctx, tb_err_t *err)
     return 0;
 }
 
-static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
+/* The plan, into a planet whose class raster the plan writes (its landmass ids stay on its
+ * heap): OUT and OUT/.planet are made first, so the classes go to their file a band at a time. */
+static int s_plan(tb_bake_ctx_t *ctx, const char *planet_dir, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;
     tb_bake_plan_t *pl = &ctx->plan;
-    if (tb_planet_input_load(o->manifest_path, &o->input, &pl->input, err) != 0)
+    if (tb_fs_mkdir_p(o->out_dir, err) != 0)
         return -1;
+    ctx->planet = tb_planet_new(pl->input.planet_w, pl->input.planet_h, planet_dir, err);
+    if (!ctx->planet || tb_planet_provide(ctx->planet, TB_PLANET_BIT(CLASSES), err) != 0)
+        return -1;
+    tb_raster_t classes = tb_planet_raster(ctx->planet, TB_PLANET_CLASSES, &pl->classes_user);
     int threads = o->dispatch.threads > 0 ? o->dispatch.threads : tb_pool_default_threads();
-    pl->plan = tb_plan_new(&pl->input.manifest, &pl->input.painting, threads, err);
+    pl->plan = tb_plan_new(&pl->input.manifest, tb_planet_input_rows(&pl->input), &classes, NULL,
+                           threads, err);
     if (!pl->plan || tb_plan_check_land_and_sea(pl->plan, err) != 0)
         return -1;
     const tb_manifest_t *m = pl->manifest = tb_plan_manifest(pl->plan);
@@ -130,10 +138,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (tb_uplift_probes_compute(m, &pl->probes, err) != 0 ||
         tb_plan_check_jobs(pl->plan, &pl->probes, err) != 0 ||
         tb_plan_check_limits(pl->plan, tb_bake_job_memory(ctx), err) != 0 ||
-        s_select(ctx, err) != 0)
-        return -1;
-    if (tb_bake_check_inputs(ctx, tb_bake_output_names, tb_bake_n_output_names, err) != 0 ||
-        s_tiles(ctx, err) != 0)
+        s_select(ctx, err) != 0 || s_tiles(ctx, err) != 0)
         return -1;
     if (tb_fs_join(pl->store_dir, sizeof pl->store_dir, o->out_dir, ".cache", err) != 0)
         return -1;
@@ -144,16 +149,35 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     } else if (tb_bake_previous_read(ctx)) {
         ctx->made |= TB_ART_BIT(PREVIOUS); /* a rerun keeps what did not change (docs/bake.md) */
     }
-    char planet_dir[4200];
-    if (tb_fs_mkdir_p(o->out_dir, err) != 0 ||
-        tb_fs_join(planet_dir, sizeof planet_dir, o->out_dir, ".planet", err) != 0)
-        return -1;
-    ctx->planet = tb_planet_new(pl->input.planet_w, pl->input.planet_h, planet_dir, err);
-    if (!ctx->planet || tb_planet_provide(ctx->planet, TB_PLANET_BIT(CLASSES), err) != 0)
-        return -1;
-    memcpy(tb_planet_classes(ctx->planet), tb_grid_cu8(tb_plan_classes(pl->plan)),
-           tb_planet_cells(ctx->planet));
     return s_plan_hash(ctx, err);
+}
+
+static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
+{
+    const tb_bake_opts_t *o = ctx->opts;
+    tb_bake_plan_t *pl = &ctx->plan;
+    if (tb_planet_input_load(o->manifest_path, &o->input, &pl->input, err) != 0 ||
+        tb_bake_check_inputs(ctx, tb_bake_output_names, tb_bake_n_output_names, err) != 0)
+        return -1;
+    char planet_dir[4200];
+    if (tb_fs_join(planet_dir, sizeof planet_dir, o->out_dir, ".planet", err) != 0)
+        return -1;
+    bool had_out = tb_fs_exists(o->out_dir), had_planet = tb_fs_exists(planet_dir);
+    if (s_plan(ctx, planet_dir, err) == 0)
+        return 0;
+    /* a plan refused leaves no directory it made: only the class raster is in it by now */
+    if (!had_planet) {
+        char path[4300];
+        tb_err_t ignored = {0};
+        if (ctx->planet &&
+            tb_planet_path(ctx->planet, TB_PLANET_CLASSES, path, sizeof path, &ignored) == 0)
+            unlink(path);
+        tb_planet_destroy(&ctx->planet);
+        rmdir(planet_dir);
+    }
+    if (!had_out)
+        rmdir(o->out_dir);
+    return -1;
 }
 
 const tb_phase_t tb_phase_plan = {

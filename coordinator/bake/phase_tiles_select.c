@@ -48,7 +48,7 @@ static int s_contents(tb_bake_ctx_t *ctx, uint8_t *flags, tb_err_t *err)
         int rid = tb_plan_landmass_region(plan, id);
         mine[id] = rid >= 1 && rid <= ctx->plan.n_regions && ctx->plan.selected[rid - 1];
     }
-    const int32_t *labels = tb_grid_ci32(tb_plan_landmass_labels(plan));
+    const int32_t *labels = tb_plan_label_raster(plan)->data;
     const uint8_t *classes = tb_planet_cclasses(p);
     int64_t T = L->tile_geo_cells, w = L->geo_w;
     for (int64_t y = 0; y < L->geo_h; y++) {

@@ -1,10 +1,18 @@
-/* What every command starts from: the finished manifest and the painting of the planet.
+/* What every command starts from: the finished manifest and the painting of the planet, as rows.
  *
  * With a manifest path, the manifest and its legend are read and checked (common/manifest.h) and
- * the painting is decoded as 8-bit RGB; with none, the built-in demo planet (jobs/plan/demo.h) is
- * made from the seed and circumference. A painting whose width does not divide the planet's cells
- * is refused with the numbers; otherwise each painted pixel covers a square of whole cells and the
- * planet is planet_w x planet_h cells, planet_h = painting_h * (planet_w / painting_w).
+ * the painting's header is read and checked against the planet before a pixel is decoded: its
+ * width must divide the planet's cells (each painted pixel then covers a square of whole cells)
+ * and the planet it makes must fit TB_INPUT_MAX_PIXELS. With none, the built-in demo planet
+ * (jobs/plan/demo.h) is made from the seed and circumference. Either way the painting is offered
+ * as a row source (common/png_rows.h) that the plan reads once, row by row: a PNG decoded
+ * progressively, or the demo painted band by band. Nothing here holds the whole painting.
+ *
+ * The planet is planet_w x planet_h cells, planet_h = painting_h * (planet_w / painting_w).
+ *
+ * tb_raster_map_temp gives a command the memory the plan writes its rasters into
+ * (jobs/plan/plan.h): a file in a directory, mapped, whose released rows leave the process's
+ * memory and come back from the file when read again.
  */
 #ifndef TB_PLANET_INPUT_H
 #define TB_PLANET_INPUT_H
@@ -14,9 +22,11 @@
 
 #include "common/error.h"
 #include "common/manifest.h"
-#include "common/png_io.h"
+#include "common/png_rows.h"
+#include "common/raster.h"
+#include "jobs/plan/demo.h"
 
-/* Largest painting decoded, in pixels (2^31: 6 GB of RGB). */
+/* Largest planet planned, in cells, and painting read, in pixels (2^31). */
 #define TB_INPUT_MAX_PIXELS ((uint64_t)1 << 31)
 
 typedef struct {
@@ -28,21 +38,38 @@ typedef struct {
 
 typedef struct {
     tb_manifest_t manifest; /* finished */
-    tb_image_t painting;    /* RGB8, painting.w divides planet_w */
     int64_t planet_w, planet_h;
+    int64_t painting_w, painting_h;
+    tb_png_rows_t *png;      /* the painting file's reader, or */
+    tb_demo_painter_t *demo; /* the demo painting's painter */
 } tb_planet_input_t;
 
 /* Loads the planet of manifest_path (NULL: the demo planet of opt's seed, default 7, and
  * circumference, default 25 km). opt may be NULL. Fills *out, which the caller frees with
  * tb_planet_input_free. Returns 0, or -1 with *err naming the file, key or value (TB_E_IO for a
- * missing file, TB_E_FORMAT for a broken PNG or JSON, TB_E_INVALID for a value or a combination
- * that is refused: --circumference-km with a manifest, a painting width that does not divide the
- * planet).
+ * missing file, TB_E_FORMAT for a broken PNG header or JSON, TB_E_INVALID for a value or a
+ * combination that is refused: --circumference-km with a manifest, a painting width that does not
+ * divide the planet, a planet over TB_INPUT_MAX_PIXELS cells). A PNG broken past its header fails
+ * the read that meets it, in the plan.
  */
 int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *opt,
                          tb_planet_input_t *out, tb_err_t *err);
 
-/* Frees the painting and clears *in; accepts a zeroed or freed struct. */
+/* The painting's rows (RGB8, painting_w x painting_h), owned by *in: each row once, in order. */
+const tb_row_source_t *tb_planet_input_rows(tb_planet_input_t *in);
+
+/* Closes the painting and clears *in; accepts a zeroed or freed struct. */
 void tb_planet_input_free(tb_planet_input_t *in);
+
+/* A w x h raster of elem_bytes cells in a new file of directory dir (named PREFIX.tmp.PID.N),
+ * mapped shared and unlinked at once, so nothing is left behind however the process ends; its
+ * release hook drops the released rows' pages from the process (the kernel keeps their bytes in
+ * the file's pages and brings them back when read). Its cells start at zero. 0, or -1 with *err
+ * (TB_E_IO naming the file). Unmap with tb_raster_unmap. */
+int tb_raster_map_temp(tb_raster_t *r, const char *dir, const char *prefix, int64_t w, int64_t h,
+                       size_t elem_bytes, tb_err_t *err);
+
+/* Unmaps a raster of tb_raster_map_temp and clears it; accepts a zeroed one. */
+void tb_raster_unmap(tb_raster_t *r);
 
 #endif

@@ -115,11 +115,10 @@ int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err)
         return tb_err_set(err, TB_E_NOMEM, "out of memory");
     uint64_t mh = tb_xxh3(mj, strlen(mj));
     free(mj);
-    const tb_grid_t *cls = tb_plan_classes(ctx->plan.plan);
     if (s_same_hash(ctx, "resolved manifest", s_str(meta, "inputs", "resolved_manifest_xxh3"), mh,
                     err) != 0 ||
         s_same_hash(ctx, "class raster", s_str(meta, "inputs", "class_raster_xxh3"),
-                    tb_xxh3(tb_grid_cu8(cls), tb_grid_cells(cls)), err) != 0)
+                    tb_plan_class_raster_xxh3(ctx->plan.plan), err) != 0)
         return -1;
     const cJSON *bake = cJSON_GetObjectItemCaseSensitive(meta, "bake");
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(bake, "steps");

@@ -31,12 +31,12 @@ static int s_steepest_point(tb_bake_ctx_t *ctx, const tb_tile_planet_t *src, con
 {
     int64_t W = src->geo_w, H = src->geo_h;
     size_t cells = (size_t)W * (size_t)H;
-    const tb_grid_t *g = ctx->plan.plan ? tb_plan_landmass_labels(ctx->plan.plan) : NULL;
+    const tb_raster_t *g = ctx->plan.plan ? tb_plan_label_raster(ctx->plan.plan) : NULL;
     const int32_t *lab = NULL;
     int32_t best_id = 0;
     *mass_cells = 0;
-    if (g && tb_grid_frame(g)->w == W && tb_grid_frame(g)->h == H) {
-        lab = tb_grid_ci32(g);
+    if (g && g->w == W && g->h == H) {
+        lab = g->data;
         int32_t top = 0;
         for (size_t i = 0; i < cells; i++)
             top = lab[i] > top ? lab[i] : top;

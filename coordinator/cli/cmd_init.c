@@ -10,7 +10,7 @@
 #include "common/args.h"
 #include "common/fs.h"
 #include "common/log.h"
-#include "common/png_io.h"
+#include "common/png_rows.h"
 #include "coordinator/cli/commands.h"
 #include "coordinator/cli/verb.h"
 #include "coordinator/bake/planet_input.h"
@@ -18,6 +18,29 @@
 #define S_USAGE "terrain init DIR [--seed N] [--circumference-km K] [--force]"
 
 static const char *s_names[3] = {"painting.png", "legend.json", "planet.json"};
+
+/* The painting, a band of rows at a time from its painter into a PNG written row by row (zlib level
+ * 6): the same bytes as encoding the whole image, in the memory of a band. */
+static int s_write_painting(const char *path, const tb_row_source_t *rows, tb_err_t *err)
+{
+    enum { S_BAND = 64 };
+    uint8_t *band = tb_malloc((size_t)rows->w * 3 * S_BAND, "painting rows", err);
+    tb_png_writer_t *wr =
+        band ? tb_png_writer_open(path, (uint32_t)rows->w, (uint32_t)rows->h, TB_PNG_RGB8, 6, err)
+             : NULL;
+    int rc = wr ? 0 : -1;
+    for (int64_t y = 0; rc == 0 && y < rows->h; y += S_BAND) {
+        int64_t n = rows->h - y < S_BAND ? rows->h - y : S_BAND;
+        rc = tb_row_source_read(rows, n, band, err);
+        if (rc == 0)
+            rc = tb_png_writer_rows(wr, band, (uint32_t)n, err);
+    }
+    if (rc == 0)
+        rc = tb_png_writer_close(&wr, NULL, err);
+    tb_png_writer_abort(&wr);
+    free(band);
+    return rc;
+}
 
 int tb_cmd_init(int argc, char **argv)
 {
@@ -58,7 +81,7 @@ int tb_cmd_init(int argc, char **argv)
     if (rc == 0)
         rc = tb_fs_mkdir_p(dir, &err);
     if (rc == 0)
-        rc = tb_png_write(paths[0], &in.painting, 6, &err);
+        rc = s_write_painting(paths[0], tb_planet_input_rows(&in), &err);
     if (rc == 0)
         rc = tb_fs_write_atomic(paths[1], legend, strlen(legend), &err);
     if (rc == 0)
@@ -66,10 +89,10 @@ int tb_cmd_init(int argc, char **argv)
     free(legend);
     free(manifest);
     if (rc == 0)
-        printf("wrote %s (%u x %u, one pixel per %g m cell), %s and %s for %s\n"
+        printf("wrote %s (%lld x %lld, one pixel per %g m cell), %s and %s for %s\n"
                "plan it with: terrain plan %s\n",
-               paths[0], in.painting.w, in.painting.h, in.manifest.cell_m, paths[1], paths[2],
-               in.manifest.source, paths[2]);
+               paths[0], (long long)in.painting_w, (long long)in.painting_h, in.manifest.cell_m,
+               paths[1], paths[2], in.manifest.source, paths[2]);
     else
         tb_verb_error(&v, TB_EXIT_FAILED, &err);
     tb_planet_input_free(&in);

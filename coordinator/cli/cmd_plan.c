@@ -2,8 +2,10 @@
  * the planet into regions, solves nothing. Prints the region and class tables, what was dropped and
  * the bake-time floor; writes plan.json, map_class.png, map_regions.png and map_tiles.png to DIR.
  * The files are made in memory and written to temporary names first, so a failed plan leaves
- * nothing under a final name (docs/bake.md). Exit status: 0 planned, 1 the outputs could not be
- * written, 2 bad usage or input. */
+ * nothing under a final name (docs/bake.md). The plan's two planet-sized rasters live meanwhile in
+ * unlinked files of DIR, mapped, so its memory is a band of the planet at any size (docs/plan.md,
+ * "The streamed plan"). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or
+ * input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,13 +196,15 @@ static int s_write_all(const char *dir, s_output_t *outs, int n, tb_err_t *err)
     return 0;
 }
 
-/* The detail tile lattice of a plan and the content of each tile (docs/tiles.md); *content is
- * allocated. Returns the number of land and coast tiles, or -1. */
+/* The detail tile lattice of a plan and the content of each tile (docs/tiles.md), read from the
+ * plan's class raster once; *content is allocated. Returns the number of land and coast tiles, or
+ * -1. */
 static int s_tiles(const tb_plan_t *p, tb_tile_lattice_t *L, tb_detail_params_t *dp,
                    uint8_t **content, tb_err_t *err)
 {
     const tb_manifest_t *m = tb_plan_manifest(p);
     const tb_plan_summary_t *s = tb_plan_summary(p);
+    *content = NULL;
     tb_detail_params_defaults(dp);
     tb_manifest_detail_params(m, dp);
     if (tb_tile_lattice_make(L, s->planet_w, s->planet_h, m->cell_m, dp->size_km, dp->cell_m,
@@ -213,8 +217,9 @@ static int s_tiles(const tb_plan_t *p, tb_tile_lattice_t *L, tb_detail_params_t 
     return n;
 }
 
-/* Renders the four outputs of a plan into memory. */
-static int s_render(const tb_plan_t *p, s_output_t outs[4], tb_err_t *err)
+/* Renders the four outputs of a plan into memory; the tile census is the caller's. */
+static int s_render(const tb_plan_t *p, const tb_tile_lattice_t *L, const uint8_t *content,
+                    s_output_t outs[4], tb_err_t *err)
 {
     memset(outs, 0, sizeof *outs * 4);
     outs[0].name = "plan.json";
@@ -226,10 +231,11 @@ static int s_render(const tb_plan_t *p, s_output_t outs[4], tb_err_t *err)
         return tb_err_set(err, TB_E_NOMEM, "plan: out of memory writing plan.json");
     outs[0].data = json;
     outs[0].bytes = strlen(json);
-    for (int k = 1; k < 3; k++) {
+    for (int k = 1; k < 4; k++) {
         tb_image_t img;
-        int rc = k == 1 ? tb_plan_map_class(p, TB_PLAN_MAP_MAX_WIDTH, &img, err)
-                        : tb_plan_map_regions(p, TB_PLAN_MAP_MAX_WIDTH, &img, err);
+        int rc = k == 1   ? tb_plan_map_class(p, TB_PLAN_MAP_MAX_WIDTH, &img, err)
+                 : k == 2 ? tb_plan_map_regions(p, TB_PLAN_MAP_MAX_WIDTH, &img, err)
+                          : tb_plan_map_tiles(p, L, content, TB_PLAN_MAP_MAX_WIDTH, &img, err);
         if (rc != 0)
             return -1;
         unsigned char *png;
@@ -239,44 +245,22 @@ static int s_render(const tb_plan_t *p, s_output_t outs[4], tb_err_t *err)
             return -1;
         outs[k].data = png;
     }
-    tb_tile_lattice_t L;
-    tb_detail_params_t dp;
-    uint8_t *content = NULL;
-    tb_image_t img;
-    if (s_tiles(p, &L, &dp, &content, err) < 0 ||
-        tb_plan_map_tiles(p, &L, content, TB_PLAN_MAP_MAX_WIDTH, &img, err) != 0) {
-        free(content);
-        return -1;
-    }
-    free(content);
-    unsigned char *png;
-    int rc = tb_png_encode(&img, 1, &png, &outs[3].bytes, err);
-    tb_image_free(&img);
-    if (rc != 0)
-        return -1;
-    outs[3].data = png;
     return 0;
 }
 
 /* The tile lines of the plan: count, land and coast, estimate. */
-static void s_print_tiles(FILE *out, const tb_plan_t *p, int cores)
+static void s_print_tiles(FILE *out, const tb_plan_t *p, const tb_tile_lattice_t *Lp,
+                          const tb_detail_params_t *dpp, const uint8_t *content, int cores)
 {
-    tb_tile_lattice_t L;
-    tb_detail_params_t dp;
-    uint8_t *content = NULL;
+    const tb_tile_lattice_t L = *Lp;
+    const tb_detail_params_t dp = *dpp;
     tb_err_t err;
-    int n = s_tiles(p, &L, &dp, &content, &err);
-    if (n < 0) {
-        fprintf(out, "tiles: %s\n", err.msg);
-        free(content);
-        return;
-    }
     int64_t land = 0, coast = 0;
     for (int64_t k = 0; k < tb_tile_count(&L); k++) {
         land += content[k] == TB_TILE_LAND;
         coast += content[k] == TB_TILE_COAST;
     }
-    free(content);
+    int64_t n = land + coast;
     double each = tb_detail_tile_seconds(&dp);
     fprintf(out,
             "tiles: %lld of %g km at %g m (%lld x %lld samples; %lld columns x %lld rows%s), %lld "
@@ -292,6 +276,21 @@ static void s_print_tiles(FILE *out, const tb_plan_t *p, int cores)
     tb_tile_lattice_t bl;
     if (tb_bake_tile_params(tb_plan_manifest(p), L.geo_w, L.geo_h, &bp, &bl, &err) != 0)
         fprintf(out, "tiles: %s\n", err.msg);
+}
+
+/* The plan's two rasters, in files of out_dir that vanish with the process (planet_input.h). */
+static int s_map_rasters(const char *out_dir, const tb_planet_input_t *in, tb_raster_t *classes,
+                         tb_raster_t *labels, tb_err_t *err)
+{
+    if (tb_raster_map_temp(classes, out_dir, ".plan-classes", in->planet_w, in->planet_h, 1, err) !=
+        0)
+        return -1;
+    if (tb_raster_map_temp(labels, out_dir, ".plan-labels", in->planet_w, in->planet_h, 4, err) !=
+        0) {
+        tb_raster_unmap(classes);
+        return -1;
+    }
+    return 0;
 }
 
 int tb_cmd_plan(int argc, char **argv)
@@ -334,8 +333,16 @@ int tb_cmd_plan(int argc, char **argv)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
     int cores = s_cores();
+    /* the rasters live in the output directory; made here, it goes again if the plan fails */
+    bool made_dir = !tb_fs_exists(out_dir);
+    tb_raster_t classes, labels;
+    if (tb_fs_mkdir_p(out_dir, &err) != 0 || s_map_rasters(out_dir, &in, &classes, &labels, &err)) {
+        tb_planet_input_free(&in);
+        return tb_verb_error(&v, TB_EXIT_FAILED, &err);
+    }
     double t1 = tb_now_s();
-    tb_plan_t *p = tb_plan_new(&in.manifest, &in.painting, cores < 2 ? cores : 2, &err);
+    tb_plan_t *p = tb_plan_new(&in.manifest, tb_planet_input_rows(&in), &classes, &labels,
+                               cores < 2 ? cores : 2, &err);
     tb_planet_input_free(&in);
     tb_uplift_probes_t probes;
     if (p &&
@@ -346,26 +353,41 @@ int tb_cmd_plan(int argc, char **argv)
              p, job_memory_gb > 0 ? job_memory_gb * 1e9 : tb_bake_default_job_memory(), &err) != 0))
         tb_plan_destroy(&p);
     if (!p) {
+        tb_raster_unmap(&classes);
+        tb_raster_unmap(&labels);
+        if (made_dir)
+            rmdir(out_dir); /* only when empty: it held nothing but the vanished rasters */
         tb_err_prefix(&err, "nothing written to %s", out_dir);
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
     double t2 = tb_now_s();
-    s_output_t outs[4];
-    int rc = s_render(p, outs, &err);
+    tb_tile_lattice_t L;
+    tb_detail_params_t dp;
+    uint8_t *content = NULL;
+    s_output_t outs[4] = {{0}};
+    int rc = s_tiles(p, &L, &dp, &content, &err) < 0 ? -1 : 0;
+    if (rc == 0)
+        rc = s_render(p, &L, content, outs, &err);
     if (rc == 0)
         rc = s_write_all(out_dir, outs, 4, &err);
     for (int k = 0; k < 4; k++)
         free(outs[k].data);
     if (rc != 0) {
+        free(content);
         tb_plan_destroy(&p);
+        tb_raster_unmap(&classes);
+        tb_raster_unmap(&labels);
         return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     s_print(stdout, p, cores);
-    s_print_tiles(stdout, p, cores);
+    s_print_tiles(stdout, p, &L, &dp, content, cores);
+    free(content);
     printf("wrote %s/plan.json, map_class.png, map_regions.png and map_tiles.png\n", out_dir);
     fflush(stdout);
     tb_log_info("planned in %.2f s (input %.2f s, plan %.2f s, maps and writing %.2f s)",
                 tb_now_s() - t0, t1 - t0, t2 - t1, tb_now_s() - t2);
     tb_plan_destroy(&p);
+    tb_raster_unmap(&classes);
+    tb_raster_unmap(&labels);
     return 0;
 }

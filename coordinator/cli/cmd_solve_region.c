@@ -132,7 +132,9 @@ int tb_cmd_solve_region(int argc, char **argv)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     status = TB_EXIT_USAGE;
     int nthreads = threads > 0 ? (int)threads : tb_pool_default_threads();
-    tb_plan_t *plan = tb_plan_new(&in.manifest, &in.painting, nthreads, &err);
+    /* the plan's rasters on its heap: a region this tool solves in-process is far larger */
+    tb_plan_t *plan =
+        tb_plan_new(&in.manifest, tb_planet_input_rows(&in), NULL, NULL, nthreads, &err);
     tb_grid_t *classes = NULL, *mask = NULL;
     tb_pool_t *pool = NULL;
     tb_region_result_t r = {0};

@@ -68,13 +68,30 @@ static int s_alloc(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, in
                           (uint32_t)((s->planet_h + *f - 1) / *f), TB_PNG_RGB8, err);
 }
 
-/* The planet cell a map pixel samples: the middle of its f x f square, inside the planet. */
-static size_t s_sample(const tb_plan_summary_t *s, int64_t f, int64_t px, int64_t py)
+/* The planet row a map row samples: the middle of its f x f square, inside the planet. */
+static int64_t s_sample_y(const tb_plan_summary_t *s, int64_t f, int64_t py)
 {
-    int64_t x = px * f + f / 2, y = py * f + f / 2;
-    x = x < s->planet_w ? x : s->planet_w - 1;
-    y = y < s->planet_h ? y : s->planet_h - 1;
-    return tb_idx(s->planet_w, x, y);
+    int64_t y = py * f + f / 2;
+    return y < s->planet_h ? y : s->planet_h - 1;
+}
+
+/* The planet column a map column samples. */
+static int64_t s_sample_x(const tb_plan_summary_t *s, int64_t f, int64_t px)
+{
+    int64_t x = px * f + f / 2;
+    return x < s->planet_w ? x : s->planet_w - 1;
+}
+
+/* Reads map row py's planet row from a raster: the row, released by the caller once drawn. */
+static const void *s_row(const tb_raster_t *r, const tb_plan_summary_t *s, int64_t f, int64_t py)
+{
+    return tb_raster_row(r, s_sample_y(s, f, py));
+}
+
+static void s_done_row(const tb_raster_t *r, const tb_plan_summary_t *s, int64_t f, int64_t py)
+{
+    int64_t y = s_sample_y(s, f, py);
+    tb_raster_release(r, y, y + 1);
 }
 
 int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err)
@@ -84,14 +101,17 @@ int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out,
         return -1;
     const tb_plan_summary_t *s = tb_plan_summary(plan);
     const tb_legend_t *legend = &tb_plan_manifest(plan)->legend;
-    const uint8_t *c = tb_grid_cu8(tb_plan_classes(plan));
+    const tb_raster_t *classes = tb_plan_class_raster(plan);
     uint8_t *px = out->pixels;
-    for (int64_t y = 0; y < out->h; y++)
+    for (int64_t y = 0; y < out->h; y++) {
+        const uint8_t *c = s_row(classes, s, f, y);
         for (int64_t x = 0; x < out->w; x++, px += 3) {
-            uint8_t v = c[s_sample(s, f, x, y)];
+            uint8_t v = c[s_sample_x(s, f, x)];
             if (v < legend->n_classes)
                 memcpy(px, legend->classes[v].rgb, 3);
         }
+        s_done_row(classes, s, f, y);
+    }
     return 0;
 }
 
@@ -127,8 +147,7 @@ int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *ou
         return -1;
     const tb_plan_summary_t *s = tb_plan_summary(plan);
     const tb_legend_t *legend = &tb_plan_manifest(plan)->legend;
-    const uint8_t *c = tb_grid_cu8(tb_plan_classes(plan));
-    const int32_t *lab = tb_grid_ci32(tb_plan_landmass_labels(plan));
+    const tb_raster_t *classes = tb_plan_class_raster(plan), *labels = tb_plan_label_raster(plan);
     int n_regions = tb_plan_region_count(plan);
     /* Ocean: deep, and the shallowest ocean class a shade lighter so coasts read. */
     int shallow = -1;
@@ -137,11 +156,12 @@ int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *ou
             (shallow < 0 || legend->classes[k].depth_m < legend->classes[shallow].depth_m))
             shallow = k;
     uint8_t *px = out->pixels;
-    for (int64_t y = 0; y < out->h; y++)
-        for (int64_t x = 0; x < out->w; x++, px += 3) {
-            size_t k = s_sample(s, f, x, y);
-            memcpy(px, c[k] == shallow ? s_shelf_rgb : s_deep_rgb, 3);
-        }
+    for (int64_t y = 0; y < out->h; y++) {
+        const uint8_t *c = s_row(classes, s, f, y);
+        for (int64_t x = 0; x < out->w; x++, px += 3)
+            memcpy(px, c[s_sample_x(s, f, x)] == shallow ? s_shelf_rgb : s_deep_rgb, 3);
+        s_done_row(classes, s, f, y);
+    }
     for (int r = 0; r < n_regions; r++) {
         uint8_t rgb[3];
         tb_region_colour(r + 1, rgb);
@@ -157,12 +177,15 @@ int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *ou
     for (int id = 1; id <= n_lm; id++)
         tb_region_colour(tb_plan_landmass_region(plan, id), lm_rgb + 3 * id);
     px = out->pixels;
-    for (int64_t y = 0; y < out->h; y++)
+    for (int64_t y = 0; y < out->h; y++) {
+        const int32_t *lab = s_row(labels, s, f, y);
         for (int64_t x = 0; x < out->w; x++, px += 3) {
-            int32_t id = lab[s_sample(s, f, x, y)];
-            if (id > 0)
+            int32_t id = lab[s_sample_x(s, f, x)];
+            if (id > 0 && id <= n_lm)
                 memcpy(px, lm_rgb + 3 * id, 3);
         }
+        s_done_row(labels, s, f, y);
+    }
     free(lm_rgb);
     /* Ids about 1/20 of the map's height tall, at least twice the font's size. */
     int scale = (int)(out->h / 140);
@@ -182,20 +205,40 @@ int tb_plan_tile_census(const tb_plan_t *plan, const tb_tile_lattice_t *L, uint8
 {
     const tb_plan_summary_t *s = tb_plan_summary(plan);
     const tb_legend_t *legend = &tb_plan_manifest(plan)->legend;
-    const uint8_t *c = tb_grid_cu8(tb_plan_classes(plan));
-    size_t n = (size_t)s->planet_w * (size_t)s->planet_h;
-    uint8_t *land = malloc(n);
-    if (!land)
+    const tb_raster_t *classes = tb_plan_class_raster(plan);
+    if (L->geo_w != s->planet_w || L->geo_h != s->planet_h)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        land[i] = c[i] < legend->n_classes && legend->classes[c[i]].kind == TB_CLASS_LAND;
+    bool land[256] = {false};
+    for (int c = 0; c < legend->n_classes; c++)
+        land[c] = legend->classes[c].kind == TB_CLASS_LAND;
+    /* A row of tiles at a time, row by row of cells: what tb_tile_content finds in each. */
+    const int64_t T = L->tile_geo_cells;
+    uint8_t *seen = malloc((size_t)L->cols); /* bit 0: land, bit 1: sea */
+    if (!seen)
+        return -1;
     int count = 0;
-    for (int64_t k = 0; k < tb_tile_count(L); k++) {
-        tb_tile_id_t id = {k % L->cols, k / L->cols};
-        content[k] = (uint8_t)tb_tile_content(L, id, land);
-        count += content[k] != TB_TILE_OCEAN;
+    for (int64_t r = 0; r < L->rows; r++) {
+        memset(seen, 0, (size_t)L->cols);
+        int64_t y0 = r * T, y1 = y0 + T < s->planet_h ? y0 + T : s->planet_h;
+        for (int64_t y = y0; y < y1; y++) {
+            const uint8_t *c = tb_raster_row(classes, y);
+            for (int64_t col = 0; col < L->cols; col++) {
+                const uint8_t *cell = c + col * T;
+                uint8_t bits = seen[col];
+                for (int64_t x = 0; x < T && bits != 3; x++)
+                    bits |= land[cell[x]] ? 1 : 2;
+                seen[col] = bits;
+            }
+            tb_raster_release(classes, y, y + 1);
+        }
+        for (int64_t col = 0; col < L->cols; col++) {
+            uint8_t bits = seen[col];
+            content[r * L->cols + col] =
+                (uint8_t)(bits & 1 ? (bits & 2 ? TB_TILE_COAST : TB_TILE_LAND) : TB_TILE_OCEAN);
+            count += content[r * L->cols + col] != TB_TILE_OCEAN;
+        }
     }
-    free(land);
+    free(seen);
     return count;
 }
 

@@ -2,7 +2,9 @@
  * (every region's land in its own colour, ocean dark, each box outlined and each id written at the
  * circular centroid of its land, docs/plan.md). Big planets are point-sampled down
  * by a whole factor so the map is at most max_width pixels wide; ids are drawn at the map's scale,
- * so they stay legible whatever the factor.
+ * so they stay legible whatever the factor. The maps read the plan's rasters a row at a time (only
+ * the rows they sample) and release each row once drawn: a map costs its own pixels, never the
+ * planet (docs/plan.md, "The streamed plan").
  */
 #ifndef TB_PLAN_MAPS_H
 #define TB_PLAN_MAPS_H
@@ -30,8 +32,9 @@ int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out,
 int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err);
 
 /* The content (tb_tile_content_t) of every tile of lattice L, in tile order (row by row), from the
- * plan's classes; content has tb_tile_count(L) bytes. Returns the number of land and coast tiles,
- * or -1 when memory runs out. */
+ * plan's class raster read a row at a time (what tb_tile_content finds on the whole land mask);
+ * content has tb_tile_count(L) bytes. Returns the number of land and coast tiles, or -1 when memory
+ * runs out or L is not the plan's planet. */
 int tb_plan_tile_census(const tb_plan_t *plan, const tb_tile_lattice_t *L, uint8_t *content);
 
 /* Renders map_tiles.png: map_class with the detail tile lattice drawn over it and the id of every

@@ -239,12 +239,11 @@ tb_report_live_t *tb_report_live_new(const char *out_dir, const tb_plan_t *plan,
         return NULL;
     }
     const tb_manifest_t *m = tb_plan_manifest(plan);
-    const tb_grid_t *labels = tb_plan_landmass_labels(plan);
+    const tb_raster_t *labels = tb_plan_label_raster(plan);
     tb_err_t lerr;
-    self->has_lattice =
-        m && labels &&
-        tb_tile_lattice_make(&self->lattice, tb_grid_frame(labels)->w, tb_grid_frame(labels)->h,
-                             m->cell_m, m->tiles.size_km, m->tiles.cell_m, &lerr) == 0;
+    self->has_lattice = m && labels &&
+                        tb_tile_lattice_make(&self->lattice, labels->w, labels->h, m->cell_m,
+                                             m->tiles.size_km, m->tiles.cell_m, &lerr) == 0;
     cJSON *tool = cJSON_AddObjectToObject(self->doc, "tool");
     cJSON_AddStringToObject(tool, "version", tb_version());
     cJSON_AddStringToObject(tool, "build_id", tb_build_id());

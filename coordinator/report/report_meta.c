@@ -180,8 +180,7 @@ cJSON *tb_report_inputs_json(const tb_manifest_t *m, const tb_plan_t *plan)
         s_hex(o, "resolved_manifest_xxh3", tb_xxh3(mj, strlen(mj)));
         free(mj);
     }
-    const tb_grid_t *cls = tb_plan_classes(plan);
-    s_hex(o, "class_raster_xxh3", tb_xxh3(tb_grid_cu8(cls), tb_grid_cells(cls)));
+    s_hex(o, "class_raster_xxh3", tb_plan_class_raster_xxh3(plan));
     if (m->painting_path[0]) {
         cJSON_AddItemToObject(o, "manifest", s_file(m->source));
         cJSON_AddItemToObject(o, "painting", s_file(m->painting_path));

@@ -126,15 +126,14 @@ static bool s_on_largest(const tb_plan_t *plan, const tb_tile_lattice_t *L, tb_t
             best_cells = tb_plan_landmass(plan, i)->cells;
             best = i + 1;
         }
-    const tb_grid_t *labels = tb_plan_landmass_labels(plan);
-    if (!best || !labels)
+    const tb_raster_t *labels = tb_plan_label_raster(plan);
+    if (!best || !labels || !labels->data)
         return false;
-    const tb_frame_t *f = tb_grid_frame(labels);
-    const int32_t *lab = tb_grid_ci32(labels);
+    const int32_t *lab = labels->data;
     int64_t tg = L->tile_geo_cells;
-    for (int64_t y = id.row * tg; y < (id.row + 1) * tg && y < f->h; y++)
-        for (int64_t x = id.col * tg; x < (id.col + 1) * tg && x < f->w; x++)
-            if (lab[y * f->w + x] == best)
+    for (int64_t y = id.row * tg; y < (id.row + 1) * tg && y < labels->h; y++)
+        for (int64_t x = id.col * tg; x < (id.col + 1) * tg && x < labels->w; x++)
+            if (lab[y * labels->w + x] == best)
                 return true;
     return false;
 }

@@ -1,12 +1,65 @@
-/* Run-based connected components with X wrap; see ccl.h. Union-find with path halving and union by
- * smaller index, so the root of a set is its earliest run and component ids follow raster order. */
+/* Connected components a row at a time; see ccl.h. Union-find with path halving and union by the
+ * smaller label, so a set's root is its earliest run's label and components follow raster order.
+ */
 #include "jobs/plan/ccl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t s_find(int64_t *parent, int64_t a)
+struct tb_ccl_stream_t {
+    int64_t w;
+    bool wrap_x;
+    uint8_t select[256];
+    tb_ccl_records_t rec; /* rec_bytes 0: none */
+    int64_t *parent;      /* per label */
+    uint8_t *records;     /* rec_bytes per label */
+    int64_t n_labels, cap_labels;
+    tb_ccl_run_t *prev, *cur; /* the previous row's runs and the last row's */
+    int64_t n_prev, n_cur, cap_runs;
+    int64_t rows;
+};
+
+tb_ccl_stream_t *tb_ccl_stream_new(int64_t w, bool wrap_x, const uint8_t select[256],
+                                   const tb_ccl_records_t *records, tb_err_t *err)
 {
+    if (w <= 0 || w > INT32_MAX) {
+        tb_err_set(err, TB_E_INVALID, "components: rows of %lld cells", (long long)w);
+        return NULL;
+    }
+    tb_ccl_stream_t *s = tb_calloc(1, sizeof *s, "component stream", err);
+    if (!s)
+        return NULL;
+    s->w = w;
+    s->wrap_x = wrap_x;
+    memcpy(s->select, select, 256);
+    if (records)
+        s->rec = *records;
+    /* a row holds at most (w + 1) / 2 runs */
+    s->cap_runs = (w + 1) / 2 + 1;
+    s->prev = tb_malloc(sizeof *s->prev * (size_t)s->cap_runs, "component runs", err);
+    s->cur =
+        s->prev ? tb_malloc(sizeof *s->cur * (size_t)s->cap_runs, "component runs", err) : NULL;
+    if (!s->cur)
+        tb_ccl_stream_destroy(&s);
+    return s;
+}
+
+void tb_ccl_stream_destroy(tb_ccl_stream_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    tb_ccl_stream_t *s = *self_p;
+    free(s->parent);
+    free(s->records);
+    free(s->prev);
+    free(s->cur);
+    free(s);
+    *self_p = NULL;
+}
+
+int64_t tb_ccl_stream_find(tb_ccl_stream_t *s, int64_t a)
+{
+    int64_t *parent = s->parent;
     while (parent[a] != a) {
         parent[a] = parent[parent[a]];
         a = parent[a];
@@ -14,14 +67,61 @@ static int64_t s_find(int64_t *parent, int64_t a)
     return a;
 }
 
-static void s_union(int64_t *parent, int64_t a, int64_t b)
+void *tb_ccl_stream_record(tb_ccl_stream_t *s, int64_t root)
 {
-    a = s_find(parent, a);
-    b = s_find(parent, b);
-    if (a < b)
-        parent[b] = a;
-    else if (b < a)
-        parent[a] = b;
+    return s->rec.rec_bytes ? s->records + (size_t)root * s->rec.rec_bytes : NULL;
+}
+
+int64_t tb_ccl_stream_labels(const tb_ccl_stream_t *s)
+{
+    return s->n_labels;
+}
+
+int64_t tb_ccl_stream_rows(const tb_ccl_stream_t *s)
+{
+    return s->rows;
+}
+
+const tb_ccl_run_t *tb_ccl_stream_runs(const tb_ccl_stream_t *s, int64_t *n)
+{
+    *n = s->n_cur;
+    return s->cur;
+}
+
+/* Opens a label (its record zeroed); -1 when memory runs out. */
+static int64_t s_open(tb_ccl_stream_t *s)
+{
+    if (s->n_labels == s->cap_labels) {
+        int64_t cap = s->cap_labels ? s->cap_labels * 2 : 1024;
+        int64_t *p = realloc(s->parent, sizeof *p * (size_t)cap);
+        if (!p)
+            return -1;
+        s->parent = p;
+        if (s->rec.rec_bytes) {
+            uint8_t *r = realloc(s->records, s->rec.rec_bytes * (size_t)cap);
+            if (!r)
+                return -1;
+            s->records = r;
+        }
+        s->cap_labels = cap;
+    }
+    int64_t l = s->n_labels++;
+    s->parent[l] = l;
+    if (s->rec.rec_bytes)
+        memset(s->records + (size_t)l * s->rec.rec_bytes, 0, s->rec.rec_bytes);
+    return l;
+}
+
+static void s_union(tb_ccl_stream_t *s, int64_t a, int64_t b)
+{
+    a = tb_ccl_stream_find(s, a);
+    b = tb_ccl_stream_find(s, b);
+    if (a == b)
+        return;
+    int64_t into = a < b ? a : b, from = a < b ? b : a;
+    s->parent[from] = into;
+    if (s->rec.merge)
+        s->rec.merge(s->rec.ctx, tb_ccl_stream_record(s, into), tb_ccl_stream_record(s, from));
 }
 
 /* The first column at or after i whose selection is not `want`. Paintings are long stretches of
@@ -43,145 +143,110 @@ static inline int64_t s_span_end(const uint8_t *row, int64_t w, int64_t i, const
     return i;
 }
 
-/* Appends the runs of one row; returns -1 when memory runs out. */
-static int s_row_runs(const uint8_t *row, int64_t w, int32_t y, const uint8_t *select, tb_ccl_t *c,
-                      int64_t *cap)
+/* Joins run b (its label just set) to the set of prev run a. */
+static void s_join(tb_ccl_stream_t *s, int64_t *label, int64_t a)
 {
-    int64_t i = 0;
-    while (i < w) {
-        i = s_span_end(row, w, i, select, 0);
+    int64_t root = tb_ccl_stream_find(s, s->prev[a].label);
+    if (*label < 0) {
+        *label = root;
+        return;
+    }
+    s_union(s, *label, root);
+}
+
+int tb_ccl_stream_row(tb_ccl_stream_t *s, const uint8_t *values, tb_err_t *err)
+{
+    tb_ccl_run_t *t = s->prev;
+    s->prev = s->cur;
+    s->n_prev = s->n_cur;
+    s->cur = t;
+    s->n_cur = 0;
+    const int64_t w = s->w, last = w - 1;
+    for (int64_t i = 0; i < w;) {
+        i = s_span_end(values, w, i, s->select, 0);
         if (i >= w)
             break;
         int64_t start = i;
-        i = s_span_end(row, w, i, select, 1);
-        if (c->n_runs == *cap) {
-            int64_t ncap = *cap ? *cap * 2 : 4096;
-            tb_run_t *p = realloc(c->runs, sizeof *p * (size_t)ncap);
-            if (!p)
-                return -1;
-            c->runs = p;
-            *cap = ncap;
-        }
-        c->runs[c->n_runs++] = (tb_run_t){y, (int32_t)start, (int32_t)(i - 1), -1};
+        i = s_span_end(values, w, i, s->select, 1);
+        s->cur[s->n_cur++] = (tb_ccl_run_t){(int32_t)start, (int32_t)(i - 1), -1};
     }
-    return 0;
-}
-
-/* Joins the runs of two consecutive rows that touch 8-connectedly, and across the seam. */
-static void s_join_rows(tb_ccl_t *c, int64_t *parent, int64_t a0, int64_t a1, int64_t b0,
-                        int64_t b1)
-{
-    const tb_run_t *r = c->runs;
-    int64_t a = a0, b = b0;
-    while (a < a1 && b < b1) {
-        if (r[a].x0 <= r[b].x1 + 1 && r[b].x0 <= r[a].x1 + 1)
-            s_union(parent, a, b);
-        /* advance whichever run ends first */
-        if (r[a].x1 < r[b].x1)
+    const tb_ccl_run_t *p = s->prev;
+    const int64_t np = s->n_prev;
+    int64_t a = 0; /* the first previous run that does not end left of the current one */
+    for (int64_t k = 0; k < s->n_cur; k++) {
+        tb_ccl_run_t *b = &s->cur[k];
+        /* The previous runs this one touches: those overlapping columns x0 - 1 .. x1 + 1, and
+         * across the seam the last (first) run when this one starts at 0 (ends at w - 1). */
+        int64_t touch[2] = {-1, -1}, n_touch = 0;
+        while (a < np && p[a].x1 + 1 < b->x0)
             a++;
-        else
-            b++;
+        int64_t first_in = a;
+        int64_t end_in = a;
+        while (end_in < np && p[end_in].x0 <= b->x1 + 1)
+            end_in++;
+        if (s->wrap_x && np > 0) {
+            if (b->x0 == 0 && p[np - 1].x1 == last)
+                touch[n_touch++] = np - 1;
+            if (b->x1 == last && p[0].x0 == 0)
+                touch[n_touch++] = 0;
+        }
+        /* The run joins the set of its first contact, or opens a label; it is added to that
+         * set's record before the set meets the run's other contacts (ccl.h). */
+        int64_t label = -1;
+        if (end_in > first_in)
+            label = tb_ccl_stream_find(s, p[first_in].label);
+        else if (n_touch)
+            label = tb_ccl_stream_find(s, p[touch[0]].label);
+        else if ((label = s_open(s)) < 0)
+            return tb_err_set(err, TB_E_NOMEM, "components: out of memory for %lld labels",
+                              (long long)s->n_labels + 1);
+        if (s->rec.add)
+            s->rec.add(s->rec.ctx, tb_ccl_stream_record(s, label), s->rows, b->x0, b->x1);
+        for (int64_t q = first_in; q < end_in; q++)
+            s_join(s, &label, q);
+        for (int64_t q = 0; q < n_touch; q++)
+            s_join(s, &label, touch[q]);
+        b->label = label;
     }
-    if (!c->wrap_x || a0 == a1 || b0 == b1)
-        return;
-    int64_t last_w = c->w - 1;
-    if (r[a0].x0 == 0 && r[b1 - 1].x1 == last_w)
-        s_union(parent, a0, b1 - 1);
-    if (r[b0].x0 == 0 && r[a1 - 1].x1 == last_w)
-        s_union(parent, b0, a1 - 1);
-}
-
-int tb_ccl_label(const uint8_t *values, int64_t w, int64_t h, bool wrap_x,
-                 const uint8_t select[256], tb_ccl_t *out, tb_err_t *err)
-{
-    memset(out, 0, sizeof *out);
-    if (w <= 0 || h <= 0 || w > INT32_MAX || h > INT32_MAX)
-        return tb_err_set(err, TB_E_INVALID, "components: grid of %lld x %lld cells", (long long)w,
-                          (long long)h);
-    out->w = w;
-    out->h = h;
-    out->wrap_x = wrap_x;
-    out->row_start = tb_malloc(sizeof *out->row_start * (size_t)(h + 1), "run rows", err);
-    if (!out->row_start)
-        return -1;
-    int64_t cap = 0;
-    for (int64_t y = 0; y < h; y++) {
-        out->row_start[y] = out->n_runs;
-        if (s_row_runs(values + (size_t)y * (size_t)w, w, (int32_t)y, select, out, &cap) != 0)
-            goto nomem;
-    }
-    out->row_start[h] = out->n_runs;
-    int64_t n = out->n_runs;
-    int64_t *parent = malloc(sizeof *parent * (size_t)(n ? n : 1));
-    if (!parent)
-        goto nomem;
-    for (int64_t k = 0; k < n; k++)
-        parent[k] = k;
-    for (int64_t y = 0; y < h; y++) {
-        int64_t b0 = out->row_start[y], b1 = out->row_start[y + 1];
-        /* same row across the seam: a run ending at w - 1 touches one starting at 0 */
-        if (wrap_x && b1 - b0 >= 2 && out->runs[b0].x0 == 0 && out->runs[b1 - 1].x1 == w - 1)
-            s_union(parent, b0, b1 - 1);
-        if (y > 0)
-            s_join_rows(out, parent, out->row_start[y - 1], b0, b0, b1);
-    }
-    /* Number the roots in order of first run; the root of a set is its earliest run. */
-    int64_t comps = 0;
-    for (int64_t k = 0; k < n; k++) {
-        int64_t root = s_find(parent, k);
-        if (root == k)
-            out->runs[k].comp = (int32_t)comps++;
-        else
-            out->runs[k].comp = out->runs[root].comp;
-    }
-    free(parent);
-    out->n_components = comps;
-    out->comp_start = calloc((size_t)comps + 1, sizeof *out->comp_start);
-    out->comp_runs = malloc(sizeof *out->comp_runs * (size_t)(n ? n : 1));
-    if (!out->comp_start || !out->comp_runs)
-        goto nomem;
-    for (int64_t k = 0; k < n; k++)
-        out->comp_start[out->runs[k].comp + 1]++;
-    for (int64_t c = 0; c < comps; c++)
-        out->comp_start[c + 1] += out->comp_start[c];
-    int64_t *fill = malloc(sizeof *fill * (size_t)(comps ? comps : 1));
-    if (!fill)
-        goto nomem;
-    memcpy(fill, out->comp_start, sizeof *fill * (size_t)comps);
-    for (int64_t k = 0; k < n; k++)
-        out->comp_runs[fill[out->runs[k].comp]++] = k;
-    free(fill);
+    /* the same row across the seam: a run ending at w - 1 touches one starting at 0 */
+    if (s->wrap_x && s->n_cur >= 2 && s->cur[0].x0 == 0 && s->cur[s->n_cur - 1].x1 == last)
+        s_union(s, s->cur[0].label, s->cur[s->n_cur - 1].label);
+    s->rows++;
     return 0;
-nomem:
-    tb_ccl_free(out);
-    return tb_err_set(err, TB_E_NOMEM, "components: out of memory labelling %lld x %lld cells",
-                      (long long)w, (long long)h);
 }
 
-void tb_ccl_free(tb_ccl_t *ccl)
+int tb_ccl_stream_resolve(tb_ccl_stream_t *s, int32_t **comp_out, int64_t *n_comps, tb_err_t *err)
 {
-    if (!ccl)
-        return;
-    free(ccl->runs);
-    free(ccl->row_start);
-    free(ccl->comp_start);
-    free(ccl->comp_runs);
-    memset(ccl, 0, sizeof *ccl);
-}
-
-int64_t tb_ccl_find(const tb_ccl_t *ccl, int64_t x, int64_t y)
-{
-    if (y < 0 || y >= ccl->h)
+    *comp_out = NULL;
+    *n_comps = 0;
+    int32_t *comp =
+        tb_malloc(sizeof *comp * (size_t)(s->n_labels ? s->n_labels : 1), "component ids", err);
+    if (!comp)
         return -1;
-    int64_t lo = ccl->row_start[y], hi = ccl->row_start[y + 1];
+    int64_t n = 0;
+    for (int64_t l = 0; l < s->n_labels; l++) {
+        int64_t root = tb_ccl_stream_find(s, l);
+        /* roots precede their sets: union by the smaller label */
+        comp[l] = root == l ? (int32_t)n++ : comp[root];
+    }
+    if (n > INT32_MAX) {
+        free(comp);
+        return tb_err_set(err, TB_E_INVALID, "components: %lld components", (long long)n);
+    }
+    *comp_out = comp;
+    *n_comps = n;
+    return 0;
+}
+
+int64_t tb_ccl_run_at(const tb_ccl_run_t *runs, int64_t n, int64_t x)
+{
+    int64_t lo = 0, hi = n;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (ccl->runs[mid].x1 < x)
+        if (runs[mid].x1 < x)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < ccl->row_start[y + 1] && ccl->runs[lo].x0 <= x)
-        return lo;
-    return -1;
+    return lo < n && runs[lo].x0 <= x ? lo : -1;
 }

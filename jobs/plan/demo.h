@@ -22,24 +22,53 @@
 #include "common/error.h"
 #include "common/manifest.h"
 #include "common/image.h"
+#include "common/png_rows.h"
 
 #define TB_DEMO_SEED 7
 #define TB_DEMO_CIRCUMFERENCE_KM 25.0
 
 /* Fills *m with the demo manifest for (seed, circumference_km), finished (tb_manifest_finish), with
  * its legend, is_demo true, source "(demo planet, seed N)" and no template paths, and *painting
- * with an RGB8 image at one pixel per cell. The caller frees the painting with tb_image_free.
- * Returns 0, or -1 with *err set when the circumference is not a whole number of cells and of tiles
- * (the manifest's own message) or memory runs out. */
+ * with an RGB8 image at one pixel per cell: the whole painting in memory, for small planets (tests,
+ * benchmarks); a command streams it instead (tb_demo_painter_new). The caller frees the painting
+ * with tb_image_free. Returns 0, or -1 with *err set when the circumference is not a whole number
+ * of cells and of tiles (the manifest's own message) or memory runs out. */
 int tb_demo_planet(uint64_t seed, double circumference_km, tb_manifest_t *m, tb_image_t *painting,
                    tb_err_t *err);
 
 /* The demo manifest alone (finished), as tb_demo_planet makes it. */
 int tb_demo_manifest(uint64_t seed, double circumference_km, tb_manifest_t *m, tb_err_t *err);
 
-/* Paints the demo layout at any size w x h (one pixel per cell of m->cell_m; w * cell_m should be
- * the circumference for the noise to wrap) with the legend colours of the demo manifest *m. Used by
- * tb_demo_planet and by benchmarks that need a planet of another shape (12500 x 6076). */
+/* The height of the demo painting of a planet planet_w cells round: 0.32 of it, rounded. */
+int64_t tb_demo_painting_h(int64_t planet_w);
+
+/* The demo painting, made band by band as its rows are read.
+ *
+ * Every pixel is a pure function of (seed, planet size, position): the blobs' fields and the noise
+ * are evaluated at world positions, and the shelf is the ocean within about 54 cells of land, so a
+ * band needs only that many rows of land either side of it (its halo). The painter holds a band of
+ * band_rows rows and its halos (about 6 bytes a cell of them) and the sample rows of each coastal
+ * noise that they read, never the planet: the painting of the 300 km planet (37500 x 12000) is made
+ * in about 100 MB. The pixels are the same whatever band_rows is (tests/test_demo.c). */
+typedef struct tb_demo_painter_t tb_demo_painter_t;
+
+/* A painter of the demo layout at any size w x h (one pixel per cell of m->cell_m; w * cell_m
+ * should be the circumference for the noise to wrap) in the legend colours of the demo manifest
+ * *m; band_rows <= 0 takes TB_DEMO_BAND_ROWS; threads >= 1 paint a band's rows (the pixels do not
+ * depend on them). NULL with *err for a size too small to paint, a legend that is not the demo's,
+ * or no memory or threads. */
+#define TB_DEMO_BAND_ROWS 256
+tb_demo_painter_t *tb_demo_painter_new(uint64_t seed, const tb_manifest_t *m, int64_t w, int64_t h,
+                                       int64_t band_rows, int threads, tb_err_t *err);
+
+/* The painting's rows (RGB8, w x h; owned by the painter; each row once, in order). */
+const tb_row_source_t *tb_demo_painter_rows(tb_demo_painter_t *self);
+
+/* Frees the painter and sets *self_p to NULL; accepts NULL. */
+void tb_demo_painter_destroy(tb_demo_painter_t **self_p);
+
+/* Paints the demo layout at w x h into a whole image (tb_demo_painter_new's rows, all of them):
+ * for tests and benchmarks that need a planet of another shape (12500 x 6076) in memory. */
 int tb_demo_paint(uint64_t seed, const tb_manifest_t *m, int64_t w, int64_t h, tb_image_t *painting,
                   tb_err_t *err);
 

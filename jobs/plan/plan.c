@@ -1,7 +1,15 @@
-/* The plan phase; see plan.h. The order of work (docs/plan.md): classify at the
- * painting's resolution (unmatched pixels and speckle are painting artefacts), expand to cells,
- * measure the seam, find and drop landmasses, group regions, write the landmass raster, fill the
- * class table. */
+/* The plan phase; see plan.h. The order of work (docs/plan.md, "The streamed plan"), as passes
+ * over the painting and the two rasters, each a row at a time:
+ *   1. the painting, once: match every pixel (classify.h) into the class raster, recording the
+ *      unmatched ones; then the fill, in memory, and the refusal when too many are unmatched;
+ *   2. the class raster, read and rewritten: the fill laid in, the despeckle, the expansion of
+ *      each pixel to a square of cells, the seam, the landmasses' first pass (landmasses.h);
+ *   3. the class raster, read: every kept landmass's centroid sums and class cells, and its land
+ *      dilated and labelled into regions (regions.h);
+ *   4. the class raster, read and rewritten, and the label raster's land written: the drop, the
+ *      landmass ids, the hash of the final classes and the land and ocean cells.
+ * Then the regions and the class table, from what the passes counted.
+ */
 #include "common/json.h"
 #include "jobs/plan/plan.h"
 #include "jobs/region.h"
@@ -11,12 +19,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 struct tb_plan_t {
     tb_manifest_t manifest;
     tb_plan_summary_t summary;
-    tb_grid_t *classes; /* U8 over the planet */
-    tb_grid_t *labels;  /* I32 landmass ids over the planet */
+    tb_raster_t classes; /* u8 over the planet: the caller's, or own_classes */
+    tb_raster_t labels;  /* i32 landmass ids over the planet: the caller's, or own_labels */
+    void *own_classes, *own_labels;
+    uint64_t classes_xxh3;
+    int64_t land_total, ocean_total; /* cells of the final class raster */
     tb_landmasses_t landmasses;
     tb_regions_t regions;
     int n_class_rows;
@@ -47,69 +59,163 @@ void tb_plan_class_angles(const tb_manifest_t *m, int class_index, tb_plan_class
     row->floor_clamped = row->floor_mm_yr > row->u_max_mm_yr;
 }
 
-/* Classifies the painting into the planet class grid, expanding each pixel to a square of cells. */
-static int s_classify(tb_plan_t *p, const tb_image_t *painting, tb_err_t *err)
+/* The working state of tb_plan_new: what the passes share. */
+typedef struct {
+    tb_plan_t *p;
+    const char *name; /* the painting, in messages */
+    int64_t pw, ph, k, W, H, band;
+    bool is_land[256];
+    uint8_t *pre[3]; /* pass 2: painting rows before the despeckle (ring by row) */
+    uint8_t *post;   /* pass 2: a painting row after it */
+    uint8_t *cells;  /* a planet row */
+    uint8_t *mask;   /* pass 3: a row of kept land */
+    tb_classify_t *classify;
+    tb_landmass_finder_t *finder;
+    tb_region_grouper_t *grouper;
+} s_work_t;
+
+/* Releases rows [*done, upto) of r once a band of them is finished (or at the end of a pass). */
+static void s_release(const tb_raster_t *r, int64_t *done, int64_t upto, int64_t band, bool end)
 {
-    const tb_manifest_t *m = &p->manifest;
-    const char *name = m->is_demo ? "the demo painting" : m->painting_path;
-    tb_plan_summary_t *s = &p->summary;
-    uint8_t *cells = tb_grid_u8(p->classes);
-    int64_t k = s->cells_per_pixel;
-    uint8_t *px = cells;
-    if (k > 1) {
-        px = tb_malloc((size_t)painting->w * painting->h, "painting classes", err);
-        if (!px)
-            return -1;
+    if (upto - *done >= band || (end && upto > *done)) {
+        tb_raster_release(r, *done, upto);
+        *done = upto;
     }
-    if (tb_classify_painting(painting, name, &m->legend, px, &s->classify, err) != 0) {
-        if (px != cells)
-            free(px);
+}
+
+/* Pass 1: the painting's rows, matched, into the class raster; with more than one cell a pixel,
+ * pixel row y sits in the first pw bytes of cell row y k until pass 2 expands it. */
+static int s_pass_match(s_work_t *w, const tb_row_source_t *painting, tb_err_t *err)
+{
+    tb_plan_t *p = w->p;
+    uint8_t *rgb = tb_malloc((size_t)w->pw * 3, "painting row", err);
+    if (!rgb)
         return -1;
-    }
-    if (k > 1) {
-        /* Cell (i, j) takes pixel (i / k, j / k): the pixel whose square holds its centre. */
-        for (int64_t j = 0; j < s->planet_h; j++) {
-            const uint8_t *src = px + (size_t)(j / k) * painting->w;
-            uint8_t *dst = cells + (size_t)j * s->planet_w;
-            for (int64_t i = 0; i < s->planet_w; i++)
-                dst[i] = src[i / k];
+    int64_t done = 0;
+    for (int64_t y = 0; y < w->ph; y++) {
+        uint8_t *dst = tb_raster_row(&p->classes, y * w->k);
+        if (tb_row_source_read(painting, 1, rgb, err) != 0 ||
+            tb_classify_row(w->classify, rgb, dst, err) != 0) {
+            free(rgb);
+            return -1;
         }
-        free(px);
+        s_release(&p->classes, &done, (y + 1) * w->k, w->band, y + 1 == w->ph);
     }
-    return 0;
+    free(rgb);
+    return tb_classify_finish(w->classify, w->name, &p->summary.classify, err);
 }
 
-/* Rows where the two edge columns, which are neighbours across the seam, disagree about land. */
-static void s_seam(tb_plan_t *p)
+/* Pixel row y as pass 1 left it, with the fill laid in, into pre[y % 3]. */
+static void s_load_pixel_row(s_work_t *w, int64_t y)
 {
+    memcpy(w->pre[y % 3], tb_raster_row(&w->p->classes, y * w->k), (size_t)w->pw);
+    tb_classify_fill_row(w->classify, y, w->pre[y % 3]);
+}
+
+/* Pass 2: despeckle each painting row (from the rows either side of it as the fill left them),
+ * expand it to its k rows of cells, write those and hand them to the seam and the landmasses. */
+static int s_pass_despeckle(s_work_t *w, tb_err_t *err)
+{
+    tb_plan_t *p = w->p;
+    tb_plan_summary_t *s = &p->summary;
+    int64_t done = 0, seam = 0;
+    s_load_pixel_row(w, 0);
+    for (int64_t y = 0; y < w->ph; y++) {
+        if (y + 1 < w->ph)
+            s_load_pixel_row(w, y + 1);
+        const uint8_t *above = y > 0 ? w->pre[(y - 1) % 3] : NULL;
+        const uint8_t *below = y + 1 < w->ph ? w->pre[(y + 1) % 3] : NULL;
+        s->classify.speckle_pixels +=
+            tb_classify_despeckle_row(above, w->pre[y % 3], below, w->pw, true, w->post);
+        /* Cell (i, j) takes pixel (i / k, j / k): the pixel whose square holds its centre. */
+        const uint8_t *cells = w->post;
+        if (w->k > 1) {
+            for (int64_t i = 0; i < w->W; i++)
+                w->cells[i] = w->post[i / w->k];
+            cells = w->cells;
+        }
+        for (int64_t j = y * w->k; j < (y + 1) * w->k; j++) {
+            memcpy(tb_raster_row(&p->classes, j), cells, (size_t)w->W);
+            seam += w->is_land[cells[0]] != w->is_land[cells[w->W - 1]];
+            if (tb_landmass_finder_scan(w->finder, cells, err) != 0)
+                return -1;
+        }
+        s_release(&p->classes, &done, (y + 1) * w->k, w->band, y + 1 == w->ph);
+    }
+    s->seam_rows = seam;
+    s->seam_percent = w->H ? 100.0 * (double)seam / (double)w->H : 0;
+    p->summary.provisional_labels = tb_landmass_finder_labels(w->finder);
+    p->summary.unmatched_recorded = tb_classify_recorded(w->classify);
+    return tb_landmass_finder_resolve(w->finder, err);
+}
+
+/* Pass 3: the kept landmasses' sums, and their land into the region grouper. */
+static int s_pass_measure(s_work_t *w, int threads, tb_err_t *err)
+{
+    tb_plan_t *p = w->p;
+    int n_firsts;
+    const int64_t *firsts = tb_landmass_finder_firsts(w->finder, &n_firsts);
+    w->grouper =
+        tb_region_grouper_new(w->W, w->H, p->manifest.cell_m, p->manifest.regions.ocean_margin_km,
+                              firsts, n_firsts, w->band, threads, err);
+    if (!w->grouper)
+        return -1;
+    int64_t done = 0;
+    for (int64_t y = 0; y < w->H; y++) {
+        if (tb_landmass_finder_measure(w->finder, tb_raster_row(&p->classes, y), w->mask, err) !=
+                0 ||
+            tb_region_grouper_row(w->grouper, w->mask, err) != 0)
+            return -1;
+        s_release(&p->classes, &done, y + 1, w->band, y + 1 == w->H);
+    }
+    if (tb_landmass_finder_number(w->finder, err) != 0)
+        return -1;
+    const tb_landmasses_t *lm = tb_landmass_finder_result(w->finder);
+    int *id_of_first =
+        tb_malloc(sizeof *id_of_first * (size_t)(n_firsts ? n_firsts : 1), "landmass ids", err);
+    if (!id_of_first)
+        return -1;
+    for (int k = 0; k < n_firsts; k++)
+        id_of_first[k] = tb_landmass_finder_id(w->finder, k);
+    int rc = tb_region_grouper_finish(w->grouper, lm, id_of_first, &p->regions, err);
+    free(id_of_first);
+    return rc;
+}
+
+/* Pass 4: the drop and the landmass ids, row by row, and what the caller reads of the result
+ * without reading the rasters again: the hash of the classes, land and ocean cells. */
+static int s_pass_label(s_work_t *w, tb_err_t *err)
+{
+    tb_plan_t *p = w->p;
     const tb_legend_t *legend = &p->manifest.legend;
-    const uint8_t *c = tb_grid_cu8(p->classes);
-    int64_t w = p->summary.planet_w, h = p->summary.planet_h, rows = 0;
-    for (int64_t j = 0; j < h; j++) {
-        uint8_t a = c[tb_idx(w, 0, j)], b = c[tb_idx(w, w - 1, j)];
-        bool la = a < legend->n_classes && legend->classes[a].kind == TB_CLASS_LAND;
-        bool lb = b < legend->n_classes && legend->classes[b].kind == TB_CLASS_LAND;
-        rows += la != lb;
+    XXH3_state_t *h = XXH3_createState();
+    if (!h || XXH3_64bits_reset(h) != XXH_OK) {
+        XXH3_freeState(h);
+        return tb_err_set(err, TB_E_NOMEM, "plan: out of memory for a hash");
     }
-    p->summary.seam_rows = rows;
-    p->summary.seam_percent = h ? 100.0 * (double)rows / (double)h : 0;
-}
-
-/* The landmass id raster, from the runs of the kept landmasses. */
-static void s_fill_labels(tb_plan_t *p)
-{
-    int32_t *lab = tb_grid_i32(p->labels);
-    const tb_ccl_t *ccl = &p->landmasses.ccl;
-    int64_t w = p->summary.planet_w;
-    for (int64_t k = 0; k < ccl->n_runs; k++) {
-        const tb_run_t *run = &ccl->runs[k];
-        int32_t id = p->landmasses.comp_id[run->comp];
-        if (!id)
-            continue;
-        int32_t *row = lab + tb_idx(w, run->x0, run->y);
-        for (int64_t x = 0; x <= run->x1 - run->x0; x++)
-            row[x] = id;
+    bool ocean[256] = {false};
+    for (int c = 0; c < legend->n_classes; c++)
+        ocean[c] = legend->classes[c].kind == TB_CLASS_OCEAN;
+    int64_t done = 0;
+    for (int64_t y = 0; y < w->H; y++) {
+        uint8_t *row = tb_raster_row(&p->classes, y);
+        if (tb_landmass_finder_label(w->finder, row, tb_raster_row(&p->labels, y), err) != 0) {
+            XXH3_freeState(h);
+            return -1;
+        }
+        XXH3_64bits_update(h, row, (size_t)w->W);
+        for (int64_t x = 0; x < w->W; x++)
+            p->ocean_total += ocean[row[x]];
+        bool end = y + 1 == w->H;
+        int64_t was = done;
+        s_release(&p->classes, &done, y + 1, w->band, end);
+        if (done != was)
+            tb_raster_release(&p->labels, was, done);
     }
+    p->land_total = w->W * w->H - p->ocean_total;
+    p->classes_xxh3 = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    return 0;
 }
 
 static void s_class_table(tb_plan_t *p)
@@ -137,22 +243,12 @@ int tb_plan_check_land_and_sea(const tb_plan_t *p, tb_err_t *err)
 {
     const tb_manifest_t *m = &p->manifest;
     const char *name = m->is_demo ? "the demo painting" : m->painting_path;
-    const uint8_t *classes = tb_grid_cu8(p->classes);
-    int64_t cells = p->summary.planet_w * p->summary.planet_h;
-    int64_t land = 0, ocean = 0;
-    for (int64_t i = 0; i < cells; i++) {
-        int c = classes[i];
-        if (c < m->legend.n_classes && m->legend.classes[c].kind == TB_CLASS_OCEAN)
-            ocean++;
-        else
-            land++;
-    }
-    if (ocean == 0)
+    if (p->ocean_total == 0)
         return tb_err_set(err, TB_E_INVALID,
                           "%s: no ocean: every pixel is painted with a land class; a planet needs "
                           "sea round its land (paint some with an ocean class of the legend)",
                           name);
-    if (land == 0)
+    if (p->land_total == 0)
         return tb_err_set(err, TB_E_INVALID,
                           "%s: no land: every pixel is painted with an ocean class; there is "
                           "nothing to solve (paint some with a land class of the legend)",
@@ -160,25 +256,60 @@ int tb_plan_check_land_and_sea(const tb_plan_t *p, tb_err_t *err)
     return 0;
 }
 
-tb_plan_t *tb_plan_new(const tb_manifest_t *manifest, const tb_image_t *painting, int threads,
-                       tb_err_t *err)
+/* The raster the plan writes: the caller's (checked against the planet), or its own. */
+static int s_raster(const tb_raster_t *given, int64_t w, int64_t h, size_t elem, void **own,
+                    const char *what, tb_raster_t *out, tb_err_t *err)
+{
+    if (given) {
+        if (given->w != w || given->h != h || given->elem_bytes != elem || !given->data)
+            return tb_err_set(err, TB_E_INTERNAL,
+                              "plan: the %s raster is %lld x %lld of %zu bytes, the planet %lld x "
+                              "%lld of %zu",
+                              what, (long long)given->w, (long long)given->h, given->elem_bytes,
+                              (long long)w, (long long)h, elem);
+        *out = *given;
+        return 0;
+    }
+    *own = tb_calloc((size_t)w * (size_t)h, elem, what, err); /* the labels must start at 0 */
+    if (!*own)
+        return -1;
+    *out = (tb_raster_t){.data = *own, .w = w, .h = h, .elem_bytes = elem};
+    return 0;
+}
+
+static void s_work_free(s_work_t *w)
+{
+    for (int k = 0; k < 3; k++)
+        free(w->pre[k]);
+    free(w->post);
+    free(w->cells);
+    free(w->mask);
+    tb_classify_destroy(&w->classify);
+    tb_landmass_finder_destroy(&w->finder);
+    tb_region_grouper_destroy(&w->grouper);
+}
+
+tb_plan_t *tb_plan_new_banded(const tb_manifest_t *manifest, const tb_row_source_t *painting,
+                              const tb_raster_t *classes, const tb_raster_t *labels, int threads,
+                              int64_t band_rows, tb_err_t *err)
 {
     if (manifest->planet_w <= 0) {
         tb_err_set(err, TB_E_INTERNAL, "plan: the manifest was not finished (no planet width)");
         return NULL;
     }
-    if (painting->format != TB_PNG_RGB8 || painting->w == 0 || painting->h == 0) {
-        tb_err_set(err, TB_E_INTERNAL, "plan: the painting must be a decoded 8-bit RGB image");
+    if (painting->format != TB_PNG_RGB8 || painting->w <= 0 || painting->h <= 0) {
+        tb_err_set(err, TB_E_INTERNAL, "plan: the painting must be 8-bit RGB rows");
         return NULL;
     }
     const char *name = manifest->is_demo ? "the demo painting" : manifest->painting_path;
-    if (manifest->planet_w % (int64_t)painting->w != 0) {
+    if (manifest->planet_w % painting->w != 0) {
         tb_err_set(err, TB_E_INVALID,
-                   "%s: %u pixels wide, which does not divide the planet's %lld cells "
+                   "%s: %lld pixels wide, which does not divide the planet's %lld cells "
                    "(circumference_km %g at cell_m %g); paint it %lld pixels wide or another "
                    "divisor of %lld",
-                   name, painting->w, (long long)manifest->planet_w, manifest->circumference_km,
-                   manifest->cell_m, (long long)manifest->planet_w, (long long)manifest->planet_w);
+                   name, (long long)painting->w, (long long)manifest->planet_w,
+                   manifest->circumference_km, manifest->cell_m, (long long)manifest->planet_w,
+                   (long long)manifest->planet_w);
         return NULL;
     }
     tb_plan_t *p = tb_calloc(1, sizeof *p, "plan", err);
@@ -188,29 +319,51 @@ tb_plan_t *tb_plan_new(const tb_manifest_t *manifest, const tb_image_t *painting
     tb_plan_summary_t *s = &p->summary;
     s->painting_w = painting->w;
     s->painting_h = painting->h;
-    s->cells_per_pixel = manifest->planet_w / (int64_t)painting->w;
+    s->cells_per_pixel = manifest->planet_w / painting->w;
     s->planet_w = manifest->planet_w;
-    s->planet_h = (int64_t)painting->h * s->cells_per_pixel;
+    s->planet_h = painting->h * s->cells_per_pixel;
+    s_work_t w = {.p = p,
+                  .name = name,
+                  .pw = painting->w,
+                  .ph = painting->h,
+                  .k = s->cells_per_pixel,
+                  .W = s->planet_w,
+                  .H = s->planet_h,
+                  .band = band_rows < 1 ? 1 : band_rows};
+    for (int c = 0; c < manifest->legend.n_classes; c++)
+        w.is_land[c] = manifest->legend.classes[c].kind == TB_CLASS_LAND;
     tb_frame_t planet;
     if (tb_frame_make(&planet, s->planet_w, s->planet_h, manifest->cell_m, 0, 0, s->planet_w,
-                      s->planet_h, err) != 0)
+                      s->planet_h, err) != 0 ||
+        s_raster(classes, w.W, w.H, 1, &p->own_classes, "class", &p->classes, err) != 0 ||
+        s_raster(labels, w.W, w.H, 4, &p->own_labels, "landmass", &p->labels, err) != 0)
         goto fail;
-    p->classes = tb_grid_new(&planet, TB_U8, err);
-    if (!p->classes || s_classify(p, painting, err) != 0)
+    for (int k = 0; k < 3; k++)
+        if (!(w.pre[k] = tb_malloc((size_t)w.pw, "plan rows", err)))
+            goto fail;
+    w.post = tb_malloc((size_t)w.pw, "plan rows", err);
+    w.cells = w.post ? tb_malloc((size_t)w.W, "plan rows", err) : NULL;
+    w.mask = w.cells ? tb_malloc((size_t)w.W, "plan rows", err) : NULL;
+    w.classify = w.mask ? tb_classify_new(&manifest->legend, w.pw, w.ph, err) : NULL;
+    w.finder = w.classify ? tb_landmass_finder_new(w.W, w.H, &manifest->legend, manifest->cell_m,
+                                                   manifest->regions.min_landmass_km2, err)
+                          : NULL;
+    if (!w.finder || s_pass_match(&w, painting, err) != 0 || s_pass_despeckle(&w, err) != 0 ||
+        s_pass_measure(&w, threads < 1 ? 1 : threads, err) != 0 || s_pass_label(&w, err) != 0)
         goto fail;
-    s_seam(p);
-    uint8_t *classes = tb_grid_u8(p->classes);
-    if (tb_landmasses_find(classes, s->planet_w, s->planet_h, &manifest->legend, manifest->cell_m,
-                           manifest->regions.min_landmass_km2, &p->landmasses, err) != 0)
+    const tb_landmasses_t *lm = tb_landmass_finder_result(w.finder);
+    p->landmasses = *lm;
+    p->landmasses.kept =
+        tb_malloc(sizeof *lm->kept * (size_t)(lm->n ? lm->n : 1), "landmasses", err);
+    if (!p->landmasses.kept)
         goto fail;
+    memcpy(p->landmasses.kept, lm->kept, sizeof *lm->kept * (size_t)lm->n);
+    s_work_free(&w);
     s->landmasses_found = p->landmasses.found;
     s->landmasses_kept = p->landmasses.n;
     s->dropped = p->landmasses.dropped;
     s->dropped_cells = p->landmasses.dropped_cells;
     s->dropped_area_km2 = p->landmasses.dropped_area_km2;
-    if (tb_regions_group(classes, s->planet_w, s->planet_h, manifest->cell_m, &p->landmasses,
-                         manifest->regions.ocean_margin_km, threads, &p->regions, err) != 0)
-        goto fail;
     s->margin_cells = p->regions.margin_cells;
     s->dilation_radius2 = p->regions.dilation_radius2;
     for (int r = 0; r < p->regions.n; r++) {
@@ -220,15 +373,27 @@ tb_plan_t *tb_plan_new(const tb_manifest_t *manifest, const tb_image_t *painting
         if (reg->box_cells > s->largest_region_cells)
             s->largest_region_cells = reg->box_cells;
     }
-    p->labels = tb_grid_new(&planet, TB_I32, err);
-    if (!p->labels)
-        goto fail;
-    s_fill_labels(p);
     s_class_table(p);
     return p;
 fail:
+    s_work_free(&w);
     tb_plan_destroy(&p);
     return NULL;
+}
+
+tb_plan_t *tb_plan_new(const tb_manifest_t *manifest, const tb_row_source_t *painting,
+                       const tb_raster_t *classes, const tb_raster_t *labels, int threads,
+                       tb_err_t *err)
+{
+    return tb_plan_new_banded(manifest, painting, classes, labels, threads, TB_PLAN_BAND_ROWS, err);
+}
+
+tb_plan_t *tb_plan_new_image(const tb_manifest_t *manifest, const tb_image_t *painting, int threads,
+                             tb_err_t *err)
+{
+    tb_image_rows_t rows;
+    const char *name = manifest->is_demo ? "the demo painting" : manifest->painting_path;
+    return tb_plan_new(manifest, tb_image_rows(&rows, painting, name), NULL, NULL, threads, err);
 }
 
 void tb_plan_destroy(tb_plan_t **self_p)
@@ -236,9 +401,9 @@ void tb_plan_destroy(tb_plan_t **self_p)
     if (!self_p || !*self_p)
         return;
     tb_plan_t *p = *self_p;
-    tb_grid_destroy(&p->classes);
-    tb_grid_destroy(&p->labels);
-    tb_landmasses_free(&p->landmasses);
+    free(p->own_classes);
+    free(p->own_labels);
+    free(p->landmasses.kept);
     tb_regions_free(&p->regions);
     free(p);
     *self_p = NULL;
@@ -252,13 +417,17 @@ const tb_plan_summary_t *tb_plan_summary(const tb_plan_t *self)
 {
     return &self->summary;
 }
-const tb_grid_t *tb_plan_classes(const tb_plan_t *self)
+const tb_raster_t *tb_plan_class_raster(const tb_plan_t *self)
 {
-    return self->classes;
+    return &self->classes;
 }
-const tb_grid_t *tb_plan_landmass_labels(const tb_plan_t *self)
+const tb_raster_t *tb_plan_label_raster(const tb_plan_t *self)
 {
-    return self->labels;
+    return &self->labels;
+}
+uint64_t tb_plan_class_raster_xxh3(const tb_plan_t *self)
+{
+    return self->classes_xxh3;
 }
 int tb_plan_region_count(const tb_plan_t *self)
 {
@@ -324,14 +493,12 @@ int tb_plan_region_grids(const tb_plan_t *self, int region_index, tb_grid_t **cl
         tb_grid_destroy(&mg);
         return -1;
     }
-    const uint8_t *pc = tb_grid_cu8(self->classes);
-    const int32_t *pl = tb_grid_ci32(self->labels);
     const int32_t *lm_region = self->regions.landmass_region;
-    const int64_t W = self->summary.planet_w;
     for (int64_t j = 0; j < box->h; j++) {
-        size_t src_row = tb_idx(W, 0, box->y0 + j);
+        const uint8_t *pc = tb_raster_row(&self->classes, box->y0 + j);
+        const int32_t *pl = tb_raster_row(&self->labels, box->y0 + j);
         for (int64_t i = 0; i < box->w; i++) {
-            size_t src = src_row + (size_t)tb_frame_lattice_x(box, i);
+            int64_t src = tb_frame_lattice_x(box, i);
             size_t dst = tb_idx(box->w, i, j);
             if (cg)
                 tb_grid_u8(cg)[dst] = pc[src];
@@ -339,6 +506,8 @@ int tb_plan_region_grids(const tb_plan_t *self, int region_index, tb_grid_t **cl
                 tb_grid_u8(mg)[dst] = pl[src] > 0 && lm_region[pl[src]] == r->id;
         }
     }
+    tb_raster_release(&self->classes, box->y0, box->y0 + box->h);
+    tb_raster_release(&self->labels, box->y0, box->y0 + box->h);
     if (classes)
         *classes = cg;
     if (solve_mask)

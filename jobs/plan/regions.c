@@ -1,4 +1,4 @@
-/* Region grouping by dilation and labelling; see regions.h. */
+/* Region grouping by banded dilation and labelling; see regions.h. */
 #include "jobs/plan/regions.h"
 
 #include <math.h>
@@ -6,6 +6,149 @@
 #include <string.h>
 
 #include "common/edt.h"
+#include "jobs/plan/ccl.h"
+
+struct tb_region_grouper_t {
+    int64_t w, h;
+    double cell_m;
+    int64_t margin_cells, radius2;
+    int64_t halo; /* rows a dilated row looks up and down: floor(sqrt(radius2)), at most h */
+    int64_t band; /* rows dilated at a time */
+    int threads;
+    uint8_t *win; /* mask rows [win_y0, win_y0 + win_n), room for band + 2 halo */
+    uint8_t *dil; /* the dilation of a band with its halos */
+    int64_t win_y0, win_n, cap_rows;
+    int64_t rows_in, next_out; /* mask rows received; the first row not yet dilated */
+    tb_ccl_stream_t *ccl;      /* components of the dilated mask */
+    const int64_t *firsts;
+    int n_firsts, next_first;
+    int64_t *label_of_first; /* the dilated component's label at each first cell */
+};
+
+tb_region_grouper_t *tb_region_grouper_new(int64_t w, int64_t h, double cell_m,
+                                           double ocean_margin_km, const int64_t *firsts, int n,
+                                           int64_t band_rows, int threads, tb_err_t *err)
+{
+    tb_region_grouper_t *g = tb_calloc(1, sizeof *g, "region grouper", err);
+    if (!g)
+        return NULL;
+    g->w = w;
+    g->h = h;
+    g->cell_m = cell_m;
+    const double margin_cells = ocean_margin_km * 1000.0 / cell_m;
+    g->margin_cells = (int64_t)ceil(margin_cells - 1e-9);
+    g->radius2 = (int64_t)floor(margin_cells * margin_cells / 4.0 + 1e-9);
+    /* floor(sqrt(radius2)), at most h: the dilation's reach in rows (tb_edt_dilate's own r) */
+    for (g->halo = 0; g->halo < h && (g->halo + 1) * (g->halo + 1) <= g->radius2; g->halo++)
+        ;
+    g->band = band_rows < 1 ? 1 : band_rows;
+    g->threads = threads < 1 ? 1 : threads;
+    g->cap_rows = g->band + 2 * g->halo;
+    if (g->cap_rows > h)
+        g->cap_rows = h;
+    if (g->cap_rows > 65000) {
+        tb_err_set(err, TB_E_INVALID,
+                   "regions: a band of %lld rows with %lld rows of halo either side is more than "
+                   "the 65000 rows the dilation takes (regions.ocean_margin_km %g is %g cells)",
+                   (long long)g->band, (long long)g->halo, ocean_margin_km, margin_cells);
+        goto fail;
+    }
+    g->firsts = firsts;
+    g->n_firsts = n;
+    size_t bytes = (size_t)g->cap_rows * (size_t)w;
+    g->win = tb_malloc(bytes, "region mask band", err);
+    g->dil = g->win ? tb_malloc(bytes, "region dilation band", err) : NULL;
+    g->label_of_first =
+        g->dil ? tb_malloc(sizeof *g->label_of_first * (size_t)(n ? n : 1), "regions", err) : NULL;
+    static const uint8_t s_one[256] = {[1] = 1};
+    g->ccl = g->label_of_first ? tb_ccl_stream_new(w, true, s_one, NULL, err) : NULL;
+    if (!g->ccl)
+        goto fail;
+    return g;
+fail:
+    tb_region_grouper_destroy(&g);
+    return NULL;
+}
+
+void tb_region_grouper_destroy(tb_region_grouper_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    tb_region_grouper_t *g = *self_p;
+    free(g->win);
+    free(g->dil);
+    free(g->label_of_first);
+    tb_ccl_stream_destroy(&g->ccl);
+    free(g);
+    *self_p = NULL;
+}
+
+int64_t tb_region_grouper_window_rows(const tb_region_grouper_t *g)
+{
+    return g->cap_rows;
+}
+
+/* Labels dilated row y and notes the label at every landmass's first cell in it. */
+static int s_label_row(tb_region_grouper_t *g, int64_t y, const uint8_t *row, tb_err_t *err)
+{
+    if (tb_ccl_stream_row(g->ccl, row, err) != 0)
+        return -1;
+    int64_t n;
+    const tb_ccl_run_t *runs = tb_ccl_stream_runs(g->ccl, &n);
+    for (; g->next_first < g->n_firsts && g->firsts[g->next_first] / g->w == y; g->next_first++) {
+        int64_t x = g->firsts[g->next_first] % g->w, run = tb_ccl_run_at(runs, n, x);
+        if (run < 0)
+            return tb_err_set(err, TB_E_INTERNAL,
+                              "regions: a landmass's first cell (%lld, %lld) lies outside its own "
+                              "dilation",
+                              (long long)x, (long long)y);
+        g->label_of_first[g->next_first] = runs[run].label;
+    }
+    return 0;
+}
+
+/* Dilates and labels every band whose rows and lower halo have arrived (all of them at the end),
+ * then drops the mask rows no later band reaches. */
+static int s_flush(tb_region_grouper_t *g, tb_err_t *err)
+{
+    const int64_t w = g->w;
+    while (g->next_out < g->h) {
+        int64_t b0 = g->next_out, b1 = b0 + g->band < g->h ? b0 + g->band : g->h;
+        int64_t s0 = b0 - g->halo > 0 ? b0 - g->halo : 0;
+        int64_t s1 = b1 + g->halo < g->h ? b1 + g->halo : g->h;
+        if (g->rows_in < s1)
+            return 0;
+        const uint8_t *src = g->win + (size_t)(s0 - g->win_y0) * (size_t)w;
+        if (tb_edt_dilate(src, w, s1 - s0, true, g->radius2, g->threads, g->dil, err) != 0)
+            return -1;
+        for (int64_t y = b0; y < b1; y++)
+            if (s_label_row(g, y, g->dil + (size_t)(y - s0) * (size_t)w, err) != 0)
+                return -1;
+        g->next_out = b1;
+        /* the next band reads from b1 - halo */
+        int64_t keep0 = b1 - g->halo > g->win_y0 ? b1 - g->halo : g->win_y0;
+        int64_t drop = keep0 - g->win_y0;
+        if (drop > 0) {
+            memmove(g->win, g->win + (size_t)drop * (size_t)w, (size_t)(g->win_n - drop) * w);
+            g->win_y0 += drop;
+            g->win_n -= drop;
+        }
+    }
+    return 0;
+}
+
+int tb_region_grouper_row(tb_region_grouper_t *g, const uint8_t *mask_row, tb_err_t *err)
+{
+    if (g->rows_in >= g->h || g->win_n >= g->cap_rows)
+        return tb_err_set(err, TB_E_INTERNAL, "regions: mask row %lld out of turn",
+                          (long long)g->rows_in);
+    uint8_t *dst = g->win + (size_t)g->win_n * (size_t)g->w;
+    for (int64_t x = 0; x < g->w; x++)
+        dst[x] = mask_row[x] != 0;
+    g->win_n++;
+    g->rows_in++;
+    return s_flush(g, err);
+}
 
 typedef struct {
     int comp; /* component of the dilated mask */
@@ -27,34 +170,13 @@ static int s_cmp_group(const void *a, const void *b)
     return (p->first_index > q->first_index) - (p->first_index < q->first_index);
 }
 
-/* The land of the kept landmasses as a 0/1 mask, dilated in place by radius2. */
-static uint8_t *s_dilated_land(const tb_landmasses_t *lm, int64_t w, int64_t h, int64_t radius2,
-                               int threads, tb_err_t *err)
-{
-    uint8_t *mask = tb_calloc((size_t)w * (size_t)h, 1, "region mask", err);
-    if (!mask)
-        return NULL;
-    const tb_ccl_t *ccl = &lm->ccl;
-    for (int64_t k = 0; k < ccl->n_runs; k++) {
-        const tb_run_t *run = &ccl->runs[k];
-        if (lm->comp_id[run->comp])
-            memset(mask + tb_idx(w, run->x0, run->y), 1, (size_t)(run->x1 - run->x0 + 1));
-    }
-    if (tb_edt_dilate(mask, w, h, true, radius2, threads, mask, err) != 0) {
-        free(mask);
-        return NULL;
-    }
-    return mask;
-}
-
 /* Fills a region's land statistics, arc and box from its landmasses. */
-static int s_fill_region(tb_plan_region_t *r, const tb_landmasses_t *lm, const uint8_t *classes,
-                         int64_t w, int64_t h, double cell_m, int64_t margin, tb_err_t *err)
+static int s_fill_region(tb_plan_region_t *r, const tb_landmasses_t *lm, int64_t w, int64_t h,
+                         double cell_m, int64_t margin, tb_err_t *err)
 {
     tb_arc_t *arcs = tb_malloc(sizeof *arcs * (size_t)r->n_landmasses, "region arcs", err);
     if (!arcs)
         return -1;
-    const tb_ccl_t *ccl = &lm->ccl;
     r->land_y0 = h;
     r->land_y1 = -1;
     for (int k = 0; k < r->n_landmasses; k++) {
@@ -63,12 +185,8 @@ static int s_fill_region(tb_plan_region_t *r, const tb_landmasses_t *lm, const u
         r->land_cells += m->cells;
         r->land_y0 = m->y0 < r->land_y0 ? m->y0 : r->land_y0;
         r->land_y1 = m->y1 > r->land_y1 ? m->y1 : r->land_y1;
-        for (int64_t q = ccl->comp_start[m->comp]; q < ccl->comp_start[m->comp + 1]; q++) {
-            const tb_run_t *run = &ccl->runs[ccl->comp_runs[q]];
-            const uint8_t *c = classes + tb_idx(w, run->x0, run->y);
-            for (int64_t x = 0; x <= run->x1 - run->x0; x++)
-                r->class_cells[c[x] < TB_MAX_CLASSES ? c[x] : 0]++;
-        }
+        for (int c = 0; c < TB_MAX_CLASSES; c++)
+            r->class_cells[c] += m->class_cells[c];
     }
     r->land_arc = tb_arc_cover(arcs, r->n_landmasses, w);
     free(arcs);
@@ -87,83 +205,77 @@ static int s_fill_region(tb_plan_region_t *r, const tb_landmasses_t *lm, const u
     return 0;
 }
 
-int tb_regions_group(const uint8_t *classes, int64_t w, int64_t h, double cell_m,
-                     const tb_landmasses_t *landmasses, double ocean_margin_km, int threads,
-                     tb_regions_t *out, tb_err_t *err)
+int tb_region_grouper_finish(tb_region_grouper_t *g, const tb_landmasses_t *landmasses,
+                             const int *id_of_first, tb_regions_t *out, tb_err_t *err)
 {
     memset(out, 0, sizeof *out);
-    const double margin_cells = ocean_margin_km * 1000.0 / cell_m;
-    out->margin_cells = (int64_t)ceil(margin_cells - 1e-9);
-    out->dilation_radius2 = (int64_t)floor(margin_cells * margin_cells / 4.0 + 1e-9);
+    out->margin_cells = g->margin_cells;
+    out->dilation_radius2 = g->radius2;
+    if (g->rows_in != g->h || g->next_out != g->h || g->next_first != g->n_firsts)
+        return tb_err_set(err, TB_E_INTERNAL, "regions: finished after %lld of %lld rows",
+                          (long long)g->rows_in, (long long)g->h);
     const int n_lm = landmasses->n;
+    if (n_lm != g->n_firsts)
+        return tb_err_set(err, TB_E_INTERNAL, "regions: %d landmasses, %d first cells", n_lm,
+                          g->n_firsts);
     out->landmass_region =
         tb_calloc((size_t)n_lm + 1, sizeof *out->landmass_region, "landmass regions", err);
     if (!out->landmass_region)
         return -1;
     if (n_lm == 0)
         return 0;
-    tb_ccl_t ccl = {0};
-    int32_t *comp_group = NULL, *lm_comp = NULL;
+    int32_t *comp_of_label = NULL, *comp_group = NULL, *lm_comp = NULL;
     s_group_t *groups = NULL;
     int rc = -1, n_groups = 0;
-    uint8_t *dilated = s_dilated_land(landmasses, w, h, out->dilation_radius2, threads, err);
-    if (!dilated)
+    int64_t n_comps = 0;
+    if (tb_ccl_stream_resolve(g->ccl, &comp_of_label, &n_comps, err) != 0)
         goto done;
-    static const uint8_t s_one[256] = {[1] = 1};
-    int ccl_rc = tb_ccl_label(dilated, w, h, true, s_one, &ccl, err);
-    free(dilated);
-    if (ccl_rc != 0)
-        goto done;
-    comp_group = malloc(sizeof *comp_group * (size_t)ccl.n_components);
+    comp_group = malloc(sizeof *comp_group * (size_t)(n_comps ? n_comps : 1));
     groups = calloc((size_t)n_lm, sizeof *groups);
     lm_comp = malloc(sizeof *lm_comp * (size_t)n_lm);
     if (!comp_group || !groups || !lm_comp) {
         tb_err_set(err, TB_E_NOMEM, "regions: out of memory grouping %d landmasses", n_lm);
         goto done;
     }
+    for (int k = 0; k < n_lm; k++)
+        lm_comp[id_of_first[k] - 1] = comp_of_label[g->label_of_first[k]];
     /* Each landmass belongs to the dilated component holding its first cell (land lies inside its
-     * own dilation). A component without land (a dilation artefact) makes no region. */
-    for (int64_t c = 0; c < ccl.n_components; c++)
+     * own dilation). A component without land (a dilation artefact) makes no region. Groups open
+     * and sum in landmass id order, so their sums have one fixed order. */
+    for (int64_t c = 0; c < n_comps; c++)
         comp_group[c] = -1;
     for (int k = 0; k < n_lm; k++) {
         const tb_landmass_t *m = &landmasses->kept[k];
-        int64_t run = tb_ccl_find(&ccl, m->first_index % w, m->first_index / w);
-        if (run < 0) {
-            tb_err_set(err, TB_E_INTERNAL, "regions: landmass %d lies outside its own dilation",
-                       k + 1);
-            goto done;
-        }
-        int comp = ccl.runs[run].comp;
-        lm_comp[k] = comp;
+        int comp = lm_comp[k];
         if (comp_group[comp] < 0) {
             comp_group[comp] = n_groups;
             groups[n_groups++] = (s_group_t){.comp = comp, .first_index = m->first_index};
         }
-        s_group_t *g = &groups[comp_group[comp]];
-        g->sum_cos += m->sum_cos;
-        g->sum_sin += m->sum_sin;
-        g->sum_y += m->sum_y;
-        g->cells += m->cells;
-        if (m->first_index < g->first_index)
-            g->first_index = m->first_index;
+        s_group_t *gr = &groups[comp_group[comp]];
+        gr->sum_cos += m->sum_cos;
+        gr->sum_sin += m->sum_sin;
+        gr->sum_y += m->sum_y;
+        gr->cells += m->cells;
+        if (m->first_index < gr->first_index)
+            gr->first_index = m->first_index;
     }
-    for (int g = 0; g < n_groups; g++)
-        tb_landmass_centroid(groups[g].sum_cos, groups[g].sum_sin, groups[g].sum_y, groups[g].cells,
-                             w, &groups[g].cx, &groups[g].cy);
+    for (int k = 0; k < n_groups; k++)
+        tb_landmass_centroid(groups[k].sum_cos, groups[k].sum_sin, groups[k].sum_y, groups[k].cells,
+                             g->w, &groups[k].cx, &groups[k].cy);
     qsort(groups, (size_t)n_groups, sizeof *groups, s_cmp_group);
-    for (int g = 0; g < n_groups; g++)
-        comp_group[groups[g].comp] = g; /* component -> region index, in id order */
+    for (int k = 0; k < n_groups; k++)
+        comp_group[groups[k].comp] = k; /* component -> region index, in id order */
     out->regions = tb_calloc((size_t)n_groups, sizeof *out->regions, "regions", err);
     if (!out->regions)
         goto done;
     out->n = n_groups;
     for (int k = 0; k < n_lm; k++)
         out->regions[comp_group[lm_comp[k]]].n_landmasses++;
-    for (int g = 0; g < n_groups; g++) {
-        tb_plan_region_t *r = &out->regions[g];
-        r->id = g + 1;
-        r->centroid_x = groups[g].cx;
-        r->centroid_y = groups[g].cy;
+    for (int k = 0; k < n_groups; k++) {
+        tb_plan_region_t *r = &out->regions[k];
+        r->id = k + 1;
+        r->centroid_x = groups[k].cx;
+        r->centroid_y = groups[k].cy;
         r->landmass_ids =
             tb_malloc(sizeof *r->landmass_ids * (size_t)r->n_landmasses, "region landmasses", err);
         if (!r->landmass_ids)
@@ -175,13 +287,13 @@ int tb_regions_group(const uint8_t *classes, int64_t w, int64_t h, double cell_m
         r->landmass_ids[r->n_landmasses++] = k + 1;
         out->landmass_region[k + 1] = r->id;
     }
-    for (int g = 0; g < n_groups; g++)
-        if (s_fill_region(&out->regions[g], landmasses, classes, w, h, cell_m, out->margin_cells,
+    for (int k = 0; k < n_groups; k++)
+        if (s_fill_region(&out->regions[k], landmasses, g->w, g->h, g->cell_m, g->margin_cells,
                           err) != 0)
             goto done;
     rc = 0;
 done:
-    tb_ccl_free(&ccl);
+    free(comp_of_label);
     free(comp_group);
     free(groups);
     free(lm_comp);

@@ -10,6 +10,13 @@
  *
  * Region ids are 1-based, in order of the circular centroid of each region's land (row, then
  * column), so an edit far away does not renumber a region.
+ *
+ * The grouper takes the kept land mask a row at a time. A dilation by radius r only looks r rows
+ * up and down, so it dilates bands of band_rows rows with r rows of halo either side (the exact
+ * transform of those rows: tb_edt_dilate of the band with its halo is the planet's dilation there,
+ * since nothing further than r rows away can reach in) and labels the dilated rows as they come
+ * (ccl.h). It holds band_rows + 2 r rows of mask and of dilation, and a label per provisional
+ * region component.
  */
 #ifndef TB_PLAN_REGIONS_H
 #define TB_PLAN_REGIONS_H
@@ -45,13 +52,31 @@ typedef struct {
     int64_t dilation_radius2;  /* squared dilation radius in cells: (margin / 2)^2, rounded down */
 } tb_regions_t;
 
-/* Groups the landmasses of a w x h planet (X wraps) into regions. `classes` is the class raster
- * after the landmass drop (for the per-class counts). Fills *out, freed with tb_regions_free.
- * threads is passed to the distance transform (the result does not depend on it). Returns 0, or -1
- * with *err when memory runs out. */
-int tb_regions_group(const uint8_t *classes, int64_t w, int64_t h, double cell_m,
-                     const tb_landmasses_t *landmasses, double ocean_margin_km, int threads,
-                     tb_regions_t *out, tb_err_t *err);
+typedef struct tb_region_grouper_t tb_region_grouper_t;
+
+/* A grouper for a w x h planet of cell_m cells (X wraps) and an ocean margin in km. firsts[0..n)
+ * are the raster indices of the first cells of the kept landmasses in raster order (the finder's,
+ * landmasses.h); band_rows >= 1 rows are dilated at a time; threads >= 1 split the transform (the
+ * result does not depend on them). NULL with *err when memory runs out or a band with its halo
+ * would exceed the transform's 65000 rows. */
+tb_region_grouper_t *tb_region_grouper_new(int64_t w, int64_t h, double cell_m,
+                                           double ocean_margin_km, const int64_t *firsts, int n,
+                                           int64_t band_rows, int threads, tb_err_t *err);
+
+/* The next row (in order, 0 first) of the kept land mask: w bytes, non-zero on kept land. */
+int tb_region_grouper_row(tb_region_grouper_t *self, const uint8_t *mask_row, tb_err_t *err);
+
+/* After the h rows: the regions of the landmasses lm (numbered, with their sums and class cells),
+ * where id_of_first[k] is the landmass id of firsts[k]. Fills *out, freed with tb_regions_free.
+ * 0 or -1 with *err. */
+int tb_region_grouper_finish(tb_region_grouper_t *self, const tb_landmasses_t *lm,
+                             const int *id_of_first, tb_regions_t *out, tb_err_t *err);
+
+/* Rows of mask the grouper holds at most (a band and its halos), for the memory bound. */
+int64_t tb_region_grouper_window_rows(const tb_region_grouper_t *self);
+
+/* Frees the grouper and sets *self_p to NULL; accepts NULL. */
+void tb_region_grouper_destroy(tb_region_grouper_t **self_p);
 
 void tb_regions_free(tb_regions_t *regions);
 
