@@ -77,9 +77,9 @@ const char *tb_art_name(tb_art_t id);
 typedef struct {
     tb_planet_input_t input;
     tb_plan_t *plan;
-    tb_planet_raster_user_t classes_user; /* the plan's class raster's hook state */
-    const tb_manifest_t *manifest;        /* the plan's */
-    int steps;                            /* solve steps: --steps, or the manifest's */
+    tb_planet_raster_user_t classes_user, labels_user; /* the plan's rasters' hook states */
+    const tb_manifest_t *manifest;                     /* the plan's */
+    int steps;                                         /* solve steps: --steps, or the manifest's */
     tb_uplift_probes_t probes;
     int n_regions;
     bool *selected;      /* [region index]: solved in this bake (--only) */

@@ -108,12 +108,15 @@ static int s_landmass_box(const tb_bake_ctx_t *ctx, const tb_mosaic_t *mo, tb_mo
                           (long long)gw, ctx->plan.manifest->cell_m, (long long)I.planet_w,
                           I.cell_m);
     tb_arc_t *arcs = tb_calloc((size_t)I.cols, sizeof *arcs, "tile arcs", err);
-    if (!arcs)
+    bool *any = tb_calloc((size_t)I.cols, sizeof *any, "tile columns", err);
+    if (!arcs || !any) {
+        free(arcs);
         return -1;
+    }
+    /* a row of tiles at a time, its rows of the landmass raster let go after it */
     int64_t n_arcs = 0, rmin = -1, rmax = -1;
-    for (int64_t c = 0; c < I.cols; c++) {
-        bool any = false;
-        for (int64_t r = 0; r < I.rows; r++) {
+    for (int64_t r = 0; r < I.rows; r++) {
+        for (int64_t c = 0; c < I.cols; c++) {
             if (!tb_mosaic_has_tile(mo, c, r))
                 continue;
             bool hit = false;
@@ -121,14 +124,17 @@ static int s_landmass_box(const tb_bake_ctx_t *ctx, const tb_mosaic_t *mo, tb_mo
                 for (int64_t x = c * tg; x < (c + 1) * tg && !hit; x++)
                     hit = lab[y * gw + x] == best;
             if (hit) {
-                any = true;
+                any[c] = true;
                 rmin = rmin < 0 || r < rmin ? r : rmin;
                 rmax = r > rmax ? r : rmax;
             }
         }
-        if (any)
-            arcs[n_arcs++] = (tb_arc_t){c, 1};
+        tb_raster_release(labels, r * tg, (r + 1) * tg < gh ? (r + 1) * tg : gh);
     }
+    for (int64_t c = 0; c < I.cols; c++)
+        if (any[c])
+            arcs[n_arcs++] = (tb_arc_t){c, 1};
+    free(any);
     tb_arc_t cover = tb_arc_cover(arcs, n_arcs, I.cols);
     free(arcs);
     if (n_arcs == 0)
@@ -298,7 +304,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 
 const tb_phase_t tb_phase_detail = {
     .name = "detail",
-    .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(TILES) | TB_ART_BIT(CLASSES) | TB_ART_BIT(HEIGHT_M),
+    .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(TILES) | TB_ART_BIT(CLASSES) | TB_ART_BIT(LABELS) |
+             TB_ART_BIT(HEIGHT_M),
     .writes_files = true,
     .reusable = true,
     /* a re-run of chosen tiles keeps the previews and summary.txt: its pooled statistics hold the

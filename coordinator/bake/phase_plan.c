@@ -116,8 +116,8 @@ static int s_plan_hash(tb_bake_ctx_t *ctx, tb_err_t *err)
     return 0;
 }
 
-/* The plan, into a planet whose class raster the plan writes (its landmass ids stay on its
- * heap): OUT and OUT/.planet are made first, so the classes go to their file a band at a time. */
+/* The plan, into a planet whose class and landmass rasters the plan writes: OUT and OUT/.planet
+ * are made first, so both go to their files a band at a time and leave the coordinator's memory. */
 static int s_plan(tb_bake_ctx_t *ctx, const char *planet_dir, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;
@@ -125,11 +125,13 @@ static int s_plan(tb_bake_ctx_t *ctx, const char *planet_dir, tb_err_t *err)
     if (tb_fs_mkdir_p(o->out_dir, err) != 0)
         return -1;
     ctx->planet = tb_planet_new(pl->input.planet_w, pl->input.planet_h, planet_dir, err);
-    if (!ctx->planet || tb_planet_provide(ctx->planet, TB_PLANET_BIT(CLASSES), err) != 0)
+    if (!ctx->planet ||
+        tb_planet_provide(ctx->planet, TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(LABELS), err) != 0)
         return -1;
     tb_raster_t classes = tb_planet_raster(ctx->planet, TB_PLANET_CLASSES, &pl->classes_user);
+    tb_raster_t labels = tb_planet_raster(ctx->planet, TB_PLANET_LABELS, &pl->labels_user);
     int threads = o->dispatch.threads > 0 ? o->dispatch.threads : tb_pool_default_threads();
-    pl->plan = tb_plan_new(&pl->input.manifest, tb_planet_input_rows(&pl->input), &classes, NULL,
+    pl->plan = tb_plan_new(&pl->input.manifest, tb_planet_input_rows(&pl->input), &classes, &labels,
                            threads, err);
     if (!pl->plan || tb_plan_check_land_and_sea(pl->plan, err) != 0)
         return -1;
@@ -165,13 +167,14 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     bool had_out = tb_fs_exists(o->out_dir), had_planet = tb_fs_exists(planet_dir);
     if (s_plan(ctx, planet_dir, err) == 0)
         return 0;
-    /* a plan refused leaves no directory it made: only the class raster is in it by now */
+    /* a plan refused leaves no directory it made: only the plan's two rasters are in it by now */
     if (!had_planet) {
         char path[4300];
         tb_err_t ignored = {0};
-        if (ctx->planet &&
-            tb_planet_path(ctx->planet, TB_PLANET_CLASSES, path, sizeof path, &ignored) == 0)
-            unlink(path);
+        for (int a = 0; a < 2 && ctx->planet; a++)
+            if (tb_planet_path(ctx->planet, a ? TB_PLANET_LABELS : TB_PLANET_CLASSES, path,
+                               sizeof path, &ignored) == 0)
+                unlink(path);
         tb_planet_destroy(&ctx->planet);
         rmdir(planet_dir);
     }
@@ -182,7 +185,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
 
 const tb_phase_t tb_phase_plan = {
     .name = "plan",
-    .writes = TB_ART_BIT(PLAN) | TB_ART_BIT(CLASSES),
+    .writes = TB_ART_BIT(PLAN) | TB_ART_BIT(CLASSES) | TB_ART_BIT(LABELS),
     .writes_maybe = TB_ART_BIT(PREVIOUS),
     .run = s_run,
 };

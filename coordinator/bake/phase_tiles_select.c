@@ -61,8 +61,10 @@ static int s_contents(tb_bake_ctx_t *ctx, uint8_t *flags, tb_err_t *err)
             f[x / T] |=
                 is_land[crow[x]] ? (uint8_t)(S_LAND | (here ? S_SOLVED_LAND : 0)) : (uint8_t)S_SEA;
         }
-        if ((y + 1) % T == 0 || y + 1 == L->geo_h)
+        if ((y + 1) % T == 0 || y + 1 == L->geo_h) {
             tb_planet_release(p, TB_PLANET_CLASSES, y + 1 - T, y + 1);
+            tb_planet_release(p, TB_PLANET_LABELS, y + 1 - T, y + 1);
+        }
     }
     free(mine);
     return 0;
@@ -219,7 +221,8 @@ done:
 
 const tb_phase_t tb_phase_tiles_select = {
     .name = "tiles_select",
-    .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(REGIONS) | TB_ART_BIT(CLASSES) | TB_ART_BIT(SOLVED),
+    .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(REGIONS) | TB_ART_BIT(CLASSES) | TB_ART_BIT(LABELS) |
+             TB_ART_BIT(SOLVED),
     .writes = TB_ART_BIT(TILE_LIST),
     .skip = s_skip,
     .run = s_run,

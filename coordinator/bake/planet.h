@@ -29,6 +29,7 @@
 
 #define TB_PLANET_ARRAYS(X)                                                                        \
     X(CLASSES, classes, uint8_t, u8, 0x00, "the painted class of each cell (the plan's)")          \
+    X(LABELS, labels, int32_t, i32, 0x00, "the landmass id of each cell (the plan's), 0 for sea")  \
     X(LAND_M, land_m, float, f32, 0x00, "solved land height in m, 0 where not solved")             \
     X(AREA_M2, area_m2, float, f32, 0x00, "drainage area in m2 of solved land, 0 elsewhere")       \
     X(BASIN, basin, int32_t, i32, 0xff, "drainage basin id of solved land, -1 elsewhere")          \

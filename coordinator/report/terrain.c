@@ -130,12 +130,14 @@ static bool s_on_largest(const tb_plan_t *plan, const tb_tile_lattice_t *L, tb_t
     if (!best || !labels || !labels->data)
         return false;
     const int32_t *lab = labels->data;
-    int64_t tg = L->tile_geo_cells;
-    for (int64_t y = id.row * tg; y < (id.row + 1) * tg && y < labels->h; y++)
-        for (int64_t x = id.col * tg; x < (id.col + 1) * tg && x < labels->w; x++)
-            if (lab[y * labels->w + x] == best)
-                return true;
-    return false;
+    int64_t tg = L->tile_geo_cells, y0 = id.row * tg;
+    int64_t y1 = (id.row + 1) * tg < labels->h ? (id.row + 1) * tg : labels->h;
+    bool found = false;
+    for (int64_t y = y0; y < y1 && !found; y++)
+        for (int64_t x = id.col * tg; x < (id.col + 1) * tg && x < labels->w && !found; x++)
+            found = lab[y * labels->w + x] == best;
+    tb_raster_release(labels, y0, y1); /* the planet's raster: its rows leave memory again */
+    return found;
 }
 
 int tb_terrain_write_tile(const char *out_dir, const tb_tile_lattice_t *L, const tb_plan_t *plan,
