@@ -85,6 +85,43 @@ tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *b
 
 /* meta.json says the directory holds a complete bake: an older one goes before the first phase that
  * writes into the directory, so a bake that stops half-way never sits beside it. */
+/* The kernel's high-water mark of this process's resident memory (VmHWM), bytes; 0 when unknown. */
+static double s_hwm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (double)kb * 1024.0;
+}
+
+/* Per-phase peaks (meta.json's phases[].peak_rss_bytes): the mark so far goes into the bake's
+ * peak, then is reset to what is resident now (writing 5 to /proc/self/clear_refs, Linux 4.0 on;
+ * where that fails the phase's peak is the process's so far, which is still an upper bound). */
+static void s_peak_reset(tb_bake_ctx_t *ctx)
+{
+    double hwm = s_hwm_bytes();
+    if (hwm > ctx->peak_rss_bytes)
+        ctx->peak_rss_bytes = hwm;
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
+static double s_peak_take(tb_bake_ctx_t *ctx)
+{
+    double hwm = s_hwm_bytes();
+    if (hwm > ctx->peak_rss_bytes)
+        ctx->peak_rss_bytes = hwm;
+    return hwm;
+}
+
 static int s_remove_old_meta(const tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     char path[4200];
@@ -300,8 +337,10 @@ static int s_run_phase(tb_bake_ctx_t *ctx, const tb_phase_t *ph, bool *removed_m
     if (ctx->planet && tb_planet_provide(ctx->planet, TB_ART_RASTERS(ph->writes), err) != 0)
         return -1;
     double t0 = tb_now_s();
+    s_peak_reset(ctx);
     int rc = ph->run(ctx, err);
     rec->seconds = tb_now_s() - t0;
+    rec->peak_rss_bytes = s_peak_take(ctx);
     rec->ran = true;
     tb_log_debug("phase %s: %.3f s", ph->name, rec->seconds);
     /* no raster stays resident between phases: the next one maps in what it reads */

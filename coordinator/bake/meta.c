@@ -29,6 +29,8 @@ static cJSON *s_phases_json(const tb_bake_ctx_t *ctx)
         cJSON *p = cJSON_CreateObject();
         cJSON_AddStringToObject(p, "name", r->name);
         cJSON_AddNumberToObject(p, "seconds", r->seconds);
+        if (r->peak_rss_bytes > 0)
+            cJSON_AddNumberToObject(p, "peak_rss_bytes", r->peak_rss_bytes);
         cJSON_AddItemToObject(p, "reads", s_array_names(r->reads));
         cJSON_AddItemToObject(p, "writes", s_array_names(r->writes));
         cJSON_AddBoolToObject(p, "skipped", r->skipped != NULL);
@@ -102,10 +104,14 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
                               cJSON_CreateIntArray(ctx->regions.missing, ctx->regions.n_missing));
     }
     cJSON_AddNumberToObject(bake, "seconds", tb_now_s() - ctx->started_s);
-    /* the coordinator's own peak resident memory so far (its workers are other processes) */
+    /* the coordinator's own peak resident memory so far (its workers are other processes): the
+     * phases' peaks (the driver resets the kernel's mark at each phase) and what came since */
     struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        cJSON_AddNumberToObject(bake, "coordinator_peak_rss_bytes", (double)ru.ru_maxrss * 1024.0);
+    double peak = ctx->peak_rss_bytes;
+    if (getrusage(RUSAGE_SELF, &ru) == 0 && (double)ru.ru_maxrss * 1024.0 > peak)
+        peak = (double)ru.ru_maxrss * 1024.0;
+    if (peak > 0)
+        cJSON_AddNumberToObject(bake, "coordinator_peak_rss_bytes", peak);
     if (o->no_incision)
         cJSON_AddBoolToObject(bake, "test_no_incision", true);
     /* the directory the bake ran in: the input paths below are as given, maybe relative, and

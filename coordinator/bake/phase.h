@@ -156,10 +156,11 @@ typedef struct {
     cJSON *files;       /* the names of the files it wrote (or kept), for meta.json; owned */
     bool unchanged;     /* skipped: its files were the previous bake's and still are */
     bool ran;
-    const char *skipped; /* the reason, when skipped */
-    char skip_text[256]; /* the reason, when the driver made it */
-    const char *cause;   /* then: the skip of another phase that started it */
-    const char *note;    /* what the phase said of how it ran (tb_bake_note), or NULL */
+    const char *skipped;   /* the reason, when skipped */
+    char skip_text[256];   /* the reason, when the driver made it */
+    const char *cause;     /* then: the skip of another phase that started it */
+    const char *note;      /* what the phase said of how it ran (tb_bake_note), or NULL */
+    double peak_rss_bytes; /* the coordinator's peak resident memory while it ran (0: unknown) */
 } tb_phase_record_t;
 
 /* Everything one bake's phases share: the artifacts (each filled by its one producer) and the
@@ -168,7 +169,8 @@ typedef struct {
     const tb_bake_opts_t *opts;
     tb_bake_outcome_t *out;
     double started_s;
-    uint64_t made; /* artifacts made so far */
+    double peak_rss_bytes; /* the coordinator's peak resident memory, over the phases so far */
+    uint64_t made;         /* artifacts made so far */
     /* each artifact's hash once made: a raster's the XXH3 of its cells, a value's what its producer
      * set or the producer's input key (a pure function of the inputs it was made from) */
     uint64_t art_hash[TB_ART_N];
