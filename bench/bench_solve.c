@@ -454,6 +454,9 @@ static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, con
            "", c.land, r[0].largest_basin,
            r[0].largest_basin ? (double)c.land / (double)r[0].largest_basin : 0,
            same ? "yes" : "NO");
+    printf("%-14s after step %lld: heights xxh3 %016llx, area xxh3 %016llx\n", "",
+           (long long)(o->warmup + o->steps), (unsigned long long)r[0].hash_h,
+           (unsigned long long)r[0].hash_area);
     s_flood_compare(&c, hw, o->warmup);
     free(hw);
     return same ? 0 : 1;
