@@ -209,12 +209,31 @@ static void s_ring(tb_hillslope_t *self, const tb_topo_t *t)
  * limit for now) and own level in rows [j0, j1); returns the band's highest own level. Row loops
  * over the inner columns with fixed offsets; the first and last columns of a wrapping box go
  * through tb_topo_nb. h is the start of the step (nothing moves it before the firings). */
+/* M of the forward faces E, NW, N, NE (into fm[0..3]) of row j's cells, every column whose face
+ * has its far end in the box's memory at the plain offset (a wrapping box's seam faces are
+ * recomputed where they are used). */
+static void s_forward_row(const float *h, int64_t w, int64_t j, const float ic2[8],
+                          float *const fm[4])
+{
+    const ptrdiff_t W = (ptrdiff_t)w;
+    const float *restrict hc = h + (size_t)j * (size_t)w;
+    /* A loop a face (one offset each), as the compiler vectorises them. */
+    for (int f = 0; f < 4; f++) {
+        const float *restrict hn = hc + tb_nb_dx[f + 4] + tb_nb_dy[f + 4] * W;
+        float *restrict out = fm[f], ic = ic2[f + 4];
+        for (int64_t i = 1; i < w - 1; i++)
+            out[i] = s_mk(hn[i] - hc[i], ic);
+    }
+    fm[0][0] = s_mk(hc[1] - hc[0], ic2[4]);
+    fm[3][0] = s_mk(hc[W + 1] - hc[0], ic2[7]);
+    fm[1][w - 1] = s_mk(hc[W + w - 2] - hc[w - 1], ic2[5]);
+}
+
 static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
                            const float *h, const s_consts_t *q, int cap, int64_t c0, int64_t c1,
-                           int64_t j0, int64_t j1)
+                           int64_t j0, int64_t j1, float *fbuf)
 {
     int64_t w = t->w;
-    const ptrdiff_t W = (ptrdiff_t)w;
     uint8_t top = 0;
     float cw[8], ic2[8]; /* local copies: the byte stores below may alias anything */
     for (int k = 0; k < 8; k++) {
@@ -223,25 +242,35 @@ static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8
     }
     memcpy(self->h0 + (size_t)c0 * (size_t)w, h + (size_t)c0 * (size_t)w,
            (size_t)(c1 - c0) * (size_t)w * sizeof(float));
-    for (int64_t j = j0; j < j1; j++) {
+    /* M of the forward faces a row at a time into two rows of buffers (the row below's are its
+     * backward faces), each face once, in cache: the same values the cells at both ends see. */
+    float *fm[2][4];
+    for (int f = 0; f < 8; f++)
+        fm[f / 4][f % 4] = fbuf + (size_t)f * (size_t)w;
+    int cur = 0;
+    s_forward_row(h, w, j0 - 1, ic2, fm[1]);
+    for (int64_t j = j0; j < j1; j++, cur ^= 1) {
         size_t row = (size_t)j * (size_t)w;
         uint8_t *restrict own = self->own + row;
         float *restrict need_out = self->limit + row;
         const uint8_t *restrict nd = node + row;
-        const float *restrict hc = h + row, *restrict hd = h + row - W, *restrict hu = h + row + W;
+        s_forward_row(h, w, j, ic2, fm[cur]);
+        const float *restrict e = fm[cur][0], *restrict nw = fm[cur][1], *restrict n = fm[cur][2],
+                              *restrict ne = fm[cur][3];
+        const float *restrict b_nw = fm[cur ^ 1][1], *restrict b_n = fm[cur ^ 1][2],
+                              *restrict b_ne = fm[cur ^ 1][3];
         /* Two loops without branches or mixed-width selects, so both vectorise: the needs, then
-         * the levels (fixed cells: level 0, need 1). A backward face's M is its owner's forward
-         * one: the drop from the owner to c (squared, so its sign does not show). */
+         * the levels (fixed cells: level 0, need 1). */
         for (int64_t i = 1; i < w - 1; i++) {
-            float x = hc[i], need = 0;
-            need += cw[0] * s_mk(x - hd[i - 1], ic2[7]);
-            need += cw[1] * s_mk(x - hd[i], ic2[6]);
-            need += cw[2] * s_mk(x - hd[i + 1], ic2[5]);
-            need += cw[3] * s_mk(x - hc[i - 1], ic2[4]);
-            need += cw[4] * s_mk(hc[i + 1] - x, ic2[4]);
-            need += cw[5] * s_mk(hu[i - 1] - x, ic2[5]);
-            need += cw[6] * s_mk(hu[i] - x, ic2[6]);
-            need += cw[7] * s_mk(hu[i + 1] - x, ic2[7]);
+            float need = 0;
+            need += cw[0] * b_ne[i - 1];
+            need += cw[1] * b_n[i];
+            need += cw[2] * b_nw[i + 1];
+            need += cw[3] * e[i - 1];
+            need += cw[4] * e[i];
+            need += cw[5] * nw[i];
+            need += cw[6] * n[i];
+            need += cw[7] * ne[i];
             need_out[i] = need;
         }
         for (int64_t i = 1; i < w - 1; i++) {
@@ -437,8 +466,13 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
                 float d = hn[i] - hc[i];
                 float ri = rc[i] < rn[i] ? rc[i] : rn[i];
                 float lim = lc[i] < ln[i] ? lc[i] : ln[i];
-                float now = s_mk(d, ic2), ms = s_mk(h0n[i] - h0c[i], ic2);
-                float m = now < ms ? now : ms;
+                /* min(M now, M at the start) is M of the smaller drop: M rises with the drop's
+                 * square, every rounding on the way is monotone, so it is the same float, at one
+                 * division instead of two */
+                float d0 = h0n[i] - h0c[i], dd = d * d, dd0 = d0 * d0;
+                float r2 = (dd < dd0 ? dd : dd0) * ic2;
+                r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
+                float m = 1.0f / (1.0f - r2);
                 float fl = cw * lim * ri * m * d;
                 dst[i] = ri <= thr ? fl : 0.0f;
             }
@@ -608,8 +642,10 @@ static void s_need_task(void *ctx_, size_t b, int thread)
     s_ctx_t *x = ctx_;
     int64_t c0 = b == 0 ? 0 : x->bands[b].r0;
     int64_t c1 = (int)b == x->nbands - 1 ? x->t->h : x->bands[b].r1;
+    /* the band's two flux rows, free until the firings */
+    float *fbuf = s_fbuf(x->self, x->t->w, 2 * (int)b);
     x->top_own[b] = s_need_rows(x->self, x->t, x->node, x->h, &x->q, x->cap, c0, c1, x->bands[b].r0,
-                                x->bands[b].r1);
+                                x->bands[b].r1, fbuf);
 }
 
 static void s_level_task(void *ctx_, size_t b, int thread)
