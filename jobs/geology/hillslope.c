@@ -413,23 +413,23 @@ static int s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t 
     return most;
 }
 
-/* The flux across the face from c to n (direction k, M at the start m_start) at a firing of level
- * threshold with inverse rate thr (1 at the first firing): the face's share of the step (its
+/* The flux across the face from c to n (direction k, drop d_start at the start) at a firing of
+ * level threshold with inverse rate thr (1 at the first firing): the face's share of the step (its
  * faster cell's 1/rate, the smaller limiter), times M of the drop now but never above M at the
  * start, which is what the rates were chosen for - so every firing is a convex combination at
  * every cell. Zero when the face does not fire at this time. */
 static inline float s_flux(const tb_hillslope_t *self, const s_consts_t *q, size_t c, size_t n,
-                           int k, float m_start, float hc, float hn, float thr, int first)
+                           int k, float d_start, float hc, float hn, float thr)
 {
     float d = hn - hc;
     float ri = self->rinv[c] < self->rinv[n] ? self->rinv[c] : self->rinv[n];
     float lim = self->limit[c] < self->limit[n] ? self->limit[c] : self->limit[n];
-    float m = m_start;
-    if (!first) {
-        float now = s_m(q, d, k);
-        m = now < m_start ? now : m_start;
-    }
-    float f = q->cw[k] * lim * ri * m * d;
+    /* min(M now, M at the start) as M of the smaller squared drop (s_row_fluxes); at the first
+     * firing the two drops are one. A face's two directions have the same critical height. */
+    float dd = d * d, dd0 = d_start * d_start;
+    float r2 = (dd < dd0 ? dd : dd0) * q->inv_crit2[k];
+    r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
+    float f = q->cw[k] * lim * ri * (1.0f / (1.0f - r2)) * d;
     return ri <= thr ? f : 0;
 }
 
@@ -483,7 +483,7 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
             if (!t->wraps && (ni < 0 || ni >= w))
                 continue;
             size_t c = row + (size_t)i, n = (size_t)((ptrdiff_t)c + s_off(t, i)[k]);
-            out[i] = s_flux(self, q, c, n, k, s_m(q, h0[n] - h0[c], k), h[c], h[n], thr, first);
+            out[i] = s_flux(self, q, c, n, k, h0[n] - h0[c], h[c], h[n], thr);
         }
     }
     (void)node;
@@ -749,8 +749,8 @@ static void s_sparse_task(void *ctx_, size_t task, int thread)
         float hc = x->h[c], sum = 0;
         for (int k = 0; k < 8; k++) {
             size_t n = tb_topo_nb(t, x->node[c], c, k);
-            sum += s_flux(self, &x->q, c, n, k, s_m0(&x->q, t, self->h0, x->node[c], c, k), hc,
-                          x->h[n], s_inv_rate[x->lr], 0);
+            sum += s_flux(self, &x->q, c, n, k, self->h0[n] - self->h0[c], hc, x->h[n],
+                          s_inv_rate[x->lr]);
         }
         self->next[a] = hc + sum;
     }
