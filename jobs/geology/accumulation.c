@@ -10,6 +10,7 @@
 #include <time.h>
 
 #define S_DONE 0xff        /* processed, partition by exponent */
+#define S_PAD 16           /* bytes of counters past the box */
 #define S_DONE_LINEAR 0xfe /* processed, every exponent weight underflowed: partition by drop */
 
 /* Cells of one boundary row handed over by the neighbouring band: one producer, one consumer. */
@@ -38,8 +39,9 @@ struct tb_accum_t {
     uint8_t *pending; /* strictly higher solved neighbours not yet processed; S_DONE* once done */
     float *q;         /* A / W of processed cells: area per unit of partition weight; 0 on
                        * fixed cells (tb_accum_prepare) */
-    int32_t *link;    /* per cell: the next cell of its row's ready list */
-    int32_t *head;    /* per row: the first ready cell, -1 when none */
+    int32_t *ready;   /* per row, from the row's first cell: the cells with nothing above them, in
+                       * raster order (a row has at most w) */
+    int32_t *nready;  /* per row: how many; 0 once the walk has taken them */
     int32_t *stack;   /* the chase stacks: band b uses [lo, hi) */
     s_band_t *band;
     int band_cap;
@@ -57,10 +59,12 @@ tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
     self->cells = cells;
     self->w = w;
     size_t rows = cells / (size_t)w + 1;
-    int ok = (self->pending = tb_calloc(cells, 1, "accumulation counters", err)) &&
+    /* The counters have S_PAD bytes beyond the box: the release of a cell updates its three rows of
+     * counters four bytes at a time (s_release4), one byte past its last neighbour. */
+    int ok = (self->pending = tb_calloc(cells + S_PAD, 1, "accumulation counters", err)) &&
              (self->q = tb_calloc(cells, sizeof(float), "accumulation partition", err)) &&
-             (self->link = tb_malloc(cells * sizeof(int32_t), "accumulation lists", err)) &&
-             (self->head = tb_malloc(rows * sizeof(int32_t), "accumulation rows", err)) &&
+             (self->ready = tb_malloc(cells * sizeof(int32_t), "accumulation lists", err)) &&
+             (self->nready = tb_malloc(rows * sizeof(int32_t), "accumulation rows", err)) &&
              (self->stack = tb_malloc(cells * sizeof(int32_t), "accumulation stack", err));
     if (!ok) {
         tb_accum_destroy(&self);
@@ -76,8 +80,8 @@ void tb_accum_destroy(tb_accum_t **self_p)
     tb_accum_t *self = *self_p;
     free(self->pending);
     free(self->q);
-    free(self->link);
-    free(self->head);
+    free(self->ready);
+    free(self->nready);
     free(self->stack);
     free(self->band);
     free(self->inbox_mem);
@@ -195,14 +199,63 @@ static inline s_v4 s_and(s_v4i m, s_v4 a)
     return (s_v4)(m & (s_v4i)a);
 }
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* Three bits to bytes 0..2 of a little-endian word, one a bit. */
+static const uint32_t s_bytes3[8] = {0, 0x1, 0x100, 0x101, 0x10000, 0x10001, 0x10100, 0x10101};
+
+/* The releases of inner cell c (row stride W >= 4) at once: its three rows of counters are read
+ * and written four bytes at a time (columns i - 1 .. i + 2: the caller makes sure no other thread
+ * writes them), one subtracted where `lower` has the neighbour, byte by byte (a fixed
+ * neighbour's counter wraps without borrowing from the next), c's own counter set to `mode`.
+ * Returns the freed neighbours (counters now 0) as bits 4 r + (dx + 1) of rows r = 0 (below), 1,
+ * 2 (above): in neighbour order. */
+static inline unsigned s_release_rows(uint8_t *pend, size_t c, ptrdiff_t W, unsigned lower,
+                                      uint8_t mode)
+{
+    uint8_t *dn = pend + c - W - 1, *mid = pend + c - 1, *up = pend + c + W - 1;
+    uint32_t a, b, u;
+    memcpy(&a, dn, 4);
+    memcpy(&b, mid, 4);
+    memcpy(&u, up, 4);
+    uint32_t mb = ((lower >> 3) & 1) | ((lower >> 4) & 1) << 16;
+    __m128i m = _mm_setr_epi32((int)s_bytes3[lower & 7], (int)mb, (int)s_bytes3[lower >> 5], 0);
+    __m128i v = _mm_sub_epi8(_mm_setr_epi32((int)a, (int)b, (int)u, 0), m);
+    __m128i zero = _mm_setzero_si128();
+    __m128i freed = _mm_and_si128(_mm_cmpeq_epi8(v, zero), _mm_sub_epi8(zero, m));
+    a = (uint32_t)_mm_cvtsi128_si32(v);
+    b = (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(v, 0x55));
+    u = (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(v, 0xaa));
+    b = (b & ~0xff00u) | (uint32_t)mode << 8;
+    memcpy(dn, &a, 4);
+    memcpy(mid, &b, 4);
+    memcpy(up, &u, 4);
+    return (unsigned)_mm_movemask_epi8(freed);
+}
+#endif
+
 /* The eight neighbours of inner cell c of a row of stride W, in tb_nb order: lanes 0..3 (row
  * below and west) in *a, 4..7 (east and row above) in *b. Reads p[c - W - 1 .. c + W + 1] only. */
+#if defined(__SSE__)
+/* With SSE the west and east neighbours are loaded alone and put in with two shufps and a movss:
+ * SSE2 has no two-source byte shuffle, and the general shuffles below cost about ten instructions
+ * each there (a tenth of the walk's). The same lanes. */
+static inline void s_nb8(const float *p, size_t c, ptrdiff_t W, s_v4 *a, s_v4 *b)
+{
+    __m128 lo = _mm_loadu_ps(p + c - W - 1), hi = _mm_loadu_ps(p + c + W - 2);
+    __m128 west = _mm_load_ss(p + c - 1), east = _mm_load_ss(p + c + 1);
+    __m128 t = _mm_shuffle_ps(lo, west, _MM_SHUFFLE(0, 0, 2, 2)); /* lo2 lo2 west west */
+    *a = (s_v4)_mm_shuffle_ps(lo, t, _MM_SHUFFLE(2, 0, 1, 0));    /* lo0 lo1 lo2 west */
+    *b = (s_v4)_mm_move_ss(hi, east);                             /* east hi1 hi2 hi3 */
+}
+#else
 static inline void s_nb8(const float *p, size_t c, ptrdiff_t W, s_v4 *a, s_v4 *b)
 {
     s_v4 lo = s_load4(p + c - W - 1), mid = s_load4(p + c - 1), hi = s_load4(p + c + W - 2);
     *a = S_SHUF(lo, mid, 0, 1, 2, 4);
     *b = S_SHUF(mid, hi, 2, 5, 6, 7);
 }
+#endif
 
 /* The pull (area received) and outgoing weight sum of solved cell c at p = 1: lane-wise over the
  * eight neighbours, then summed in the fixed tree of s_tree. Inner columns only. */
@@ -362,18 +415,46 @@ static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch
     }
     x->area[c] = a;
     self->q[c] = wsum > 0 ? a / wsum : 0;
-    self->pending[c] = mode;
     /* Fixed neighbours need no test: their counters start at 0 each step, so a decrement wraps
      * far from 0. */
+#if defined(__SSE2__)
+    if (!slow && tb_topo_edge(nd) == 0 && t->w >= 4) {
+        ptrdiff_t W = (ptrdiff_t)t->w;
+        unsigned freed = s_release_rows(self->pending, c, W, lower, mode);
+        while (freed) {
+            int p = __builtin_ctz(freed);
+            freed &= freed - 1;
+            s_route(ch, (size_t)((ptrdiff_t)c + ((p >> 2) - 1) * W + (p & 3) - 1));
+        }
+        return wsum > 0 ? 0 : 1;
+    }
+#endif
+    self->pending[c] = mode;
+    if (!slow) {
+        /* Only this thread writes these eight counters, so every one is written, less one where
+         * the neighbour is lower, without a branch (how many of eight are lower, and which one a
+         * release frees, are coin tosses to a branch predictor); then the freed ones are routed in
+         * neighbour order, as the loop below would. */
+        uint8_t *pend = self->pending;
+        unsigned freed = 0;
+        for (int k = 0; k < 8; k++) {
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
+            unsigned d = (lower >> k) & 1;
+            uint8_t v = (uint8_t)(pend[n] - d);
+            pend[n] = v;
+            freed |= (d & (v == 0)) << k;
+        }
+        while (freed) {
+            int k = __builtin_ctz(freed);
+            freed &= freed - 1;
+            s_route(ch, (size_t)((ptrdiff_t)c + off[k]));
+        }
+        return wsum > 0 ? 0 : 1;
+    }
     while (lower) {
         int k = __builtin_ctz(lower);
         lower &= lower - 1;
         size_t n = (size_t)((ptrdiff_t)c + off[k]);
-        if (!slow) {
-            if (--self->pending[n] == 0)
-                s_route(ch, n);
-            continue;
-        }
         uint8_t left = (n < bd->atom_lo || n >= bd->atom_hi)
                            ? __atomic_sub_fetch(&self->pending[n], 1, __ATOMIC_ACQ_REL)
                            : --self->pending[n];
@@ -459,14 +540,15 @@ static void s_count_band(void *ctx_, size_t b, int thread)
                 pend[i] = s_count(t, node, h, row + (size_t)i);
         for (int64_t i = 0; i < w; i += w - 1)
             pend[i] = (nd[i] & TB_NODE_SOLVED) ? s_count(t, node, h, row + (size_t)i) : 0;
-        /* The cells with nothing above them, in a list the sweep takes when it reaches the row. */
-        int32_t first = -1, *restrict link = self->link + row;
+        /* The cells with nothing above them, in a list the sweep takes when it reaches the row:
+         * written without a branch (every cell is stored, a ready one kept), so only the row's
+         * start of the list array is touched. */
+        int32_t *restrict list = self->ready + row, n = 0;
         for (int64_t i = 0; i < w; i++) {
-            int ready = (nd[i] & TB_NODE_SOLVED) && pend[i] == 0;
-            link[i] = first;
-            first = ready ? (int32_t)(row + (size_t)i) : first;
+            list[n] = (int32_t)(row + (size_t)i);
+            n += (nd[i] & TB_NODE_SOLVED) && pend[i] == 0;
         }
-        self->head[j] = first;
+        self->nready[j] = n;
     }
 }
 
@@ -501,9 +583,10 @@ static void s_walk_band(void *ctx_, size_t b_, int thread)
             ch.nlater = 0;
             for (size_t s = 0; s < nfrom; s++)
                 ch.stack[ch.top++] = from[s];
-            for (int32_t c = self->head[j]; c >= 0; c = self->link[c])
-                ch.stack[ch.top++] = c;
-            self->head[j] = -1;
+            /* last first, so the stack hands them out in raster order */
+            for (int32_t s = self->nready[j]; s-- > 0;)
+                ch.stack[ch.top++] = self->ready[row + (size_t)s];
+            self->nready[j] = 0;
             if (x->nbands > 1)
                 got += s_poll(bd, &ch);
             while (ch.top > 0) {
@@ -569,7 +652,9 @@ static int s_setup(tb_accum_t *self, const tb_topo_t *t, const tb_band_t *bands,
         bd->order_at = at;
         at += bd->solved;
         bd->slow_lo = b > 0 ? (size_t)(bd->r0 + 2) * w : 0;
-        bd->slow_hi = b < nbands - 1 ? (size_t)(bd->r1 - 2) * w : SIZE_MAX;
+        /* three rows: a fast cell's counters are written four at a time, up to the first cell of
+         * the row two above it (s_release_rows) */
+        bd->slow_hi = b < nbands - 1 ? (size_t)(bd->r1 - 3) * w : SIZE_MAX;
         bd->atom_lo = b > 0 ? (size_t)(bd->r0 + 1) * w : 0;
         bd->atom_hi = b < nbands - 1 ? (size_t)(bd->r1 - 1) * w : SIZE_MAX;
         /* Neighbouring bands start at their shared boundary: band 0 sweeps up, band 1 down. */

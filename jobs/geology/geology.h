@@ -18,7 +18,7 @@
  * and in a box across the seam (tests/test_geology.c). Workspaces are allocated once, by _new, for
  * the box; a step allocates nothing except when the sinks' lake lists first grow.
  *
- * Memory: about 105 bytes a cell of workspace, plus the caller's height, uplift, K and mask.
+ * Memory: about 94 bytes a cell of workspace, plus the caller's height, uplift, K and mask.
  */
 #ifndef TB_GEOLOGY_GEOLOGY_H
 #define TB_GEOLOGY_GEOLOGY_H

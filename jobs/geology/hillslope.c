@@ -3,8 +3,11 @@
  * Layout: faces are stored once, by the cell below/left of them: each cell owns its four "forward"
  * faces E, NW, N, NE (tb_nb 4..7); its backward faces W, SE, S, SW (3..0) are the forward faces of
  * those neighbours (slot 7 - k). A step is:
- *   A. M at the step's start for every forward face (one division per face);
- *   B. each cell's need S_c = sum over its eight faces of coeff w_k M_k, and its own level;
+ *   A. a copy of the heights at the step's start (M at the start of a face is recomputed from it
+ *      where a firing needs it: the same float operations on the same drops, so the same bits as
+ *      storing four M arrays, at a quarter of their memory and none of their traffic);
+ *   B. each cell's need S_c = sum over its eight faces of coeff w_k M_k, and its own level
+ *      (fused with A: one pass over the heights);
  *   C. the level used (highest own level in the 3 x 3) and the limiter;
  *   then the firing times, each a Jacobi update: dense row passes while most cells take part (the
  *   first time, and the half-way time when most cells run at rate 2), a list of cells otherwise.
@@ -34,7 +37,8 @@ struct tb_hillslope_t {
     uint8_t *touch;  /* highest level of any face of the cell (its level and its neighbours') */
     float *limit;    /* 1, or rate / S_c where even the capped rate falls short */
     float *rinv;     /* 1 / rate: a face fires at the faster cell's rate, min of the two */
-    float *m0[4];    /* M of the forward faces (E, NW, N, NE) at the start of the step */
+    float *h0;       /* the heights at the start of the step (M at the start is a function of
+                      * them) */
     float *flux_mem; /* row buffers of forward-face fluxes for the dense passes: per band two
                       * rows of four faces, and one row of four faces per band boundary */
     int flux_bands;  /* bands flux_mem has room for */
@@ -42,12 +46,6 @@ struct tb_hillslope_t {
     int32_t *first, *last; /* per row and touch level: first and last column at that level */
     float *next;           /* Jacobi buffer of the sparse passes */
 };
-
-/* Forward slot of direction k (4..7 -> 0..3). */
-static inline int s_slot(int k)
-{
-    return k - 4;
-}
 
 tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
 {
@@ -63,12 +61,11 @@ tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
              (self->rinv = tb_malloc(cells * sizeof(float), "hillslope rates", err)) &&
              (self->list = tb_malloc(cells * sizeof(int32_t), "hillslope list", err)) &&
              (self->next = tb_malloc(cells * sizeof(float), "hillslope buffer", err)) &&
+             (self->h0 = tb_calloc(cells, sizeof(float), "hillslope start heights", err)) &&
              (self->first = tb_malloc(cells / (size_t)w * (S_MAX_LEVEL + 1) * sizeof(int32_t),
                                       "hillslope spans", err)) &&
              (self->last = tb_malloc(cells / (size_t)w * (S_MAX_LEVEL + 1) * sizeof(int32_t),
                                      "hillslope spans", err));
-    for (int f = 0; ok && f < 4; f++)
-        ok = (self->m0[f] = tb_calloc(cells, sizeof(float), "hillslope faces", err)) != NULL;
     if (!ok) {
         tb_hillslope_destroy(&self);
         return NULL;
@@ -90,8 +87,7 @@ void tb_hillslope_destroy(tb_hillslope_t **self_p)
     free(self->next);
     free(self->first);
     free(self->last);
-    for (int f = 0; f < 4; f++)
-        free(self->m0[f]);
+    free(self->h0);
     free(self->flux_mem);
     free(self);
     *self_p = NULL;
@@ -103,12 +99,18 @@ typedef struct {
     int cap_level;
 } s_consts_t;
 
-/* M of a drop d across a face of direction k: 1 / (1 - r^2), r capped. */
-static inline float s_m(const s_consts_t *q, float d, int k)
+/* M of a drop d across a face whose 1 / (critical height)^2 is ic2: 1 / (1 - r^2), r capped. */
+static inline float s_mk(float d, float ic2)
 {
-    float r2 = d * d * q->inv_crit2[k];
+    float r2 = d * d * ic2;
     r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
     return 1.0f / (1.0f - r2);
+}
+
+/* M of a drop d across a face of direction k. */
+static inline float s_m(const s_consts_t *q, float d, int k)
+{
+    return s_mk(d, q->inv_crit2[k]);
 }
 
 /* The offsets of a row's cells: interior columns use row 0 of noff; a wrapping box's first and
@@ -123,51 +125,25 @@ static inline const ptrdiff_t *s_off(const tb_topo_t *t, int64_t i)
     return t->noff[e];
 }
 
-/* A. M of the forward faces of rows [j0, j1) (within 0..h-2) at the start of the step. Faces whose
- * far end lies outside the box (the ring's outer side) are never read. */
-static void s_faces(tb_hillslope_t *self, const tb_topo_t *t, const float *h, const s_consts_t *q,
-                    int64_t j0, int64_t j1)
+/* M at the start for the face of solved cell c towards k, from the start heights h0: a forward
+ * face (k >= 4) from its own drop, a backward one as its owner n computes it (n's forward face
+ * 7 - k, whose far end is c), so both ends of a face see the same bits. */
+static inline float s_m0(const s_consts_t *q, const tb_topo_t *t, const float *h0, uint8_t node_c,
+                         size_t c, int k)
 {
-    int64_t w = t->w;
-    for (int64_t j = j0; j < j1; j++) {
-        size_t row = (size_t)j * (size_t)w;
-        for (int f = 0; f < 4; f++) {
-            int k = f + 4;
-            float *out = self->m0[f] + row;
-            const float *hr = h + row;
-            int64_t lo = 1, hi = w - 1; /* the inner columns: one offset, so it vectorises */
-            ptrdiff_t o = t->noff[0][k];
-            for (int64_t i = lo; i < hi; i++)
-                out[i] = s_m(q, hr[i + o] - hr[i], k);
-            for (int64_t i = 0; i < w; i += w - 1) { /* the two edge columns */
-                int64_t ni = i + tb_nb_dx[k];
-                if (!t->wraps && (ni < 0 || ni >= w)) {
-                    out[i] = 1;
-                    continue;
-                }
-                out[i] = s_m(q, h[(ptrdiff_t)(row + (size_t)i) + s_off(t, i)[k]] - hr[i], k);
-            }
-        }
-    }
-}
-
-/* M at the start for the face of cell c towards k (forward: own slot; backward: the neighbour's).
- */
-static inline float s_m0(const tb_hillslope_t *self, const tb_topo_t *t, uint8_t node_c, size_t c,
-                         int k)
-{
+    size_t n = tb_topo_nb(t, node_c, c, k);
     if (k >= 4)
-        return self->m0[s_slot(k)][c];
-    return self->m0[s_slot(7 - k)][tb_topo_nb(t, node_c, c, k)];
+        return s_m(q, h0[n] - h0[c], k);
+    return s_m(q, h0[c] - h0[n], 7 - k);
 }
 
-/* S_c of cell c (any column): coeff w_k M_k over its eight faces, in neighbour order. */
-static inline float s_need(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+/* S_c of solved cell c (any column): coeff w_k M_k over its eight faces, in neighbour order. */
+static inline float s_need(const tb_topo_t *t, const uint8_t *node, const float *h0,
                            const s_consts_t *q, size_t c)
 {
     float need = 0;
     for (int k = 0; k < 8; k++)
-        need += q->cw[k] * s_m0(self, t, node[c], c, k);
+        need += q->cw[k] * s_m0(q, t, h0, node[c], c, k);
     return need;
 }
 
@@ -229,37 +205,72 @@ static void s_ring(tb_hillslope_t *self, const tb_topo_t *t)
 /* B, C and the touch census, a band of rows [j0, j1) at a time; a section boundary between them
  * (each reads its predecessor's output in the rows either side). */
 
-/* B: each solved cell's need (kept in limit for now) and own level; returns the band's highest own
- * level. Row loops over the inner columns with fixed offsets; the first and last columns of a
- * wrapping box go through tb_topo_nb. */
+/* A and B: the start heights of rows [c0, c1) copied to h0, and each solved cell's need (kept in
+ * limit for now) and own level in rows [j0, j1); returns the band's highest own level. Row loops
+ * over the inner columns with fixed offsets; the first and last columns of a wrapping box go
+ * through tb_topo_nb. h is the start of the step (nothing moves it before the firings). */
+/* M of the forward faces E, NW, N, NE (into fm[0..3]) of row j's cells, every column whose face
+ * has its far end in the box's memory at the plain offset (a wrapping box's seam faces are
+ * recomputed where they are used). */
+static void s_forward_row(const float *h, int64_t w, int64_t j, const float ic2[8],
+                          float *const fm[4])
+{
+    const ptrdiff_t W = (ptrdiff_t)w;
+    const float *restrict hc = h + (size_t)j * (size_t)w;
+    /* A loop a face (one offset each), as the compiler vectorises them. */
+    for (int f = 0; f < 4; f++) {
+        const float *restrict hn = hc + tb_nb_dx[f + 4] + tb_nb_dy[f + 4] * W;
+        float *restrict out = fm[f], ic = ic2[f + 4];
+        for (int64_t i = 1; i < w - 1; i++)
+            out[i] = s_mk(hn[i] - hc[i], ic);
+    }
+    fm[0][0] = s_mk(hc[1] - hc[0], ic2[4]);
+    fm[3][0] = s_mk(hc[W + 1] - hc[0], ic2[7]);
+    fm[1][w - 1] = s_mk(hc[W + w - 2] - hc[w - 1], ic2[5]);
+}
+
 static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                           const s_consts_t *q, int cap, int64_t j0, int64_t j1)
+                           const float *h, const s_consts_t *q, int cap, int64_t c0, int64_t c1,
+                           int64_t j0, int64_t j1, float *fbuf)
 {
     int64_t w = t->w;
-    const ptrdiff_t W = (ptrdiff_t)w;
-    const float *m0e = self->m0[0], *m0nw = self->m0[1], *m0n = self->m0[2], *m0ne = self->m0[3];
     uint8_t top = 0;
-    float cw[8]; /* local copies: the byte stores below may alias anything */
-    for (int k = 0; k < 8; k++)
+    float cw[8], ic2[8]; /* local copies: the byte stores below may alias anything */
+    for (int k = 0; k < 8; k++) {
         cw[k] = q->cw[k];
-    for (int64_t j = j0; j < j1; j++) {
+        ic2[k] = q->inv_crit2[k];
+    }
+    memcpy(self->h0 + (size_t)c0 * (size_t)w, h + (size_t)c0 * (size_t)w,
+           (size_t)(c1 - c0) * (size_t)w * sizeof(float));
+    /* M of the forward faces a row at a time into two rows of buffers (the row below's are its
+     * backward faces), each face once, in cache: the same values the cells at both ends see. */
+    float *fm[2][4];
+    for (int f = 0; f < 8; f++)
+        fm[f / 4][f % 4] = fbuf + (size_t)f * (size_t)w;
+    int cur = 0;
+    s_forward_row(h, w, j0 - 1, ic2, fm[1]);
+    for (int64_t j = j0; j < j1; j++, cur ^= 1) {
         size_t row = (size_t)j * (size_t)w;
         uint8_t *restrict own = self->own + row;
         float *restrict need_out = self->limit + row;
         const uint8_t *restrict nd = node + row;
+        s_forward_row(h, w, j, ic2, fm[cur]);
+        const float *restrict e = fm[cur][0], *restrict nw = fm[cur][1], *restrict n = fm[cur][2],
+                              *restrict ne = fm[cur][3];
+        const float *restrict b_nw = fm[cur ^ 1][1], *restrict b_n = fm[cur ^ 1][2],
+                              *restrict b_ne = fm[cur ^ 1][3];
         /* Two loops without branches or mixed-width selects, so both vectorise: the needs, then
          * the levels (fixed cells: level 0, need 1). */
         for (int64_t i = 1; i < w - 1; i++) {
-            ptrdiff_t c = (ptrdiff_t)row + i;
             float need = 0;
-            need += cw[0] * m0ne[c - W - 1];
-            need += cw[1] * m0n[c - W];
-            need += cw[2] * m0nw[c - W + 1];
-            need += cw[3] * m0e[c - 1];
-            need += cw[4] * m0e[c];
-            need += cw[5] * m0nw[c];
-            need += cw[6] * m0n[c];
-            need += cw[7] * m0ne[c];
+            need += cw[0] * b_ne[i - 1];
+            need += cw[1] * b_n[i];
+            need += cw[2] * b_nw[i + 1];
+            need += cw[3] * e[i - 1];
+            need += cw[4] * e[i];
+            need += cw[5] * nw[i];
+            need += cw[6] * n[i];
+            need += cw[7] * ne[i];
             need_out[i] = need;
         }
         for (int64_t i = 1; i < w - 1; i++) {
@@ -276,7 +287,7 @@ static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8
             for (int64_t i = 0; i < w; i += w - 1) {
                 size_t c = row + (size_t)i;
                 int is = nd[i] & TB_NODE_SOLVED;
-                float need = is ? s_need(self, t, node, q, c) : 1.0f;
+                float need = is ? s_need(t, node, h, q, c) : 1.0f;
                 own[i] = is ? s_level_of(need, cap) : 0;
                 need_out[i] = need;
             }
@@ -402,23 +413,23 @@ static int s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t 
     return most;
 }
 
-/* The flux across the face from c to n (direction k, M at the start m_start) at a firing of level
- * threshold with inverse rate thr (1 at the first firing): the face's share of the step (its
+/* The flux across the face from c to n (direction k, drop d_start at the start) at a firing of
+ * level threshold with inverse rate thr (1 at the first firing): the face's share of the step (its
  * faster cell's 1/rate, the smaller limiter), times M of the drop now but never above M at the
  * start, which is what the rates were chosen for - so every firing is a convex combination at
  * every cell. Zero when the face does not fire at this time. */
 static inline float s_flux(const tb_hillslope_t *self, const s_consts_t *q, size_t c, size_t n,
-                           int k, float m_start, float hc, float hn, float thr, int first)
+                           int k, float d_start, float hc, float hn, float thr)
 {
     float d = hn - hc;
     float ri = self->rinv[c] < self->rinv[n] ? self->rinv[c] : self->rinv[n];
     float lim = self->limit[c] < self->limit[n] ? self->limit[c] : self->limit[n];
-    float m = m_start;
-    if (!first) {
-        float now = s_m(q, d, k);
-        m = now < m_start ? now : m_start;
-    }
-    float f = q->cw[k] * lim * ri * m * d;
+    /* min(M now, M at the start) as M of the smaller squared drop (s_row_fluxes); at the first
+     * firing the two drops are one. A face's two directions have the same critical height. */
+    float dd = d * d, dd0 = d_start * d_start;
+    float r2 = (dd < dd0 ? dd : dd0) * q->inv_crit2[k];
+    r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
+    float f = q->cw[k] * lim * ri * (1.0f / (1.0f - r2)) * d;
     return ri <= thr ? f : 0;
 }
 
@@ -432,22 +443,22 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
     for (int f = 0; f < 4; f++) {
         int k = f + 4;
         ptrdiff_t o = t->noff[0][k];
-        const float *m0 = self->m0[f];
+        const float *h0 = self->h0;
         float *out = fx[f];
         /* Inner columns: one offset, selects only, so this vectorises; the same arithmetic as
          * s_flux, operation for operation. */
         const float *restrict hc = h + row, *restrict hn = h + row + o;
         const float *restrict rc = self->rinv + row, *restrict rn = self->rinv + row + o;
         const float *restrict lc = self->limit + row, *restrict ln = self->limit + row + o;
-        const float *restrict ms = m0 + row;
+        const float *restrict h0c = h0 + row, *restrict h0n = h0 + row + o;
         float *restrict dst = out;
         float cw = q->cw[k], ic2 = q->inv_crit2[k];
-        if (first) {
+        if (first) { /* the heights are the start's: M now is M at the start */
             for (int64_t i = lo; i < hi; i++) {
                 float d = hn[i] - hc[i];
                 float ri = rc[i] < rn[i] ? rc[i] : rn[i];
                 float lim = lc[i] < ln[i] ? lc[i] : ln[i];
-                float fl = cw * lim * ri * ms[i] * d;
+                float fl = cw * lim * ri * s_mk(d, ic2) * d;
                 dst[i] = ri <= thr ? fl : 0.0f;
             }
         } else {
@@ -455,10 +466,13 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
                 float d = hn[i] - hc[i];
                 float ri = rc[i] < rn[i] ? rc[i] : rn[i];
                 float lim = lc[i] < ln[i] ? lc[i] : ln[i];
-                float r2 = d * d * ic2;
+                /* min(M now, M at the start) is M of the smaller drop: M rises with the drop's
+                 * square, every rounding on the way is monotone, so it is the same float, at one
+                 * division instead of two */
+                float d0 = h0n[i] - h0c[i], dd = d * d, dd0 = d0 * d0;
+                float r2 = (dd < dd0 ? dd : dd0) * ic2;
                 r2 = r2 < S_R2_CAP ? r2 : S_R2_CAP;
-                float now = 1.0f / (1.0f - r2);
-                float m = now < ms[i] ? now : ms[i];
+                float m = 1.0f / (1.0f - r2);
                 float fl = cw * lim * ri * m * d;
                 dst[i] = ri <= thr ? fl : 0.0f;
             }
@@ -469,7 +483,7 @@ static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const u
             if (!t->wraps && (ni < 0 || ni >= w))
                 continue;
             size_t c = row + (size_t)i, n = (size_t)((ptrdiff_t)c + s_off(t, i)[k]);
-            out[i] = s_flux(self, q, c, n, k, m0[c], h[c], h[n], thr, first);
+            out[i] = s_flux(self, q, c, n, k, h0[n] - h0[c], h[c], h[n], thr);
         }
     }
     (void)node;
@@ -622,20 +636,16 @@ static int s_grow_flux(tb_hillslope_t *self, int64_t w, int nbands)
     return 0;
 }
 
-static void s_faces_task(void *ctx_, size_t b, int thread)
-{
-    (void)thread;
-    s_ctx_t *x = ctx_;
-    int64_t j0 = b == 0 ? 0 : x->bands[b].r0;
-    s_faces(x->self, x->t, x->h, &x->q, j0, x->bands[b].r1);
-}
-
 static void s_need_task(void *ctx_, size_t b, int thread)
 {
     (void)thread;
     s_ctx_t *x = ctx_;
-    x->top_own[b] =
-        s_need_rows(x->self, x->t, x->node, &x->q, x->cap, x->bands[b].r0, x->bands[b].r1);
+    int64_t c0 = b == 0 ? 0 : x->bands[b].r0;
+    int64_t c1 = (int)b == x->nbands - 1 ? x->t->h : x->bands[b].r1;
+    /* the band's two flux rows, free until the firings */
+    float *fbuf = s_fbuf(x->self, x->t->w, 2 * (int)b);
+    x->top_own[b] = s_need_rows(x->self, x->t, x->node, x->h, &x->q, x->cap, c0, c1, x->bands[b].r0,
+                                x->bands[b].r1, fbuf);
 }
 
 static void s_level_task(void *ctx_, size_t b, int thread)
@@ -739,8 +749,8 @@ static void s_sparse_task(void *ctx_, size_t task, int thread)
         float hc = x->h[c], sum = 0;
         for (int k = 0; k < 8; k++) {
             size_t n = tb_topo_nb(t, x->node[c], c, k);
-            sum += s_flux(self, &x->q, c, n, k, s_m0(self, t, x->node[c], c, k), hc, x->h[n],
-                          s_inv_rate[x->lr], 0);
+            sum += s_flux(self, &x->q, c, n, k, self->h0[n] - self->h0[c], hc, x->h[n],
+                          s_inv_rate[x->lr]);
         }
         self->next[a] = hc + sum;
     }
@@ -798,7 +808,6 @@ int tb_hillslope_diffuse_bands(tb_hillslope_t *self, const tb_topo_t *t, const u
     x->cap = p->bound == TB_HILLSLOPE_BOUND_ONE ? 0 : q->cap_level;
 
     size_t nb = (size_t)nbands;
-    tb_pool_run(pool, nb, s_faces_task, x);
     s_ring(self, t);
     tb_pool_run(pool, nb, s_need_task, x);
     for (int b = 0; b < nbands; b++)

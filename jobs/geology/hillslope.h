@@ -64,8 +64,8 @@ typedef struct {
 
 typedef struct tb_hillslope_t tb_hillslope_t;
 
-/* A workspace for boxes of up to `cells` cells, rows of up to w (35 bytes a cell: the start-of-step
- * M of four faces, levels, limiters, a list for the sparse firings). NULL with *err on failure. */
+/* A workspace for boxes of up to `cells` cells, rows of up to w (23 bytes a cell: the start-of-step
+ * heights, levels, limiters, a list for the sparse firings). NULL with *err on failure. */
 tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err);
 
 /* Frees the workspace and sets *self_p to NULL; accepts NULL. */

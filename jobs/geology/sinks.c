@@ -12,8 +12,12 @@ enum { S_IN = 1, S_RIM = 2, S_FILLED = 3 }; /* lake stamps */
 /* The queue is a radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990) on the float's bits mapped to an
  * order-preserving uint32: the flood is monotone (a pushed level is never below the last popped),
  * which is all a radix heap needs, and it costs a few cache-friendly moves per cell instead of a
- * binary heap's log n random ones. Cells of equal level pop in no particular order; that cannot
- * change a value (see sinks.h), and tests compare with a flood that runs in another order. */
+ * binary heap's log n random ones. Its radix is 256, not 2: a key waits in the bucket of the
+ * highest byte in which it differs from the last popped key, by that byte's value, so it moves at
+ * most four times on its way down instead of up to 32 (measured on a young 2048 x 2048 box, whose
+ * flood covers 85 % of it every step, the pops' instructions 140 -> 80 per cell-step under
+ * callgrind). Cells of equal level pop in no particular order; that cannot change a value (see
+ * sinks.h), and tests compare with a flood that runs in another order. */
 typedef struct {
     uint32_t key;
     int32_t c;
@@ -24,7 +28,8 @@ typedef struct {
     size_t n, cap;
 } s_bucket_t;
 
-#define S_BUCKETS 33
+#define S_LEVELS 4   /* bytes of a key */
+#define S_DIGITS 256 /* values of a byte */
 
 /* The lake growth's queue: a binary heap ordered by level, then box index (which of two equally
  * high cells joins a lake first can change the lakes on the way, never mu: see sinks.h). */
@@ -41,8 +46,10 @@ typedef struct {
 /* One worker's state: the queues and lists of the lake method (and the flood's queue). Worker 0
  * is the caller's; workers 1.. resolve the lakes of one band each. */
 typedef struct {
-    s_bucket_t bucket[S_BUCKETS];
-    uint32_t last; /* the last popped key */
+    s_bucket_t now;                         /* keys equal to the last popped */
+    s_bucket_t bucket[S_LEVELS][S_DIGITS];  /* [highest byte differing from last][its value] */
+    uint64_t used[S_LEVELS][S_DIGITS / 64]; /* which buckets hold keys */
+    uint32_t last;                          /* the last popped key */
     size_t queued;
     int nomem;
     s_entry_t *heap;
@@ -123,8 +130,10 @@ void tb_sinks_destroy(tb_sinks_t **self_p)
         s_list_t *lists[] = {&wk->lake, &wk->rim, &wk->pits, &wk->redo, &wk->defer};
         for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
             free(lists[l]->v);
-        for (int b = 0; b < S_BUCKETS; b++)
-            free(wk->bucket[b].v);
+        free(wk->now.v);
+        for (int l = 0; l < S_LEVELS; l++)
+            for (int d = 0; d < S_DIGITS; d++)
+                free(wk->bucket[l][d].v);
     }
     free(self->work);
     free(self);
@@ -145,16 +154,10 @@ static inline uint32_t s_key(float h)
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
-static inline int s_bucket_of(uint32_t key, uint32_t last)
+static void s_bucket_add(s_work_t *self, s_bucket_t *bk, s_item_t it)
 {
-    return key == last ? 0 : 32 - __builtin_clz(key ^ last);
-}
-
-static void s_bucket_add(s_work_t *self, int b, s_item_t it)
-{
-    s_bucket_t *bk = &self->bucket[b];
     if (bk->n == bk->cap) {
-        size_t cap = bk->cap ? 2 * bk->cap : 1024;
+        size_t cap = bk->cap ? 2 * bk->cap : 256;
         s_item_t *v = realloc(bk->v, cap * sizeof *v);
         if (!v) {
             self->nomem = 1;
@@ -166,38 +169,66 @@ static void s_bucket_add(s_work_t *self, int b, s_item_t it)
     bk->v[bk->n++] = it;
 }
 
+/* Files an item by its key against the last popped one (key >= last). */
+static inline void s_file(s_work_t *self, s_item_t it)
+{
+    uint32_t x = it.key ^ self->last;
+    if (x == 0) {
+        s_bucket_add(self, &self->now, it);
+        return;
+    }
+    int lv = (31 - __builtin_clz(x)) >> 3;
+    unsigned d = (it.key >> (8 * lv)) & 0xffu;
+    self->used[lv][d >> 6] |= 1ull << (d & 63);
+    s_bucket_add(self, &self->bucket[lv][d], it);
+}
+
 static void s_push(s_work_t *self, size_t c, float h)
 {
     s_item_t it = {s_key(h), (int32_t)c};
-    s_bucket_add(self, s_bucket_of(it.key, self->last), it);
+    s_file(self, it);
     self->queued++;
 }
 
-/* Pops a cell of the lowest level (the queue is not empty). */
+/* Pops a cell of the lowest level (the queue is not empty). The lowest keys are in the first
+ * bucket held at the lowest byte level: their bytes above it equal last's and that byte is the
+ * smallest there; once last is their least key they share its bytes down to that one, so every one
+ * moves to a lower level, and no other bucket has to move. */
 static size_t s_pop(s_work_t *self)
 {
-    if (self->bucket[0].n == 0) {
-        int b = 1;
-        while (self->bucket[b].n == 0)
-            b++;
-        s_bucket_t *bk = &self->bucket[b];
+    if (self->now.n == 0) {
+        int lv = 0, word = 0;
+        while (self->used[lv][word] == 0) {
+            if (++word == S_DIGITS / 64) {
+                word = 0;
+                lv++;
+            }
+        }
+        unsigned d = (unsigned)word * 64 + (unsigned)__builtin_ctzll(self->used[lv][word]);
+        self->used[lv][word] &= ~(1ull << (d & 63));
+        s_bucket_t *bk = &self->bucket[lv][d];
         uint32_t low = bk->v[0].key;
         for (size_t s = 1; s < bk->n; s++)
             low = bk->v[s].key < low ? bk->v[s].key : low;
         self->last = low;
         size_t n = bk->n;
         bk->n = 0;
-        for (size_t s = 0; s < n; s++) /* every item lands in a lower bucket than b */
-            s_bucket_add(self, s_bucket_of(bk->v[s].key, low), bk->v[s]);
+        for (size_t s = 0; s < n; s++)
+            s_file(self, bk->v[s]);
     }
     self->queued--;
-    return (size_t)self->bucket[0].v[--self->bucket[0].n].c;
+    return (size_t)self->now.v[--self->now.n].c;
 }
 
 static void s_reset_queue(s_work_t *self)
 {
-    for (int b = 0; b < S_BUCKETS; b++)
-        self->bucket[b].n = 0;
+    self->now.n = 0;
+    for (int l = 0; l < S_LEVELS; l++)
+        for (int w = 0; w < S_DIGITS / 64; w++) {
+            for (uint64_t u = self->used[l][w]; u; u &= u - 1)
+                self->bucket[l][w * 64 + __builtin_ctzll(u)].n = 0;
+            self->used[l][w] = 0;
+        }
     self->last = 0;
     self->queued = 0;
     self->nomem = 0;
