@@ -93,6 +93,7 @@ static int s_plan_maps(tb_bake_ctx_t *ctx, tb_image_t *img, tb_err_t *err)
     tb_image_free(img);
     tb_planet_t *p = ctx->planet;
     int64_t w = tb_planet_w(p), h = tb_planet_h(p);
+    tb_rows_hook_t done = tb_planet_rows_hook(p);
     tb_frame_t pf;
     tb_polyline_t *traces = NULL;
     size_t n_traces = 0;
@@ -101,7 +102,8 @@ static int s_plan_maps(tb_bake_ctx_t *ctx, tb_image_t *img, tb_err_t *err)
     if (tb_frame_make(&pf, w, h, ctx->plan.manifest->cell_m, 0, 0, w, h, err) == 0 &&
         tb_uplift_fault_traces(ctx->plan.manifest, &pf, &traces, &n_traces, err) == 0 &&
         tb_fs_join(path, sizeof path, ctx->opts->out_dir, "map_uplift.png", err) == 0 &&
-        tb_map_uplift_write(path, &pf, tb_planet_cuplift_m_yr(p), traces, n_traces, err) == 0 &&
+        tb_map_uplift_write_rows(path, &pf, tb_planet_cuplift_m_yr(p), traces, n_traces, 0, &done,
+                                 err) == 0 &&
         tb_bake_hash_file(ctx, "map_uplift.png", err) == 0)
         rc = 0;
     tb_uplift_traces_destroy(&traces, n_traces);

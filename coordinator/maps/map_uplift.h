@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "common/grid.h"
+#include "common/raster.h"
 #include "jobs/uplift/uplift.h"
 
 /* The ramp's ceiling for these rates, mm/yr: the smallest 1, 2 or 5 x 10^k at or above the
@@ -28,5 +29,13 @@ double tb_map_uplift_top_mm_yr(const float *uplift_m_yr, size_t n);
  * -1 with *err naming the path or the bad frame. */
 int tb_map_uplift_write(const char *path, const tb_frame_t *box, const float *uplift_m_yr,
                         const tb_polyline_t *traces, size_t n, tb_err_t *err);
+
+/* The same file, painted and encoded band_rows rows at a time (0: about 4 M pixels a band; never
+ * the whole image in memory, and the same bytes whatever the band), calling `done` (may be NULL)
+ * with each band of uplift_m_yr's rows once it is read: for a planet's mapped raster, whose rows
+ * may then leave memory. tb_map_uplift_write is this with band_rows 0. */
+int tb_map_uplift_write_rows(const char *path, const tb_frame_t *box, const float *uplift_m_yr,
+                             const tb_polyline_t *traces, size_t n, int64_t band_rows,
+                             const tb_rows_hook_t *done, tb_err_t *err);
 
 #endif
