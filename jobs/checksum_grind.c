@@ -112,7 +112,7 @@ int tb_grind_spec_decode(const void *bytes, size_t n, tb_grind_spec_t *spec, tb_
         return tb_err_set(err, TB_E_INVALID, "%s spec: out_bytes %llu, at most %llu", TB_GRIND_KIND,
                           (unsigned long long)spec->out_bytes,
                           (unsigned long long)TB_GRIND_MAX_OUT_BYTES);
-    if ((spec->flags & ~TB_GRIND_FLAG_FAIL) || s_get32(b + 36) != 0)
+    if ((spec->flags & ~(TB_GRIND_FLAG_FAIL | TB_GRIND_FLAG_SLOW_CHECK)) || s_get32(b + 36) != 0)
         return tb_err_set(err, TB_E_INVALID, "%s spec: unknown flags %#x", TB_GRIND_KIND,
                           spec->flags);
     return 0;
@@ -229,6 +229,17 @@ int tb_grind_verify(const tb_grind_spec_t *spec, const void *result, size_t byte
                               "%s seed %llu lane %u: %016llx, the trapdoor says %016llx",
                               TB_GRIND_KIND, (unsigned long long)spec->seed, lane,
                               (unsigned long long)got, (unsigned long long)expect);
+        for (int t = 0; (spec->flags & TB_GRIND_FLAG_SLOW_CHECK) && t < TB_GRIND_SLOW_CHECK_TIMES;
+             t++) {
+            uint64_t x = s_lane_start(spec->seed, lane);
+            for (uint64_t k = 0; k < spec->work; k++)
+                x = s_mulmod_p(x, x);
+            if (x != expect)
+                return tb_err_set(err, TB_E_INTERNAL,
+                                  "%s seed %llu lane %u: the chain and the "
+                                  "trapdoor disagree",
+                                  TB_GRIND_KIND, (unsigned long long)spec->seed, lane);
+        }
     }
     size_t lanes_end = S_RESULT_HEADER + 8 * (size_t)spec->lanes;
     uint64_t digest = XXH3_64bits(r + S_RESULT_HEADER, 8 * (size_t)spec->lanes);

@@ -27,6 +27,11 @@
 #define TB_GRIND_MAX_LANES 256
 #define TB_GRIND_MAX_OUT_BYTES ((uint64_t)256 << 20)
 #define TB_GRIND_FLAG_FAIL 1u /* the job fails with TB_E_JOB: for tests of the failure rules */
+/* The check also walks every lane's chain the slow way, TB_GRIND_SLOW_CHECK_TIMES times over: a
+ * check that costs that many times the job's squarings, so a test can keep results in flight on
+ * the coordinator's helper threads (tests/test_dispatch.c, the bound on held results). */
+#define TB_GRIND_FLAG_SLOW_CHECK 2u
+#define TB_GRIND_SLOW_CHECK_TIMES 64
 
 typedef struct {
     uint64_t seed;

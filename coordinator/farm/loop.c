@@ -54,6 +54,9 @@ struct tb_loop_t {
     size_t pipeline;  /* jobs started (prepping, ready, leased, verifying) */
     size_t order_lo;  /* the dispatch order before it is all done */
     size_t prep_next; /* the next job of the order to prepare */
+    /* results on a helper thread: a worker's being decoded and checked (verifying), and store
+     * lookups that may bring one (looking): they count against max_held before they land */
+    size_t verifying, verifying_bytes, looking;
     bool has_fatal;
     tb_err_t fatal;
     double started_s;
@@ -371,6 +374,8 @@ static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
     w->spec_next = w->spec_chunks = 0;
     job->state = TB_JOB_VERIFYING;
     job->worker = w->index;
+    self->verifying++;
+    self->verifying_bytes += v->sinking ? 0 : v->blob_bytes;
     tb_tasks_post(self->tasks, &v->task);
 }
 
@@ -477,6 +482,14 @@ static void s_collect(tb_loop_t *self)
     tb_task_t *t;
     while ((t = tb_tasks_take(self->tasks)) != NULL) {
         bool prep = t->run == tb_prep_run;
+        if (prep) {
+            tb_prep_t *p = (tb_prep_t *)t;
+            self->looking -= p->lookup && p->cache;
+        } else {
+            self->verifying--;
+            self->verifying_bytes -=
+                ((tb_verify_t *)t)->sinking ? 0 : ((tb_verify_t *)t)->blob_bytes;
+        }
         uint64_t batch = prep ? ((tb_prep_t *)t)->batch : ((tb_verify_t *)t)->batch;
         if (self->running && !self->over && batch == self->b.id) {
             if (prep)
@@ -907,17 +920,23 @@ static void s_check_no_workers(tb_loop_t *self)
 
 /* ---- the batch ---- */
 
-/* Whether the results waiting for the caller have reached the bounds. */
-static bool s_at_bound(tb_loop_t *self)
+/* Whether the results waiting for the caller have reached the bounds: the ones queued or in its
+ * callback, the ones held for job order, and the ones a helper is decoding and checking (they land
+ * without asking; counting them only once they land let a turn dispatch a job for every worker
+ * while as many results were still being checked). `lookups`: store lookups in flight count too
+ * (for starting more of them, not for dispatching to an idle worker). */
+static bool s_at_bound(tb_loop_t *self, bool lookups)
 {
     if (self->b.keep)
         return false;
     size_t count, bytes;
     tb_delivery_outstanding(self->b.delivery, &count, &bytes);
-    count += tb_jobtable_held(self->b.jobs);
-    bytes += tb_jobtable_held_bytes(self->b.jobs);
+    count += tb_jobtable_held(self->b.jobs) + self->verifying;
+    bytes += tb_jobtable_held_bytes(self->b.jobs) + self->verifying_bytes;
     if (count > self->b.stats->held_peak)
         self->b.stats->held_peak = count;
+    if (lookups)
+        count += self->looking;
     return count >= self->opts->max_held || bytes >= self->opts->max_held_bytes;
 }
 
@@ -958,18 +977,23 @@ static void s_post_prep(tb_loop_t *self, size_t index)
     p->want_blob = true;
     job->state = TB_JOB_PREPPING;
     self->pipeline++;
+    self->looking += p->lookup && p->cache;
     tb_tasks_post(self->tasks, &p->task);
 }
 
-/* Starts preparing jobs, in dispatch order, while the pipeline has room and the caller keeps up. */
-static void s_prep(tb_loop_t *self, bool at_bound)
+/* Starts preparing jobs, in dispatch order, while the pipeline has room and the caller keeps up
+ * (a store lookup may bring a result: the ones in flight count against the bound). */
+static void s_prep(tb_loop_t *self)
 {
     size_t n = tb_jobtable_count(self->b.jobs), bound = s_spec_bound(self);
+    bool at_bound = s_at_bound(self, true);
     while (self->prep_next < n && self->pipeline < bound && !at_bound) {
         size_t index = tb_jobtable_order(self->b.jobs, self->prep_next);
         self->prep_next++;
-        if (tb_jobtable_at(self->b.jobs, index)->state == TB_JOB_QUEUED)
+        if (tb_jobtable_at(self->b.jobs, index)->state == TB_JOB_QUEUED) {
             s_post_prep(self, index);
+            at_bound = s_at_bound(self, true);
+        }
     }
     /* In job order, the job the caller waits for starts even when the results held reach their
      * bound (the one case a made spec more than max_specs is held): otherwise the held results
@@ -1042,11 +1066,10 @@ static void s_batch_turn(tb_loop_t *self)
     }
     s_live_conns(self);
     s_deliver(self);
-    bool at_bound = s_at_bound(self);
     size_t ready = 0;
     if (!self->has_fatal) {
-        s_prep(self, at_bound);
-        ready = s_dispatch(self, at_bound);
+        s_prep(self);
+        ready = s_dispatch(self, s_at_bound(self, false));
     }
     s_spawn_for_work(self, ready);
     if (s_unfinished(self) > 0)
