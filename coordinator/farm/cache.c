@@ -174,8 +174,12 @@ int tb_cache_get_result(tb_cache_t *self, const tb_cache_key_t *key, size_t max_
     tb_cache_path(self, key, path, sizeof path);
     int fd;
     uint64_t size;
-    if (tb_fs_open_regular(path, &fd, &size, err) != 0)
-        return errno == ENOENT ? 0 : -1;
+    if (tb_fs_open_regular(path, &fd, &size, err) != 0) {
+        /* none stored only when nothing is there: errno after a refused FIFO or directory is
+         * whatever an earlier call left (an ENOENT from another lookup made a FIFO "not stored") */
+        struct stat st;
+        return lstat(path, &st) != 0 && errno == ENOENT ? 0 : -1;
+    }
     unsigned char head[S_HEAD];
     ssize_t n = size >= S_HEAD ? pread(fd, head, S_HEAD, 0) : 0;
     int r = -1;

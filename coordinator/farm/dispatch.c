@@ -412,6 +412,19 @@ static int s_inproc_job(tb_dispatch_t *self, tb_pool_t *pool, size_t i, tb_err_t
         *err = e;
         return tb_err_prefix(err, "%s failed", job->label);
     }
+    /* the same check as a worker's result, before it is stored or used: an answer of this
+     * process's that fails it is a bug, and must not land either */
+    if (tb_job_check_result(job->kind, job->spec, job->spec_bytes, out.data, out.bytes, &e) != 0) {
+        char outcome[TB_ERR_MSG_MAX + 16];
+        snprintf(outcome, sizeof outcome, "wrong result: %s", e.msg);
+        tb_jobtable_attempt_end(self->jobs, i, attempt, TB_OUT_WRONG, outcome, dt);
+        job->state = TB_JOB_FAILED;
+        self->stats.failed++;
+        free(out.data);
+        *err = e;
+        err->code = TB_E_INTERNAL;
+        return tb_err_prefix(err, "%s: its in-process result fails its check", job->label);
+    }
     tb_jobtable_attempt_end(self->jobs, i, attempt, TB_OUT_OK, NULL, dt);
     if (self->cache) {
         tb_err_t se;

@@ -35,6 +35,16 @@
  * It prints what it did ("sent", "refused", "got job") one line each, for the test to check.
  *
  *   tb_misbehave --connect ENDPOINT [--timeout S] [--attack NAME [--name NAME] [--from DIR]]
+ *
+ * With --tamper FILE it instead rewrites one result store entry (coordinator/farm/cache.h) the way
+ * a node with failing memory or a hostile peer would, with a valid checksum over the altered bytes
+ * and the spec's echo left as it was, so only the kind's own check can tell
+ * (tests/test_bake_checks.sh):
+ *
+ *   region        its header's box moved one column east
+ *   coast_block   its tally's cut 1000 units more than its first drift's sources (a budget that
+ *                 no longer closes)
+ *   tile          its first height 100 m higher (its 16-bit sample no longer encodes it)
  */
 #include <czmq.h>
 #include <dirent.h>
@@ -459,6 +469,67 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
     return 0;
 }
 
+/* --tamper FILE: see the top. 0, or 1 naming what failed. */
+static int s_tamper(const char *path)
+{
+    char *file;
+    size_t n;
+    tb_err_t err;
+    void *raw = NULL, *out = NULL;
+    size_t raw_bytes, out_bytes = 0;
+    if (tb_fs_read_all(path, (size_t)1 << 34, &file, &n, &err) != 0 ||
+        tb_cache_decode_file(file, n, NULL, (size_t)1 << 34, &raw, &raw_bytes, &err) != 0) {
+        fprintf(stderr, "tb_misbehave: %s: %s\n", path, err.msg);
+        return 1;
+    }
+    tb_region_result_t rr;
+    tb_coast_block_result_t cb;
+    tb_tile_result_t tr;
+    const char *what = NULL;
+    int rc = -1;
+    if (tb_region_result_decode(raw, raw_bytes, &rr, &err) == 0) {
+        rr.box.x0 = (rr.box.x0 + 1) % rr.box.lattice_w;
+        rc = tb_region_result_encode(&rr, &out, &out_bytes, &err);
+        tb_region_result_free(&rr);
+        what = "a region result: its box moved one column east";
+    } else if (tb_coast_block_result_decode(raw, raw_bytes, &cb, &err) == 0) {
+        cb.tally.cut_units += 1000;
+        rc = tb_coast_block_result_encode(&cb, &out, &out_bytes, &err);
+        tb_coast_block_result_free(&cb);
+        what = "a coast block result: its cut 1000 units more than its sources hold";
+    } else if (tb_tile_result_decode(raw, raw_bytes, &tr, &err) == 0) {
+        tr.height_m[0] += 100;
+        rc = tb_tile_result_encode(&tr, &out, &out_bytes, &err);
+        tb_tile_result_free(&tr);
+        what = "a tile result: its first height 100 m higher";
+    } else {
+        tb_err_set(&err, TB_E_FORMAT, "not a region, coast block or tile result");
+    }
+    void *blob = NULL;
+    size_t blob_bytes = 0;
+    if (rc == 0)
+        rc = tb_blob_encode(out, out_bytes, 1, &blob, &blob_bytes, &err);
+    if (rc == 0) {
+        FILE *f = fopen(path, "wb");
+        rc = f && fwrite(file, 1, 20, f) == 20 && fwrite(blob, 1, blob_bytes, f) == blob_bytes ? 0
+                                                                                               : -1;
+        if (f && fclose(f) != 0)
+            rc = -1;
+        if (rc != 0)
+            tb_err_set(&err, TB_E_IO, "cannot rewrite it");
+    }
+    free(file);
+    free(raw);
+    free(out);
+    free(blob);
+    if (rc != 0) {
+        fprintf(stderr, "tb_misbehave: %s: %s\n", path, err.msg);
+        return 1;
+    }
+    printf("tampered with %s (%s), checksum recomputed\n", path, what);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *endpoint = NULL;
@@ -466,7 +537,9 @@ int main(int argc, char **argv)
     const char *attack = NULL, *name = "attacker", *from = NULL;
     bool new_socket = false;
     int64_t stream_mib = 256;
+    const char *tamper = NULL;
     tb_opt_t opts[] = {
+        {"tamper", TB_OPT_STRING, &tamper, NULL, "FILE", "rewrite a store entry (see the top)"},
         {"connect", TB_OPT_STRING, &endpoint, NULL, "ENDPOINT", "the coordinator"},
         {"timeout", TB_OPT_DOUBLE, &timeout_s, NULL, "S", "how long to wait for replies (10)"},
         {"attack", TB_OPT_STRING, &attack, NULL, "NAME", "one hostile peer (see the top)"},
@@ -477,6 +550,9 @@ int main(int argc, char **argv)
     };
     tb_err_t err;
     int n_pos;
+    if (tb_args_parse(argc - 1, argv + 1, opts, TB_ARGS_N(opts), NULL, 0, &n_pos, &err) == 0 &&
+        tamper)
+        return s_tamper(tamper);
     if (tb_args_parse(argc - 1, argv + 1, opts, TB_ARGS_N(opts), NULL, 0, &n_pos, &err) != 0 ||
         !endpoint) {
         fprintf(stderr, "usage: tb_misbehave --connect ENDPOINT [--timeout S] [--attack NAME]\n");
