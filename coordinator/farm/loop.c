@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include "common/blob.h"
 #include "common/log.h"
@@ -29,6 +31,10 @@
 
 /* A turn reads at most this long before it does its housekeeping (heartbeats, leases). */
 #define S_RECEIVE_BUDGET_S 0.05
+/* A result in hand waits this long for a second worker before the coordinator runs the job
+ * itself to verify it (a farm whose other workers have not joined yet, or a farm of one). Two
+ * results that differ with no third worker are decided at once. */
+#define S_VERIFY_WAIT_S 10.0
 /* Spec chunks sent to one worker a turn. */
 #define S_SPEC_CHUNKS_A_TURN 4
 
@@ -57,6 +63,10 @@ struct tb_loop_t {
     /* results on a helper thread: a worker's being decoded and checked (verifying), and store
      * lookups that may bring one (looking): they count against max_held before they land */
     size_t verifying, verifying_bytes, looking;
+    /* verification by replication: results in hand waiting for another worker's (count, bytes in
+     * memory; they count against max_held too), and the seed that picks the share verified */
+    size_t votes_held, votes_bytes;
+    uint64_t verify_seed;
     bool has_fatal;
     tb_err_t fatal;
     double started_s;
@@ -220,8 +230,19 @@ static void s_live_conns(tb_loop_t *self)
 
 /* Whether job `index` may go to w: not to a connection it failed on, unless every live worker has
  * failed it. */
+static bool s_voted(const tb_jobrec_t *job, uint32_t conn_no)
+{
+    for (int k = 0; job->votes && k < job->votes->n; k++)
+        if (job->votes->v[k].worker >= 0 && job->votes->v[k].conn_no == conn_no)
+            return true;
+    return false;
+}
+
 static bool s_eligible(const tb_loop_t *self, size_t index, const tb_worker_t *w)
 {
+    /* a job run again to verify a result goes to another worker than the ones that gave one */
+    if (s_voted(tb_jobtable_at(self->b.jobs, index), w->conn_no))
+        return false;
     if (!tb_jobtable_failed_on(self->b.jobs, index, w->conn_no))
         return true;
     for (size_t i = 0; i < self->n_live; i++)
@@ -274,6 +295,12 @@ static void s_grant(tb_loop_t *self, tb_worker_t *w, size_t index)
         return;
     }
     self->b.stats->attempts++;
+    if (job->votes && job->votes->n > 0) {
+        tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, index, attempt);
+        if (a)
+            a->verify = true;
+        self->b.stats->verify_attempts++;
+    }
     job->state = TB_JOB_LEASED;
     job->worker = w->index;
     job->progress = 0;
@@ -330,6 +357,342 @@ static bool s_is_large(const tb_loop_t *self, const tb_msg_t *m)
     return raw > large;
 }
 
+/* ---- verification by replication (docs/distribution.md) ---- */
+
+/* Whether job `index`'s result from w must wait for another worker's: verification is on and the
+ * job has a result in hand already (this is a second opinion), its worker is not trusted yet, or
+ * the job is in the share picked (by a seed of this run, so no worker can tell which). */
+static bool s_needs_votes(const tb_loop_t *self, size_t index, const tb_worker_t *w)
+{
+    const tb_dispatch_opts_t *o = self->opts;
+    if (o->verify == TB_VERIFY_OFF)
+        return false;
+    const tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    if (job->votes && job->votes->n > 0)
+        return true;
+    /* this coordinator's own helpers, on its private socket, are trusted (but for `all`) */
+    if (w->local && o->verify != TB_VERIFY_ALL)
+        return false;
+    if (w->trust != TB_TRUST_TRUSTED)
+        return true;
+    if (o->verify_share >= 1)
+        return true;
+    uint64_t pick[2] = {self->b.id, index};
+    double u = (double)(XXH3_64bits_withSeed(pick, sizeof pick, self->verify_seed) >> 11) * 0x1p-53;
+    return u < o->verify_share;
+}
+
+/* Whether a live worker that may verify job `index` exists (busy or not): not quarantined and not
+ * one that gave it a result already. */
+static bool s_other_worker(const tb_loop_t *self, size_t index)
+{
+    const tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    for (size_t i = 0; i < tb_registry_count(self->reg); i++) {
+        const tb_worker_t *w = tb_registry_at(self->reg, i);
+        if (w->alive && w->trust != TB_TRUST_QUARANTINED && !s_voted(job, w->conn_no))
+            return true;
+    }
+    return false;
+}
+
+/* No other worker can give job `index` the opinion it needs: the coordinator runs it itself on a
+ * helper thread (rare: a farm of one worker, or two that disagree). */
+static void s_tiebreak(tb_loop_t *self, size_t index)
+{
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    tb_tiebreak_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        tb_err_t e;
+        tb_err_set(&e, TB_E_NOMEM, "out of memory verifying a result");
+        s_fatal(self, &e);
+        return;
+    }
+    t->task.run = tb_tiebreak_run;
+    t->batch = self->b.id;
+    t->index = index;
+    t->kind = job->kind;
+    t->spec = job->spec;
+    t->spec_bytes = job->spec_bytes;
+    job->state = TB_JOB_VERIFYING;
+    job->worker = -1;
+    self->b.stats->tiebreaks++;
+    tb_log_info("%s: no other worker can verify the result in hand: the coordinator runs it itself",
+                job->label);
+    tb_tasks_post(self->tasks, &t->task);
+}
+
+static void s_post_commit(tb_loop_t *self, size_t index, tb_vote_t *v, bool remove,
+                          const tb_cache_key_t *key)
+{
+    if (!self->b.cache) {
+        tb_vote_free(v);
+        return;
+    }
+    tb_commit_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        tb_vote_free(v);
+        return; /* not stored: recomputed next time */
+    }
+    c->task.run = tb_commit_run;
+    c->batch = self->b.id;
+    c->index = index;
+    c->cache = self->b.cache;
+    c->key = *key;
+    c->remove = remove;
+    if (v) {
+        c->blob = v->blob;
+        c->blob_bytes = v->blob_bytes;
+        c->sinking = v->sinking;
+        c->sink = v->sink;
+        v->blob = NULL;
+        v->sinking = false;
+    }
+    tb_tasks_post(self->tasks, &c->task);
+}
+
+static size_t s_vote_mem(const tb_vote_t *v)
+{
+    return (v->result && !tb_result_mapped(v->result) ? tb_result_bytes(v->result) : 0) +
+           v->blob_bytes;
+}
+
+/* Drops vote k of job `index` (its worker was quarantined). */
+static void s_drop_vote(tb_loop_t *self, tb_jobrec_t *job, int k)
+{
+    tb_votes_t *vs = job->votes;
+    self->votes_held--;
+    self->votes_bytes -= s_vote_mem(&vs->v[k]);
+    tb_vote_free(&vs->v[k]);
+    vs->v[k] = vs->v[vs->n - 1];
+    memset(&vs->v[vs->n - 1], 0, sizeof vs->v[0]);
+    vs->n--;
+}
+
+static void s_quarantine(tb_loop_t *self, tb_worker_t *w, const char *label, const char *why)
+{
+    if (w->trust == TB_TRUST_QUARANTINED)
+        return;
+    w->trust = TB_TRUST_QUARANTINED;
+    self->b.stats->quarantined++;
+    tb_log_warn("worker %s (%s) quarantined for this bake: its result of %s %s; it gets no more "
+                "work and its other results are not used",
+                w->name, w->conn, label, why);
+    if (w->job >= 0) {
+        tb_msg_t cancel;
+        tb_msg_init(&cancel, TB_CMD_CANCEL);
+        cancel.job_id = s_wire_id(self, (size_t)w->job);
+        cancel.attempt = w->attempt;
+        w->draining = true;
+        w->drain_job = cancel.job_id;
+        w->drain_attempt = w->attempt;
+        s_lease_end(self, w, TB_OUT_DISCARDED, "discarded: its worker was quarantined", false,
+                    false, NULL);
+        if (w->alive)
+            s_send(self, w, &cancel);
+    }
+    /* its results in hand elsewhere are dropped (those jobs wait for other opinions); its results
+     * already used unverified cannot be taken back: their store entries are removed and the run
+     * fails, naming them, so that the next bake recomputes them */
+    size_t used = 0;
+    char first[96] = "";
+    for (size_t j = 0; j < tb_jobtable_count(self->b.jobs); j++) {
+        tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, j);
+        for (int k = job->votes ? job->votes->n - 1 : -1; k >= 0; k--)
+            if (job->votes->v[k].worker == w->index)
+                s_drop_vote(self, job, k);
+        if (job->state == TB_JOB_DONE && !job->from_store && !job->verified &&
+            job->worker == w->index) {
+            if (!used++)
+                snprintf(first, sizeof first, "%s", job->label);
+            s_post_commit(self, j, NULL, true, &job->key);
+        }
+    }
+    if (used) {
+        tb_err_t e;
+        tb_err_set(
+            &e, TB_E_JOB,
+            "worker %s was quarantined after %zu of its results were used unverified (%s%s); "
+            "their store entries are removed: bake again to recompute them",
+            w->name, used, first, used > 1 ? ", ..." : "");
+        s_fatal(self, &e);
+    }
+}
+
+/* Job `index` has the result of vote `win`, agreed by `agree` votes: the others' workers are
+ * quarantined, the agreeing ones earn trust, the result is stored and used. */
+static void s_accept(tb_loop_t *self, size_t index, int win)
+{
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    tb_votes_t *vs = job->votes;
+    uint64_t h = vs->v[win].xxh3;
+    for (int k = 0; k < vs->n; k++) {
+        tb_worker_t *vw =
+            vs->v[k].worker >= 0 ? tb_registry_at(self->reg, (size_t)vs->v[k].worker) : NULL;
+        if (!vw)
+            continue;
+        if (vs->v[k].xxh3 != h) {
+            char why[160];
+            snprintf(why, sizeof why, "(%016llx) is outside the majority (%016llx)",
+                     (unsigned long long)vs->v[k].xxh3, (unsigned long long)h);
+            tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, index, vs->v[k].attempt);
+            if (a) {
+                a->outcome = TB_OUT_DISAGREED;
+                free(a->text);
+                char text[200];
+                snprintf(text, sizeof text, "disagreed: %016llx, the majority %016llx",
+                         (unsigned long long)vs->v[k].xxh3, (unsigned long long)h);
+                a->text = strdup(text);
+            }
+            s_quarantine(self, vw, job->label, why);
+        } else if (++vw->agreed >= self->opts->verify_first && vw->trust == TB_TRUST_NEW) {
+            vw->trust = TB_TRUST_TRUSTED;
+            tb_log(self->opts->verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
+                   "worker %s trusted: its result of %s agreed with another", vw->name, job->label);
+        }
+    }
+    /* quarantining may have dropped votes: find the winner again */
+    vs = job->votes;
+    win = -1;
+    for (int k = 0; k < vs->n && win < 0; k++)
+        if (vs->v[k].xxh3 == h)
+            win = k;
+    if (win < 0)
+        return; /* (cannot happen: an agreeing worker is never quarantined here) */
+    tb_vote_t *v = &vs->v[win];
+    self->votes_held--;
+    self->votes_bytes -= s_vote_mem(v);
+    s_post_commit(self, index, v, false, &job->key);
+    self->b.stats->ran++;
+    self->b.stats->verified++;
+    if (tb_result_mapped(v->result))
+        self->b.stats->mapped++;
+    job->verified = true;
+    tb_log(self->opts->verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
+           "%s verified: %d results agree (%016llx)", job->label, vs->n, (unsigned long long)h);
+    int32_t producer = v->worker;
+    double seconds = v->seconds;
+    tb_jobtable_done(self->b.jobs, index, &v->result, h, producer, seconds, false);
+    for (int k = 0; k < vs->n; k++) {
+        if (k != win) {
+            self->votes_held--;
+            self->votes_bytes -= s_vote_mem(&vs->v[k]);
+        }
+        tb_vote_free(&vs->v[k]);
+    }
+    free(job->votes);
+    job->votes = NULL;
+    tb_jobtable_drop_spec(self->b.jobs, index);
+    self->pipeline--;
+}
+
+/* Adds a checked result to job `index`'s votes (taken from the fields given) and decides: wait
+ * for another opinion, accept the majority, or fail when three results all differ. */
+static void s_add_vote(tb_loop_t *self, size_t index, tb_vote_t *in)
+{
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    if (!job->votes && !(job->votes = calloc(1, sizeof *job->votes))) {
+        tb_vote_free(in);
+        tb_err_t e;
+        tb_err_set(&e, TB_E_NOMEM, "out of memory verifying a result");
+        s_fatal(self, &e);
+        return;
+    }
+    tb_votes_t *vs = job->votes;
+    vs->v[vs->n++] = *in;
+    memset(in, 0, sizeof *in);
+    self->votes_held++;
+    self->votes_bytes += s_vote_mem(&vs->v[vs->n - 1]);
+    for (int a = 0; a < vs->n; a++)
+        for (int b = a + 1; b < vs->n; b++)
+            if (vs->v[a].xxh3 == vs->v[b].xxh3) {
+                s_accept(self, index, a);
+                return;
+            }
+    if (vs->n == 2) {
+        self->b.stats->disagreements++;
+        tb_log_warn("%s: two results differ (%016llx from %s, %016llx from %s): a third run "
+                    "decides",
+                    job->label, (unsigned long long)vs->v[0].xxh3,
+                    tb_registry_name(self->reg, vs->v[0].worker), (unsigned long long)vs->v[1].xxh3,
+                    tb_registry_name(self->reg, vs->v[1].worker));
+    }
+    if (vs->n == TB_MAX_VOTES) {
+        tb_err_t e;
+        tb_err_set(&e, TB_E_JOB, "%s: %d results and no two agree (%s, %s, %s)", job->label, vs->n,
+                   tb_registry_name(self->reg, vs->v[0].worker),
+                   tb_registry_name(self->reg, vs->v[1].worker),
+                   vs->v[2].worker < 0 ? "the coordinator"
+                                       : tb_registry_name(self->reg, vs->v[2].worker));
+        s_fatal(self, &e);
+        return;
+    }
+    job->state = TB_JOB_READY; /* to another worker */
+    vs->waiting_since_s = tb_now_s();
+}
+
+/* A worker's checked result that must wait for another opinion. */
+static void s_vote(tb_loop_t *self, tb_verify_t *v, tb_worker_t *w)
+{
+    tb_jobtable_attempt_end(self->b.jobs, v->index, v->attempt, TB_OUT_OK, NULL, v->seconds);
+    tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, v->index, v->attempt);
+    if (a)
+        a->result_xxh3 = v->result_xxh3;
+    w->jobs_done++;
+    if (w->trust == TB_TRUST_QUARANTINED) { /* caught while its result was being checked */
+        tb_jobtable_at(self->b.jobs, v->index)->state = TB_JOB_READY;
+        return;
+    }
+    tb_vote_t in = {.worker = w->index,
+                    .conn_no = w->conn_no,
+                    .attempt = v->attempt,
+                    .xxh3 = v->result_xxh3,
+                    .seconds = v->seconds,
+                    .result = v->result,
+                    .blob = v->blob,
+                    .blob_bytes = v->blob_bytes,
+                    .sinking = v->sinking,
+                    .sink = v->sink};
+    v->result = NULL;
+    v->blob = NULL;
+    v->sinking = false;
+    s_add_vote(self, v->index, &in);
+}
+
+/* A commit or a tie-break a helper finished. */
+static void s_collect_verification(tb_loop_t *self, tb_task_t *t)
+{
+    if (t->run == tb_commit_run) {
+        tb_commit_t *c = (tb_commit_t *)t;
+        if (c->rc != 0)
+            tb_log_warn("%s: %s: %s",
+                        c->remove ? "cannot remove a store entry" : "result not stored",
+                        self->running && c->batch == self->b.id
+                            ? tb_jobtable_at(self->b.jobs, c->index)->label
+                            : "a job of an earlier batch",
+                        c->err.msg);
+        return;
+    }
+    tb_tiebreak_t *tb = (tb_tiebreak_t *)t;
+    if (!self->running || self->over || tb->batch != self->b.id)
+        return;
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, tb->index);
+    if (tb->rc != 0) {
+        tb_err_t e = tb->err;
+        tb_err_prefix(&e, "%s: the coordinator's own run to verify it", job->label);
+        s_fatal(self, &e);
+        return;
+    }
+    tb_vote_t in = {.worker = -1,
+                    .xxh3 = tb->result_xxh3,
+                    .seconds = tb->seconds,
+                    .result = tb->result,
+                    .blob = tb->blob,
+                    .blob_bytes = tb->blob_bytes};
+    tb->result = NULL;
+    tb->blob = NULL;
+    s_add_vote(self, tb->index, &in);
+}
+
 static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
 {
     size_t index = (size_t)w->job;
@@ -355,6 +718,7 @@ static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
     v->scratch_dir = self->b.cache ? tb_cache_dir(self->b.cache) : self->scratch_dir;
     v->cache = self->b.cache;
     v->key = job->key;
+    v->hold = s_needs_votes(self, v->index, w);
     if (w->sinking) {
         v->sinking = true;
         v->sink = w->sink;
@@ -401,6 +765,10 @@ static void s_verified(tb_loop_t *self, tb_verify_t *v)
                         w->name, outcome);
         if (w->alive && w->failures >= self->opts->blocklist_after)
             s_blocklist(self, w);
+        return;
+    }
+    if (v->hold) {
+        s_vote(self, v, w);
         return;
     }
     if (v->store_rc != 0)
@@ -460,8 +828,19 @@ static void s_prepped(tb_loop_t *self, tb_prep_t *p)
 
 static void s_discard_task(tb_task_t *task)
 {
-    /* a prep and a verify both start with their tb_task_t; run tells them apart */
-    if (task->run == tb_prep_run) {
+    /* every task starts with its tb_task_t; run tells them apart */
+    if (task->run == tb_commit_run) {
+        tb_commit_t *c = (tb_commit_t *)task;
+        free(c->blob);
+        if (c->sinking)
+            tb_cache_sink_abort(&c->sink);
+        free(c);
+    } else if (task->run == tb_tiebreak_run) {
+        tb_tiebreak_t *t = (tb_tiebreak_t *)task;
+        tb_result_destroy(&t->result);
+        free(t->blob);
+        free(t);
+    } else if (task->run == tb_prep_run) {
         tb_prep_t *p = (tb_prep_t *)task;
         free(p->made);
         free(p->blob);
@@ -481,6 +860,11 @@ static void s_collect(tb_loop_t *self)
 {
     tb_task_t *t;
     while ((t = tb_tasks_take(self->tasks)) != NULL) {
+        if (t->run == tb_commit_run || t->run == tb_tiebreak_run) {
+            s_collect_verification(self, t);
+            s_discard_task(t);
+            continue;
+        }
         bool prep = t->run == tb_prep_run;
         if (prep) {
             tb_prep_t *p = (tb_prep_t *)t;
@@ -576,6 +960,8 @@ static void s_on_ready(tb_loop_t *self, const tb_proto_frame_t *id, const char *
                                      m->memory_bytes, local);
     if (!w)
         return;
+    if (w->local)
+        w->trust = TB_TRUST_TRUSTED; /* one of this coordinator's processes */
     tb_log(self->opts->verbose || !w->local ? TB_LOG_INFO : TB_LOG_DEBUG,
            "worker %s joined (%u threads, %.1f GiB)", w->name, w->threads,
            (double)w->memory_bytes / (1 << 30));
@@ -931,8 +1317,8 @@ static bool s_at_bound(tb_loop_t *self, bool lookups)
         return false;
     size_t count, bytes;
     tb_delivery_outstanding(self->b.delivery, &count, &bytes);
-    count += tb_jobtable_held(self->b.jobs) + self->verifying;
-    bytes += tb_jobtable_held_bytes(self->b.jobs) + self->verifying_bytes;
+    count += tb_jobtable_held(self->b.jobs) + self->verifying + self->votes_held;
+    bytes += tb_jobtable_held_bytes(self->b.jobs) + self->verifying_bytes + self->votes_bytes;
     if (count > self->b.stats->held_peak)
         self->b.stats->held_peak = count;
     if (lookups)
@@ -1029,7 +1415,11 @@ static size_t s_dispatch(tb_loop_t *self, bool at_bound)
     for (size_t k = self->order_lo; k < n && !self->has_fatal; k++) {
         size_t j = tb_jobtable_order(self->b.jobs, k);
         tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, j);
-        if (job->state != TB_JOB_READY || !tb_jobtable_may_start(self->b.jobs, j, at_bound))
+        /* a second opinion on a result in hand may always start: it is what lets that result
+         * (counted against the bound) go */
+        bool replica = job->votes && job->votes->n > 0;
+        if (job->state != TB_JOB_READY ||
+            (!replica && !tb_jobtable_may_start(self->b.jobs, j, at_bound)))
             continue;
         tb_worker_t *taker = NULL;
         for (size_t i = 0; i < tb_registry_count(self->reg) && !taker; i++) {
@@ -1040,6 +1430,9 @@ static size_t s_dispatch(tb_loop_t *self, bool at_bound)
         }
         if (taker)
             s_grant(self, taker, j);
+        else if (job->votes && job->votes->n > 0 && !s_other_worker(self, j) &&
+                 (job->votes->n > 1 || tb_now_s() - job->votes->waiting_since_s > S_VERIFY_WAIT_S))
+            s_tiebreak(self, j);
         else
             ready++;
     }
@@ -1212,6 +1605,11 @@ int tb_loop_open(tb_loop_t *self, tb_err_t *err)
     }
     self->sock = tb_broker_socket(self->broker);
     self->open = true;
+    /* which trusted results are verified: unpredictable to a worker (no output bit depends on it)
+     */
+    uint64_t entropy[3] = {(uint64_t)(tb_now_s() * 1e9), (uint64_t)getpid(),
+                           (uint64_t)(uintptr_t)self};
+    self->verify_seed = XXH3_64bits(entropy, sizeof entropy);
     if (o->bind) {
         tb_log_info("listening for workers on %s%s", tb_broker_endpoint(self->broker),
                     tb_broker_secure(self->broker) ? " (CURVE)" : "");

@@ -31,6 +31,11 @@
  *   hoard         READY, take a JOB, then only heartbeat
  *   oversize      READY, take a JOB, announce a RESULT of 2 GiB and stream --stream-mib of it
  *   flood         300 malformed messages without READY (the warnings about it are rate-limited)
+ *   lie           a worker that computes every JOB honestly, then alters its answer where no
+ *                 check can see it (--lie-kinds: region,coast_block,tile by default): a region's
+ *                 first land height 1 m higher, a coast block's middle height 1 m higher, 64
+ *                 bytes of a tile's flow map flipped; its checksum recomputed, the spec's echo
+ *                 intact (tests/test_farm_verify.sh: what only verification by replication finds)
  *
  * It prints what it did ("sent", "refused", "got job") one line each, for the test to check.
  *
@@ -48,6 +53,8 @@
  */
 #include <czmq.h>
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,12 +64,14 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/fs.h"
+#include "common/pool.h"
 #include "common/version.h"
 #include "coordinator/farm/cache.h"
 #include "coordinator/farm/proto.h"
 #include "jobs/coast/blocks.h"
 #include "jobs/coast/coast.h"
 #include "jobs/detail/tile.h"
+#include "jobs/job.h"
 #include "jobs/region.h"
 
 static zsock_t *s_dealer(const char *endpoint)
@@ -334,6 +343,130 @@ static int s_answer_once(s_peer_t *p, const char *attack, const char *name, cons
     return -1;
 }
 
+/* ---- lie: an honest computation, a dishonest answer ---- */
+
+static const char *s_lie_kinds = "region,coast_block,tile"; /* --lie-kinds */
+
+typedef struct {
+    const char *kind;
+    void *spec;
+    size_t spec_bytes;
+    tb_job_output_t out;
+    tb_err_t err;
+    int rc;
+    atomic_bool done;
+} s_work_t;
+
+static void *s_work(void *arg)
+{
+    s_work_t *w = arg;
+    tb_pool_t *pool = tb_pool_new(1, &w->err);
+    tb_job_ctx_t ctx = {.threads = 1, .pool = pool};
+    w->rc = pool ? tb_job_run(w->kind, w->spec, w->spec_bytes, &ctx, &w->out, &w->err) : -1;
+    tb_pool_destroy(&pool);
+    atomic_store(&w->done, true);
+    return NULL;
+}
+
+/* Alters a result of `kind` where its check cannot see it; 1 when it did (*data replaced). */
+static int s_alter(const char *kind, void **data, size_t *bytes)
+{
+    tb_err_t err;
+    void *out = NULL;
+    size_t n = 0;
+    int rc = -1;
+    if (strcmp(kind, "region") == 0) {
+        tb_region_result_t r;
+        if (tb_region_result_decode(*data, *bytes, &r, &err) != 0)
+            return 0;
+        size_t cells = (size_t)r.box.w * (size_t)r.box.h;
+        for (size_t i = 0; i < cells; i++)
+            if (r.height_m[i] != 0) {
+                r.height_m[i] += 1;
+                break;
+            }
+        rc = tb_region_result_encode(&r, &out, &n, &err);
+        tb_region_result_free(&r);
+    } else if (strcmp(kind, "coast_block") == 0) {
+        tb_coast_block_result_t c;
+        if (tb_coast_block_result_decode(*data, *bytes, &c, &err) != 0)
+            return 0;
+        if (c.height_m)
+            c.height_m[(size_t)c.interior.w * (size_t)c.interior.h / 2] += 1;
+        else
+            c.tally.beach_cells ^= 1; /* a probe: its tally only */
+        rc = tb_coast_block_result_encode(&c, &out, &n, &err);
+        tb_coast_block_result_free(&c);
+    } else if (strcmp(kind, "tile") == 0) {
+        tb_tile_result_t t;
+        if (tb_tile_result_decode(*data, *bytes, &t, &err) != 0)
+            return 0;
+        size_t cells = (size_t)t.interior.w * (size_t)t.interior.h;
+        for (size_t i = 0; i < 64 && i < cells; i++)
+            t.flow[(cells / 2 + i) % cells] ^= 0xff;
+        rc = tb_tile_result_encode(&t, &out, &n, &err);
+        tb_tile_result_free(&t);
+    }
+    if (rc != 0)
+        return 0;
+    free(*data);
+    *data = out;
+    *bytes = n;
+    return 1;
+}
+
+/* lie: READY, then every JOB computed (heartbeating meanwhile), altered when its kind is one of
+ * `kinds`, and sent; until DISCONNECT or the deadline. */
+static int s_lie(s_peer_t *p, const char *name, const char *kinds, int *jobs, int *sent)
+{
+    s_say_ready(p, name);
+    char bye[TB_PROTO_TEXT_MAX + 1] = "";
+    tb_msg_t job;
+    void *spec;
+    size_t spec_bytes;
+    int cmd;
+    while ((cmd = s_next(p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB) {
+        (*jobs)++;
+        s_work_t w = {.kind = job.kind, .spec = spec, .spec_bytes = spec_bytes};
+        atomic_init(&w.done, false);
+        pthread_t th;
+        if (!spec || pthread_create(&th, NULL, s_work, &w) != 0) {
+            free(spec);
+            continue;
+        }
+        while (!atomic_load(&w.done)) {
+            s_heartbeat(p);
+            zclock_sleep(20);
+        }
+        pthread_join(th, NULL);
+        free(spec);
+        if (w.rc != 0) {
+            printf("job %llu (%s) failed here: %s\n", (unsigned long long)job.job_id, job.kind,
+                   w.err.msg);
+            continue;
+        }
+        char want[64];
+        snprintf(want, sizeof want, ",%s,", job.kind);
+        char list[256];
+        snprintf(list, sizeof list, ",%s,", kinds);
+        bool lied = strstr(list, want) && s_alter(job.kind, &w.out.data, &w.out.bytes);
+        void *blob;
+        size_t blob_bytes;
+        tb_err_t err;
+        if (tb_blob_encode(w.out.data, w.out.bytes, 1, &blob, &blob_bytes, &err) == 0) {
+            s_send_result(p, &job, blob, blob_bytes);
+            free(blob);
+            (*sent)++;
+            printf("%s result of job %llu attempt %u (%s)\n", lied ? "sent an altered" : "sent the",
+                   (unsigned long long)job.job_id, job.attempt, job.kind);
+        }
+        tb_job_output_free(&w.out);
+    }
+    if (cmd == TB_CMD_DISCONNECT)
+        printf("refused: %s\n", bye);
+    return cmd;
+}
+
 static int s_attack(const char *attack, const char *endpoint, const char *name, const char *from,
                     bool new_socket, double timeout_s, int stream_mib)
 {
@@ -380,6 +513,11 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
             printf("got job %llu attempt %u (holding it)\n", (unsigned long long)job.job_id,
                    job.attempt);
         }
+    } else if (strcmp(attack, "lie") == 0) {
+        s_lie(&p, name, s_lie_kinds, &jobs, &sent);
+        printf("%s: %d jobs received, %d answers sent\n", attack, jobs, sent);
+        zsock_destroy(&p.sock);
+        return 0;
     } else if (strcmp(attack, "flood") == 0) {
         /* 300 malformed messages from a peer that never says READY */
         for (int i = 0; i < 300; i++) {
@@ -545,6 +683,8 @@ int main(int argc, char **argv)
         {"attack", TB_OPT_STRING, &attack, NULL, "NAME", "one hostile peer (see the top)"},
         {"name", TB_OPT_STRING, &name, NULL, "NAME", "the name it declares (attacker)"},
         {"from", TB_OPT_STRING, &from, NULL, "DIR", "replay: a result store to take results from"},
+        {"lie-kinds", TB_OPT_STRING, &s_lie_kinds, NULL, "K,K",
+         "lie: the kinds whose answers it alters (region,coast_block,tile)"},
         {"new-socket", TB_OPT_FLAG, &new_socket, NULL, NULL, "cycle: a new connection each time"},
         {"stream-mib", TB_OPT_INT, &stream_mib, NULL, "MIB", "oversize: MiB to stream (256)"},
     };
