@@ -75,3 +75,15 @@ for kind in region coast_block tile; do
   echo "ok (negative control): with the $kind check off the tampered entry is used (exit $rc$([ "$rc" = 0 ] && echo ', other bytes'))"
 done
 assert_clean "after the checks"
+
+# No write through a symbolic link: OUT/.cache pointing elsewhere is refused, naming it, and nothing
+# lands at its target.
+mkdir -p "$T/sl" "$T/elsewhere"
+ln -s "$T/elsewhere" "$T/sl/.cache"
+rc=0
+timeout 120 "$TERRAIN" bake "${tiny[@]}" --no-tiles --out "$T/sl" >"$T/sl.out" 2>"$T/sl.err" || rc=$?
+[ "$rc" != 0 ] || fail "a bake whose result store is a symbolic link succeeded"
+grep -qF "$T/sl/.cache: the result store is a symbolic link (to $T/elsewhere); refusing to write through it" "$T/sl.err" ||
+  fail "the symbolic link was not named"
+[ -z "$(ls -A "$T/elsewhere")" ] || fail "the bake wrote through the symbolic link: $(ls "$T/elsewhere")"
+echo "ok: a result store that is a symbolic link refused (exit $rc), nothing written through it"

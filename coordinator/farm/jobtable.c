@@ -600,7 +600,8 @@ cJSON *tb_jobtable_job_json(const tb_jobtable_t *self, size_t i,
     cJSON_AddStringToObject(o, "worker", who);
     cJSON_AddNumberToObject(o, "seconds", job->seconds);
     cJSON_AddNumberToObject(o, "result_bytes", (double)job->result_bytes);
-    cJSON_AddNumberToObject(o, "deadline_s", job->deadline_s);
+    cJSON_AddNumberToObject(o, "deadline_s",
+                            job->deadline_s > 0 ? job->deadline_s : job->default_deadline_s);
     cJSON_AddStringToObject(o, "result_xxh3", done ? xxh : "");
     cJSON *attempts = cJSON_AddArrayToObject(o, "attempts");
     size_t n = job->n_attempts, keep = TB_JOBTABLE_RECORD_ATTEMPTS;

@@ -110,7 +110,8 @@ typedef struct {
     size_t max_result_bytes;
     double weight;
     double cells;
-    float deadline_s;
+    float deadline_s;         /* the caller's (or --job-timeout); 0: none given */
+    float default_deadline_s; /* ... then its kind's, from the measured cost (the engine's) */
     float progress;
     uint8_t state; /* tb_job_state_t */
     bool from_store;

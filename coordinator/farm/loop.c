@@ -13,6 +13,7 @@
 #include <czmq.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,10 @@
  * itself to verify it (a farm whose other workers have not joined yet, or a farm of one). Two
  * results that differ with no third worker are decided at once. */
 #define S_VERIFY_WAIT_S 10.0
+/* Default deadlines of the jobs that have none (s_deadline). */
+#define S_DEADLINE_FLOOR_S 600.0
+#define S_DEADLINE_FACTOR 20.0
+#define S_MAX_KINDS 16
 /* Spec chunks sent to one worker a turn. */
 #define S_SPEC_CHUNKS_A_TURN 4
 
@@ -67,6 +72,12 @@ struct tb_loop_t {
      * memory; they count against max_held too), and the seed that picks the share verified */
     size_t votes_held, votes_bytes;
     uint64_t verify_seed;
+    /* each kind's longest successful attempt, for the default deadlines */
+    struct {
+        const tb_job_kind_t *kind;
+        double max_s;
+    } costs[S_MAX_KINDS];
+    size_t n_costs;
     bool has_fatal;
     tb_err_t fatal;
     double started_s;
@@ -76,7 +87,14 @@ struct tb_loop_t {
     uint32_t *live; /* the live workers' connection numbers, this turn */
     size_t n_live, cap_live;
     tb_warn_limit_t warn_unknown; /* peers that never said READY count as one */
+    /* joins and departures: S_PEER_LINES lines a window, then counted (s_peer_event) */
+    double peer_window_s;
+    int peer_lines;
+    long peer_joined, peer_left;
 };
+
+#define S_PEER_WINDOW_S 10.0
+#define S_PEER_LINES 10
 
 /* ---- small things ---- */
 
@@ -131,6 +149,42 @@ static void s_fatal(tb_loop_t *self, const tb_err_t *err)
         return;
     self->has_fatal = true;
     self->fatal = *err;
+}
+
+/* Says that a peer joined (`joined`) or left, unless S_PEER_LINES such lines were said in this
+ * S_PEER_WINDOW_S window: then it is counted, and the counts are said once the window is over
+ * (s_peer_summary). A connection storm of 2000 peers gives a few lines, not 5000. */
+static void s_peer_summary(tb_loop_t *self, double now)
+{
+    if (now - self->peer_window_s < S_PEER_WINDOW_S)
+        return;
+    if (self->peer_joined || self->peer_left)
+        tb_log_info("%ld more workers joined and %ld left in the last %.0f s", self->peer_joined,
+                    self->peer_left, now - self->peer_window_s);
+    self->peer_window_s = now;
+    self->peer_lines = 0;
+    self->peer_joined = self->peer_left = 0;
+}
+
+static void s_peer_event(tb_loop_t *self, bool joined, tb_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void s_peer_event(tb_loop_t *self, bool joined, tb_log_level_t level, const char *fmt, ...)
+{
+    s_peer_summary(self, tb_now_s());
+    if (level == TB_LOG_INFO && self->peer_lines >= S_PEER_LINES) {
+        if (joined)
+            self->peer_joined++;
+        else
+            self->peer_left++;
+        return;
+    }
+    self->peer_lines += level == TB_LOG_INFO;
+    char line[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    tb_log(level, "%s", line);
 }
 
 /* ---- leases ---- */
@@ -195,7 +249,7 @@ static void s_worker_lost(tb_loop_t *self, tb_worker_t *w, const char *why)
     if (w->job >= 0)
         s_lease_end(self, w, TB_OUT_LOST, outcome, false, true, NULL);
     s_transfer_drop(w);
-    tb_log_info("worker %s gone: %s", w->name, why);
+    s_peer_event(self, false, TB_LOG_INFO, "worker %s gone: %s", w->name, why);
 }
 
 static void s_blocklist(tb_loop_t *self, tb_worker_t *w)
@@ -284,6 +338,20 @@ static void s_send_spec(tb_loop_t *self, tb_worker_t *w, int max)
     }
 }
 
+/* A job's deadline: its own (the caller's estimate, or --job-timeout), else its kind's from the
+ * measured cost: S_DEADLINE_FACTOR times the longest attempt of that kind this engine has seen
+ * succeed, and never under S_DEADLINE_FLOOR_S (the first jobs of a kind, not yet measured). */
+static double s_deadline(const tb_loop_t *self, const tb_jobrec_t *job)
+{
+    if (job->deadline_s > 0)
+        return job->deadline_s;
+    double d = S_DEADLINE_FLOOR_S;
+    for (size_t k = 0; k < self->n_costs; k++)
+        if (self->costs[k].kind == job->kind && S_DEADLINE_FACTOR * self->costs[k].max_s > d)
+            d = S_DEADLINE_FACTOR * self->costs[k].max_s;
+    return d;
+}
+
 static void s_grant(tb_loop_t *self, tb_worker_t *w, size_t index)
 {
     tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
@@ -304,6 +372,8 @@ static void s_grant(tb_loop_t *self, tb_worker_t *w, size_t index)
     job->state = TB_JOB_LEASED;
     job->worker = w->index;
     job->progress = 0;
+    if (job->deadline_s <= 0)
+        job->default_deadline_s = (float)s_deadline(self, job);
     w->job = (int64_t)index;
     w->attempt = attempt;
     w->lease_started_s = tb_now_s();
@@ -485,6 +555,7 @@ static void s_quarantine(tb_loop_t *self, tb_worker_t *w, const char *label, con
         w->draining = true;
         w->drain_job = cancel.job_id;
         w->drain_attempt = w->attempt;
+        w->drain_since_s = tb_now_s();
         s_lease_end(self, w, TB_OUT_DISCARDED, "discarded: its worker was quarantined", false,
                     false, NULL);
         if (w->alive)
@@ -744,6 +815,21 @@ static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
 }
 
 /* A helper checked a result. */
+static void s_measured(tb_loop_t *self, const tb_job_kind_t *kind, double seconds)
+{
+    size_t k = 0;
+    while (k < self->n_costs && self->costs[k].kind != kind)
+        k++;
+    if (k == self->n_costs) {
+        if (k == S_MAX_KINDS)
+            return;
+        self->costs[self->n_costs].kind = kind;
+        self->costs[self->n_costs++].max_s = 0;
+    }
+    if (seconds > self->costs[k].max_s)
+        self->costs[k].max_s = seconds;
+}
+
 static void s_verified(tb_loop_t *self, tb_verify_t *v)
 {
     tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, v->index);
@@ -767,6 +853,7 @@ static void s_verified(tb_loop_t *self, tb_verify_t *v)
             s_blocklist(self, w);
         return;
     }
+    s_measured(self, job->kind, v->seconds);
     if (v->hold) {
         s_vote(self, v, w);
         return;
@@ -962,9 +1049,9 @@ static void s_on_ready(tb_loop_t *self, const tb_proto_frame_t *id, const char *
         return;
     if (w->local)
         w->trust = TB_TRUST_TRUSTED; /* one of this coordinator's processes */
-    tb_log(self->opts->verbose || !w->local ? TB_LOG_INFO : TB_LOG_DEBUG,
-           "worker %s joined (%u threads, %.1f GiB)", w->name, w->threads,
-           (double)w->memory_bytes / (1 << 30));
+    s_peer_event(self, true, self->opts->verbose || !w->local ? TB_LOG_INFO : TB_LOG_DEBUG,
+                 "worker %s joined (%u threads, %.1f GiB)", w->name, w->threads,
+                 (double)w->memory_bytes / (1 << 30));
     tb_msg_t hb;
     tb_msg_init(&hb, TB_CMD_HEARTBEAT);
     s_send(self, w, &hb);
@@ -1002,8 +1089,25 @@ static void s_on_result_chunk(tb_loop_t *self, tb_worker_t *w, const tb_msg_t *m
 {
     if (!s_holds(self, w, m)) {
         bool last = m->chunk_index + 1 == m->chunk_count;
-        if (!s_drained(w, m, last) && m->chunk_index == 0)
+        if (s_drained(w, m, last))
+            return;
+        if (m->chunk_index == 0)
             s_reject(w, m, "not leased to it (a stale attempt or another worker's job)");
+        /* A worker runs one job at a time: the lease holder answering another (job, attempt) has
+         * dropped its lease's answer, and would hold the job for ever while it heartbeats. The
+         * lease ends as a failure and the job runs again at once. */
+        if (last && self->running && w->job >= 0) {
+            char outcome[200];
+            snprintf(
+                outcome, sizeof outcome,
+                "bad answer: a RESULT for job %llu attempt %u, not its lease (job %llu attempt "
+                "%u)",
+                (unsigned long long)m->job_id, m->attempt,
+                (unsigned long long)s_wire_id(self, (size_t)w->job), w->attempt);
+            tb_err_t err;
+            tb_err_set(&err, TB_E_JOB, "%s", outcome);
+            s_lease_end(self, w, TB_OUT_BAD_TRANSFER, outcome, true, false, &err);
+        }
         return;
     }
     if (!w->result_in.started && m->chunk_index == 0 && s_is_large(self, m)) {
@@ -1143,8 +1247,18 @@ static void s_expire(tb_loop_t *self, double busy_s)
             s_worker_lost(self, w, why);
             continue;
         }
+        /* a cancelled attempt whose worker never says it stopped (its answer was dropped, or it
+         * ignores CANCEL) holds the worker back one liveness window, no longer: its late answer
+         * is fenced off anyway */
+        if (w->draining && now - w->drain_since_s > dead_s) {
+            w->draining = false;
+            tb_log(self->opts->verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
+                   "worker %s: no answer to the cancel of job %llu attempt %u in %.1f s; it gets "
+                   "work again",
+                   w->name, (unsigned long long)w->drain_job, w->drain_attempt, dead_s);
+        }
         tb_jobrec_t *job = s_job(self, w->job);
-        double deadline_s = job ? job->deadline_s : 0;
+        double deadline_s = job ? s_deadline(self, job) : 0;
         if (job && deadline_s > 0 && now - w->lease_started_s > deadline_s) {
             tb_msg_t cancel;
             tb_msg_init(&cancel, TB_CMD_CANCEL);
@@ -1153,6 +1267,7 @@ static void s_expire(tb_loop_t *self, double busy_s)
             w->draining = true;
             w->drain_job = cancel.job_id;
             w->drain_attempt = w->attempt;
+            w->drain_since_s = now;
             char outcome[96];
             snprintf(outcome, sizeof outcome, "timed out after %.1f s", deadline_s);
             tb_err_t err;
@@ -1392,6 +1507,17 @@ static void s_prep(tb_loop_t *self)
         self->b.stats->specs_peak = held;
 }
 
+static bool s_idle(const tb_worker_t *w)
+{
+    return w->alive && w->job < 0 && !w->draining && w->trust != TB_TRUST_QUARANTINED;
+}
+
+/* Whether w's results are all run twice for now: verification is on, w is not trusted yet. */
+static bool s_on_probation(const tb_loop_t *self, const tb_worker_t *w)
+{
+    return self->opts->verify != TB_VERIFY_OFF && w->trust == TB_TRUST_NEW && !w->local;
+}
+
 /* Hands idle workers the largest eligible ready job; returns how many ready jobs are left that
  * nobody took. */
 static size_t s_dispatch(tb_loop_t *self, bool at_bound)
@@ -1404,7 +1530,6 @@ static size_t s_dispatch(tb_loop_t *self, bool at_bound)
             break;
         self->order_lo++;
     }
-    size_t ready = 0;
     for (size_t k = self->order_lo; k < n; k++) {
         size_t j = tb_jobtable_order(self->b.jobs, k);
         if (tb_jobtable_at(self->b.jobs, j)->state == TB_JOB_READY)
@@ -1412,6 +1537,9 @@ static size_t s_dispatch(tb_loop_t *self, bool at_bound)
     }
     if (tb_jobtable_failed_job(self->b.jobs) >= 0)
         return 0;
+    /* Largest first to the trusted workers. A worker on probation (verification on, not trusted
+     * yet) takes second opinions of any size, and otherwise the smallest jobs (second pass): all
+     * its results until its first agreement are run twice, so they should cost little. */
     for (size_t k = self->order_lo; k < n && !self->has_fatal; k++) {
         size_t j = tb_jobtable_order(self->b.jobs, k);
         tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, j);
@@ -1424,17 +1552,33 @@ static size_t s_dispatch(tb_loop_t *self, bool at_bound)
         tb_worker_t *taker = NULL;
         for (size_t i = 0; i < tb_registry_count(self->reg) && !taker; i++) {
             tb_worker_t *w = tb_registry_at(self->reg, i);
-            if (w->alive && w->job < 0 && !w->draining && w->trust != TB_TRUST_QUARANTINED &&
-                s_eligible(self, j, w))
+            if (s_idle(w) && (replica || !s_on_probation(self, w)) && s_eligible(self, j, w))
                 taker = w;
         }
         if (taker)
             s_grant(self, taker, j);
-        else if (job->votes && job->votes->n > 0 && !s_other_worker(self, j) &&
+        else if (replica && !s_other_worker(self, j) &&
                  (job->votes->n > 1 || tb_now_s() - job->votes->waiting_since_s > S_VERIFY_WAIT_S))
             s_tiebreak(self, j);
-        else
-            ready++;
+    }
+    for (size_t i = 0; i < tb_registry_count(self->reg) && !self->has_fatal; i++) {
+        tb_worker_t *w = tb_registry_at(self->reg, i);
+        if (!s_idle(w) || !s_on_probation(self, w))
+            continue;
+        for (size_t k = n; k-- > self->order_lo;) {
+            size_t j = tb_jobtable_order(self->b.jobs, k);
+            if (tb_jobtable_at(self->b.jobs, j)->state == TB_JOB_READY &&
+                tb_jobtable_may_start(self->b.jobs, j, at_bound) && s_eligible(self, j, w)) {
+                s_grant(self, w, j);
+                break;
+            }
+        }
+    }
+    size_t ready = 0;
+    for (size_t k = self->order_lo; k < n; k++) {
+        size_t j = tb_jobtable_order(self->b.jobs, k);
+        ready += tb_jobtable_at(self->b.jobs, j)->state == TB_JOB_READY &&
+                 tb_jobtable_may_start(self->b.jobs, j, at_bound);
     }
     return ready;
 }
@@ -1491,6 +1635,7 @@ static void s_turn(tb_loop_t *self)
     tb_broker_poll_events(self->broker);
     s_expire(self, tb_now_s() - turn_s);
     s_heartbeat(self);
+    s_peer_summary(self, tb_now_s());
     if (self->running && !self->over)
         s_batch_turn(self);
     for (size_t i = 0; i < tb_registry_count(self->reg); i++) {
@@ -1667,6 +1812,7 @@ void tb_loop_end(tb_loop_t *self)
 static void s_teardown(tb_loop_t *self, bool failed)
 {
     int told_local = 0;
+    s_peer_summary(self, self->peer_window_s + S_PEER_WINDOW_S); /* what is still counted */
     for (size_t i = 0; i < tb_registry_count(self->reg); i++) {
         tb_worker_t *w = tb_registry_at(self->reg, i);
         if (w->warn.suppressed)

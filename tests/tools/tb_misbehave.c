@@ -5,8 +5,8 @@
  *   2. sends a truncated READY                            (expect: logged, rejected)
  *   3. says READY with another build id                   (expect: DISCONNECT "refused")
  *   4. says READY properly, waits for a JOB, then sends
- *      a. a RESULT for a job that was not leased to it    (expect: logged, rejected)
- *      b. a RESULT for its job whose blob checksum lies   (expect: logged, rejected, job re-run)
+ *      a. a RESULT for its job whose blob checksum lies   (expect: logged, rejected, job re-run)
+ *      b. a RESULT for a job that was not leased to it    (expect: logged, rejected)
  *   5. says DISCONNECT and leaves.
  *
  * Prints one line per step to stdout and exits 0 when every step could be carried out and the
@@ -36,6 +36,10 @@
  *                 first land height 1 m higher, a coast block's middle height 1 m higher, 64
  *                 bytes of a tile's flow map flipped; its checksum recomputed, the spec's echo
  *                 intact (tests/test_farm_verify.sh: what only verification by replication finds)
+ *   drop          like lie with no kind altered, but its first JOB's answer is dropped as
+ *                 --drop says (tests/test_farm_dropped.sh): wrong-attempt (its RESULT under the
+ *                 attempt number + 1), wrong-id (under the job id + 1), ignore-cancel (no answer at
+ *                 all and its CANCEL ignored); it heartbeats on and answers later JOBs honestly
  *
  * It prints what it did ("sent", "refused", "got job") one line each, for the test to check.
  *
@@ -346,6 +350,7 @@ static int s_answer_once(s_peer_t *p, const char *attack, const char *name, cons
 /* ---- lie: an honest computation, a dishonest answer ---- */
 
 static const char *s_lie_kinds = "region,coast_block,tile"; /* --lie-kinds */
+static const char *s_drop = NULL;                           /* --drop (attack drop) */
 
 typedef struct {
     const char *kind;
@@ -427,6 +432,12 @@ static int s_lie(s_peer_t *p, const char *name, const char *kinds, int *jobs, in
     int cmd;
     while ((cmd = s_next(p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB) {
         (*jobs)++;
+        if (s_drop && *jobs == 1 && strcmp(s_drop, "ignore-cancel") == 0) {
+            free(spec);
+            printf("dropped job %llu attempt %u (%s): no answer, its cancel ignored\n",
+                   (unsigned long long)job.job_id, job.attempt, job.kind);
+            continue; /* s_next heartbeats, and skips the CANCEL */
+        }
         s_work_t w = {.kind = job.kind, .spec = spec, .spec_bytes = spec_bytes};
         atomic_init(&w.done, false);
         pthread_t th;
@@ -453,8 +464,18 @@ static int s_lie(s_peer_t *p, const char *name, const char *kinds, int *jobs, in
         void *blob;
         size_t blob_bytes;
         tb_err_t err;
+        tb_msg_t as = job;
+        bool dropped = s_drop && *jobs == 1;
+        if (dropped && strcmp(s_drop, "wrong-attempt") == 0)
+            as.attempt++;
+        else if (dropped)
+            as.job_id++;
+        if (dropped)
+            printf("dropped job %llu attempt %u (%s): answered as job %llu attempt %u\n",
+                   (unsigned long long)job.job_id, job.attempt, job.kind,
+                   (unsigned long long)as.job_id, as.attempt);
         if (tb_blob_encode(w.out.data, w.out.bytes, 1, &blob, &blob_bytes, &err) == 0) {
-            s_send_result(p, &job, blob, blob_bytes);
+            s_send_result(p, &as, blob, blob_bytes);
             free(blob);
             (*sent)++;
             printf("%s result of job %llu attempt %u (%s)\n", lied ? "sent an altered" : "sent the",
@@ -513,7 +534,14 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
             printf("got job %llu attempt %u (holding it)\n", (unsigned long long)job.job_id,
                    job.attempt);
         }
-    } else if (strcmp(attack, "lie") == 0) {
+    } else if (strcmp(attack, "lie") == 0 || strcmp(attack, "drop") == 0) {
+        if (strcmp(attack, "drop") == 0) {
+            s_lie_kinds = "";
+            if (!s_drop) {
+                fprintf(stderr, "tb_misbehave: --attack drop needs --drop\n");
+                return 2;
+            }
+        }
         s_lie(&p, name, s_lie_kinds, &jobs, &sent);
         printf("%s: %d jobs received, %d answers sent\n", attack, jobs, sent);
         zsock_destroy(&p.sock);
@@ -683,6 +711,8 @@ int main(int argc, char **argv)
         {"attack", TB_OPT_STRING, &attack, NULL, "NAME", "one hostile peer (see the top)"},
         {"name", TB_OPT_STRING, &name, NULL, "NAME", "the name it declares (attacker)"},
         {"from", TB_OPT_STRING, &from, NULL, "DIR", "replay: a result store to take results from"},
+        {"drop", TB_OPT_STRING, &s_drop, NULL, "HOW",
+         "drop: wrong-attempt, wrong-id or ignore-cancel"},
         {"lie-kinds", TB_OPT_STRING, &s_lie_kinds, NULL, "K,K",
          "lie: the kinds whose answers it alters (region,coast_block,tile)"},
         {"new-socket", TB_OPT_FLAG, &new_socket, NULL, NULL, "cycle: a new connection each time"},
@@ -746,29 +776,31 @@ int main(int argc, char **argv)
         uint32_t attempt = m.attempt;
         tb_proto_rx_close(&rx);
         printf("step 4: got job %llu attempt %u\n", (unsigned long long)job, attempt);
-        /* a. A result for a job that is not ours. */
+        /* a. Our job, with a blob whose checksum does not match its bytes (first: a lease holder
+         * that answers another job loses its lease at once, docs/distribution.md). */
         const char payload[] = "not the result you are looking for";
         void *blob;
         size_t blob_bytes;
         tb_blob_encode(payload, sizeof payload, 1, &blob, &blob_bytes, &err);
+        ((unsigned char *)blob)[16] ^= 0xff;
         tb_msg_init(&m, TB_CMD_RESULT);
-        m.job_id = job ^ 1;
-        m.attempt = attempt + 7;
+        m.job_id = job;
+        m.attempt = attempt;
         m.chunk_index = 0;
         m.chunk_count = 1;
         m.total_bytes = blob_bytes;
         m.chunk = blob;
         m.chunk_bytes = blob_bytes;
         s_send(c, &m);
-        printf("step 4a: sent a RESULT for job %llu attempt %u, not leased to us\n",
-               (unsigned long long)m.job_id, m.attempt);
-        /* b. Our job, with a blob whose checksum does not match its bytes. */
-        ((unsigned char *)blob)[16] ^= 0xff;
-        m.job_id = job;
-        m.attempt = attempt;
-        s_send(c, &m);
-        printf("step 4b: sent a RESULT for job %llu attempt %u with a wrong checksum\n",
+        printf("step 4a: sent a RESULT for job %llu attempt %u with a wrong checksum\n",
                (unsigned long long)job, attempt);
+        /* b. A result for a job that is not ours. */
+        ((unsigned char *)blob)[16] ^= 0xff;
+        m.job_id = job ^ 1;
+        m.attempt = attempt + 7;
+        s_send(c, &m);
+        printf("step 4b: sent a RESULT for job %llu attempt %u, not leased to us\n",
+               (unsigned long long)m.job_id, m.attempt);
         free(blob);
     }
     /* 5. Leave; let the coordinator read everything first. */
