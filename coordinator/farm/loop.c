@@ -494,14 +494,16 @@ static void s_tiebreak(tb_loop_t *self, size_t index)
 static void s_post_commit(tb_loop_t *self, size_t index, tb_vote_t *v, bool remove,
                           const tb_cache_key_t *key)
 {
-    if (!self->b.cache) {
-        tb_vote_free(v);
+    tb_commit_t *c = self->b.cache ? calloc(1, sizeof *c) : NULL;
+    if (!c) { /* no store (or no memory: not stored, recomputed next time); the result stays */
+        if (v) {
+            free(v->blob);
+            v->blob = NULL;
+            if (v->sinking)
+                tb_cache_sink_abort(&v->sink);
+            v->sinking = false;
+        }
         return;
-    }
-    tb_commit_t *c = calloc(1, sizeof *c);
-    if (!c) {
-        tb_vote_free(v);
-        return; /* not stored: recomputed next time */
     }
     c->task.run = tb_commit_run;
     c->batch = self->b.id;
@@ -596,31 +598,48 @@ static void s_accept(tb_loop_t *self, size_t index, int win)
     tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
     tb_votes_t *vs = job->votes;
     uint64_t h = vs->v[win].xxh3;
-    for (int k = 0; k < vs->n; k++) {
-        tb_worker_t *vw =
-            vs->v[k].worker >= 0 ? tb_registry_at(self->reg, (size_t)vs->v[k].worker) : NULL;
-        if (!vw)
-            continue;
-        if (vs->v[k].xxh3 != h) {
+    /* the votes as they are now (quarantining a worker drops its votes from every job, this one's
+     * too): the agreeing workers earn trust first, then the others are quarantined */
+    struct {
+        int32_t worker;
+        uint32_t attempt;
+        uint64_t xxh3;
+    } seen[TB_MAX_VOTES];
+    int n_seen = vs->n;
+    for (int k = 0; k < n_seen; k++) {
+        seen[k].worker = vs->v[k].worker;
+        seen[k].attempt = vs->v[k].attempt;
+        seen[k].xxh3 = vs->v[k].xxh3;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < n_seen; k++) {
+            tb_worker_t *vw =
+                seen[k].worker >= 0 ? tb_registry_at(self->reg, (size_t)seen[k].worker) : NULL;
+            if (!vw || (seen[k].xxh3 == h) != (pass == 0))
+                continue;
+            if (pass == 0) {
+                if (++vw->agreed >= self->opts->verify_first && vw->trust == TB_TRUST_NEW) {
+                    vw->trust = TB_TRUST_TRUSTED;
+                    tb_log(self->opts->verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
+                           "worker %s trusted: its result of %s agreed with another", vw->name,
+                           job->label);
+                }
+                continue;
+            }
             char why[160];
             snprintf(why, sizeof why, "(%016llx) is outside the majority (%016llx)",
-                     (unsigned long long)vs->v[k].xxh3, (unsigned long long)h);
-            tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, index, vs->v[k].attempt);
+                     (unsigned long long)seen[k].xxh3, (unsigned long long)h);
+            tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, index, seen[k].attempt);
             if (a) {
                 a->outcome = TB_OUT_DISAGREED;
                 free(a->text);
                 char text[200];
                 snprintf(text, sizeof text, "disagreed: %016llx, the majority %016llx",
-                         (unsigned long long)vs->v[k].xxh3, (unsigned long long)h);
+                         (unsigned long long)seen[k].xxh3, (unsigned long long)h);
                 a->text = strdup(text);
             }
             s_quarantine(self, vw, job->label, why);
-        } else if (++vw->agreed >= self->opts->verify_first && vw->trust == TB_TRUST_NEW) {
-            vw->trust = TB_TRUST_TRUSTED;
-            tb_log(self->opts->verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
-                   "worker %s trusted: its result of %s agreed with another", vw->name, job->label);
         }
-    }
     /* quarantining may have dropped votes: find the winner again */
     vs = job->votes;
     win = -1;
@@ -1782,6 +1801,7 @@ int tb_loop_open(tb_loop_t *self, tb_err_t *err)
 void tb_loop_begin(tb_loop_t *self, const tb_loop_batch_t *batch)
 {
     self->b = *batch;
+    self->votes_held = self->votes_bytes = 0; /* the last batch's went with its job table */
     self->running = true;
     self->over = false;
     self->pipeline = 0;
