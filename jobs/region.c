@@ -683,11 +683,58 @@ size_t tb_region_result_bound(const void *spec, size_t n)
                     24 * mouths);
 }
 
+/* The box, the steps and the solve mask (in place) of a spec, read without decoding the rest. */
+static int s_spec_frame(const void *spec, size_t n, tb_frame_t *box, int *steps,
+                        const uint8_t **mask, tb_err_t *err)
+{
+    tb_reader_t r;
+    tb_reader_init(&r, spec, n);
+    char *header =
+        tb_reader_preamble(&r, S_SPEC_MAGIC, S_VERSION, S_MAX_HEADER, "region spec", err);
+    if (!header)
+        return -1;
+    cJSON *root = cJSON_Parse(header);
+    free(header);
+    const cJSON *jbox = cJSON_GetObjectItemCaseSensitive(root, "box");
+    int64_t st, b[6];
+    int bad = !cJSON_IsArray(jbox) || cJSON_GetArraySize(jbox) != 7 ||
+              s_json_int(cJSON_GetObjectItemCaseSensitive(root, "steps"), 1, 1e7, &st);
+    for (int i = 0; !bad && i < 6; i++)
+        bad = s_json_int(cJSON_GetArrayItem(jbox, i), -1e12, 1e12, &b[i]);
+    const cJSON *cell = bad ? NULL : cJSON_GetArrayItem(jbox, 6);
+    bad = bad || !cJSON_IsNumber(cell) ||
+          tb_frame_make(box, b[4], b[5], cell->valuedouble, b[0], b[1], b[2], b[3], err) != 0;
+    cJSON_Delete(root);
+    if (bad)
+        return tb_err_set(err, TB_E_FORMAT, "region spec: malformed header");
+    if (s_box_fits(box, "region spec", err) != 0)
+        return -1;
+    size_t cells = (size_t)box->w * (size_t)box->h;
+    if (tb_reader_left(&r) != 2 * cells)
+        return tb_err_set(err, TB_E_FORMAT, "region spec: %zu raster bytes for %zu cells",
+                          tb_reader_left(&r), cells);
+    *steps = (int)st;
+    *mask = (const uint8_t *)spec + n - cells;
+    return 0;
+}
+
+static float s_plane_f32(const unsigned char *plane, size_t i)
+{
+    float f;
+    memcpy(&f, plane + 4 * i, 4);
+    return f;
+}
+
 /* A result answers a spec when it decodes and echoes the spec's hash (which covers the steps, the
- * box, the manifest and the inputs: everything the spec holds), docs/distribution.md. */
+ * box, the manifest and the inputs: everything the spec holds), docs/distribution.md, and holds
+ * what every honest answer holds: the spec's box and steps (the echo is one field of the header:
+ * a header altered around it must not pass), finite planes, every cell off the region's land held
+ * at sea level with no basin, drainage areas >= 0, statistics that decode and whose counts add up
+ * (the channel cells are the cardinal, diagonal and no-descent ones; no more land counted than the
+ * region has; none at the box edge). Read in place, one pass over the planes: a result of 2.7 GB
+ * is checked through its mapping, never copied. */
 static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
 {
-    /* read in place: a result of 2.7 GB is checked through its mapping, never copied */
     tb_region_result_view_t r;
     if (tb_region_result_view(result, bytes, &r, err) != 0)
         return -1;
@@ -697,6 +744,60 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
         return tb_err_set(err, TB_E_CHECKSUM,
                           "region result answers spec %016llx (%d steps), not this job's %016llx",
                           (unsigned long long)got, steps, (unsigned long long)want);
+    tb_frame_t box;
+    int spec_steps = 0;
+    const uint8_t *mask = NULL;
+    if (s_spec_frame(spec, n, &box, &spec_steps, &mask, err) != 0)
+        return -1;
+    const tb_frame_t *b = &r.box;
+    if (b->x0 != box.x0 || b->y0 != box.y0 || b->w != box.w || b->h != box.h ||
+        b->lattice_w != box.lattice_w || b->lattice_h != box.lattice_h || b->cell_m != box.cell_m)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "region result: box %lld,%lld %lld x %lld (lattice %lld x %lld), not the "
+                          "spec's %lld,%lld %lld x %lld (lattice %lld x %lld)",
+                          (long long)b->x0, (long long)b->y0, (long long)b->w, (long long)b->h,
+                          (long long)b->lattice_w, (long long)b->lattice_h, (long long)box.x0,
+                          (long long)box.y0, (long long)box.w, (long long)box.h,
+                          (long long)box.lattice_w, (long long)box.lattice_h);
+    if (steps != spec_steps)
+        return tb_err_set(err, TB_E_CHECKSUM, "region result: %d steps, the spec asks %d", steps,
+                          spec_steps);
+    int64_t land = 0;
+    for (size_t i = 0; i < r.cells; i++) {
+        float h = s_plane_f32(r.height_m, i), a = s_plane_f32(r.area_m2, i);
+        float u = s_plane_f32(r.uplift_m_yr, i);
+        int32_t bas;
+        memcpy(&bas, r.basin + 4 * i, 4);
+        land += mask[i] != 0;
+        if (!isfinite(h) || !isfinite(a) || !(a >= 0) || !isfinite(u) ||
+            (!mask[i] && (h != 0 || bas != -1)))
+            return tb_err_set(err, TB_E_CHECKSUM,
+                              "region result: box cell %zu (%lld,%lld) has height %g, area %g, "
+                              "uplift %g, basin %d%s",
+                              i, (long long)(i % (size_t)box.w), (long long)(i / (size_t)box.w),
+                              (double)h, (double)a, (double)u, (int)bas,
+                              mask[i] ? "" : " off the region's land (held at 0 m, basin -1)");
+    }
+    tb_stats_t *st = tb_stats_decode(r.stats, r.stats_bytes, err);
+    if (!st) {
+        tb_err_prefix(err, "region result: statistics");
+        return -1;
+    }
+    tb_stats_counts_t c;
+    tb_stats_counts(st, TB_STATS_ALL, &c);
+    int64_t edge = tb_stats_edge_cells(st);
+    tb_stats_destroy(&st);
+    if (c.channel_cells != c.channel_cardinal + c.channel_diagonal + c.channel_no_descent ||
+        c.land_cells < 0 || c.land_cells > land || c.area_cells > c.land_cells ||
+        c.channel_cells > c.land_cells || edge != 0)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "region result: statistics whose counts do not add up (%lld land cells "
+                          "of the region's %lld, %lld with an area, %lld channel cells = %lld "
+                          "cardinal + %lld diagonal + %lld without descent, %lld at the edge)",
+                          (long long)c.land_cells, (long long)land, (long long)c.area_cells,
+                          (long long)c.channel_cells, (long long)c.channel_cardinal,
+                          (long long)c.channel_diagonal, (long long)c.channel_no_descent,
+                          (long long)edge);
     return 0;
 }
 

@@ -189,6 +189,12 @@ row 2 'reachable from other hosts: give CURVE keys' "$TERRAIN" bake base/planet.
 row 2 'nokey.cert: not a ZeroMQ certificate' "$TERRAIN" farm-check --bind 'tcp://127.0.0.1:*' --curve-cert nokey.cert --out OUT
 row 2 'fifo.cert: not a regular file \(a FIFO\)' "$TERRAIN" bake base/planet.json --bind 'tcp://127.0.0.1:*' --curve-cert fifo.cert --out OUT
 row 2 'cannot bind tcp://256\.1\.1\.1' "$TERRAIN" farm-check --bind 'tcp://256.1.1.1:5555' --insecure --out OUT
+"$TERRAIN" farm-keys --out keys >/dev/null 2>&1 || fail "terrain farm-keys failed"
+mkdir -p noclients
+row 2 '--curve-clients noclients: no worker certificate in it' "$TERRAIN" bake base/planet.json --steps 2 --bind 'tcp://127.0.0.1:*' --curve-cert keys/coordinator.cert --curve-clients noclients --out OUT
+row 2 "--verify '2': expected auto, off, all or a share in \\(0, 1\\]" "$TERRAIN" bake base/planet.json --steps 2 --verify 2 --out OUT
+row 2 "--verify 'often': expected auto, off, all or a share" "$TERRAIN" farm-check --verify often --out OUT
+row 2 "--out '': expected the output directory" "$TERRAIN" bake base/planet.json --steps 2 --out ''
 
 # -- analyze
 python3 -c "import struct; open('nan.f32','wb').write(struct.pack('<16f', *([float('nan')] * 16)))"

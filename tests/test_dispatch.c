@@ -263,6 +263,7 @@ START_TEST(test_slow_consumer_throttles_without_losing_workers)
     o.liveness = 3;
     o.max_held = 2;
     o.max_specs = 2 * S_JOBS; /* the pipeline is no bound here: max_held alone must be */
+    o.helper_threads = 1;     /* the checks take CPU: leave the loop and the workers theirs */
     o.unordered = true;
     s_slow_t slow = {.sleep_s = 10 * o.heartbeat_ms / 1000.0};
     o.on_result = s_slow_result;
@@ -271,10 +272,11 @@ START_TEST(test_slow_consumer_throttles_without_losing_workers)
     tb_dispatch_t *d = tb_dispatch_new(&o, &err);
     for (size_t i = 0; i < S_JOBS; i++) {
         tb_grind_spec_t spec = s_spec(i, false);
-        /* a job of about a millisecond whose check takes 64 times as long: each result is on a
-         * helper thread long after its worker is free, so a bound that counted only the results
-         * that have landed would hand every worker a new job meanwhile (and all 5 would be held) */
-        spec.work = 20000;
+        /* a job of a fraction of a millisecond whose check takes 64 times as long: each result is
+         * on a helper thread long after its worker is free, so a bound that counted only the
+         * results that have landed would hand every worker a new job meanwhile (and all 5 would be
+         * held) */
+        spec.work = 5000;
         spec.flags = TB_GRIND_FLAG_SLOW_CHECK;
         unsigned char buf[TB_GRIND_SPEC_BYTES];
         tb_grind_spec_encode(&spec, buf);

@@ -2,6 +2,7 @@
  * thread count), the trapdoor check agrees with the real squarings and catches a wrong answer,
  * progress and cancellation work. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "jobs/checksum_grind.h"
 #include "jobs/job.h"
 #include "jobs/region.h"
+#include "jobs/stats/stats.h"
 
 static tb_grind_spec_t s_spec(uint64_t seed, uint64_t work, uint64_t out_bytes)
 {
@@ -97,31 +99,78 @@ START_TEST(test_results_are_checked_against_their_spec)
     free(longer);
     tb_job_output_free(&a);
 
-    /* A region result echoes the XXH3 of its spec. Spec bytes laid out as a region spec: magic,
-     * version, header length, a header, then 2 bytes a cell (4 cells). */
+    /* A region result echoes the XXH3 of its spec, and holds its spec's box and steps and what
+     * every honest answer holds. Spec bytes laid out as a region spec: magic, version, header
+     * length, a header with the box and steps, then 2 bytes a cell (4 cells: classes, then the
+     * solve mask, one cell of land). */
     const tb_job_kind_t *region = tb_job_find("region");
-    unsigned char rspec[12 + 2 + 8] = {'T', 'B', 'R', 'S', 1, 0, 0, 0, 2, 0, 0, 0, '{', '}'};
+    const char hdr[] = "{\"steps\":5,\"box\":[0,0,2,2,10,10,8]}";
+    unsigned char rspec[12 + sizeof hdr - 1 + 8] = {'T', 'B', 'R', 'S', 1, 0, 0, 0, sizeof hdr - 1,
+                                                    0,   0,   0};
+    memcpy(rspec + 12, hdr, sizeof hdr - 1);
+    rspec[sizeof rspec - 1] = 1; /* the last cell is the region's land */
     ck_assert_uint_ge(tb_job_result_bound(region, rspec, sizeof rspec), 4 * 16);
     ck_assert_uint_lt(tb_job_result_bound(region, rspec, sizeof rspec), 17u << 20);
     tb_region_result_t r = {0};
     ck_assert_int_eq(tb_frame_make(&r.box, 10, 10, 8, 0, 0, 2, 2, &err), 0);
     r.steps = 5;
-    float zeros[4] = {0};
-    int32_t basin[4] = {-1, -1, -1, -1};
-    r.height_m = r.area_m2 = r.uplift_m_yr = zeros;
+    float zeros[4] = {0}, heights[4] = {0, 0, 0, 12.5f};
+    int32_t basin[4] = {-1, -1, -1, 3};
+    r.height_m = heights;
+    r.area_m2 = r.uplift_m_yr = zeros;
     r.basin = basin;
-    r.stats = (void *)"s";
-    r.stats_bytes = 1;
+    tb_stats_params_t sp;
+    tb_stats_params_default(&sp, 8);
+    tb_stats_t *st = tb_stats_new(&sp, &err);
+    ck_assert_ptr_nonnull(st);
+    r.stats = tb_stats_encode(st, &r.stats_bytes, &err);
+    tb_stats_destroy(&st);
+    ck_assert_ptr_nonnull(r.stats);
     void *bytes;
     size_t n;
     r.spec_xxh3 = XXH3_64bits(rspec, sizeof rspec);
     ck_assert_int_eq(tb_region_result_encode(&r, &bytes, &n, &err), 0);
-    ck_assert_int_eq(tb_job_check_result(region, rspec, sizeof rspec, bytes, n, &err), 0);
+    ck_assert_msg(tb_job_check_result(region, rspec, sizeof rspec, bytes, n, &err) == 0, "%s",
+                  err.msg);
     free(bytes);
+    /* Negative controls, each echoing the spec: another box, other steps, a height that is not a
+     * number, a cell off the region's land that is not at sea level, statistics that do not
+     * decode. */
+    struct {
+        int what;
+        const char *says;
+    } bad[] = {{0, "not the spec's"},
+               {1, "steps, the spec asks 5"},
+               {2, "has height nan"},
+               {3, "off the region's land"},
+               {4, "region result: statistics"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        tb_region_result_t b = r;
+        float hb[4];
+        memcpy(hb, heights, sizeof hb);
+        b.height_m = hb;
+        if (bad[k].what == 0)
+            ck_assert_int_eq(tb_frame_make(&b.box, 10, 10, 8, 1, 0, 2, 2, &err), 0);
+        if (bad[k].what == 1)
+            b.steps = 6;
+        if (bad[k].what == 2)
+            hb[3] = NAN;
+        if (bad[k].what == 3)
+            hb[0] = 1;
+        if (bad[k].what == 4) {
+            b.stats = (void *)"s";
+            b.stats_bytes = 1;
+        }
+        ck_assert_int_eq(tb_region_result_encode(&b, &bytes, &n, &err), 0);
+        ck_assert_int_eq(tb_job_check_result(region, rspec, sizeof rspec, bytes, n, &err), -1);
+        ck_assert_msg(strstr(err.msg, bad[k].says) != NULL, "%s", err.msg);
+        free(bytes);
+    }
     r.spec_xxh3 ^= 1; /* a result made for another spec */
     ck_assert_int_eq(tb_region_result_encode(&r, &bytes, &n, &err), 0);
     ck_assert_int_eq(tb_job_check_result(region, rspec, sizeof rspec, bytes, n, &err), -1);
     ck_assert(strstr(err.msg, "(5 steps), not this job's") != NULL);
+    free(r.stats);
     free(bytes);
 }
 END_TEST

@@ -62,6 +62,8 @@ int tb_cmd_bake(int argc, char **argv)
     int status = tb_verb_parse(&v, argc, argv);
     if (status != TB_VERB_RUN)
         return status;
+    if (!*out_dir)
+        return tb_verb_usage(&v, "--out '': expected the output directory");
     if (tiles_only && no_tiles)
         return tb_verb_usage(&v,
                              "--tiles-only %s with --no-tiles: the one re-runs tiles, the "

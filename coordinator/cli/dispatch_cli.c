@@ -4,6 +4,7 @@
 #include "common/log.h"
 #include "common/pool.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "coordinator/farm/broker.h"
@@ -40,6 +41,9 @@ void tb_dispatch_cli_init(tb_dispatch_cli_t *c)
          TB_OPT_IRANGE(1, TB_PROTO_CHUNK_MAX / 1024)},
         {"job-timeout", TB_OPT_DOUBLE, &c->job_timeout_s, NULL, "S",
          "cancel and retry an attempt that runs longer (default: none)", TB_OPT_DRANGE(0, 1e9)},
+        {"verify", TB_OPT_STRING, &c->verify, NULL, "auto|off|all|SHARE",
+         "run results again on another worker and compare before use: a new worker's first, and "
+         "this share (0..1] of the rest (auto: 0.05 in farm mode, off for local workers)"},
         {"wait-workers", TB_OPT_DOUBLE, &c->wait_workers_s, NULL, "S",
          "farm mode: fail when no worker is connected for S seconds (default: wait)",
          TB_OPT_DRANGE(0, 1e9)},
@@ -89,6 +93,20 @@ int tb_dispatch_cli_apply(const tb_dispatch_cli_t *c, tb_dispatch_opts_t *o, tb_
      * bad usage (exit 2) and leaves no output directory behind. */
     if (c->bind && tb_broker_check(c->bind, c->insecure, c->curve_cert, c->curve_clients, err) != 0)
         return -1;
+    if (c->verify && strcmp(c->verify, "auto") != 0) {
+        char *end = NULL;
+        double share = strcmp(c->verify, "off") == 0   ? 0
+                       : strcmp(c->verify, "all") == 0 ? 1
+                                                       : strtod(c->verify, &end);
+        if (end && (end == c->verify || *end || !(share > 0 && share <= 1)))
+            return tb_err_set(err, TB_E_INVALID,
+                              "--verify '%s': expected auto, off, all or a share in (0, 1]",
+                              c->verify);
+        o->verify = strcmp(c->verify, "off") == 0   ? TB_VERIFY_OFF
+                    : strcmp(c->verify, "all") == 0 ? TB_VERIFY_ALL
+                                                    : TB_VERIFY_SHARE;
+        o->verify_share = share;
+    }
     o->workers = (int)c->workers;
     o->workers_given = c->workers_given;
     o->threads = (int)c->threads;

@@ -16,7 +16,7 @@
 #include "coordinator/cli/verb.h"
 #include "coordinator/farm/dispatch.h"
 
-#define TB_DISPATCH_CLI_N_OPTS 16
+#define TB_DISPATCH_CLI_N_OPTS 17
 
 typedef struct {
     int64_t workers;
@@ -31,6 +31,7 @@ typedef struct {
     int64_t liveness;
     int64_t chunk_kib;
     double job_timeout_s;
+    const char *verify; /* --verify auto|off|all|SHARE */
     double wait_workers_s;
     bool keep_workers;
     const char *worker_program;

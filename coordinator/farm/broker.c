@@ -4,6 +4,7 @@
 #include "common/fs.h"
 
 #include <czmq.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,6 +109,24 @@ int tb_broker_check(const char *bind, bool insecure, const char *curve_cert,
     if (curve_clients && !zsys_file_exists(curve_clients))
         return tb_err_set(err, TB_E_INVALID, "%s: no such directory of worker certificates",
                           curve_clients);
+    if (curve_clients) {
+        /* a directory with no certificate admits no worker: the bake would wait for ever */
+        DIR *d = opendir(curve_clients);
+        if (!d)
+            return tb_err_set(err, TB_E_INVALID, "--curve-clients %s: not a readable directory",
+                              curve_clients);
+        size_t certs = 0;
+        struct dirent *e;
+        while ((e = readdir(d)))
+            certs += e->d_name[0] != '.' && !strstr(e->d_name, "_secret");
+        closedir(d);
+        if (certs == 0)
+            return tb_err_set(err, TB_E_INVALID,
+                              "--curve-clients %s: no worker certificate in it (no worker could "
+                              "join; copy the workers' public certificates there, see terrain "
+                              "farm-keys)",
+                              curve_clients);
+    }
     return 0;
 }
 

@@ -69,6 +69,19 @@ tb_cache_t *tb_cache_open(const char *dir, tb_err_t *err)
         tb_err_set(err, TB_E_INVALID, "%s: result store path too long", dir);
         return NULL;
     }
+    /* No write goes through a symbolic link: a store directory that is one (OUT/.cache pointing
+     * elsewhere) would put every result where its owner never asked for them. */
+    struct stat st;
+    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char target[1024];
+        ssize_t n = readlink(dir, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        tb_err_set(err, TB_E_INVALID,
+                   "%s: the result store is a symbolic link (to %s); refusing to write through it "
+                   "(remove the link, or bake into another --out)",
+                   dir, n > 0 ? target : "?");
+        return NULL;
+    }
     /* The directory is made with the first result stored: a run refused before it computes
      * anything (a bind or key refusal) leaves no empty store behind. */
     tb_cache_t *self = tb_calloc(1, sizeof *self, "the result store", err);
@@ -174,8 +187,12 @@ int tb_cache_get_result(tb_cache_t *self, const tb_cache_key_t *key, size_t max_
     tb_cache_path(self, key, path, sizeof path);
     int fd;
     uint64_t size;
-    if (tb_fs_open_regular(path, &fd, &size, err) != 0)
-        return errno == ENOENT ? 0 : -1;
+    if (tb_fs_open_regular(path, &fd, &size, err) != 0) {
+        /* none stored only when nothing is there: errno after a refused FIFO or directory is
+         * whatever an earlier call left (an ENOENT from another lookup made a FIFO "not stored") */
+        struct stat st;
+        return lstat(path, &st) != 0 && errno == ENOENT ? 0 : -1;
+    }
     unsigned char head[S_HEAD];
     ssize_t n = size >= S_HEAD ? pread(fd, head, S_HEAD, 0) : 0;
     int r = -1;

@@ -114,6 +114,17 @@ tb_dispatch_t *tb_dispatch_new(const tb_dispatch_opts_t *opts, tb_err_t *err)
         o->large_result_bytes = (size_t)64 << 20;
     if (o->helper_threads <= 0)
         o->helper_threads = 2;
+    if (o->verify == TB_VERIFY_AUTO) {
+        /* a local bake's workers are this coordinator's own processes on a private socket */
+        o->verify = o->bind ? TB_VERIFY_SHARE : TB_VERIFY_OFF;
+        o->verify_share = TB_VERIFY_FARM_SHARE;
+    }
+    if (o->verify == TB_VERIFY_ALL)
+        o->verify_share = 1;
+    if (o->verify == TB_VERIFY_OFF)
+        o->verify_share = 0;
+    if (o->verify_first <= 0)
+        o->verify_first = 1;
     if (!o->label)
         o->label = "jobs";
     pthread_mutex_init(&self->mu, NULL);
@@ -412,6 +423,19 @@ static int s_inproc_job(tb_dispatch_t *self, tb_pool_t *pool, size_t i, tb_err_t
         *err = e;
         return tb_err_prefix(err, "%s failed", job->label);
     }
+    /* the same check as a worker's result, before it is stored or used: an answer of this
+     * process's that fails it is a bug, and must not land either */
+    if (tb_job_check_result(job->kind, job->spec, job->spec_bytes, out.data, out.bytes, &e) != 0) {
+        char outcome[TB_ERR_MSG_MAX + 16];
+        snprintf(outcome, sizeof outcome, "wrong result: %s", e.msg);
+        tb_jobtable_attempt_end(self->jobs, i, attempt, TB_OUT_WRONG, outcome, dt);
+        job->state = TB_JOB_FAILED;
+        self->stats.failed++;
+        free(out.data);
+        *err = e;
+        err->code = TB_E_INTERNAL;
+        return tb_err_prefix(err, "%s: its in-process result fails its check", job->label);
+    }
     tb_jobtable_attempt_end(self->jobs, i, attempt, TB_OUT_OK, NULL, dt);
     if (self->cache) {
         tb_err_t se;
@@ -612,8 +636,24 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self_)
     cJSON_AddNumberToObject(st, "held_peak", (double)s.held_peak);
     cJSON_AddNumberToObject(st, "specs_peak", (double)s.specs_peak);
     cJSON_AddNumberToObject(st, "mapped", (double)s.mapped);
+    cJSON_AddNumberToObject(st, "verified", (double)s.verified);
+    cJSON_AddNumberToObject(st, "verify_attempts", (double)s.verify_attempts);
+    cJSON_AddNumberToObject(st, "disagreements", (double)s.disagreements);
+    cJSON_AddNumberToObject(st, "tiebreaks", (double)s.tiebreaks);
+    cJSON *ver = cJSON_AddObjectToObject(root, "verify");
+    cJSON_AddStringToObject(ver, "mode",
+                            self->opts.verify == TB_VERIFY_OFF   ? "off"
+                            : self->opts.verify == TB_VERIFY_ALL ? "all"
+                                                                 : "share");
+    cJSON_AddNumberToObject(ver, "share", self->opts.verify_share);
+    cJSON_AddNumberToObject(ver, "first", self->opts.verify_first);
+    /* the workers quarantined for this bake (outside a majority), by name */
+    cJSON *quar = cJSON_AddArrayToObject(root, "quarantined");
     const tb_registry_t *reg = self->loop ? tb_loop_registry(self->loop) : NULL;
     cJSON *workers = reg ? tb_registry_json(reg) : cJSON_CreateArray();
+    for (size_t i = 0; reg && i < tb_registry_count(reg); i++)
+        if (tb_registry_at(reg, i)->trust == TB_TRUST_QUARANTINED)
+            cJSON_AddItemToArray(quar, cJSON_CreateString(tb_registry_at(reg, i)->name));
     for (size_t i = 0; reg && i < tb_registry_count(reg); i++) {
         const tb_worker_t *w = tb_registry_at(reg, i);
         const tb_jobrec_t *job = w->job >= 0 ? tb_jobtable_at(self->jobs, (size_t)w->job) : NULL;

@@ -154,7 +154,15 @@ typedef struct {
     size_t large_result_bytes;   /* a result whose raw size (or announced blob) is larger goes
                                     to a file and is delivered mapped; default 64 MiB */
     int helper_threads;          /* default 2 */
+    /* ---- verification by replication (docs/distribution.md, "Verification by replication") */
+    int verify;          /* TB_VERIFY_*: AUTO (0) is SHARE at 0.05 in farm mode, else OFF */
+    double verify_share; /* SHARE: the share of a trusted worker's results run again (0..1] */
+    int verify_first;    /* results of a new worker verified before it is trusted; default 1 */
 } tb_dispatch_opts_t;
+
+/* --verify: auto (the mode's default), off, all (every result run twice), or a share. */
+enum { TB_VERIFY_AUTO = 0, TB_VERIFY_OFF, TB_VERIFY_ALL, TB_VERIFY_SHARE };
+#define TB_VERIFY_FARM_SHARE 0.05
 
 /* One attempt at a job, for the record. */
 typedef struct {
@@ -199,6 +207,12 @@ typedef struct {
     size_t specs_peak;    /* the most lazy specs made and held at once */
     size_t mapped;        /* results delivered as mappings of a file */
     size_t local_started; /* local worker processes started by this engine so far */
+    /* verification by replication */
+    size_t verified;        /* results compared with another worker's before use */
+    size_t verify_attempts; /* the extra runs that took */
+    size_t disagreements;   /* jobs whose results differed */
+    size_t quarantined;     /* workers quarantined in this batch */
+    size_t tiebreaks;       /* jobs the coordinator ran itself to decide */
 } tb_dispatch_stats_t;
 
 /* A dispatcher with copied options (strings must outlive it). */

@@ -62,8 +62,21 @@ tb_jobtable_t *tb_jobtable_new(const tb_jobtable_opts_t *opts, tb_err_t *err)
     return self;
 }
 
+void tb_vote_free(tb_vote_t *v)
+{
+    tb_result_destroy(&v->result);
+    free(v->blob);
+    v->blob = NULL;
+    if (v->sinking)
+        tb_cache_sink_abort(&v->sink);
+    v->sinking = false;
+}
+
 static void s_job_free(tb_jobrec_t *job)
 {
+    for (int k = 0; job->votes && k < job->votes->n; k++)
+        tb_vote_free(&job->votes->v[k]);
+    free(job->votes);
     free(job->label);
     free(job->spec);
     free(job->spec_blob);
@@ -546,6 +559,8 @@ static cJSON *s_attempt_json(const tb_attempt_rec_t *a, const char *(*name_of)(v
                             : name_of     ? name_of(user, a->worker)
                                           : "?");
     cJSON_AddStringToObject(o, "outcome", tb_jobtable_outcome_text(a));
+    if (a->verify)
+        cJSON_AddBoolToObject(o, "verify", true);
     bool running = a->outcome == TB_OUT_RUNNING;
     cJSON_AddNumberToObject(o, "seconds", running ? tb_now_s() - a->started_s : a->seconds);
     cJSON_AddNumberToObject(o, "start_s", a->started_s - t0);
@@ -575,6 +590,8 @@ cJSON *tb_jobtable_job_json(const tb_jobtable_t *self, size_t i,
     if (job->state == TB_JOB_FAILED || (!done && job->error))
         cJSON_AddStringToObject(o, "error", job->error ? job->error : "failed");
     cJSON_AddBoolToObject(o, "from_store", job->from_store);
+    if (job->verified)
+        cJSON_AddBoolToObject(o, "verified", true);
     const char *who = !done             ? ""
                       : job->from_store ? "store"
                       : job->worker < 0 ? "in-process"
@@ -583,7 +600,8 @@ cJSON *tb_jobtable_job_json(const tb_jobtable_t *self, size_t i,
     cJSON_AddStringToObject(o, "worker", who);
     cJSON_AddNumberToObject(o, "seconds", job->seconds);
     cJSON_AddNumberToObject(o, "result_bytes", (double)job->result_bytes);
-    cJSON_AddNumberToObject(o, "deadline_s", job->deadline_s);
+    cJSON_AddNumberToObject(o, "deadline_s",
+                            job->deadline_s > 0 ? job->deadline_s : job->default_deadline_s);
     cJSON_AddStringToObject(o, "result_xxh3", done ? xxh : "");
     cJSON *attempts = cJSON_AddArrayToObject(o, "attempts");
     size_t n = job->n_attempts, keep = TB_JOBTABLE_RECORD_ATTEMPTS;

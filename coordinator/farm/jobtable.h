@@ -53,13 +53,39 @@ typedef enum {
 
 typedef struct {
     uint32_t attempt;
-    int32_t worker; /* registry index; -1: in-process */
+    int32_t worker; /* registry index; -1: in-process (the coordinator's own tie-break) */
     char *text;     /* the whole outcome when it is not "ok"/"running" (heap), else NULL */
     double started_s;
     uint64_t result_xxh3; /* of the raw result it returned, when it returned one */
     float seconds;
     uint8_t outcome; /* tb_outcome_t */
+    bool verify;     /* a run of a job whose result was already in hand (replication) */
 } tb_attempt_rec_t;
+
+/* Verification by replication (docs/distribution.md): one result of a job in hand, checked but
+ * neither stored nor used until another worker's agrees. */
+typedef struct {
+    int32_t worker;   /* registry index; -1: the coordinator itself (a tie-break) */
+    uint32_t conn_no; /* its connection (registry.h); unused for -1 */
+    uint32_t attempt;
+    uint64_t xxh3; /* of the raw result: what the votes compare */
+    double seconds;
+    tb_result_t *result; /* decoded and checked */
+    void *blob;          /* as it came, for the store (NULL when `sinking`) */
+    size_t blob_bytes;
+    bool sinking; /* a large one: its store file, written and not yet committed */
+    tb_cache_sink_t sink;
+} tb_vote_t;
+
+#define TB_MAX_VOTES 3
+typedef struct {
+    tb_vote_t v[TB_MAX_VOTES];
+    int n;
+    double waiting_since_s; /* when it last went back to wait for another opinion */
+} tb_votes_t;
+
+/* Frees a vote's result, blob and uncommitted store file. */
+void tb_vote_free(tb_vote_t *v);
 
 /* Makes job `index`'s spec when the engine needs it (lazy jobs; dispatch.h). */
 typedef int (*tb_jobtable_spec_fn)(void *user, size_t index, void **spec, size_t *bytes,
@@ -84,7 +110,8 @@ typedef struct {
     size_t max_result_bytes;
     double weight;
     double cells;
-    float deadline_s;
+    float deadline_s;         /* the caller's (or --job-timeout); 0: none given */
+    float default_deadline_s; /* ... then its kind's, from the measured cost (the engine's) */
     float progress;
     uint8_t state; /* tb_job_state_t */
     bool from_store;
@@ -103,6 +130,8 @@ typedef struct {
     size_t result_bytes;
     uint64_t result_xxh3;
     float seconds;
+    tb_votes_t *votes; /* verification: the results in hand (NULL: none; freed with the job) */
+    bool verified;     /* its result agreed with another worker's */
 } tb_jobrec_t;
 
 typedef struct {

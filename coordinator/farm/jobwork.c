@@ -9,6 +9,8 @@
 #include <xxhash.h>
 
 #include "common/blob.h"
+#include "common/log.h"
+#include "common/pool.h"
 #include "common/version.h"
 
 int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
@@ -120,6 +122,8 @@ void tb_verify_run(tb_task_t *task)
     }
     v->rc = 0;
     v->outcome = TB_OUT_OK;
+    if (v->hold)
+        return; /* the blob, or the file, waits for the votes */
     if (v->sinking) {
         v->store_rc = v->cache ? tb_cache_sink_commit(&v->sink, &v->store_err) : 0;
         if (!v->cache)
@@ -130,4 +134,47 @@ void tb_verify_run(tb_task_t *task)
     }
     free(v->blob);
     v->blob = NULL;
+}
+
+void tb_commit_run(tb_task_t *task)
+{
+    tb_commit_t *c = (tb_commit_t *)task;
+    c->rc = 0;
+    if (c->remove)
+        c->rc = tb_cache_remove(c->cache, &c->key, &c->err);
+    else if (c->sinking)
+        c->rc = tb_cache_sink_commit(&c->sink, &c->err);
+    else if (c->cache)
+        c->rc = tb_cache_put_blob(c->cache, &c->key, c->blob, c->blob_bytes, &c->err);
+    c->sinking = false;
+    free(c->blob);
+    c->blob = NULL;
+}
+
+void tb_tiebreak_run(tb_task_t *task)
+{
+    tb_tiebreak_t *t = (tb_tiebreak_t *)task;
+    t->rc = -1;
+    double t0 = tb_now_s();
+    tb_pool_t *pool = tb_pool_new(1, &t->err);
+    if (!pool)
+        return;
+    tb_job_ctx_t ctx = {.threads = 1, .pool = pool};
+    tb_job_output_t out = {0};
+    int r = tb_job_run(t->kind->name, t->spec, t->spec_bytes, &ctx, &out, &t->err);
+    tb_pool_destroy(&pool);
+    if (r != 0)
+        return;
+    if (tb_job_check_result(t->kind, t->spec, t->spec_bytes, out.data, out.bytes, &t->err) != 0 ||
+        tb_blob_encode(out.data, out.bytes, 0, &t->blob, &t->blob_bytes, &t->err) != 0) {
+        free(out.data);
+        return;
+    }
+    t->result_xxh3 = XXH3_64bits(out.data, out.bytes);
+    t->result = tb_result_from_memory(&out.data, out.bytes, &t->err);
+    free(out.data);
+    if (!t->result)
+        return;
+    t->seconds = tb_now_s() - t0;
+    t->rc = 0;
 }

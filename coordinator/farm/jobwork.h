@@ -80,6 +80,7 @@ typedef struct {
     size_t large_bytes;
     tb_cache_t *cache; /* store it there (NULL: nowhere) */
     tb_cache_key_t key;
+    bool hold; /* verification: store nothing yet; keep the blob (or the uncommitted file) */
     /* out */
     int rc;               /* 0 accepted; -1 refused (outcome, err) */
     tb_outcome_t outcome; /* TB_OUT_CORRUPT (did not decode) or TB_OUT_WRONG (the check) */
@@ -92,6 +93,44 @@ typedef struct {
 
 /* Runs a verify (the tb_task_t's run, or inline). */
 void tb_verify_run(tb_task_t *task);
+
+/* A result that verification by replication accepted: stored once the votes agree. */
+typedef struct {
+    tb_task_t task;
+    uint64_t batch;
+    size_t index;
+    tb_cache_t *cache;
+    tb_cache_key_t key;
+    void *blob; /* owned; or ... */
+    size_t blob_bytes;
+    bool sinking; /* ... this uncommitted store file, renamed into place */
+    tb_cache_sink_t sink;
+    bool remove; /* instead: remove the key's entry (a quarantined worker's result) */
+    int rc;
+    tb_err_t err;
+} tb_commit_t;
+
+void tb_commit_run(tb_task_t *task);
+
+/* The coordinator's own run of a job whose workers disagree and no other worker can decide (one
+ * thread, on a helper): checked like a worker's result; its blob kept for the store. */
+typedef struct {
+    tb_task_t task;
+    uint64_t batch;
+    size_t index;
+    const tb_job_kind_t *kind;
+    const void *spec; /* borrowed: the job keeps it while VERIFYING */
+    size_t spec_bytes;
+    int rc;
+    tb_err_t err;
+    tb_result_t *result;
+    uint64_t result_xxh3;
+    void *blob;
+    size_t blob_bytes;
+    double seconds;
+} tb_tiebreak_t;
+
+void tb_tiebreak_run(tb_task_t *task);
 
 /* Runs kind's check on a result (in memory or mapped), then gives the pages a mapping's check
  * read back to the kernel. 0, or -1 with *err. */

@@ -13,11 +13,14 @@
 #include <czmq.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include "common/blob.h"
 #include "common/log.h"
@@ -29,6 +32,14 @@
 
 /* A turn reads at most this long before it does its housekeeping (heartbeats, leases). */
 #define S_RECEIVE_BUDGET_S 0.05
+/* A result in hand waits this long for a second worker before the coordinator runs the job
+ * itself to verify it (a farm whose other workers have not joined yet, or a farm of one). Two
+ * results that differ with no third worker are decided at once. */
+#define S_VERIFY_WAIT_S 10.0
+/* Default deadlines of the jobs that have none (s_deadline). */
+#define S_DEADLINE_FLOOR_S 600.0
+#define S_DEADLINE_FACTOR 20.0
+#define S_MAX_KINDS 16
 /* Spec chunks sent to one worker a turn. */
 #define S_SPEC_CHUNKS_A_TURN 4
 
@@ -57,6 +68,16 @@ struct tb_loop_t {
     /* results on a helper thread: a worker's being decoded and checked (verifying), and store
      * lookups that may bring one (looking): they count against max_held before they land */
     size_t verifying, verifying_bytes, looking;
+    /* verification by replication: results in hand waiting for another worker's (count, bytes in
+     * memory; they count against max_held too), and the seed that picks the share verified */
+    size_t votes_held, votes_bytes;
+    uint64_t verify_seed;
+    /* each kind's longest successful attempt, for the default deadlines */
+    struct {
+        const tb_job_kind_t *kind;
+        double max_s;
+    } costs[S_MAX_KINDS];
+    size_t n_costs;
     bool has_fatal;
     tb_err_t fatal;
     double started_s;
@@ -66,7 +87,14 @@ struct tb_loop_t {
     uint32_t *live; /* the live workers' connection numbers, this turn */
     size_t n_live, cap_live;
     tb_warn_limit_t warn_unknown; /* peers that never said READY count as one */
+    /* joins and departures: S_PEER_LINES lines a window, then counted (s_peer_event) */
+    double peer_window_s;
+    int peer_lines;
+    long peer_joined, peer_left;
 };
+
+#define S_PEER_WINDOW_S 10.0
+#define S_PEER_LINES 10
 
 /* ---- small things ---- */
 
@@ -121,6 +149,42 @@ static void s_fatal(tb_loop_t *self, const tb_err_t *err)
         return;
     self->has_fatal = true;
     self->fatal = *err;
+}
+
+/* Says that a peer joined (`joined`) or left, unless S_PEER_LINES such lines were said in this
+ * S_PEER_WINDOW_S window: then it is counted, and the counts are said once the window is over
+ * (s_peer_summary). A connection storm of 2000 peers gives a few lines, not 5000. */
+static void s_peer_summary(tb_loop_t *self, double now)
+{
+    if (now - self->peer_window_s < S_PEER_WINDOW_S)
+        return;
+    if (self->peer_joined || self->peer_left)
+        tb_log_info("%ld more workers joined and %ld left in the last %.0f s", self->peer_joined,
+                    self->peer_left, now - self->peer_window_s);
+    self->peer_window_s = now;
+    self->peer_lines = 0;
+    self->peer_joined = self->peer_left = 0;
+}
+
+static void s_peer_event(tb_loop_t *self, bool joined, tb_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void s_peer_event(tb_loop_t *self, bool joined, tb_log_level_t level, const char *fmt, ...)
+{
+    s_peer_summary(self, tb_now_s());
+    if (level == TB_LOG_INFO && self->peer_lines >= S_PEER_LINES) {
+        if (joined)
+            self->peer_joined++;
+        else
+            self->peer_left++;
+        return;
+    }
+    self->peer_lines += level == TB_LOG_INFO;
+    char line[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    tb_log(level, "%s", line);
 }
 
 /* ---- leases ---- */
@@ -185,7 +249,7 @@ static void s_worker_lost(tb_loop_t *self, tb_worker_t *w, const char *why)
     if (w->job >= 0)
         s_lease_end(self, w, TB_OUT_LOST, outcome, false, true, NULL);
     s_transfer_drop(w);
-    tb_log_info("worker %s gone: %s", w->name, why);
+    s_peer_event(self, false, TB_LOG_INFO, "worker %s gone: %s", w->name, why);
 }
 
 static void s_blocklist(tb_loop_t *self, tb_worker_t *w)
@@ -220,8 +284,19 @@ static void s_live_conns(tb_loop_t *self)
 
 /* Whether job `index` may go to w: not to a connection it failed on, unless every live worker has
  * failed it. */
+static bool s_voted(const tb_jobrec_t *job, uint32_t conn_no)
+{
+    for (int k = 0; job->votes && k < job->votes->n; k++)
+        if (job->votes->v[k].worker >= 0 && job->votes->v[k].conn_no == conn_no)
+            return true;
+    return false;
+}
+
 static bool s_eligible(const tb_loop_t *self, size_t index, const tb_worker_t *w)
 {
+    /* a job run again to verify a result goes to another worker than the ones that gave one */
+    if (s_voted(tb_jobtable_at(self->b.jobs, index), w->conn_no))
+        return false;
     if (!tb_jobtable_failed_on(self->b.jobs, index, w->conn_no))
         return true;
     for (size_t i = 0; i < self->n_live; i++)
@@ -263,6 +338,20 @@ static void s_send_spec(tb_loop_t *self, tb_worker_t *w, int max)
     }
 }
 
+/* A job's deadline: its own (the caller's estimate, or --job-timeout), else its kind's from the
+ * measured cost: S_DEADLINE_FACTOR times the longest attempt of that kind this engine has seen
+ * succeed, and never under S_DEADLINE_FLOOR_S (the first jobs of a kind, not yet measured). */
+static double s_deadline(const tb_loop_t *self, const tb_jobrec_t *job)
+{
+    if (job->deadline_s > 0)
+        return job->deadline_s;
+    double d = S_DEADLINE_FLOOR_S;
+    for (size_t k = 0; k < self->n_costs; k++)
+        if (self->costs[k].kind == job->kind && S_DEADLINE_FACTOR * self->costs[k].max_s > d)
+            d = S_DEADLINE_FACTOR * self->costs[k].max_s;
+    return d;
+}
+
 static void s_grant(tb_loop_t *self, tb_worker_t *w, size_t index)
 {
     tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
@@ -274,9 +363,17 @@ static void s_grant(tb_loop_t *self, tb_worker_t *w, size_t index)
         return;
     }
     self->b.stats->attempts++;
+    if (job->votes && job->votes->n > 0) {
+        tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, index, attempt);
+        if (a)
+            a->verify = true;
+        self->b.stats->verify_attempts++;
+    }
     job->state = TB_JOB_LEASED;
     job->worker = w->index;
     job->progress = 0;
+    if (job->deadline_s <= 0)
+        job->default_deadline_s = (float)s_deadline(self, job);
     w->job = (int64_t)index;
     w->attempt = attempt;
     w->lease_started_s = tb_now_s();
@@ -330,6 +427,362 @@ static bool s_is_large(const tb_loop_t *self, const tb_msg_t *m)
     return raw > large;
 }
 
+/* ---- verification by replication (docs/distribution.md) ---- */
+
+/* Whether job `index`'s result from w must wait for another worker's: verification is on and the
+ * job has a result in hand already (this is a second opinion), its worker is not trusted yet, or
+ * the job is in the share picked (by a seed of this run, so no worker can tell which). */
+static bool s_needs_votes(const tb_loop_t *self, size_t index, const tb_worker_t *w)
+{
+    const tb_dispatch_opts_t *o = self->opts;
+    if (o->verify == TB_VERIFY_OFF)
+        return false;
+    const tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    if (job->votes && job->votes->n > 0)
+        return true;
+    /* this coordinator's own helpers, on its private socket, are trusted (but for `all`) */
+    if (w->local && o->verify != TB_VERIFY_ALL)
+        return false;
+    if (w->trust != TB_TRUST_TRUSTED)
+        return true;
+    if (o->verify_share >= 1)
+        return true;
+    uint64_t pick[2] = {self->b.id, index};
+    double u = (double)(XXH3_64bits_withSeed(pick, sizeof pick, self->verify_seed) >> 11) * 0x1p-53;
+    return u < o->verify_share;
+}
+
+/* Whether a live worker that may verify job `index` exists (busy or not): not quarantined and not
+ * one that gave it a result already. */
+static bool s_other_worker(const tb_loop_t *self, size_t index)
+{
+    const tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    for (size_t i = 0; i < tb_registry_count(self->reg); i++) {
+        const tb_worker_t *w = tb_registry_at(self->reg, i);
+        if (w->alive && w->trust != TB_TRUST_QUARANTINED && !s_voted(job, w->conn_no))
+            return true;
+    }
+    return false;
+}
+
+/* No other worker can give job `index` the opinion it needs: the coordinator runs it itself on a
+ * helper thread (rare: a farm of one worker, or two that disagree). */
+static void s_tiebreak(tb_loop_t *self, size_t index)
+{
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    tb_tiebreak_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        tb_err_t e;
+        tb_err_set(&e, TB_E_NOMEM, "out of memory verifying a result");
+        s_fatal(self, &e);
+        return;
+    }
+    t->task.run = tb_tiebreak_run;
+    t->batch = self->b.id;
+    t->index = index;
+    t->kind = job->kind;
+    t->spec = job->spec;
+    t->spec_bytes = job->spec_bytes;
+    job->state = TB_JOB_VERIFYING;
+    job->worker = -1;
+    self->b.stats->tiebreaks++;
+    tb_log_info("%s: no other worker can verify the result in hand: the coordinator runs it itself",
+                job->label);
+    tb_tasks_post(self->tasks, &t->task);
+}
+
+static void s_post_commit(tb_loop_t *self, size_t index, tb_vote_t *v, bool remove,
+                          const tb_cache_key_t *key)
+{
+    tb_commit_t *c = self->b.cache ? calloc(1, sizeof *c) : NULL;
+    if (!c) { /* no store (or no memory: not stored, recomputed next time); the result stays */
+        if (v) {
+            free(v->blob);
+            v->blob = NULL;
+            if (v->sinking)
+                tb_cache_sink_abort(&v->sink);
+            v->sinking = false;
+        }
+        return;
+    }
+    c->task.run = tb_commit_run;
+    c->batch = self->b.id;
+    c->index = index;
+    c->cache = self->b.cache;
+    c->key = *key;
+    c->remove = remove;
+    if (v) {
+        c->blob = v->blob;
+        c->blob_bytes = v->blob_bytes;
+        c->sinking = v->sinking;
+        c->sink = v->sink;
+        v->blob = NULL;
+        v->sinking = false;
+    }
+    tb_tasks_post(self->tasks, &c->task);
+}
+
+static size_t s_vote_mem(const tb_vote_t *v)
+{
+    return (v->result && !tb_result_mapped(v->result) ? tb_result_bytes(v->result) : 0) +
+           v->blob_bytes;
+}
+
+/* Drops vote k of job `index` (its worker was quarantined). */
+static void s_drop_vote(tb_loop_t *self, tb_jobrec_t *job, int k)
+{
+    tb_votes_t *vs = job->votes;
+    self->votes_held--;
+    self->votes_bytes -= s_vote_mem(&vs->v[k]);
+    tb_vote_free(&vs->v[k]);
+    vs->v[k] = vs->v[vs->n - 1];
+    memset(&vs->v[vs->n - 1], 0, sizeof vs->v[0]);
+    vs->n--;
+}
+
+static void s_quarantine(tb_loop_t *self, tb_worker_t *w, const char *label, const char *why)
+{
+    if (w->trust == TB_TRUST_QUARANTINED)
+        return;
+    w->trust = TB_TRUST_QUARANTINED;
+    self->b.stats->quarantined++;
+    tb_log_warn("worker %s (%s) quarantined for this bake: its result of %s %s; it gets no more "
+                "work and its other results are not used",
+                w->name, w->conn, label, why);
+    if (w->job >= 0) {
+        tb_msg_t cancel;
+        tb_msg_init(&cancel, TB_CMD_CANCEL);
+        cancel.job_id = s_wire_id(self, (size_t)w->job);
+        cancel.attempt = w->attempt;
+        w->draining = true;
+        w->drain_job = cancel.job_id;
+        w->drain_attempt = w->attempt;
+        w->drain_since_s = tb_now_s();
+        s_lease_end(self, w, TB_OUT_DISCARDED, "discarded: its worker was quarantined", false,
+                    false, NULL);
+        if (w->alive)
+            s_send(self, w, &cancel);
+    }
+    /* its results in hand elsewhere are dropped (those jobs wait for other opinions); its results
+     * already used unverified cannot be taken back: their store entries are removed and the run
+     * fails, naming them, so that the next bake recomputes them */
+    size_t used = 0;
+    char first[96] = "";
+    for (size_t j = 0; j < tb_jobtable_count(self->b.jobs); j++) {
+        tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, j);
+        for (int k = job->votes ? job->votes->n - 1 : -1; k >= 0; k--)
+            if (job->votes->v[k].worker == w->index)
+                s_drop_vote(self, job, k);
+        if (job->state == TB_JOB_DONE && !job->from_store && !job->verified &&
+            job->worker == w->index) {
+            if (!used++)
+                snprintf(first, sizeof first, "%s", job->label);
+            s_post_commit(self, j, NULL, true, &job->key);
+        }
+    }
+    if (used) {
+        tb_err_t e;
+        tb_err_set(
+            &e, TB_E_JOB,
+            "worker %s was quarantined after %zu of its results were used unverified (%s%s); "
+            "their store entries are removed: bake again to recompute them",
+            w->name, used, first, used > 1 ? ", ..." : "");
+        s_fatal(self, &e);
+    }
+}
+
+/* Job `index` has the result of vote `win`, agreed by `agree` votes: the others' workers are
+ * quarantined, the agreeing ones earn trust, the result is stored and used. */
+static void s_accept(tb_loop_t *self, size_t index, int win)
+{
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    tb_votes_t *vs = job->votes;
+    uint64_t h = vs->v[win].xxh3;
+    /* the votes as they are now (quarantining a worker drops its votes from every job, this one's
+     * too): the agreeing workers earn trust first, then the others are quarantined */
+    struct {
+        int32_t worker;
+        uint32_t attempt;
+        uint64_t xxh3;
+    } seen[TB_MAX_VOTES];
+    int n_seen = vs->n;
+    for (int k = 0; k < n_seen; k++) {
+        seen[k].worker = vs->v[k].worker;
+        seen[k].attempt = vs->v[k].attempt;
+        seen[k].xxh3 = vs->v[k].xxh3;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < n_seen; k++) {
+            tb_worker_t *vw =
+                seen[k].worker >= 0 ? tb_registry_at(self->reg, (size_t)seen[k].worker) : NULL;
+            if (!vw || (seen[k].xxh3 == h) != (pass == 0))
+                continue;
+            if (pass == 0) {
+                if (++vw->agreed >= self->opts->verify_first && vw->trust == TB_TRUST_NEW) {
+                    vw->trust = TB_TRUST_TRUSTED;
+                    tb_log(self->opts->verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
+                           "worker %s trusted: its result of %s agreed with another", vw->name,
+                           job->label);
+                }
+                continue;
+            }
+            char why[160];
+            snprintf(why, sizeof why, "(%016llx) is outside the majority (%016llx)",
+                     (unsigned long long)seen[k].xxh3, (unsigned long long)h);
+            tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, index, seen[k].attempt);
+            if (a) {
+                a->outcome = TB_OUT_DISAGREED;
+                free(a->text);
+                char text[200];
+                snprintf(text, sizeof text, "disagreed: %016llx, the majority %016llx",
+                         (unsigned long long)seen[k].xxh3, (unsigned long long)h);
+                a->text = strdup(text);
+            }
+            s_quarantine(self, vw, job->label, why);
+        }
+    /* quarantining may have dropped votes: find the winner again */
+    vs = job->votes;
+    win = -1;
+    for (int k = 0; k < vs->n && win < 0; k++)
+        if (vs->v[k].xxh3 == h)
+            win = k;
+    if (win < 0)
+        return; /* (cannot happen: an agreeing worker is never quarantined here) */
+    tb_vote_t *v = &vs->v[win];
+    self->votes_held--;
+    self->votes_bytes -= s_vote_mem(v);
+    s_post_commit(self, index, v, false, &job->key);
+    self->b.stats->ran++;
+    self->b.stats->verified++;
+    if (tb_result_mapped(v->result))
+        self->b.stats->mapped++;
+    job->verified = true;
+    tb_log(self->opts->verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
+           "%s verified: %d results agree (%016llx)", job->label, vs->n, (unsigned long long)h);
+    int32_t producer = v->worker;
+    double seconds = v->seconds;
+    tb_jobtable_done(self->b.jobs, index, &v->result, h, producer, seconds, false);
+    for (int k = 0; k < vs->n; k++) {
+        if (k != win) {
+            self->votes_held--;
+            self->votes_bytes -= s_vote_mem(&vs->v[k]);
+        }
+        tb_vote_free(&vs->v[k]);
+    }
+    free(job->votes);
+    job->votes = NULL;
+    tb_jobtable_drop_spec(self->b.jobs, index);
+    self->pipeline--;
+}
+
+/* Adds a checked result to job `index`'s votes (taken from the fields given) and decides: wait
+ * for another opinion, accept the majority, or fail when three results all differ. */
+static void s_add_vote(tb_loop_t *self, size_t index, tb_vote_t *in)
+{
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    if (!job->votes && !(job->votes = calloc(1, sizeof *job->votes))) {
+        tb_vote_free(in);
+        tb_err_t e;
+        tb_err_set(&e, TB_E_NOMEM, "out of memory verifying a result");
+        s_fatal(self, &e);
+        return;
+    }
+    tb_votes_t *vs = job->votes;
+    vs->v[vs->n++] = *in;
+    memset(in, 0, sizeof *in);
+    self->votes_held++;
+    self->votes_bytes += s_vote_mem(&vs->v[vs->n - 1]);
+    for (int a = 0; a < vs->n; a++)
+        for (int b = a + 1; b < vs->n; b++)
+            if (vs->v[a].xxh3 == vs->v[b].xxh3) {
+                s_accept(self, index, a);
+                return;
+            }
+    if (vs->n == 2) {
+        self->b.stats->disagreements++;
+        tb_log_warn("%s: two results differ (%016llx from %s, %016llx from %s): a third run "
+                    "decides",
+                    job->label, (unsigned long long)vs->v[0].xxh3,
+                    tb_registry_name(self->reg, vs->v[0].worker), (unsigned long long)vs->v[1].xxh3,
+                    tb_registry_name(self->reg, vs->v[1].worker));
+    }
+    if (vs->n == TB_MAX_VOTES) {
+        tb_err_t e;
+        tb_err_set(&e, TB_E_JOB, "%s: %d results and no two agree (%s, %s, %s)", job->label, vs->n,
+                   tb_registry_name(self->reg, vs->v[0].worker),
+                   tb_registry_name(self->reg, vs->v[1].worker),
+                   vs->v[2].worker < 0 ? "the coordinator"
+                                       : tb_registry_name(self->reg, vs->v[2].worker));
+        s_fatal(self, &e);
+        return;
+    }
+    job->state = TB_JOB_READY; /* to another worker */
+    vs->waiting_since_s = tb_now_s();
+}
+
+/* A worker's checked result that must wait for another opinion. */
+static void s_vote(tb_loop_t *self, tb_verify_t *v, tb_worker_t *w)
+{
+    tb_jobtable_attempt_end(self->b.jobs, v->index, v->attempt, TB_OUT_OK, NULL, v->seconds);
+    tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, v->index, v->attempt);
+    if (a)
+        a->result_xxh3 = v->result_xxh3;
+    w->jobs_done++;
+    if (w->trust == TB_TRUST_QUARANTINED) { /* caught while its result was being checked */
+        tb_jobtable_at(self->b.jobs, v->index)->state = TB_JOB_READY;
+        return;
+    }
+    tb_vote_t in = {.worker = w->index,
+                    .conn_no = w->conn_no,
+                    .attempt = v->attempt,
+                    .xxh3 = v->result_xxh3,
+                    .seconds = v->seconds,
+                    .result = v->result,
+                    .blob = v->blob,
+                    .blob_bytes = v->blob_bytes,
+                    .sinking = v->sinking,
+                    .sink = v->sink};
+    v->result = NULL;
+    v->blob = NULL;
+    v->sinking = false;
+    s_add_vote(self, v->index, &in);
+}
+
+/* A commit or a tie-break a helper finished. */
+static void s_collect_verification(tb_loop_t *self, tb_task_t *t)
+{
+    if (t->run == tb_commit_run) {
+        tb_commit_t *c = (tb_commit_t *)t;
+        if (c->rc != 0)
+            tb_log_warn("%s: %s: %s",
+                        c->remove ? "cannot remove a store entry" : "result not stored",
+                        self->running && c->batch == self->b.id
+                            ? tb_jobtable_at(self->b.jobs, c->index)->label
+                            : "a job of an earlier batch",
+                        c->err.msg);
+        return;
+    }
+    tb_tiebreak_t *tb = (tb_tiebreak_t *)t;
+    if (!self->running || self->over || tb->batch != self->b.id)
+        return;
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, tb->index);
+    if (tb->rc != 0) {
+        tb_err_t e = tb->err;
+        tb_err_prefix(&e, "%s: the coordinator's own run to verify it", job->label);
+        s_fatal(self, &e);
+        return;
+    }
+    tb_vote_t in = {.worker = -1,
+                    .xxh3 = tb->result_xxh3,
+                    .seconds = tb->seconds,
+                    .result = tb->result,
+                    .blob = tb->blob,
+                    .blob_bytes = tb->blob_bytes};
+    tb->result = NULL;
+    tb->blob = NULL;
+    s_add_vote(self, tb->index, &in);
+}
+
 static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
 {
     size_t index = (size_t)w->job;
@@ -355,6 +808,7 @@ static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
     v->scratch_dir = self->b.cache ? tb_cache_dir(self->b.cache) : self->scratch_dir;
     v->cache = self->b.cache;
     v->key = job->key;
+    v->hold = s_needs_votes(self, v->index, w);
     if (w->sinking) {
         v->sinking = true;
         v->sink = w->sink;
@@ -380,6 +834,21 @@ static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
 }
 
 /* A helper checked a result. */
+static void s_measured(tb_loop_t *self, const tb_job_kind_t *kind, double seconds)
+{
+    size_t k = 0;
+    while (k < self->n_costs && self->costs[k].kind != kind)
+        k++;
+    if (k == self->n_costs) {
+        if (k == S_MAX_KINDS)
+            return;
+        self->costs[self->n_costs].kind = kind;
+        self->costs[self->n_costs++].max_s = 0;
+    }
+    if (seconds > self->costs[k].max_s)
+        self->costs[k].max_s = seconds;
+}
+
 static void s_verified(tb_loop_t *self, tb_verify_t *v)
 {
     tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, v->index);
@@ -401,6 +870,11 @@ static void s_verified(tb_loop_t *self, tb_verify_t *v)
                         w->name, outcome);
         if (w->alive && w->failures >= self->opts->blocklist_after)
             s_blocklist(self, w);
+        return;
+    }
+    s_measured(self, job->kind, v->seconds);
+    if (v->hold) {
+        s_vote(self, v, w);
         return;
     }
     if (v->store_rc != 0)
@@ -460,8 +934,19 @@ static void s_prepped(tb_loop_t *self, tb_prep_t *p)
 
 static void s_discard_task(tb_task_t *task)
 {
-    /* a prep and a verify both start with their tb_task_t; run tells them apart */
-    if (task->run == tb_prep_run) {
+    /* every task starts with its tb_task_t; run tells them apart */
+    if (task->run == tb_commit_run) {
+        tb_commit_t *c = (tb_commit_t *)task;
+        free(c->blob);
+        if (c->sinking)
+            tb_cache_sink_abort(&c->sink);
+        free(c);
+    } else if (task->run == tb_tiebreak_run) {
+        tb_tiebreak_t *t = (tb_tiebreak_t *)task;
+        tb_result_destroy(&t->result);
+        free(t->blob);
+        free(t);
+    } else if (task->run == tb_prep_run) {
         tb_prep_t *p = (tb_prep_t *)task;
         free(p->made);
         free(p->blob);
@@ -481,6 +966,11 @@ static void s_collect(tb_loop_t *self)
 {
     tb_task_t *t;
     while ((t = tb_tasks_take(self->tasks)) != NULL) {
+        if (t->run == tb_commit_run || t->run == tb_tiebreak_run) {
+            s_collect_verification(self, t);
+            s_discard_task(t);
+            continue;
+        }
         bool prep = t->run == tb_prep_run;
         if (prep) {
             tb_prep_t *p = (tb_prep_t *)t;
@@ -576,9 +1066,11 @@ static void s_on_ready(tb_loop_t *self, const tb_proto_frame_t *id, const char *
                                      m->memory_bytes, local);
     if (!w)
         return;
-    tb_log(self->opts->verbose || !w->local ? TB_LOG_INFO : TB_LOG_DEBUG,
-           "worker %s joined (%u threads, %.1f GiB)", w->name, w->threads,
-           (double)w->memory_bytes / (1 << 30));
+    if (w->local)
+        w->trust = TB_TRUST_TRUSTED; /* one of this coordinator's processes */
+    s_peer_event(self, true, self->opts->verbose || !w->local ? TB_LOG_INFO : TB_LOG_DEBUG,
+                 "worker %s joined (%u threads, %.1f GiB)", w->name, w->threads,
+                 (double)w->memory_bytes / (1 << 30));
     tb_msg_t hb;
     tb_msg_init(&hb, TB_CMD_HEARTBEAT);
     s_send(self, w, &hb);
@@ -616,8 +1108,25 @@ static void s_on_result_chunk(tb_loop_t *self, tb_worker_t *w, const tb_msg_t *m
 {
     if (!s_holds(self, w, m)) {
         bool last = m->chunk_index + 1 == m->chunk_count;
-        if (!s_drained(w, m, last) && m->chunk_index == 0)
+        if (s_drained(w, m, last))
+            return;
+        if (m->chunk_index == 0)
             s_reject(w, m, "not leased to it (a stale attempt or another worker's job)");
+        /* A worker runs one job at a time: the lease holder answering another (job, attempt) has
+         * dropped its lease's answer, and would hold the job for ever while it heartbeats. The
+         * lease ends as a failure and the job runs again at once. */
+        if (last && self->running && w->job >= 0) {
+            char outcome[200];
+            snprintf(
+                outcome, sizeof outcome,
+                "bad answer: a RESULT for job %llu attempt %u, not its lease (job %llu attempt "
+                "%u)",
+                (unsigned long long)m->job_id, m->attempt,
+                (unsigned long long)s_wire_id(self, (size_t)w->job), w->attempt);
+            tb_err_t err;
+            tb_err_set(&err, TB_E_JOB, "%s", outcome);
+            s_lease_end(self, w, TB_OUT_BAD_TRANSFER, outcome, true, false, &err);
+        }
         return;
     }
     if (!w->result_in.started && m->chunk_index == 0 && s_is_large(self, m)) {
@@ -757,8 +1266,18 @@ static void s_expire(tb_loop_t *self, double busy_s)
             s_worker_lost(self, w, why);
             continue;
         }
+        /* a cancelled attempt whose worker never says it stopped (its answer was dropped, or it
+         * ignores CANCEL) holds the worker back one liveness window, no longer: its late answer
+         * is fenced off anyway */
+        if (w->draining && now - w->drain_since_s > dead_s) {
+            w->draining = false;
+            tb_log(self->opts->verbose ? TB_LOG_INFO : TB_LOG_DEBUG,
+                   "worker %s: no answer to the cancel of job %llu attempt %u in %.1f s; it gets "
+                   "work again",
+                   w->name, (unsigned long long)w->drain_job, w->drain_attempt, dead_s);
+        }
         tb_jobrec_t *job = s_job(self, w->job);
-        double deadline_s = job ? job->deadline_s : 0;
+        double deadline_s = job ? s_deadline(self, job) : 0;
         if (job && deadline_s > 0 && now - w->lease_started_s > deadline_s) {
             tb_msg_t cancel;
             tb_msg_init(&cancel, TB_CMD_CANCEL);
@@ -767,6 +1286,7 @@ static void s_expire(tb_loop_t *self, double busy_s)
             w->draining = true;
             w->drain_job = cancel.job_id;
             w->drain_attempt = w->attempt;
+            w->drain_since_s = now;
             char outcome[96];
             snprintf(outcome, sizeof outcome, "timed out after %.1f s", deadline_s);
             tb_err_t err;
@@ -931,8 +1451,8 @@ static bool s_at_bound(tb_loop_t *self, bool lookups)
         return false;
     size_t count, bytes;
     tb_delivery_outstanding(self->b.delivery, &count, &bytes);
-    count += tb_jobtable_held(self->b.jobs) + self->verifying;
-    bytes += tb_jobtable_held_bytes(self->b.jobs) + self->verifying_bytes;
+    count += tb_jobtable_held(self->b.jobs) + self->verifying + self->votes_held;
+    bytes += tb_jobtable_held_bytes(self->b.jobs) + self->verifying_bytes + self->votes_bytes;
     if (count > self->b.stats->held_peak)
         self->b.stats->held_peak = count;
     if (lookups)
@@ -1006,6 +1526,17 @@ static void s_prep(tb_loop_t *self)
         self->b.stats->specs_peak = held;
 }
 
+static bool s_idle(const tb_worker_t *w)
+{
+    return w->alive && w->job < 0 && !w->draining && w->trust != TB_TRUST_QUARANTINED;
+}
+
+/* Whether w's results are all run twice for now: verification is on, w is not trusted yet. */
+static bool s_on_probation(const tb_loop_t *self, const tb_worker_t *w)
+{
+    return self->opts->verify != TB_VERIFY_OFF && w->trust == TB_TRUST_NEW && !w->local;
+}
+
 /* Hands idle workers the largest eligible ready job; returns how many ready jobs are left that
  * nobody took. */
 static size_t s_dispatch(tb_loop_t *self, bool at_bound)
@@ -1018,7 +1549,6 @@ static size_t s_dispatch(tb_loop_t *self, bool at_bound)
             break;
         self->order_lo++;
     }
-    size_t ready = 0;
     for (size_t k = self->order_lo; k < n; k++) {
         size_t j = tb_jobtable_order(self->b.jobs, k);
         if (tb_jobtable_at(self->b.jobs, j)->state == TB_JOB_READY)
@@ -1026,22 +1556,48 @@ static size_t s_dispatch(tb_loop_t *self, bool at_bound)
     }
     if (tb_jobtable_failed_job(self->b.jobs) >= 0)
         return 0;
+    /* Largest first to the trusted workers. A worker on probation (verification on, not trusted
+     * yet) takes second opinions of any size, and otherwise the smallest jobs (second pass): all
+     * its results until its first agreement are run twice, so they should cost little. */
     for (size_t k = self->order_lo; k < n && !self->has_fatal; k++) {
         size_t j = tb_jobtable_order(self->b.jobs, k);
         tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, j);
-        if (job->state != TB_JOB_READY || !tb_jobtable_may_start(self->b.jobs, j, at_bound))
+        /* a second opinion on a result in hand may always start: it is what lets that result
+         * (counted against the bound) go */
+        bool replica = job->votes && job->votes->n > 0;
+        if (job->state != TB_JOB_READY ||
+            (!replica && !tb_jobtable_may_start(self->b.jobs, j, at_bound)))
             continue;
         tb_worker_t *taker = NULL;
         for (size_t i = 0; i < tb_registry_count(self->reg) && !taker; i++) {
             tb_worker_t *w = tb_registry_at(self->reg, i);
-            if (w->alive && w->job < 0 && !w->draining && w->trust != TB_TRUST_QUARANTINED &&
-                s_eligible(self, j, w))
+            if (s_idle(w) && (replica || !s_on_probation(self, w)) && s_eligible(self, j, w))
                 taker = w;
         }
         if (taker)
             s_grant(self, taker, j);
-        else
-            ready++;
+        else if (replica && !s_other_worker(self, j) &&
+                 (job->votes->n > 1 || tb_now_s() - job->votes->waiting_since_s > S_VERIFY_WAIT_S))
+            s_tiebreak(self, j);
+    }
+    for (size_t i = 0; i < tb_registry_count(self->reg) && !self->has_fatal; i++) {
+        tb_worker_t *w = tb_registry_at(self->reg, i);
+        if (!s_idle(w) || !s_on_probation(self, w))
+            continue;
+        for (size_t k = n; k-- > self->order_lo;) {
+            size_t j = tb_jobtable_order(self->b.jobs, k);
+            if (tb_jobtable_at(self->b.jobs, j)->state == TB_JOB_READY &&
+                tb_jobtable_may_start(self->b.jobs, j, at_bound) && s_eligible(self, j, w)) {
+                s_grant(self, w, j);
+                break;
+            }
+        }
+    }
+    size_t ready = 0;
+    for (size_t k = self->order_lo; k < n; k++) {
+        size_t j = tb_jobtable_order(self->b.jobs, k);
+        ready += tb_jobtable_at(self->b.jobs, j)->state == TB_JOB_READY &&
+                 tb_jobtable_may_start(self->b.jobs, j, at_bound);
     }
     return ready;
 }
@@ -1098,6 +1654,7 @@ static void s_turn(tb_loop_t *self)
     tb_broker_poll_events(self->broker);
     s_expire(self, tb_now_s() - turn_s);
     s_heartbeat(self);
+    s_peer_summary(self, tb_now_s());
     if (self->running && !self->over)
         s_batch_turn(self);
     for (size_t i = 0; i < tb_registry_count(self->reg); i++) {
@@ -1212,6 +1769,11 @@ int tb_loop_open(tb_loop_t *self, tb_err_t *err)
     }
     self->sock = tb_broker_socket(self->broker);
     self->open = true;
+    /* which trusted results are verified: unpredictable to a worker (no output bit depends on it)
+     */
+    uint64_t entropy[3] = {(uint64_t)(tb_now_s() * 1e9), (uint64_t)getpid(),
+                           (uint64_t)(uintptr_t)self};
+    self->verify_seed = XXH3_64bits(entropy, sizeof entropy);
     if (o->bind) {
         tb_log_info("listening for workers on %s%s", tb_broker_endpoint(self->broker),
                     tb_broker_secure(self->broker) ? " (CURVE)" : "");
@@ -1239,6 +1801,7 @@ int tb_loop_open(tb_loop_t *self, tb_err_t *err)
 void tb_loop_begin(tb_loop_t *self, const tb_loop_batch_t *batch)
 {
     self->b = *batch;
+    self->votes_held = self->votes_bytes = 0; /* the last batch's went with its job table */
     self->running = true;
     self->over = false;
     self->pipeline = 0;
@@ -1269,6 +1832,7 @@ void tb_loop_end(tb_loop_t *self)
 static void s_teardown(tb_loop_t *self, bool failed)
 {
     int told_local = 0;
+    s_peer_summary(self, self->peer_window_s + S_PEER_WINDOW_S); /* what is still counted */
     for (size_t i = 0; i < tb_registry_count(self->reg); i++) {
         tb_worker_t *w = tb_registry_at(self->reg, i);
         if (w->warn.suppressed)

@@ -75,6 +75,7 @@ typedef struct {
     bool draining;
     uint64_t drain_job;
     uint32_t drain_attempt;
+    double drain_since_s; /* a worker that never answers its cancel is free again after a while */
     int failures;
     tb_warn_limit_t warn;
     int jobs_done;

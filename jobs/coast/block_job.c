@@ -809,6 +809,84 @@ static size_t s_result_bound(const void *spec, size_t n)
 
 /* A result answers a spec when it echoes the spec's hash and names the spec's interior and probe
  * flag, with the maps' bytes that interior takes (docs/distribution.md, "Verifying results"). */
+/* What every honest tally of an interior holds: each count belongs to one of its cells (so none is
+ * negative and none over the interior's cells; the tally counts all of them, but a probe's only
+ * what its passes reached), the exposure histogram counts exactly the waterline
+ * cells and the backshore histogram exactly the backshore cells, and the first drift's sources are
+ * the cut and the river supply. */
+static int s_check_tally(const tb_coast_block_result_t *got, tb_err_t *err)
+{
+    const tb_coast_tally_t *t = &got->tally;
+    int64_t cells = got->interior.w * got->interior.h;
+    const int64_t per_cell[] = {t->sea_cells,       t->shelf_cells,  t->waterline_cells,
+                                t->drowned_cells,   t->planed_cells, t->beach_cells,
+                                t->backshore_cells, t->mouths};
+    if (!got->totals_only && t->cells != cells)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "coast block result: a tally of %lld cells for an interior of %lld",
+                          (long long)t->cells, (long long)cells);
+    for (size_t k = 0; k < sizeof per_cell / sizeof *per_cell; k++)
+        if (per_cell[k] < 0 || per_cell[k] > cells)
+            return tb_err_set(err, TB_E_CHECKSUM,
+                              "coast block result: tally count %zu is %lld, outside 0..%lld cells",
+                              k, (long long)per_cell[k], (long long)cells);
+    if (t->edges < 0 || t->edges > 2 * cells || t->cut_units < 0 || t->river_units < 0 ||
+        t->no_room_units < 0 || t->sources[0] < 0 || t->sources[1] < 0)
+        return tb_err_set(err, TB_E_CHECKSUM, "coast block result: a negative tally count");
+    int64_t exposed = 0, backshore = 0;
+    for (int e = 0; e < TB_COAST_EXPOSURE_BINS; e++) {
+        if (t->exposure_hist[e] < 0)
+            return tb_err_set(err, TB_E_CHECKSUM,
+                              "coast block result: exposure bin %d holds %lld cells", e,
+                              (long long)t->exposure_hist[e]);
+        exposed += t->exposure_hist[e];
+    }
+    for (int b = 0; b < TB_COAST_BACKSHORE_BINS; b++) {
+        if (t->backshore_hist[b] < 0)
+            return tb_err_set(err, TB_E_CHECKSUM,
+                              "coast block result: backshore bin %d holds %lld cells", b,
+                              (long long)t->backshore_hist[b]);
+        backshore += t->backshore_hist[b];
+    }
+    if (exposed != t->waterline_cells || backshore != t->backshore_cells)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "coast block result: %lld cells by exposure for %lld waterline cells, "
+                          "%lld by backshore height for %lld backshore cells",
+                          (long long)exposed, (long long)t->waterline_cells, (long long)backshore,
+                          (long long)t->backshore_cells);
+    if (t->sources[0] != t->cut_units + t->river_units)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "coast block result: the first drift's sources %lld are not the cut %lld "
+                          "plus the river supply %lld",
+                          (long long)t->sources[0], (long long)t->cut_units,
+                          (long long)t->river_units);
+    return 0;
+}
+
+/* The interior's maps (after the tally): finite heights and moved depths, exposures in 0..1 (or
+ * none, beyond carry_m of the waterline). */
+static int s_check_maps(const tb_coast_block_result_t *got, const uint8_t *maps, tb_err_t *err)
+{
+    size_t cells = (size_t)got->interior.w * (size_t)got->interior.h;
+    for (size_t i = 0; i < cells; i++) {
+        float h, m;
+        uint16_t e;
+        memcpy(&h, maps + 4 * i, 4);
+        memcpy(&m, maps + 4 * cells + 4 * i, 4);
+        memcpy(&e, maps + 8 * cells + 2 * i, 2);
+        if (!isfinite(h) || !isfinite(m) ||
+            (e > TB_COAST_EXPOSURE_ONE && e != TB_COAST_NO_EXPOSURE))
+            return tb_err_set(
+                err, TB_E_CHECKSUM,
+                "coast block result: interior cell %zu (%lld,%lld) has height %g, "
+                "moved %g, exposure %u (of %d)",
+                i, (long long)(got->interior.x0 + (int64_t)(i % (size_t)got->interior.w)),
+                (long long)(got->interior.y0 + (int64_t)(i / (size_t)got->interior.w)), (double)h,
+                (double)m, (unsigned)e, TB_COAST_EXPOSURE_ONE);
+    }
+    return 0;
+}
+
 static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
 {
     tb_reader_t r;
@@ -816,7 +894,10 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
     tb_coast_block_result_t got;
     if (s_spec_head(spec, n, &r, &s, err) != 0 || s_result_head(result, bytes, &r, &got, err) != 0)
         return -1;
+    int rc = s_check_tally(&got, err);
     tb_coast_tally_free(&got.tally);
+    if (rc != 0)
+        return -1;
     uint64_t want = XXH3_64bits(spec, n);
     if (got.spec_xxh3 != want)
         return tb_err_set(err, TB_E_CHECKSUM,
@@ -832,7 +913,7 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
                           got.totals_only ? " (probe)" : "", (long long)s.interior.x0,
                           (long long)s.interior.y0, (long long)s.interior.w,
                           (long long)s.interior.h, s.totals_only ? " (probe)" : "");
-    return 0;
+    return s.totals_only ? 0 : s_check_maps(&got, r.data + r.pos, err);
 }
 
 const tb_job_kind_t tb_job_kind_coast_block = {

@@ -1140,6 +1140,78 @@ size_t tb_tile_result_bound(const void *spec, size_t n)
  * window and the parameters) and its tile, interior, elevation range, class count and length are
  * the ones the spec asks for (docs/distribution.md, "Verifying results"). Reads the headers only.
  */
+/* No honest height is this far from sea level (the deepest trench and the highest peak of a planet
+ * are a few tens of km). */
+#define S_MAX_ABS_HEIGHT_M 1e6
+
+static int64_t s_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return (int64_t)v;
+}
+
+/* What every honest tile result holds (its head checked): finite heights within a physical bound
+ * (not the manifest's elevation range: heights beyond it are honest, the 16-bit samples clip them
+ * and the bake reports the clipped share), each 16-bit sample the encoding of its height in that
+ * range; the statistics count every interior cell once (the slope histograms add up to the cells,
+ * the land and channel cells within them) and no negative volume; the droplets' budget closes: what
+ * they laid and carried off the window is at most what they eroded. Read in place, one pass over
+ * the heights. */
+static int s_check_body(const tb_tile_result_t *got, const char *id, const uint8_t *body,
+                        tb_err_t *err)
+{
+    size_t n = (size_t)got->interior.w * (size_t)got->interior.h;
+    double lo = got->elevation_min_m, hi = got->elevation_max_m, scale = 65535.0 / (hi - lo);
+    const uint8_t *h16 = body + 4 * n;
+    for (size_t o = 0; o < n; o++) {
+        float h;
+        uint16_t u;
+        memcpy(&h, body + 4 * o, 4);
+        memcpy(&u, h16 + 2 * o, 2);
+        double v = ((double)h - lo) * scale;
+        uint16_t want = !(v >= 0) ? 0 : (v > 65535 ? 65535 : (uint16_t)(v + 0.5));
+        if (!isfinite(h) || !(fabs(h) <= S_MAX_ABS_HEIGHT_M) || u != want)
+            return tb_err_set(err, TB_E_CHECKSUM,
+                              "tile result (tile %s): interior cell %zu has height %g m (at most "
+                              "%g from sea level) and sample %u (its encoding is %u)",
+                              id, o, (double)h, S_MAX_ABS_HEIGHT_M, (unsigned)u, (unsigned)want);
+    }
+    const uint8_t *t = body + 13 * n;
+    int64_t bu[6], st[5];
+    for (int k = 0; k < 6; k++)
+        bu[k] = s_le64(t + 8 * k);
+    for (int k = 0; k < 5; k++)
+        st[k] = s_le64(t + 48 + 8 * k);
+    int64_t binned = 0;
+    bool neg = false;
+    for (int c = 0; c < got->stats.n_classes; c++)
+        for (int k = 0; k < TB_TILE_SLOPE_BINS; k++) {
+            int64_t v = s_le64(t + 88 + 8 * ((size_t)c * TB_TILE_SLOPE_BINS + (size_t)k));
+            neg |= v < 0;
+            binned += v;
+        }
+    /* bu: eroded, deposited, carried off, deposited at the end, droplets, steps; st: cells, land
+     * cells, channel cells, eroded, deposited */
+    if (neg || st[0] != (int64_t)n || binned != st[0] || st[1] < 0 || st[1] > st[0] || st[2] < 0 ||
+        st[2] > st[1] || st[3] < 0 || st[4] < 0)
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "tile result (tile %s): statistics that do not add up (%lld cells of "
+                          "%zu, %lld in the slope bins, %lld land, %lld channel)",
+                          id, (long long)st[0], n, (long long)binned, (long long)st[1],
+                          (long long)st[2]);
+    for (int k = 0; k < 6; k++)
+        neg |= bu[k] < 0;
+    if (neg || bu[3] > bu[1] || bu[1] > bu[0] || bu[2] > bu[0] - bu[1])
+        return tb_err_set(err, TB_E_CHECKSUM,
+                          "tile result (tile %s): a droplet budget that does not close (eroded "
+                          "%lld, deposited %lld of which %lld at the end, carried off %lld)",
+                          id, (long long)bu[0], (long long)bu[1], (long long)bu[3],
+                          (long long)bu[2]);
+    return 0;
+}
+
 static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
 {
     tb_tile_spec_t s;
@@ -1166,7 +1238,7 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
                           "tile result: tile %s, interior %" PRId64 ",%" PRId64 " %" PRId64
                           "x%" PRId64 ", %d classes is not what its spec asks for",
                           id, g->x0, g->y0, g->w, g->h, got.stats.n_classes);
-    return 0;
+    return s_check_body(&got, id, r.data + r.pos, err);
 }
 
 const tb_job_kind_t tb_job_kind_tile = {

@@ -5,8 +5,8 @@
  *   2. sends a truncated READY                            (expect: logged, rejected)
  *   3. says READY with another build id                   (expect: DISCONNECT "refused")
  *   4. says READY properly, waits for a JOB, then sends
- *      a. a RESULT for a job that was not leased to it    (expect: logged, rejected)
- *      b. a RESULT for its job whose blob checksum lies   (expect: logged, rejected, job re-run)
+ *      a. a RESULT for its job whose blob checksum lies   (expect: logged, rejected, job re-run)
+ *      b. a RESULT for a job that was not leased to it    (expect: logged, rejected)
  *   5. says DISCONNECT and leaves.
  *
  * Prints one line per step to stdout and exits 0 when every step could be carried out and the
@@ -31,13 +31,34 @@
  *   hoard         READY, take a JOB, then only heartbeat
  *   oversize      READY, take a JOB, announce a RESULT of 2 GiB and stream --stream-mib of it
  *   flood         300 malformed messages without READY (the warnings about it are rate-limited)
+ *   lie           a worker that computes every JOB honestly, then alters its answer where no
+ *                 check can see it (--lie-kinds: region,coast_block,tile by default): a region's
+ *                 first land height 1 m higher, a coast block's middle height 1 m higher, 64
+ *                 bytes of a tile's flow map flipped; its checksum recomputed, the spec's echo
+ *                 intact (tests/test_farm_verify.sh: what only verification by replication finds)
+ *   drop          like lie with no kind altered, but its first JOB's answer is dropped as
+ *                 --drop says (tests/test_farm_dropped.sh): wrong-attempt (its RESULT under the
+ *                 attempt number + 1), wrong-id (under the job id + 1), ignore-cancel (no answer at
+ *                 all and its CANCEL ignored); it heartbeats on and answers later JOBs honestly
  *
  * It prints what it did ("sent", "refused", "got job") one line each, for the test to check.
  *
  *   tb_misbehave --connect ENDPOINT [--timeout S] [--attack NAME [--name NAME] [--from DIR]]
+ *
+ * With --tamper FILE it instead rewrites one result store entry (coordinator/farm/cache.h) the way
+ * a node with failing memory or a hostile peer would, with a valid checksum over the altered bytes
+ * and the spec's echo left as it was, so only the kind's own check can tell
+ * (tests/test_bake_checks.sh):
+ *
+ *   region        its header's box moved one column east
+ *   coast_block   its tally's cut 1000 units more than its first drift's sources (a budget that
+ *                 no longer closes)
+ *   tile          its first height 100 m higher (its 16-bit sample no longer encodes it)
  */
 #include <czmq.h>
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +68,14 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/fs.h"
+#include "common/pool.h"
 #include "common/version.h"
 #include "coordinator/farm/cache.h"
 #include "coordinator/farm/proto.h"
 #include "jobs/coast/blocks.h"
 #include "jobs/coast/coast.h"
 #include "jobs/detail/tile.h"
+#include "jobs/job.h"
 #include "jobs/region.h"
 
 static zsock_t *s_dealer(const char *endpoint)
@@ -324,6 +347,147 @@ static int s_answer_once(s_peer_t *p, const char *attack, const char *name, cons
     return -1;
 }
 
+/* ---- lie: an honest computation, a dishonest answer ---- */
+
+static const char *s_lie_kinds = "region,coast_block,tile"; /* --lie-kinds */
+static const char *s_drop = NULL;                           /* --drop (attack drop) */
+
+typedef struct {
+    const char *kind;
+    void *spec;
+    size_t spec_bytes;
+    tb_job_output_t out;
+    tb_err_t err;
+    int rc;
+    atomic_bool done;
+} s_work_t;
+
+static void *s_work(void *arg)
+{
+    s_work_t *w = arg;
+    tb_pool_t *pool = tb_pool_new(1, &w->err);
+    tb_job_ctx_t ctx = {.threads = 1, .pool = pool};
+    w->rc = pool ? tb_job_run(w->kind, w->spec, w->spec_bytes, &ctx, &w->out, &w->err) : -1;
+    tb_pool_destroy(&pool);
+    atomic_store(&w->done, true);
+    return NULL;
+}
+
+/* Alters a result of `kind` where its check cannot see it; 1 when it did (*data replaced). */
+static int s_alter(const char *kind, void **data, size_t *bytes)
+{
+    tb_err_t err;
+    void *out = NULL;
+    size_t n = 0;
+    int rc = -1;
+    if (strcmp(kind, "region") == 0) {
+        tb_region_result_t r;
+        if (tb_region_result_decode(*data, *bytes, &r, &err) != 0)
+            return 0;
+        size_t cells = (size_t)r.box.w * (size_t)r.box.h;
+        for (size_t i = 0; i < cells; i++)
+            if (r.height_m[i] != 0) {
+                r.height_m[i] += 1;
+                break;
+            }
+        rc = tb_region_result_encode(&r, &out, &n, &err);
+        tb_region_result_free(&r);
+    } else if (strcmp(kind, "coast_block") == 0) {
+        tb_coast_block_result_t c;
+        if (tb_coast_block_result_decode(*data, *bytes, &c, &err) != 0)
+            return 0;
+        if (c.height_m)
+            c.height_m[(size_t)c.interior.w * (size_t)c.interior.h / 2] += 1;
+        else
+            c.tally.beach_cells ^= 1; /* a probe: its tally only */
+        rc = tb_coast_block_result_encode(&c, &out, &n, &err);
+        tb_coast_block_result_free(&c);
+    } else if (strcmp(kind, "tile") == 0) {
+        tb_tile_result_t t;
+        if (tb_tile_result_decode(*data, *bytes, &t, &err) != 0)
+            return 0;
+        size_t cells = (size_t)t.interior.w * (size_t)t.interior.h;
+        for (size_t i = 0; i < 64 && i < cells; i++)
+            t.flow[(cells / 2 + i) % cells] ^= 0xff;
+        rc = tb_tile_result_encode(&t, &out, &n, &err);
+        tb_tile_result_free(&t);
+    }
+    if (rc != 0)
+        return 0;
+    free(*data);
+    *data = out;
+    *bytes = n;
+    return 1;
+}
+
+/* lie: READY, then every JOB computed (heartbeating meanwhile), altered when its kind is one of
+ * `kinds`, and sent; until DISCONNECT or the deadline. */
+static int s_lie(s_peer_t *p, const char *name, const char *kinds, int *jobs, int *sent)
+{
+    s_say_ready(p, name);
+    char bye[TB_PROTO_TEXT_MAX + 1] = "";
+    tb_msg_t job;
+    void *spec;
+    size_t spec_bytes;
+    int cmd;
+    while ((cmd = s_next(p, &job, &spec, &spec_bytes, bye, sizeof bye)) == TB_CMD_JOB) {
+        (*jobs)++;
+        if (s_drop && *jobs == 1 && strcmp(s_drop, "ignore-cancel") == 0) {
+            free(spec);
+            printf("dropped job %llu attempt %u (%s): no answer, its cancel ignored\n",
+                   (unsigned long long)job.job_id, job.attempt, job.kind);
+            continue; /* s_next heartbeats, and skips the CANCEL */
+        }
+        s_work_t w = {.kind = job.kind, .spec = spec, .spec_bytes = spec_bytes};
+        atomic_init(&w.done, false);
+        pthread_t th;
+        if (!spec || pthread_create(&th, NULL, s_work, &w) != 0) {
+            free(spec);
+            continue;
+        }
+        while (!atomic_load(&w.done)) {
+            s_heartbeat(p);
+            zclock_sleep(20);
+        }
+        pthread_join(th, NULL);
+        free(spec);
+        if (w.rc != 0) {
+            printf("job %llu (%s) failed here: %s\n", (unsigned long long)job.job_id, job.kind,
+                   w.err.msg);
+            continue;
+        }
+        char want[64];
+        snprintf(want, sizeof want, ",%s,", job.kind);
+        char list[256];
+        snprintf(list, sizeof list, ",%s,", kinds);
+        bool lied = strstr(list, want) && s_alter(job.kind, &w.out.data, &w.out.bytes);
+        void *blob;
+        size_t blob_bytes;
+        tb_err_t err;
+        tb_msg_t as = job;
+        bool dropped = s_drop && *jobs == 1;
+        if (dropped && strcmp(s_drop, "wrong-attempt") == 0)
+            as.attempt++;
+        else if (dropped)
+            as.job_id++;
+        if (dropped)
+            printf("dropped job %llu attempt %u (%s): answered as job %llu attempt %u\n",
+                   (unsigned long long)job.job_id, job.attempt, job.kind,
+                   (unsigned long long)as.job_id, as.attempt);
+        if (tb_blob_encode(w.out.data, w.out.bytes, 1, &blob, &blob_bytes, &err) == 0) {
+            s_send_result(p, &as, blob, blob_bytes);
+            free(blob);
+            (*sent)++;
+            printf("%s result of job %llu attempt %u (%s)\n", lied ? "sent an altered" : "sent the",
+                   (unsigned long long)job.job_id, job.attempt, job.kind);
+        }
+        tb_job_output_free(&w.out);
+    }
+    if (cmd == TB_CMD_DISCONNECT)
+        printf("refused: %s\n", bye);
+    return cmd;
+}
+
 static int s_attack(const char *attack, const char *endpoint, const char *name, const char *from,
                     bool new_socket, double timeout_s, int stream_mib)
 {
@@ -370,6 +534,18 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
             printf("got job %llu attempt %u (holding it)\n", (unsigned long long)job.job_id,
                    job.attempt);
         }
+    } else if (strcmp(attack, "lie") == 0 || strcmp(attack, "drop") == 0) {
+        if (strcmp(attack, "drop") == 0) {
+            s_lie_kinds = "";
+            if (!s_drop) {
+                fprintf(stderr, "tb_misbehave: --attack drop needs --drop\n");
+                return 2;
+            }
+        }
+        s_lie(&p, name, s_lie_kinds, &jobs, &sent);
+        printf("%s: %d jobs received, %d answers sent\n", attack, jobs, sent);
+        zsock_destroy(&p.sock);
+        return 0;
     } else if (strcmp(attack, "flood") == 0) {
         /* 300 malformed messages from a peer that never says READY */
         for (int i = 0; i < 300; i++) {
@@ -459,6 +635,67 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
     return 0;
 }
 
+/* --tamper FILE: see the top. 0, or 1 naming what failed. */
+static int s_tamper(const char *path)
+{
+    char *file;
+    size_t n;
+    tb_err_t err;
+    void *raw = NULL, *out = NULL;
+    size_t raw_bytes, out_bytes = 0;
+    if (tb_fs_read_all(path, (size_t)1 << 34, &file, &n, &err) != 0 ||
+        tb_cache_decode_file(file, n, NULL, (size_t)1 << 34, &raw, &raw_bytes, &err) != 0) {
+        fprintf(stderr, "tb_misbehave: %s: %s\n", path, err.msg);
+        return 1;
+    }
+    tb_region_result_t rr;
+    tb_coast_block_result_t cb;
+    tb_tile_result_t tr;
+    const char *what = NULL;
+    int rc = -1;
+    if (tb_region_result_decode(raw, raw_bytes, &rr, &err) == 0) {
+        rr.box.x0 = (rr.box.x0 + 1) % rr.box.lattice_w;
+        rc = tb_region_result_encode(&rr, &out, &out_bytes, &err);
+        tb_region_result_free(&rr);
+        what = "a region result: its box moved one column east";
+    } else if (tb_coast_block_result_decode(raw, raw_bytes, &cb, &err) == 0) {
+        cb.tally.cut_units += 1000;
+        rc = tb_coast_block_result_encode(&cb, &out, &out_bytes, &err);
+        tb_coast_block_result_free(&cb);
+        what = "a coast block result: its cut 1000 units more than its sources hold";
+    } else if (tb_tile_result_decode(raw, raw_bytes, &tr, &err) == 0) {
+        tr.height_m[0] += 100;
+        rc = tb_tile_result_encode(&tr, &out, &out_bytes, &err);
+        tb_tile_result_free(&tr);
+        what = "a tile result: its first height 100 m higher";
+    } else {
+        tb_err_set(&err, TB_E_FORMAT, "not a region, coast block or tile result");
+    }
+    void *blob = NULL;
+    size_t blob_bytes = 0;
+    if (rc == 0)
+        rc = tb_blob_encode(out, out_bytes, 1, &blob, &blob_bytes, &err);
+    if (rc == 0) {
+        FILE *f = fopen(path, "wb");
+        rc = f && fwrite(file, 1, 20, f) == 20 && fwrite(blob, 1, blob_bytes, f) == blob_bytes ? 0
+                                                                                               : -1;
+        if (f && fclose(f) != 0)
+            rc = -1;
+        if (rc != 0)
+            tb_err_set(&err, TB_E_IO, "cannot rewrite it");
+    }
+    free(file);
+    free(raw);
+    free(out);
+    free(blob);
+    if (rc != 0) {
+        fprintf(stderr, "tb_misbehave: %s: %s\n", path, err.msg);
+        return 1;
+    }
+    printf("tampered with %s (%s), checksum recomputed\n", path, what);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *endpoint = NULL;
@@ -466,17 +703,26 @@ int main(int argc, char **argv)
     const char *attack = NULL, *name = "attacker", *from = NULL;
     bool new_socket = false;
     int64_t stream_mib = 256;
+    const char *tamper = NULL;
     tb_opt_t opts[] = {
+        {"tamper", TB_OPT_STRING, &tamper, NULL, "FILE", "rewrite a store entry (see the top)"},
         {"connect", TB_OPT_STRING, &endpoint, NULL, "ENDPOINT", "the coordinator"},
         {"timeout", TB_OPT_DOUBLE, &timeout_s, NULL, "S", "how long to wait for replies (10)"},
         {"attack", TB_OPT_STRING, &attack, NULL, "NAME", "one hostile peer (see the top)"},
         {"name", TB_OPT_STRING, &name, NULL, "NAME", "the name it declares (attacker)"},
         {"from", TB_OPT_STRING, &from, NULL, "DIR", "replay: a result store to take results from"},
+        {"drop", TB_OPT_STRING, &s_drop, NULL, "HOW",
+         "drop: wrong-attempt, wrong-id or ignore-cancel"},
+        {"lie-kinds", TB_OPT_STRING, &s_lie_kinds, NULL, "K,K",
+         "lie: the kinds whose answers it alters (region,coast_block,tile)"},
         {"new-socket", TB_OPT_FLAG, &new_socket, NULL, NULL, "cycle: a new connection each time"},
         {"stream-mib", TB_OPT_INT, &stream_mib, NULL, "MIB", "oversize: MiB to stream (256)"},
     };
     tb_err_t err;
     int n_pos;
+    if (tb_args_parse(argc - 1, argv + 1, opts, TB_ARGS_N(opts), NULL, 0, &n_pos, &err) == 0 &&
+        tamper)
+        return s_tamper(tamper);
     if (tb_args_parse(argc - 1, argv + 1, opts, TB_ARGS_N(opts), NULL, 0, &n_pos, &err) != 0 ||
         !endpoint) {
         fprintf(stderr, "usage: tb_misbehave --connect ENDPOINT [--timeout S] [--attack NAME]\n");
@@ -530,29 +776,31 @@ int main(int argc, char **argv)
         uint32_t attempt = m.attempt;
         tb_proto_rx_close(&rx);
         printf("step 4: got job %llu attempt %u\n", (unsigned long long)job, attempt);
-        /* a. A result for a job that is not ours. */
+        /* a. Our job, with a blob whose checksum does not match its bytes (first: a lease holder
+         * that answers another job loses its lease at once, docs/distribution.md). */
         const char payload[] = "not the result you are looking for";
         void *blob;
         size_t blob_bytes;
         tb_blob_encode(payload, sizeof payload, 1, &blob, &blob_bytes, &err);
+        ((unsigned char *)blob)[16] ^= 0xff;
         tb_msg_init(&m, TB_CMD_RESULT);
-        m.job_id = job ^ 1;
-        m.attempt = attempt + 7;
+        m.job_id = job;
+        m.attempt = attempt;
         m.chunk_index = 0;
         m.chunk_count = 1;
         m.total_bytes = blob_bytes;
         m.chunk = blob;
         m.chunk_bytes = blob_bytes;
         s_send(c, &m);
-        printf("step 4a: sent a RESULT for job %llu attempt %u, not leased to us\n",
-               (unsigned long long)m.job_id, m.attempt);
-        /* b. Our job, with a blob whose checksum does not match its bytes. */
-        ((unsigned char *)blob)[16] ^= 0xff;
-        m.job_id = job;
-        m.attempt = attempt;
-        s_send(c, &m);
-        printf("step 4b: sent a RESULT for job %llu attempt %u with a wrong checksum\n",
+        printf("step 4a: sent a RESULT for job %llu attempt %u with a wrong checksum\n",
                (unsigned long long)job, attempt);
+        /* b. A result for a job that is not ours. */
+        ((unsigned char *)blob)[16] ^= 0xff;
+        m.job_id = job ^ 1;
+        m.attempt = attempt + 7;
+        s_send(c, &m);
+        printf("step 4b: sent a RESULT for job %llu attempt %u, not leased to us\n",
+               (unsigned long long)m.job_id, m.attempt);
         free(blob);
     }
     /* 5. Leave; let the coordinator read everything first. */
