@@ -79,6 +79,21 @@ size_t tb_job_result_bound(const tb_job_kind_t *kind, const void *spec, size_t s
     return bound == 0 || bound > kind->max_result_bytes ? kind->max_result_bytes : bound;
 }
 
+static _Thread_local tb_job_done_fn s_done_fn;
+static _Thread_local void *s_done_user;
+
+void tb_job_set_result_done(tb_job_done_fn fn, void *user)
+{
+    s_done_fn = fn;
+    s_done_user = user;
+}
+
+void tb_job_result_done(const void *p, size_t bytes)
+{
+    if (s_done_fn && p && bytes)
+        s_done_fn(s_done_user, p, bytes);
+}
+
 /* Whether the tests turned this kind's check_result off: TB_TEST_UNCHECKED=KIND, set only by the
  * negative controls of tests/test_bake_attacks.sh, which show that a wrong result gets through
  * without the check (docs/distribution.md, "Verifying results"). Said once on stderr. */

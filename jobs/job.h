@@ -83,6 +83,16 @@ size_t tb_job_result_bound(const tb_job_kind_t *kind, const void *spec, size_t s
 int tb_job_check_result(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
                         const void *result, size_t result_bytes, tb_err_t *err);
 
+/* Large results read in place. A check (or a scatter) that reads a result through its memory may
+ * say, as it goes, which bytes it is done with: tb_job_result_done(p, bytes) hands [p, p + bytes)
+ * to the hook this thread's caller set with tb_job_set_result_done (the coordinator's, for a result
+ * mapped from a file: those pages leave its memory, and a later read brings them back from the
+ * file; docs/architecture.md, "The coordinator's budget"). Without a hook it does nothing, so a
+ * result on the heap is never touched. tb_job_set_result_done(NULL, NULL) clears it. */
+typedef void (*tb_job_done_fn)(void *user, const void *p, size_t bytes);
+void tb_job_set_result_done(tb_job_done_fn fn, void *user);
+void tb_job_result_done(const void *p, size_t bytes);
+
 /* Reports progress through ctx; returns true when the job should stop. Accepts a ctx without a
  * callback. */
 bool tb_job_progress(tb_job_ctx_t *ctx, double fraction, const char *note);

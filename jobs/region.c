@@ -7,6 +7,7 @@
  * bytes. */
 #include "common/json.h"
 #include "jobs/region.h"
+#include "jobs/job.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -763,7 +764,15 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
         return tb_err_set(err, TB_E_CHECKSUM, "region result: %d steps, the spec asks %d", steps,
                           spec_steps);
     int64_t land = 0;
+    const size_t chunk = (size_t)1 << 20; /* cells between tb_job_result_done calls */
     for (size_t i = 0; i < r.cells; i++) {
+        if (i % chunk == 0 && i > 0) {
+            /* the planes' cells before i are read: a mapped result lets them go */
+            tb_job_result_done(r.height_m + 4 * (i - chunk), 4 * chunk);
+            tb_job_result_done(r.area_m2 + 4 * (i - chunk), 4 * chunk);
+            tb_job_result_done(r.uplift_m_yr + 4 * (i - chunk), 4 * chunk);
+            tb_job_result_done(r.basin + 4 * (i - chunk), 4 * chunk);
+        }
         float h = s_plane_f32(r.height_m, i), a = s_plane_f32(r.area_m2, i);
         float u = s_plane_f32(r.uplift_m_yr, i);
         int32_t bas;

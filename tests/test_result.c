@@ -15,8 +15,10 @@
 #include "common/fs.h"
 #include "coordinator/farm/cache.h"
 #include "coordinator/farm/delivery.h"
+#include "coordinator/farm/jobwork.h"
 #include "coordinator/farm/result.h"
 #include "coordinator/farm/tasks.h"
+#include "jobs/job.h"
 #include "support/tb_test.h"
 
 /* Bytes that compress (runs) but not to nothing (a hash stream between them). */
@@ -163,6 +165,83 @@ START_TEST(test_done_with_leaves_the_resident_set)
                           grew_mib);
         tb_result_destroy(&r);
     }
+}
+END_TEST
+
+/* A kind's check that reads the whole result in 4 MiB bands, saying after each that it is done
+ * with it (tb_job_result_done), and records the resident set's growth at its peak. */
+static long s_check_grew_kib;
+static int s_band_check(const void *spec, size_t spec_bytes, const void *result, size_t bytes,
+                        tb_err_t *err)
+{
+    (void)spec;
+    (void)spec_bytes;
+    (void)err;
+    const unsigned char *p = result;
+    long before = s_resident_kib(), peak = before;
+    uint64_t sum = 0;
+    for (size_t off = 0; off < bytes; off += (size_t)4 << 20) {
+        size_t end = off + ((size_t)4 << 20) < bytes ? off + ((size_t)4 << 20) : bytes;
+        for (size_t i = off; i < end; i += 4096)
+            sum += p[i];
+        long now = s_resident_kib();
+        peak = now > peak ? now : peak;
+        tb_job_result_done(p + off, end - off);
+    }
+    s_check_grew_kib = peak - before;
+    return sum ? 0 : -1;
+}
+
+/* The engine's check of a mapped result (tb_jobwork_check) lets what the kind's check has read
+ * leave memory as it goes (jobs/job.h, tb_job_result_done), so two helper threads checking two
+ * results of gigabytes do not hold both. The negative control: the same check called without the
+ * engine's hook (tb_job_check_result) keeps every page it read; and a result on the heap is left
+ * alone (its bytes intact after the check). */
+START_TEST(test_check_gives_back_what_it_read)
+{
+    const tb_job_kind_t kind = {
+        .name = "band-check", .max_result_bytes = (size_t)1 << 30, .check_result = s_band_check};
+    const char *dir = tb_test_tmpdir("result-check-rss");
+    size_t n = (size_t)48 << 20;
+    char path[4300];
+    snprintf(path, sizeof path, "%s/raw", dir);
+    unsigned char *data = s_data(n, 3);
+    tb_err_t err;
+    ck_assert_int_eq(tb_fs_write_atomic(path, data, n, &err), 0);
+    for (int hooked = 1; hooked >= 0; hooked--) {
+        int fd = open(path, O_RDONLY);
+        tb_result_t *r = tb_result_map_fd(fd, n, &err);
+        ck_assert_ptr_nonnull(r);
+        int rc = hooked ? tb_jobwork_check(&kind, "", 0, r, &err)
+                        : tb_job_check_result(&kind, "", 0, tb_result_data(r), n, &err);
+        ck_assert_int_eq(rc, 0);
+        long grew_mib = s_check_grew_kib / 1024;
+        if (hooked)
+            ck_assert_msg(grew_mib <= 12, "the engine's check of 48 MiB in bands grew by %ld MiB",
+                          grew_mib);
+        else
+            ck_assert_msg(grew_mib >= 40, "the control grew by only %ld MiB: the measure is blind",
+                          grew_mib);
+        ck_assert(memcmp(tb_result_data(r), data, n) == 0); /* back from the file */
+        tb_result_destroy(&r);
+    }
+    /* on the heap: the hook is not set, nothing is dropped */
+    int fd = open(path, O_RDONLY);
+    tb_result_t *mem = NULL;
+    size_t blob_bytes;
+    char bpath[4300];
+    close(fd);
+    fd = s_blob_file(dir, data, (size_t)8 << 20, 0, &blob_bytes, bpath, sizeof bpath);
+    uint64_t h = 0;
+    ck_assert_int_eq(tb_result_decode_fd(fd, 0, blob_bytes, (size_t)8 << 20, (size_t)8 << 20, dir,
+                                         &mem, &h, &err),
+                     0);
+    close(fd);
+    ck_assert(!tb_result_mapped(mem));
+    ck_assert_int_eq(tb_jobwork_check(&kind, "", 0, mem, &err), 0);
+    ck_assert(memcmp(tb_result_data(mem), data, (size_t)8 << 20) == 0);
+    tb_result_destroy(&mem);
+    free(data);
 }
 END_TEST
 
@@ -330,6 +409,7 @@ Suite *result_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_streamed_decode_equals_memory_decode);
     tcase_add_test(tc, test_done_with_leaves_the_resident_set);
+    tcase_add_test(tc, test_check_gives_back_what_it_read);
     tcase_add_test(tc, test_store_sink_and_streamed_lookup);
     tcase_add_test(tc, test_tasks_come_back);
     tcase_add_test(tc, test_delivery_counts_what_the_caller_holds);

@@ -21,6 +21,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "coordinator/bake/phase.h"
+#include "coordinator/farm/jobwork.h"
 #include "coordinator/maps/coast_maps.h"
 #include "jobs/coast/blocks.h"
 
@@ -67,12 +68,15 @@ static void s_on_take(void *user, size_t index, tb_result_t *result)
 {
     s_round_t *r = user;
     const tb_coast_block_t *b = &r->layout->blocks[index];
+    /* a mapped result's rows leave memory as they are scattered (tb_job_result_done) */
+    tb_jobwork_result_done_hook(result);
     if (!r->failed &&
         tb_coast_block_scatter(r->layout, index, tb_result_data(result), tb_result_bytes(result),
                                r->probe, r->probe ? NULL : &r->out, &r->sum, &r->err) != 0) {
         tb_err_prefix(&r->err, "coast block %zu", index + 1);
         r->failed = true;
     }
+    tb_job_set_result_done(NULL, NULL);
     tb_result_destroy(&result);
     tb_planet_t *p = r->ctx->planet;
     int64_t y0 = b->interior.y0, y1 = y0 + b->interior.h;
@@ -163,7 +167,8 @@ static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
                            .moved_m = tb_planet_moved_m(p),
                            .exposure = tb_planet_exposure(p),
                            .stride = (size_t)tb_planet_w(p),
-                           .row0 = 0}};
+                           .row0 = 0,
+                           .done = tb_planet_rows_hook(p)}};
     bool have_sum = false;
     int rc = -1;
     double budget = tb_bake_job_memory(ctx);

@@ -13,11 +13,32 @@
 #include "common/pool.h"
 #include "common/version.h"
 
+/* tb_job_result_done's hook for a mapped result: the pages of [p, p + bytes) leave memory. */
+static void s_result_done(void *user, const void *p, size_t bytes)
+{
+    tb_result_t *result = user;
+    const char *base = tb_result_data(result);
+    if ((const char *)p >= base && (const char *)p < base + tb_result_bytes(result))
+        tb_result_done_with(result, (size_t)((const char *)p - base), bytes);
+}
+
+void tb_jobwork_result_done_hook(tb_result_t *result)
+{
+    if (result && tb_result_mapped(result))
+        tb_job_set_result_done(s_result_done, result);
+    else
+        tb_job_set_result_done(NULL, NULL);
+}
+
 int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
                      tb_result_t *result, tb_err_t *err)
 {
+    /* a check reads a large mapped result once, in order: what it has read leaves memory as it
+     * goes (two helper threads checking two results of gigabytes held both at once) */
+    tb_jobwork_result_done_hook(result);
     int r = tb_job_check_result(kind, spec, spec_bytes, tb_result_data(result),
                                 tb_result_bytes(result), err);
+    tb_job_set_result_done(NULL, NULL);
     /* what the check touched of a mapping need not stay resident until the caller reads it */
     tb_result_done_with(result, 0, tb_result_bytes(result));
     return r;

@@ -20,6 +20,7 @@
 
 #include "common/bytes.h"
 #include "jobs/coast/blocks.h"
+#include "jobs/job.h"
 #include "jobs/coast/methods.h"
 
 #define S_SPEC_MAGIC 0x42434254u   /* "TBCB" */
@@ -868,9 +869,16 @@ static int s_check_tally(const tb_coast_block_result_t *got, tb_err_t *err)
 static int s_check_maps(const tb_coast_block_result_t *got, const uint8_t *maps, tb_err_t *err)
 {
     size_t cells = (size_t)got->interior.w * (size_t)got->interior.h;
+    const size_t chunk = (size_t)1 << 20; /* cells between tb_job_result_done calls */
     for (size_t i = 0; i < cells; i++) {
         float h, m;
         uint16_t e;
+        if (i % chunk == 0 && i > 0) {
+            /* the maps' cells before i are read: a mapped result lets them go */
+            tb_job_result_done(maps + 4 * (i - chunk), 4 * chunk);
+            tb_job_result_done(maps + 4 * cells + 4 * (i - chunk), 4 * chunk);
+            tb_job_result_done(maps + 8 * cells + 2 * (i - chunk), 2 * chunk);
+        }
         memcpy(&h, maps + 4 * i, 4);
         memcpy(&m, maps + 4 * cells + 4 * i, 4);
         memcpy(&e, maps + 8 * cells + 2 * i, 2);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "jobs/coast/blocks.h"
+#include "jobs/job.h"
 #include "jobs/coast/methods.h"
 
 /* block_job.c */
@@ -332,6 +333,11 @@ int tb_coast_block_scatter(const tb_coast_layout_t *l, size_t block, const void 
                 memcpy(row + (size_t)x0 * size[a], src, (size_t)first * size[a]);
                 if ((size_t)first < iw)
                     memcpy(row, src + (size_t)first * size[a], (iw - (size_t)first) * size[a]);
+                /* a mapped result's row, and every 64 rows the planet's, may leave memory */
+                tb_job_result_done(src, iw * size[a]);
+                if ((y + 1) % 64 == 0 || y + 1 == ih)
+                    tb_rows_done(&out->done, b->interior.y0 + (int64_t)(y + 1 - (y % 64 + 1)),
+                                 b->interior.y0 + (int64_t)y + 1);
             }
             base += iw * ih * size[a];
         }

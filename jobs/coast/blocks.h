@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/raster.h"
 #include "jobs/coast/coast.h"
 
 /* A rectangle of planet cells: columns x0 .. x0 + w - 1 taken modulo the planet's width (it may
@@ -191,6 +192,9 @@ typedef struct {
     uint16_t *exposure;
     size_t stride;
     int64_t row0;
+    /* optional: told of the planet rows [y0, y1) (the interior's) once the scatter has written
+     * them, so a mapped planet may let them go (zero: nothing is told) */
+    tb_rows_hook_t done;
 } tb_coast_out_view_t;
 
 /* The spec bytes of block `block` of layout l, read from the planet's arrays through view (X
