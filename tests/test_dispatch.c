@@ -541,8 +541,8 @@ START_TEST(test_failing_job_carries_its_error)
         tb_dispatch_t *d = s_run(&o, 3, NULL, &err);
         ck_assert_int_eq(tb_dispatch_run(d, &err), -1);
         ck_assert_int_eq(err.code, TB_E_JOB);
-        ck_assert_ptr_nonnull(strstr(err.msg, "job 3"));
-        ck_assert_ptr_nonnull(strstr(err.msg, "the spec asks this job to fail"));
+        ck_assert_msg(strstr(err.msg, "job 3") != NULL, "%s", err.msg);
+        ck_assert_msg(strstr(err.msg, "the spec asks this job to fail") != NULL, "%s", err.msg);
         tb_job_record_t r;
         tb_dispatch_record(d, 3, &r);
         ck_assert(!r.done);
