@@ -1,6 +1,7 @@
 /* PNG I/O through libpng's classic API; see png_io.h. libpng reports errors by longjmp; every
  * setjmp frame here owns only what it frees on the way out. */
 #include "common/png_io.h"
+#include "common/png_libpng.h"
 
 #include <png.h>
 #include <stdbool.h>
@@ -17,19 +18,14 @@ typedef struct {
     size_t bytes, pos;
 } s_membuf_t;
 
-typedef struct {
-    const char *name;
-    char msg[512];
-} s_errctx_t;
-
-static void s_png_error(png_structp png, png_const_charp msg)
+void tb_png_on_error(png_structp png, png_const_charp msg)
 {
-    s_errctx_t *ctx = png_get_error_ptr(png);
+    tb_png_errctx_t *ctx = png_get_error_ptr(png);
     snprintf(ctx->msg, sizeof ctx->msg, "%s", msg);
     png_longjmp(png, 1);
 }
 
-static void s_png_warning(png_structp png, png_const_charp msg)
+void tb_png_on_warning(png_structp png, png_const_charp msg)
 {
     (void)png;
     (void)msg;
@@ -44,15 +40,13 @@ static void s_mem_read(png_structp png, png_bytep out, png_size_t n)
     m->pos += n;
 }
 
-static const char *s_format_name(tb_png_format_t f)
+const char *tb_png_format_name(tb_png_format_t f)
 {
     static const char *names[] = {"8-bit grey", "16-bit grey", "8-bit RGB", "8-bit RGBA"};
     return names[f];
 }
 
-/* Sets the transforms that turn the file's colour type and depth into `want`; returns a complaint
- * when that would invent data, or NULL. */
-static const char *s_set_transforms(png_structp png, png_infop info, tb_png_format_t want)
+const char *tb_png_set_transforms(png_structp png, png_infop info, tb_png_format_t want)
 {
     int ct = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     int is_colour = (ct & PNG_COLOR_MASK_COLOR) != 0;
@@ -98,10 +92,10 @@ int tb_png_read_mem(const void *data, size_t bytes, const char *name, tb_png_for
     memset(out, 0, sizeof *out);
     if (bytes < 8 || png_sig_cmp((png_const_bytep)data, 0, 8) != 0)
         return tb_err_set(err, TB_E_FORMAT, "%s: not a PNG file (bad signature)", name);
-    s_errctx_t ctx = {.name = name};
+    tb_png_errctx_t ctx = {.name = name};
     s_membuf_t mem = {.data = data, .bytes = bytes, .pos = 0};
     png_structp png =
-        png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, s_png_error, s_png_warning);
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, tb_png_on_error, tb_png_on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         png_destroy_read_struct(&png, &info, NULL);
@@ -125,11 +119,11 @@ int tb_png_read_mem(const void *data, size_t bytes, const char *name, tb_png_for
         return tb_err_set(err, TB_E_INVALID, "%s: %u x %u pixels, more than the %llu allowed", name,
                           (unsigned)w, (unsigned)h, (unsigned long long)max_pixels);
     }
-    const char *complaint = s_set_transforms(png, info, want);
+    const char *complaint = tb_png_set_transforms(png, info, want);
     if (complaint) {
         png_destroy_read_struct(&png, &info, NULL);
         return tb_err_set(err, TB_E_FORMAT, "%s: %s (asked for %s)", name, complaint,
-                          s_format_name(want));
+                          tb_png_format_name(want));
     }
     png_set_interlace_handling(png);
     png_read_update_info(png, info);
@@ -138,7 +132,7 @@ int tb_png_read_mem(const void *data, size_t bytes, const char *name, tb_png_for
     if (rowbytes != want_row) {
         png_destroy_read_struct(&png, &info, NULL);
         return tb_err_set(err, TB_E_FORMAT, "%s: decodes to %zu bytes a row, expected %zu for %s",
-                          name, rowbytes, want_row, s_format_name(want));
+                          name, rowbytes, want_row, tb_png_format_name(want));
     }
     pixels = malloc(rowbytes * h);
     rows = malloc(sizeof(png_bytep) * h);
@@ -223,9 +217,9 @@ int tb_png_encode(const tb_image_t *img, int compression, unsigned char **out, s
 {
     *out = NULL;
     *bytes_out = 0;
-    s_errctx_t ctx = {.name = "png"};
+    tb_png_errctx_t ctx = {.name = "png"};
     png_structp png =
-        png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, s_png_error, s_png_warning);
+        png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, tb_png_on_error, tb_png_on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         png_destroy_write_struct(&png, &info);
@@ -280,7 +274,7 @@ int tb_png_write(const char *path, const tb_image_t *img, int compression, tb_er
 struct tb_png_writer_t {
     png_structp png;
     png_infop info;
-    s_errctx_t ctx;
+    tb_png_errctx_t ctx;
     tb_fs_tmp_t tmp;
     XXH3_state_t *hash; /* of the bytes as written */
     uint32_t w, h, done;
@@ -320,7 +314,8 @@ tb_png_writer_t *tb_png_writer_open(const char *path, uint32_t w, uint32_t h,
         free(wr);
         return NULL;
     }
-    wr->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &wr->ctx, s_png_error, s_png_warning);
+    wr->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &wr->ctx, tb_png_on_error,
+                                      tb_png_on_warning);
     wr->info = wr->png ? png_create_info_struct(wr->png) : NULL;
     if (!wr->png || !wr->info) {
         tb_err_set(err, TB_E_NOMEM, "%s: cannot allocate a PNG encoder", path);

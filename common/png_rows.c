@@ -16,6 +16,7 @@
 
 #include "common/fs.h"
 #include "common/png_io.h"
+#include "common/png_libpng.h"
 
 int tb_row_source_read(const tb_row_source_t *src, int64_t n, void *out, tb_err_t *err)
 {
@@ -66,68 +67,6 @@ int tb_row_source_to_image(const tb_row_source_t *src, tb_image_t *out, tb_err_t
     return 0;
 }
 
-/* ---- libpng plumbing ---- */
-
-typedef struct {
-    char msg[512];
-} s_errctx_t;
-
-static void s_png_error(png_structp png, png_const_charp msg)
-{
-    s_errctx_t *ctx = png_get_error_ptr(png);
-    snprintf(ctx->msg, sizeof ctx->msg, "%s", msg);
-    png_longjmp(png, 1);
-}
-
-static void s_png_warning(png_structp png, png_const_charp msg)
-{
-    (void)png;
-    (void)msg;
-}
-
-static const char *s_format_name(tb_png_format_t f)
-{
-    static const char *names[] = {"8-bit grey", "16-bit grey", "8-bit RGB", "8-bit RGBA"};
-    return names[f];
-}
-
-/* The transforms that turn the file's colour type and depth into `want` (tb_png_read's: palette
- * and grey to RGB, 8-bit grey to 16 by v * 257, 16-bit colour to 8 by its high byte); a complaint
- * when that would invent data, or NULL. */
-static const char *s_set_transforms(png_structp png, png_infop info, tb_png_format_t want)
-{
-    int ct = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
-    int is_colour = (ct & PNG_COLOR_MASK_COLOR) != 0;
-    if (ct == PNG_COLOR_TYPE_PALETTE)
-        png_set_palette_to_rgb(png);
-    if (ct == PNG_COLOR_TYPE_GRAY && depth < 8)
-        png_set_expand_gray_1_2_4_to_8(png);
-    bool grey = want == TB_PNG_GRAY8 || want == TB_PNG_GRAY16;
-    if (grey && is_colour)
-        return "is a colour image, expected a greyscale one";
-    if (png_get_valid(png, info, PNG_INFO_tRNS))
-        png_set_tRNS_to_alpha(png);
-    if (grey) {
-        png_set_strip_alpha(png);
-        if (want == TB_PNG_GRAY8 && depth == 16)
-            return "is 16-bit, expected 8-bit greyscale";
-        if (want == TB_PNG_GRAY16 && depth < 16)
-            png_set_expand_16(png);
-        if (want == TB_PNG_GRAY16)
-            png_set_swap(png); /* PNG is big-endian; rows come out in host order */
-        return NULL;
-    }
-    if (depth == 16)
-        png_set_strip_16(png);
-    if (!is_colour)
-        png_set_gray_to_rgb(png);
-    if (want == TB_PNG_RGB8)
-        png_set_strip_alpha(png);
-    else
-        png_set_add_alpha(png, 0xff, PNG_FILLER_AFTER);
-    return NULL;
-}
-
 /* ---- reader ---- */
 
 struct tb_png_rows_t {
@@ -135,7 +74,7 @@ struct tb_png_rows_t {
     FILE *fp;
     png_structp png;
     png_infop info;
-    s_errctx_t ectx;
+    tb_png_errctx_t ectx;
     tb_row_source_t src;
     size_t row_bytes;
     int64_t next; /* the next row to decode */
@@ -218,7 +157,8 @@ tb_png_rows_t *tb_png_rows_open(const char *path, tb_png_format_t want, uint64_t
         tb_err_set(err, TB_E_FORMAT, "%s: not a PNG file (bad signature)", path);
         goto fail;
     }
-    r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &r->ectx, s_png_error, s_png_warning);
+    r->png =
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, &r->ectx, tb_png_on_error, tb_png_on_warning);
     r->info = r->png ? png_create_info_struct(r->png) : NULL;
     if (!r->png || !r->info) {
         tb_err_set(err, TB_E_NOMEM, "%s: cannot allocate a PNG decoder", path);
@@ -245,16 +185,17 @@ tb_png_rows_t *tb_png_rows_open(const char *path, tb_png_format_t want, uint64_t
                    path);
         goto fail;
     }
-    const char *complaint = s_set_transforms(r->png, r->info, want);
+    const char *complaint = tb_png_set_transforms(r->png, r->info, want);
     if (complaint) {
-        tb_err_set(err, TB_E_FORMAT, "%s: %s (asked for %s)", path, complaint, s_format_name(want));
+        tb_err_set(err, TB_E_FORMAT, "%s: %s (asked for %s)", path, complaint,
+                   tb_png_format_name(want));
         goto fail;
     }
     png_read_update_info(r->png, r->info);
     r->row_bytes = png_get_rowbytes(r->png, r->info);
     if (r->row_bytes != (size_t)w * tb_png_format_bytes(want)) {
         tb_err_set(err, TB_E_FORMAT, "%s: decodes to %zu bytes a row, expected %zu for %s", path,
-                   r->row_bytes, (size_t)w * tb_png_format_bytes(want), s_format_name(want));
+                   r->row_bytes, (size_t)w * tb_png_format_bytes(want), tb_png_format_name(want));
         goto fail;
     }
     r->src = (tb_row_source_t){
