@@ -83,8 +83,6 @@ tb_dispatch_t *tb_bake_dispatch(tb_bake_ctx_t *ctx, const tb_dispatch_batch_t *b
     return ctx->dispatch;
 }
 
-/* meta.json says the directory holds a complete bake: an older one goes before the first phase that
- * writes into the directory, so a bake that stops half-way never sits beside it. */
 /* The kernel's high-water mark of this process's resident memory (VmHWM), bytes; 0 when unknown. */
 static double s_hwm_bytes(void)
 {
@@ -122,6 +120,8 @@ static double s_peak_take(tb_bake_ctx_t *ctx)
     return hwm;
 }
 
+/* meta.json says the directory holds a complete bake: an older one goes before the first phase that
+ * writes into the directory, so a bake that stops half-way never sits beside it. */
 static int s_remove_old_meta(const tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     char path[4200];

@@ -1,7 +1,8 @@
 /* The plan phase: reads the manifest and painting (or makes the demo planet), plans the regions
  * (jobs/plan/plan.h), checks --only and the tiles against them, and sets up the output directory
  * and the planet, whose classes are the plan's; in a bake that reuses its outputs, reads the
- * previous bake and checks it is this planet's. Writes: plan, previous (reuse only), classes. */
+ * previous bake and checks it is this planet's. Writes: plan, previous (reuse only), classes,
+ * labels. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,17 +168,9 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     bool had_out = tb_fs_exists(o->out_dir), had_planet = tb_fs_exists(planet_dir);
     if (s_plan(ctx, planet_dir, err) == 0)
         return 0;
-    /* a plan refused leaves no directory it made: only the plan's two rasters are in it by now */
-    if (!had_planet) {
-        char path[4300];
-        tb_err_t ignored = {0};
-        for (int a = 0; a < 2 && ctx->planet; a++)
-            if (tb_planet_path(ctx->planet, a ? TB_PLANET_LABELS : TB_PLANET_CLASSES, path,
-                               sizeof path, &ignored) == 0)
-                unlink(path);
-        tb_planet_destroy(&ctx->planet);
-        rmdir(planet_dir);
-    }
+    /* a plan refused leaves no directory it made (only the plan's rasters are in it by now) */
+    if (!had_planet)
+        tb_planet_discard(&ctx->planet);
     if (!had_out)
         rmdir(o->out_dir);
     return -1;

@@ -96,6 +96,24 @@ void tb_planet_destroy(tb_planet_t **self)
     *self = NULL;
 }
 
+void tb_planet_discard(tb_planet_t **self)
+{
+    if (!self || !*self)
+        return;
+    tb_planet_t *p = *self;
+    char path[4200];
+    tb_err_t ignored;
+    for (int i = 0; i < TB_PLANET_N_ARRAYS; i++)
+        if (p->arrays[i].data && p->dir[0] &&
+            tb_planet_path(p, (tb_planet_array_t)i, path, sizeof path, &ignored) == 0)
+            unlink(path);
+    char dir[sizeof p->dir];
+    memcpy(dir, p->dir, sizeof dir);
+    tb_planet_destroy(self);
+    if (dir[0])
+        rmdir(dir); /* only when nothing else is left in it */
+}
+
 int64_t tb_planet_w(const tb_planet_t *self)
 {
     return self->w;

@@ -59,6 +59,10 @@ typedef struct tb_planet_t tb_planet_t;
  * *err set on failure. */
 tb_planet_t *tb_planet_new(int64_t w, int64_t h, const char *dir, tb_err_t *err);
 void tb_planet_destroy(tb_planet_t **self);
+/* Destroys the planet and removes the files of the arrays it made, then its directory when that is
+ * left empty: what a bake that failed before anything was worth keeping leaves behind. Accepts
+ * NULL. */
+void tb_planet_discard(tb_planet_t **self);
 
 int64_t tb_planet_w(const tb_planet_t *self);
 int64_t tb_planet_h(const tb_planet_t *self);
