@@ -226,12 +226,10 @@ START_TEST(test_check_gives_back_what_it_read)
         tb_result_destroy(&r);
     }
     /* on the heap: the hook is not set, nothing is dropped */
-    int fd = open(path, O_RDONLY);
     tb_result_t *mem = NULL;
     size_t blob_bytes;
     char bpath[4300];
-    close(fd);
-    fd = s_blob_file(dir, data, (size_t)8 << 20, 0, &blob_bytes, bpath, sizeof bpath);
+    int fd = s_blob_file(dir, data, (size_t)8 << 20, 0, &blob_bytes, bpath, sizeof bpath);
     uint64_t h = 0;
     ck_assert_int_eq(tb_result_decode_fd(fd, 0, blob_bytes, (size_t)8 << 20, (size_t)8 << 20, dir,
                                          &mem, &h, &err),

@@ -63,11 +63,11 @@ static int s_make_spec(void *user, size_t index, void **spec, size_t *bytes, tb_
     return 0;
 }
 
-/* A block's result, as it comes: its interior scattered, its tally added. */
+/* A block's result, as it comes: its interior scattered (the planet's rows it wrote let go as it
+ * goes, through r->out.done), its tally added. */
 static void s_on_take(void *user, size_t index, tb_result_t *result)
 {
     s_round_t *r = user;
-    const tb_coast_block_t *b = &r->layout->blocks[index];
     /* a mapped result's rows leave memory as they are scattered (tb_job_result_done) */
     tb_jobwork_result_done_hook(result);
     if (!r->failed &&
@@ -78,11 +78,6 @@ static void s_on_take(void *user, size_t index, tb_result_t *result)
     }
     tb_job_set_result_done(NULL, NULL);
     tb_result_destroy(&result);
-    tb_planet_t *p = r->ctx->planet;
-    int64_t y0 = b->interior.y0, y1 = y0 + b->interior.h;
-    tb_planet_release(p, TB_PLANET_HEIGHT_M, y0, y1);
-    tb_planet_release(p, TB_PLANET_MOVED_M, y0, y1);
-    tb_planet_release(p, TB_PLANET_EXPOSURE, y0, y1);
 }
 
 /* The river mouths of every composited region, as the pass takes them. */

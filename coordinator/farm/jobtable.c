@@ -372,6 +372,14 @@ static void s_set_error(tb_jobrec_t *job, tb_errcode_t code, const char *msg)
     job->error_code = code;
 }
 
+void tb_jobtable_requeue(tb_jobtable_t *self, size_t index)
+{
+    tb_jobrec_t *job = &self->jobs[index];
+    job->worker = -1;
+    job->progress = 0;
+    job->state = TB_JOB_READY;
+}
+
 void tb_jobtable_count_failure(tb_jobtable_t *self, size_t index, uint32_t conn_no, bool lost,
                                const tb_err_t *job_err, const char *outcome)
 {

@@ -185,6 +185,10 @@ void tb_jobtable_attempt_end(tb_jobtable_t *self, size_t index, uint32_t attempt
 /* The attempt's outcome as the records say it ("ok", "running", "lost: ...", ...). */
 const char *tb_jobtable_outcome_text(const tb_attempt_rec_t *a);
 
+/* The job goes back to READY without counting anything against it (its attempt was discarded:
+ * the worker that held it was quarantined). */
+void tb_jobtable_requeue(tb_jobtable_t *self, size_t index);
+
 /* Counts a failure (`lost` false: against max_failures, with the job's error) or a lost worker
  * (`lost` true: against max_lost) on connection conn_no; the job goes back to READY. */
 void tb_jobtable_count_failure(tb_jobtable_t *self, size_t index, uint32_t conn_no, bool lost,

@@ -132,13 +132,13 @@ typedef struct {
 
 void tb_tiebreak_run(tb_task_t *task);
 
-/* Runs kind's check on a result (in memory or mapped), then gives the pages a mapping's check
- * read back to the kernel. 0, or -1 with *err. */
 /* Sets this thread's tb_job_result_done hook (jobs/job.h) for `result`: when it is mapped, what a
  * reader says it is done with leaves memory; otherwise (or for NULL) the hook is cleared. The
  * caller clears it again (tb_job_set_result_done(NULL, NULL)) when done reading. */
 void tb_jobwork_result_done_hook(tb_result_t *result);
 
+/* Runs kind's check on a result (in memory or mapped; a mapping's pages go back to the kernel as
+ * the check reads them, and all of them after). 0, or -1 with *err. */
 int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
                      tb_result_t *result, tb_err_t *err);
 

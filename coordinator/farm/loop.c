@@ -227,8 +227,11 @@ static void s_lease_end(tb_loop_t *self, tb_worker_t *w, tb_outcome_t outcome, c
         self->b.stats->failed++;
     if (lost)
         self->b.stats->lost++;
-    tb_jobtable_count_failure(self->b.jobs, index, w->conn_no, lost, failure ? job_err : NULL,
-                              text);
+    if (failure || lost)
+        tb_jobtable_count_failure(self->b.jobs, index, w->conn_no, lost, failure ? job_err : NULL,
+                                  text);
+    else /* discarded (its worker quarantined): no failure of the job's */
+        tb_jobtable_requeue(self->b.jobs, index);
     if (failure)
         w->failures++;
     s_check_failed(self, index);
@@ -282,8 +285,7 @@ static void s_live_conns(tb_loop_t *self)
     }
 }
 
-/* Whether job `index` may go to w: not to a connection it failed on, unless every live worker has
- * failed it. */
+/* Whether the connection conn_no gave job `index` one of the results in hand. */
 static bool s_voted(const tb_jobrec_t *job, uint32_t conn_no)
 {
     for (int k = 0; job->votes && k < job->votes->n; k++)
@@ -292,6 +294,8 @@ static bool s_voted(const tb_jobrec_t *job, uint32_t conn_no)
     return false;
 }
 
+/* Whether job `index` may go to w: not to a connection that gave it a result in hand, nor to one it
+ * failed on unless every live worker has failed it. */
 static bool s_eligible(const tb_loop_t *self, size_t index, const tb_worker_t *w)
 {
     /* a job run again to verify a result goes to another worker than the ones that gave one */
@@ -452,14 +456,15 @@ static bool s_needs_votes(const tb_loop_t *self, size_t index, const tb_worker_t
     return u < o->verify_share;
 }
 
-/* Whether a live worker that may verify job `index` exists (busy or not): not quarantined and not
- * one that gave it a result already. */
+/* Whether a live worker that may verify job `index` exists (busy or not): not quarantined, and one
+ * the job may go to (s_eligible: it gave no result in hand and did not fail it). Without one the
+ * coordinator runs the job itself, so a farm of two whose second worker failed the replica does
+ * not wait for ever. */
 static bool s_other_worker(const tb_loop_t *self, size_t index)
 {
-    const tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
     for (size_t i = 0; i < tb_registry_count(self->reg); i++) {
         const tb_worker_t *w = tb_registry_at(self->reg, i);
-        if (w->alive && w->trust != TB_TRUST_QUARANTINED && !s_voted(job, w->conn_no))
+        if (w->alive && w->trust != TB_TRUST_QUARANTINED && s_eligible(self, index, w))
             return true;
     }
     return false;
@@ -580,7 +585,18 @@ static void s_quarantine(tb_loop_t *self, tb_worker_t *w, const char *label, con
             s_post_commit(self, j, NULL, true, &job->key);
         }
     }
-    if (used) {
+    /* and results of earlier batches (phases) of this engine: their jobs are gone from the table,
+     * so their store entries cannot be named here */
+    size_t earlier = (size_t)w->used_unverified > used ? (size_t)w->used_unverified - used : 0;
+    if (earlier) {
+        tb_err_t e;
+        tb_err_set(&e, TB_E_JOB,
+                   "worker %s was quarantined after %zu of its results of earlier phases of this "
+                   "bake were used unverified: they may be wrong and are in the store; bake again "
+                   "with --fresh",
+                   w->name, earlier);
+        s_fatal(self, &e);
+    } else if (used) {
         tb_err_t e;
         tb_err_set(
             &e, TB_E_JOB,
@@ -615,6 +631,13 @@ static void s_accept(tb_loop_t *self, size_t index, int win)
         for (int k = 0; k < n_seen; k++) {
             tb_worker_t *vw =
                 seen[k].worker >= 0 ? tb_registry_at(self->reg, (size_t)seen[k].worker) : NULL;
+            if (!vw && pass == 1 && seen[k].xxh3 != h)
+                /* two workers agree against this coordinator's own run: the same spec gave other
+                 * bits here, which only a broken build or a nondeterministic kernel can do */
+                tb_log_warn("%s: the coordinator's own run (%016llx) disagrees with two workers "
+                            "(%016llx): the same job gave other bits here - a determinism bug "
+                            "(docs/determinism.md) or faulty memory on this machine",
+                            job->label, (unsigned long long)seen[k].xxh3, (unsigned long long)h);
             if (!vw || (seen[k].xxh3 == h) != (pass == 0))
                 continue;
             if (pass == 0) {
@@ -833,7 +856,7 @@ static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
     tb_tasks_post(self->tasks, &v->task);
 }
 
-/* A helper checked a result. */
+/* A kind's longest successful attempt so far, for its default deadline (s_deadline). */
 static void s_measured(tb_loop_t *self, const tb_job_kind_t *kind, double seconds)
 {
     size_t k = 0;
@@ -849,6 +872,7 @@ static void s_measured(tb_loop_t *self, const tb_job_kind_t *kind, double second
         self->costs[k].max_s = seconds;
 }
 
+/* A helper checked a result. */
 static void s_verified(tb_loop_t *self, tb_verify_t *v)
 {
     tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, v->index);
@@ -877,6 +901,17 @@ static void s_verified(tb_loop_t *self, tb_verify_t *v)
         s_vote(self, v, w);
         return;
     }
+    if (w->trust == TB_TRUST_QUARANTINED) {
+        /* caught while this result was being checked (and maybe stored): not used, its store
+         * entry removed, the job runs again on another worker */
+        tb_jobtable_attempt_end(self->b.jobs, v->index, v->attempt, TB_OUT_DISCARDED,
+                                "discarded: its worker was quarantined", v->seconds);
+        if (v->store_rc == 0)
+            s_post_commit(self, v->index, NULL, true, &job->key);
+        tb_jobtable_requeue(self->b.jobs, v->index);
+        return;
+    }
+    w->used_unverified++;
     if (v->store_rc != 0)
         tb_log_warn("%s: result not stored: %s", job->label, v->store_err.msg);
     tb_jobtable_attempt_end(self->b.jobs, v->index, v->attempt, TB_OUT_OK, NULL, v->seconds);

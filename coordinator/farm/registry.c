@@ -125,6 +125,11 @@ tb_worker_t *tb_registry_add(tb_registry_t *self, const void *routing_id, size_t
     w->job = -1;
     w->last_seen_s = tb_now_s();
     w->sink.fd = -1;
+    /* a connection quarantined before (the same CURVE key, reconnecting) stays quarantined */
+    for (size_t i = 0; i < self->n; i++)
+        if (self->workers[i]->conn_no == w->conn_no &&
+            self->workers[i]->trust == TB_TRUST_QUARANTINED)
+            w->trust = TB_TRUST_QUARANTINED;
     /* Accepts nothing until a lease sets the limit of its job's result. */
     tb_transfer_init(&w->result_in, 0);
     self->workers[self->n++] = w;

@@ -81,7 +81,8 @@ typedef struct {
     int jobs_done;
     double busy_s;
     tb_trust_t trust;
-    int agreed; /* results that matched another worker's */
+    int agreed;          /* results that matched another worker's */
+    int used_unverified; /* its results used without a second opinion, in every batch so far */
 } tb_worker_t;
 
 typedef struct tb_registry_t tb_registry_t;

@@ -808,8 +808,6 @@ static size_t s_result_bound(const void *spec, size_t n)
            12 * (size_t)TB_COAST_BACKSHORE_BINS + (s.totals_only ? 0 : 10 * inner);
 }
 
-/* A result answers a spec when it echoes the spec's hash and names the spec's interior and probe
- * flag, with the maps' bytes that interior takes (docs/distribution.md, "Verifying results"). */
 /* What every honest tally of an interior holds: each count belongs to one of its cells (so none is
  * negative and none over the interior's cells; the tally counts all of them, but a probe's only
  * what its passes reached), the exposure histogram counts exactly the waterline
@@ -895,6 +893,9 @@ static int s_check_maps(const tb_coast_block_result_t *got, const uint8_t *maps,
     return 0;
 }
 
+/* A result answers a spec when it echoes the spec's hash and names the spec's interior and probe
+ * flag, with the maps' bytes that interior takes, an honest tally and finite maps
+ * (docs/distribution.md, "Verifying results"). */
 static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
 {
     tb_reader_t r;

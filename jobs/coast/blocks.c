@@ -333,11 +333,15 @@ int tb_coast_block_scatter(const tb_coast_layout_t *l, size_t block, const void 
                 memcpy(row + (size_t)x0 * size[a], src, (size_t)first * size[a]);
                 if ((size_t)first < iw)
                     memcpy(row, src + (size_t)first * size[a], (iw - (size_t)first) * size[a]);
-                /* a mapped result's row, and every 64 rows the planet's, may leave memory */
-                tb_job_result_done(src, iw * size[a]);
-                if ((y + 1) % 64 == 0 || y + 1 == ih)
-                    tb_rows_done(&out->done, b->interior.y0 + (int64_t)(y + 1 - (y % 64 + 1)),
+                /* every 64 rows, those rows of a mapped result and of the planet may leave memory
+                 * (a call a row would drop and fault back the page the next row starts in) */
+                if ((y + 1) % 64 == 0 || y + 1 == ih) {
+                    size_t y0 = y - y % 64;
+                    tb_job_result_done(maps + base + y0 * iw * size[a],
+                                       (y + 1 - y0) * iw * size[a]);
+                    tb_rows_done(&out->done, b->interior.y0 + (int64_t)y0,
                                  b->interior.y0 + (int64_t)y + 1);
+                }
             }
             base += iw * ih * size[a];
         }

@@ -677,8 +677,10 @@ static int s_tamper(const char *path)
         rc = tb_blob_encode(out, out_bytes, 1, &blob, &blob_bytes, &err);
     if (rc == 0) {
         FILE *f = fopen(path, "wb");
-        rc = f && fwrite(file, 1, 20, f) == 20 && fwrite(blob, 1, blob_bytes, f) == blob_bytes ? 0
-                                                                                               : -1;
+        rc = f && fwrite(file, 1, TB_CACHE_HEAD_BYTES, f) == TB_CACHE_HEAD_BYTES &&
+                     fwrite(blob, 1, blob_bytes, f) == blob_bytes
+                 ? 0
+                 : -1;
         if (f && fclose(f) != 0)
             rc = -1;
         if (rc != 0)
