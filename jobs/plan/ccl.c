@@ -77,11 +77,6 @@ int64_t tb_ccl_stream_labels(const tb_ccl_stream_t *s)
     return s->n_labels;
 }
 
-int64_t tb_ccl_stream_rows(const tb_ccl_stream_t *s)
-{
-    return s->rows;
-}
-
 const tb_ccl_run_t *tb_ccl_stream_runs(const tb_ccl_stream_t *s, int64_t *n)
 {
     *n = s->n_cur;

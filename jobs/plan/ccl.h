@@ -69,9 +69,8 @@ int64_t tb_ccl_stream_find(tb_ccl_stream_t *self, int64_t label);
 /* The record of a root label (NULL without records). Good until the next row. */
 void *tb_ccl_stream_record(tb_ccl_stream_t *self, int64_t root);
 
-/* Labels opened so far, and rows added so far. */
+/* Labels opened so far. */
 int64_t tb_ccl_stream_labels(const tb_ccl_stream_t *self);
-int64_t tb_ccl_stream_rows(const tb_ccl_stream_t *self);
 
 /* The component of every label (a new array of tb_ccl_stream_labels entries the caller frees),
  * numbered 0.. in raster order of each component's first run, and their count. 0 or -1 with *err.

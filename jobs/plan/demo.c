@@ -598,8 +598,9 @@ void tb_demo_painter_destroy(tb_demo_painter_t **self_p)
     *self_p = NULL;
 }
 
-int tb_demo_paint(uint64_t seed, const tb_manifest_t *m, int64_t w, int64_t h, tb_image_t *painting,
-                  tb_err_t *err)
+/* The demo layout at w x h as a whole image (tb_demo_painter_new's rows, all of them). */
+static int s_paint(uint64_t seed, const tb_manifest_t *m, int64_t w, int64_t h,
+                   tb_image_t *painting, tb_err_t *err)
 {
     memset(painting, 0, sizeof *painting);
     tb_demo_painter_t *p = tb_demo_painter_new(seed, m, w, h, 0, 2, err);
@@ -667,7 +668,7 @@ int tb_demo_planet(uint64_t seed, double circumference_km, tb_manifest_t *m, tb_
     memset(painting, 0, sizeof *painting);
     if (tb_demo_manifest(seed, circumference_km, m, err) != 0)
         return -1;
-    return tb_demo_paint(seed, m, m->planet_w, tb_demo_painting_h(m->planet_w), painting, err);
+    return s_paint(seed, m, m->planet_w, tb_demo_painting_h(m->planet_w), painting, err);
 }
 
 int64_t tb_demo_painting_h(int64_t planet_w)

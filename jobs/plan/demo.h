@@ -67,9 +67,4 @@ const tb_row_source_t *tb_demo_painter_rows(tb_demo_painter_t *self);
 /* Frees the painter and sets *self_p to NULL; accepts NULL. */
 void tb_demo_painter_destroy(tb_demo_painter_t **self_p);
 
-/* Paints the demo layout at w x h into a whole image (tb_demo_painter_new's rows, all of them):
- * for tests and benchmarks that need a planet of another shape (12500 x 6076) in memory. */
-int tb_demo_paint(uint64_t seed, const tb_manifest_t *m, int64_t w, int64_t h, tb_image_t *painting,
-                  tb_err_t *err);
-
 #endif

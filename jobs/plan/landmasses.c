@@ -254,11 +254,11 @@ void tb_landmass_finder_destroy(tb_landmass_finder_t **self_p)
     *self_p = NULL;
 }
 
-/* Counts the ocean cells round the saved runs of row y (rows y - 1 and y + 1 may be absent) into
- * their sets' records, skipping sets already too large to be dropped. A cell next to two runs is
- * counted for each, as the edge of every run. */
-static void s_count_edges(tb_landmass_finder_t *f, int64_t y, const uint8_t *above,
-                          const uint8_t *row, const uint8_t *below)
+/* Counts the ocean cells round the saved runs of a row (the rows above and below may be absent)
+ * into their sets' records, skipping sets already too large to be dropped. A cell next to two runs
+ * is counted for each, as the edge of every run. */
+static void s_count_edges(tb_landmass_finder_t *f, const uint8_t *above, const uint8_t *row,
+                          const uint8_t *below)
 {
     const int64_t w = f->w;
     const uint8_t *rows[3] = {above, row, below};
@@ -281,7 +281,6 @@ static void s_count_edges(tb_landmass_finder_t *f, int64_t y, const uint8_t *abo
             }
         }
     }
-    (void)y;
 }
 
 int tb_landmass_finder_scan(tb_landmass_finder_t *f, const uint8_t *row, tb_err_t *err)
@@ -293,7 +292,7 @@ int tb_landmass_finder_scan(tb_landmass_finder_t *f, const uint8_t *row, tb_err_
     if (tb_ccl_stream_row(f->scan, row, err) != 0)
         return -1;
     if (y >= 1)
-        s_count_edges(f, y - 1, y >= 2 ? f->ring[(y - 2) % 3] : NULL, f->ring[(y - 1) % 3],
+        s_count_edges(f, y >= 2 ? f->ring[(y - 2) % 3] : NULL, f->ring[(y - 1) % 3],
                       f->ring[y % 3]);
     int64_t n;
     const tb_ccl_run_t *runs = tb_ccl_stream_runs(f->scan, &n);
@@ -308,7 +307,7 @@ int tb_landmass_finder_resolve(tb_landmass_finder_t *f, tb_err_t *err)
         return tb_err_set(err, TB_E_INTERNAL, "landmasses: resolved after %lld of %lld rows",
                           (long long)f->rows_in, (long long)f->h);
     const int64_t h = f->h;
-    s_count_edges(f, h - 1, h >= 2 ? f->ring[(h - 2) % 3] : NULL, f->ring[(h - 1) % 3], NULL);
+    s_count_edges(f, h >= 2 ? f->ring[(h - 2) % 3] : NULL, f->ring[(h - 1) % 3], NULL);
     if (tb_ccl_stream_resolve(f->scan, &f->comp_of_label, &f->n_comps, err) != 0)
         return -1;
     const int64_t nc = f->n_comps;
@@ -425,13 +424,8 @@ int tb_landmass_finder_measure(tb_landmass_finder_t *f, const uint8_t *row, uint
 static int s_cmp_landmass(const void *a, const void *b)
 {
     const tb_landmass_t *p = a, *q = b;
-    int64_t py = (int64_t)floor(p->centroid_y), qy = (int64_t)floor(q->centroid_y);
-    if (py != qy)
-        return py < qy ? -1 : 1;
-    int64_t px = (int64_t)floor(p->centroid_x), qx = (int64_t)floor(q->centroid_x);
-    if (px != qx)
-        return px < qx ? -1 : 1;
-    return (p->first_index > q->first_index) - (p->first_index < q->first_index);
+    return tb_landmass_order(p->centroid_y, p->centroid_x, p->first_index, q->centroid_y,
+                             q->centroid_x, q->first_index);
 }
 
 int tb_landmass_finder_number(tb_landmass_finder_t *f, tb_err_t *err)

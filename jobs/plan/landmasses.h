@@ -24,6 +24,7 @@
 #ifndef TB_PLAN_LANDMASSES_H
 #define TB_PLAN_LANDMASSES_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -117,6 +118,20 @@ int64_t tb_landmass_finder_labels(const tb_landmass_finder_t *self);
 
 /* Frees the finder and sets *self_p to NULL; accepts NULL. */
 void tb_landmass_finder_destroy(tb_landmass_finder_t **self_p);
+
+/* The numbering order of landmasses, and of the regions made of them: the cell row of the
+ * centroid, then its cell column, then the first cell's index (a qsort-style -1, 0 or 1). */
+static inline int tb_landmass_order(double cy_a, double cx_a, int64_t first_a, double cy_b,
+                                    double cx_b, int64_t first_b)
+{
+    int64_t ya = (int64_t)floor(cy_a), yb = (int64_t)floor(cy_b);
+    if (ya != yb)
+        return ya < yb ? -1 : 1;
+    int64_t xa = (int64_t)floor(cx_a), xb = (int64_t)floor(cx_b);
+    if (xa != xb)
+        return xa < xb ? -1 : 1;
+    return (first_a > first_b) - (first_a < first_b);
+}
 
 /* The circular centroid of the sums of a set of cells: x in [0, W), y in cells. */
 void tb_landmass_centroid(double sum_cos, double sum_sin, double sum_y, int64_t cells, int64_t W,

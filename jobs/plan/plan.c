@@ -232,13 +232,14 @@ static void s_class_table(tb_plan_t *p)
     }
 }
 
-/* A planet needs both: its regions are landmasses with an ocean margin, and the solve's base level
- * is the sea (docs/manifest.md, "legend"). Refused at plan time, before anything runs. */
+/* What the bake's first region job would refuse, refused here (plan.h). */
 int tb_plan_check_jobs(const tb_plan_t *p, const tb_uplift_probes_t *probes, tb_err_t *err)
 {
     return tb_region_spec_selfcheck(&p->manifest, probes, p->summary.planet_h, err);
 }
 
+/* A planet needs both: its regions are landmasses with an ocean margin, and the solve's base level
+ * is the sea (docs/manifest.md, "legend"). Refused at plan time, before anything runs. */
 int tb_plan_check_land_and_sea(const tb_plan_t *p, tb_err_t *err)
 {
     const tb_manifest_t *m = &p->manifest;

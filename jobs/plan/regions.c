@@ -41,7 +41,11 @@ tb_region_grouper_t *tb_region_grouper_new(int64_t w, int64_t h, double cell_m,
     /* floor(sqrt(radius2)), at most h: the dilation's reach in rows (tb_edt_dilate's own r) */
     for (g->halo = 0; g->halo < h && (g->halo + 1) * (g->halo + 1) <= g->radius2; g->halo++)
         ;
+    /* a band dilates its rows and a halo either side: a band of at least twice the halo keeps
+     * that overhead to 2x (a wide ocean margin with 256-row bands dilated every row ~3x over) */
     g->band = band_rows < 1 ? 1 : band_rows;
+    if (g->band < 2 * g->halo)
+        g->band = 2 * g->halo;
     g->threads = threads < 1 ? 1 : threads;
     g->cap_rows = g->band + 2 * g->halo;
     if (g->cap_rows > h)
@@ -81,11 +85,6 @@ void tb_region_grouper_destroy(tb_region_grouper_t **self_p)
     tb_ccl_stream_destroy(&g->ccl);
     free(g);
     *self_p = NULL;
-}
-
-int64_t tb_region_grouper_window_rows(const tb_region_grouper_t *g)
-{
-    return g->cap_rows;
 }
 
 /* Labels dilated row y and notes the label at every landmass's first cell in it. */
@@ -161,13 +160,7 @@ typedef struct {
 static int s_cmp_group(const void *a, const void *b)
 {
     const s_group_t *p = a, *q = b;
-    int64_t py = (int64_t)floor(p->cy), qy = (int64_t)floor(q->cy);
-    if (py != qy)
-        return py < qy ? -1 : 1;
-    int64_t px = (int64_t)floor(p->cx), qx = (int64_t)floor(q->cx);
-    if (px != qx)
-        return px < qx ? -1 : 1;
-    return (p->first_index > q->first_index) - (p->first_index < q->first_index);
+    return tb_landmass_order(p->cy, p->cx, p->first_index, q->cy, q->cx, q->first_index);
 }
 
 /* Fills a region's land statistics, arc and box from its landmasses. */

@@ -72,9 +72,6 @@ int tb_region_grouper_row(tb_region_grouper_t *self, const uint8_t *mask_row, tb
 int tb_region_grouper_finish(tb_region_grouper_t *self, const tb_landmasses_t *lm,
                              const int *id_of_first, tb_regions_t *out, tb_err_t *err);
 
-/* Rows of mask the grouper holds at most (a band and its halos), for the memory bound. */
-int64_t tb_region_grouper_window_rows(const tb_region_grouper_t *self);
-
 /* Frees the grouper and sets *self_p to NULL; accepts NULL. */
 void tb_region_grouper_destroy(tb_region_grouper_t **self_p);
 
