@@ -89,21 +89,10 @@ static int s_write_planet(const char *dir, const s_size_t *sz)
     double t0 = tb_now_s();
     tb_demo_painter_t *p = tb_demo_painter_new(TB_DEMO_SEED, &m, m.planet_w, h, 0, 2, &err);
     const tb_row_source_t *rows = p ? tb_demo_painter_rows(p) : NULL;
-    tb_png_writer_t *wr = NULL;
-    uint8_t *band = p ? malloc((size_t)m.planet_w * 3 * 64) : NULL;
-    int rc = band && tb_fs_join(path, sizeof path, dir, "painting.png", &err) == 0 ? 0 : -1;
-    if (rc == 0 &&
-        !(wr = tb_png_writer_open(path, (uint32_t)m.planet_w, (uint32_t)h, TB_PNG_RGB8, 6, &err)))
-        rc = -1;
-    for (int64_t y = 0; rc == 0 && y < h; y += 64) {
-        int64_t n = h - y < 64 ? h - y : 64;
-        rc = tb_row_source_read(rows, n, band, &err) ||
-             tb_png_writer_rows(wr, band, (uint32_t)n, &err);
-    }
-    if (rc == 0)
-        rc = tb_png_writer_close(&wr, NULL, &err);
-    tb_png_writer_abort(&wr);
-    free(band);
+    int rc = rows && tb_fs_join(path, sizeof path, dir, "painting.png", &err) == 0 &&
+                     tb_row_source_write_png(rows, path, 6, &err) == 0
+                 ? 0
+                 : -1;
     tb_demo_painter_destroy(&p);
     char *legend = rc == 0 ? tb_legend_to_json(&m.legend) : NULL;
     char *manifest = rc == 0 ? tb_manifest_to_file_json(&m, "painting.png", "legend.json") : NULL;

@@ -121,7 +121,12 @@ int tb_fs_open_regular(const char *path, int *fd_out, uint64_t *bytes_out, tb_er
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return tb_err_set(err, TB_E_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
         return tb_err_set(err, TB_E_INVALID, "%s: not a regular file (%s)", path,
                           tb_fs_kind_name(st.st_mode));

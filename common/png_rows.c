@@ -67,6 +67,32 @@ int tb_row_source_to_image(const tb_row_source_t *src, tb_image_t *out, tb_err_t
     return 0;
 }
 
+int tb_row_source_write_png(const tb_row_source_t *src, const char *path, int compression,
+                            tb_err_t *err)
+{
+    enum { S_BAND = 64 };
+    if (src->w <= 0 || src->h <= 0 || src->w > UINT32_MAX || src->h > UINT32_MAX)
+        return tb_err_set(err, TB_E_INVALID, "%s: %lld x %lld pixels", src->name, (long long)src->w,
+                          (long long)src->h);
+    uint8_t *band =
+        tb_malloc((size_t)src->w * tb_png_format_bytes(src->format) * S_BAND, "PNG rows", err);
+    tb_png_writer_t *wr = band ? tb_png_writer_open(path, (uint32_t)src->w, (uint32_t)src->h,
+                                                    src->format, compression, err)
+                               : NULL;
+    int rc = wr ? 0 : -1;
+    for (int64_t y = 0; rc == 0 && y < src->h; y += S_BAND) {
+        int64_t n = src->h - y < S_BAND ? src->h - y : S_BAND;
+        rc = tb_row_source_read(src, n, band, err);
+        if (rc == 0)
+            rc = tb_png_writer_rows(wr, band, (uint32_t)n, err);
+    }
+    if (rc == 0)
+        rc = tb_png_writer_close(&wr, NULL, err);
+    tb_png_writer_abort(&wr);
+    free(band);
+    return rc;
+}
+
 /* ---- reader ---- */
 
 struct tb_png_rows_t {
@@ -104,26 +130,13 @@ static int s_rows_read(void *user, int64_t n, void *out, tb_err_t *err)
     return 0;
 }
 
-/* Opens a regular file for reading, as tb_fs_read_all does: O_NONBLOCK so that a FIFO cannot
- * block the open, and fstat before a byte is read, so that only a regular file is read at all. */
+/* A regular file for reading (tb_fs_open_regular: a FIFO or device is refused before a byte). */
 static FILE *s_open_regular(const char *path, tb_err_t *err)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        tb_err_set(err, errno == EISDIR ? TB_E_INVALID : TB_E_IO, "%s: cannot open: %s", path,
-                   strerror(errno));
+    int fd;
+    uint64_t bytes;
+    if (tb_fs_open_regular(path, &fd, &bytes, err) != 0)
         return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        tb_err_set(err, TB_E_INVALID, "%s: not a regular file (%s)", path,
-                   tb_fs_kind_name(st.st_mode));
-        return NULL;
-    }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0)
-        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     FILE *fp = fdopen(fd, "rb");
     if (!fp) {
         close(fd);

@@ -49,6 +49,12 @@ const tb_row_source_t *tb_image_rows(tb_image_rows_t *self, const tb_image_t *im
  * tb_image_free). For small images only: the whole picture is in memory. 0 or -1 with *err. */
 int tb_row_source_to_image(const tb_row_source_t *src, tb_image_t *out, tb_err_t *err);
 
+/* Writes every row of src to the PNG file `path` at zlib level `compression`, 64 rows at a time
+ * through tb_png_writer_t (to a temporary name, renamed when complete): the bytes tb_png_write
+ * makes of the whole image, in the memory of a band. 0 or -1 with *err. */
+int tb_row_source_write_png(const tb_row_source_t *src, const char *path, int compression,
+                            tb_err_t *err);
+
 /* ---- a PNG file, decoded row by row ---- */
 
 typedef struct tb_png_rows_t tb_png_rows_t;

@@ -19,29 +19,6 @@
 
 static const char *s_names[3] = {"painting.png", "legend.json", "planet.json"};
 
-/* The painting, a band of rows at a time from its painter into a PNG written row by row (zlib level
- * 6): the same bytes as encoding the whole image, in the memory of a band. */
-static int s_write_painting(const char *path, const tb_row_source_t *rows, tb_err_t *err)
-{
-    enum { S_BAND = 64 };
-    uint8_t *band = tb_malloc((size_t)rows->w * 3 * S_BAND, "painting rows", err);
-    tb_png_writer_t *wr =
-        band ? tb_png_writer_open(path, (uint32_t)rows->w, (uint32_t)rows->h, TB_PNG_RGB8, 6, err)
-             : NULL;
-    int rc = wr ? 0 : -1;
-    for (int64_t y = 0; rc == 0 && y < rows->h; y += S_BAND) {
-        int64_t n = rows->h - y < S_BAND ? rows->h - y : S_BAND;
-        rc = tb_row_source_read(rows, n, band, err);
-        if (rc == 0)
-            rc = tb_png_writer_rows(wr, band, (uint32_t)n, err);
-    }
-    if (rc == 0)
-        rc = tb_png_writer_close(&wr, NULL, err);
-    tb_png_writer_abort(&wr);
-    free(band);
-    return rc;
-}
-
 int tb_cmd_init(int argc, char **argv)
 {
     int64_t seed = 0;
@@ -81,7 +58,7 @@ int tb_cmd_init(int argc, char **argv)
     if (rc == 0)
         rc = tb_fs_mkdir_p(dir, &err);
     if (rc == 0)
-        rc = s_write_painting(paths[0], tb_planet_input_rows(&in), &err);
+        rc = tb_row_source_write_png(tb_planet_input_rows(&in), paths[0], 6, &err);
     if (rc == 0)
         rc = tb_fs_write_atomic(paths[1], legend, strlen(legend), &err);
     if (rc == 0)
