@@ -29,8 +29,9 @@ static int s_open_painting(const tb_manifest_t *m, tb_png_rows_t **out, tb_err_t
                         "divisor of that",
                         m->painting_path, (long long)w, (long long)m->planet_w, m->circumference_km,
                         m->cell_m, (long long)m->planet_w);
-    else if ((uint64_t)h * (uint64_t)(m->planet_w / w) * (uint64_t)m->planet_w >
-             TB_INPUT_MAX_PIXELS)
+    else if ((uint64_t)h >
+             TB_INPUT_MAX_PIXELS / (uint64_t)(m->planet_w / w) / (uint64_t)m->planet_w)
+        /* (divided, not multiplied: a 1-pixel-wide painting of a wide planet would wrap) */
         rc = tb_err_set(err, TB_E_INVALID,
                         "%s: %lld x %lld pixels make a planet of %lld x %llu cells, more than the "
                         "%llu allowed",
@@ -145,14 +146,19 @@ int tb_raster_map_temp(tb_raster_t *r, const char *dir, const char *prefix, int6
         return tb_err_set(err, TB_E_IO, "%s: cannot create: %s", path, strerror(errno));
     }
     unlink(path); /* the mapping keeps the file; nothing is left when it goes */
-    void *base = MAP_FAILED;
-    if (ftruncate(fd, (off_t)bytes) == 0)
-        base = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ftruncate(fd, (off_t)bytes) != 0) {
+        int saved = errno;
+        close(fd);
+        free(m);
+        return tb_err_set(err, TB_E_IO, "%s: cannot size to %zu bytes: %s", path, bytes,
+                          strerror(saved));
+    }
+    void *base = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int saved = errno;
     close(fd);
     if (base == MAP_FAILED) {
         free(m);
-        return tb_err_set(err, TB_E_IO, "%s: cannot map %zu bytes: %s", path, bytes,
+        return tb_err_set(err, TB_E_NOMEM, "%s: cannot map %zu bytes: %s", path, bytes,
                           strerror(saved));
     }
     /* No readahead: the file starts as a hole, and a fault that reads ahead zero-fills pages the

@@ -211,9 +211,13 @@ static int s_tiles(const tb_plan_t *p, tb_tile_lattice_t *L, tb_detail_params_t 
                              err) != 0)
         return -1;
     *content = malloc((size_t)tb_tile_count(L));
-    int n = *content ? tb_plan_tile_census(p, L, *content) : -1;
+    if (!*content)
+        return tb_err_set(err, TB_E_NOMEM, "plan: out of memory for the tile census");
+    int n = tb_plan_tile_census(p, L, *content);
     if (n < 0)
-        tb_err_set(err, TB_E_NOMEM, "plan: out of memory for the tile census");
+        tb_err_set(err, TB_E_INTERNAL,
+                   "plan: the tile lattice (%lld x %lld cells) is not the plan's planet",
+                   (long long)L->geo_w, (long long)L->geo_h);
     return n;
 }
 
@@ -325,10 +329,10 @@ int tb_cmd_plan(int argc, char **argv)
     const char *inputs[] = {v.n_positional ? v.positional[0] : NULL, in.manifest.legend_path,
                             in.manifest.painting_path};
     struct stat out_st;
-    if (stat(out_dir, &out_st) == 0 && !S_ISDIR(out_st.st_mode))
+    bool not_dir = stat(out_dir, &out_st) == 0 && !S_ISDIR(out_st.st_mode);
+    if (not_dir)
         tb_err_set(&err, TB_E_INVALID, "--out %s: exists and is not a directory", out_dir);
-    if ((stat(out_dir, &out_st) == 0 && !S_ISDIR(out_st.st_mode)) ||
-        tb_fs_check_outputs(out_dir, names, 3, inputs, 3, &err) != 0) {
+    if (not_dir || tb_fs_check_outputs(out_dir, names, 3, inputs, 3, &err) != 0) {
         tb_planet_input_free(&in);
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
@@ -338,6 +342,8 @@ int tb_cmd_plan(int argc, char **argv)
     tb_raster_t classes, labels;
     if (tb_fs_mkdir_p(out_dir, &err) != 0 || s_map_rasters(out_dir, &in, &classes, &labels, &err)) {
         tb_planet_input_free(&in);
+        if (made_dir)
+            rmdir(out_dir); /* only when empty (the rasters' files are unlinked when made) */
         return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     double t1 = tb_now_s();
