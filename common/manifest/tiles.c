@@ -89,7 +89,7 @@ static int s_check(tb_manifest_t *m, tb_err_t *err)
             "%s: tiles.margin_cells %d is below %lld, the provable margin of these "
             "passes (droplets.rounds x (droplets.lifetime + droplets.carry_steps + "
             "droplets.brush_radius + 2) + 4 droplets.settle_cells + thermal.iterations + "
-            "2); the measured %d cells "
+            "2, and never under the shore pass's reach); the measured %d cells "
             "holds only for the default passes, and %s is %g (measured at %g); raise "
             "tiles.margin_cells to %lld or set tiles.force_margin to 1 to accept "
             "seams",

@@ -170,8 +170,11 @@ static void s_carry(const s_run_t *r, int64_t ni, int64_t nj, double speed, doub
     for (int k = 0; k < 8; k++)
         off[k] = (ptrdiff_t)tb_nb_dy[k] * w + tb_nb_dx[k];
     size_t last[4] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    /* the walk reads all eight neighbours: one cell in from the edge at least, whatever the brush
+     * (a brush of radius 0 lets s_inside take the edge row) */
+    const int64_t m = p->droplet_brush_radius > 1 ? p->droplet_brush_radius : 1;
     for (int step = 0; step < p->droplet_carry_steps && sed > 0; step++) {
-        if (!s_inside(r, ni, nj)) {
+        if (!(ni >= m && nj >= m && ni + 1 + m < w && nj + 1 + m < r->win->h)) {
             b->carried_edge_q += sed;
             return;
         }
@@ -537,6 +540,8 @@ int tb_erosion_droplets_beyer(const tb_detail_params_t *p, uint64_t seed, const 
             budget->carry_steps += b->carry_steps;
             budget->deposited_channel_q += b->deposited_channel_q;
         }
+        /* the water's factor is for the next round: none after the last */
+        ap.conv = round + 1 < p->droplet_rounds ? conv : NULL;
         tb_pool_run(pool, (size_t)win->h, s_apply_row, &ap);
     }
     if (p->droplet_settle_cells > 0 && p->droplet_rounds > 0) {
