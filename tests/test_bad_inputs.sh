@@ -200,6 +200,10 @@ row 2 "--out '': expected the output directory" "$TERRAIN" bake base/planet.json
 python3 -c "import struct; open('nan.f32','wb').write(struct.pack('<16f', *([float('nan')] * 16)))"
 row 2 'nan.f32: no finite height in its 16 cells' "$TERRAIN" analyze nan.f32 --raw-float32 4x4 --cell-m 8 --out OUT
 row 2 'nan.f32: 64 bytes, but --raw-float32 5x5 needs exactly 100' "$TERRAIN" analyze nan.f32 --raw-float32 5x5 --cell-m 8 --out OUT
+python3 -c "import struct; open('big.f32','wb').write(struct.pack('<16f', *([3e38] * 16)))"
+row 2 'big.f32: height 3e\+38 m at cell \(0, 0\): expected heights within' "$TERRAIN" analyze big.f32 --raw-float32 4x4 --cell-m 8 --out OUT
+# 4611686018427387905 x 16 is 16 cells in a wrapped 64-bit product: the 64 bytes of big.f32
+row 2 '--raw-float32 4611686018427387905x16: expected a size of 3 .. 2\^31 cells' "$TERRAIN" analyze big.f32 --raw-float32 4611686018427387905x16 --cell-m 8 --out OUT
 row 2 'fifo.png: not a regular file \(a FIFO\)' "$TERRAIN" analyze fifo.png --cell-m 8 --elevation-m -100,100 --out OUT
 
 # -- output paths that hold the run's own inputs, or are not directories

@@ -13,6 +13,7 @@
 #include "common/version.h"
 
 #define S_MAX_CELLS ((uint64_t)1 << 31) /* the routing's limit (int32 cell indices) */
+#define S_HEIGHT_LIMIT_M 1e6 /* the statistics refuse a height beyond it (jobs/stats/stats.c) */
 #define S_MAX_META_BYTES ((size_t)256 << 20)
 
 /* What a bake's meta.json says about its heightmap. */
@@ -119,12 +120,13 @@ static int s_load_png(const char *path, double lo, double hi, tb_analyze_result_
 
 static int s_load_raw(const char *path, int64_t w, int64_t hgt, float **heights, tb_err_t *err)
 {
-    uint64_t cells = (uint64_t)w * (uint64_t)hgt;
-    if (w <= 0 || hgt <= 0 || cells >= S_MAX_CELLS)
+    /* Divided, not multiplied: 4611686018427387905 x 16 wraps a 64-bit product to 16. */
+    if (w <= 0 || hgt <= 0 || (uint64_t)w > (S_MAX_CELLS - 1) / (uint64_t)hgt)
         return tb_err_set(err, TB_E_INVALID,
                           "--raw-float32 %lldx%lld: expected a size of 3 .. 2^31 "
                           "cells",
                           (long long)w, (long long)hgt);
+    uint64_t cells = (uint64_t)w * (uint64_t)hgt;
     char *data;
     size_t bytes;
     if (tb_fs_read_all(path, (size_t)cells * 4 + 1, &data, &bytes, err) != 0)
@@ -151,6 +153,18 @@ static int s_load_raw(const char *path, int64_t w, int64_t hgt, float **heights,
         finite += isfinite(h[i]);
     }
     free(data);
+    /* NaN and infinity are no data; a finite height beyond the statistics' limit is refused here,
+     * naming the file and the cell, rather than deep in the statistics. */
+    for (size_t i = 0; i < (size_t)cells; i++)
+        if (isfinite(h[i]) && !(fabs((double)h[i]) <= S_HEIGHT_LIMIT_M)) {
+            double v = (double)h[i];
+            free(h);
+            return tb_err_set(err, TB_E_INVALID,
+                              "%s: height %g m at cell (%lld, %lld): expected heights within "
+                              "+-%g m (NaN and infinity are read as no data)",
+                              path, v, (long long)(i % (size_t)w), (long long)(i / (size_t)w),
+                              S_HEIGHT_LIMIT_M);
+        }
     if (finite == 0) {
         free(h);
         return tb_err_set(err, TB_E_INVALID,
@@ -311,8 +325,10 @@ int tb_analyze_run(const tb_analyze_opts_t *o, tb_analyze_result_t *out, tb_err_
             elo = isfinite(elo) ? elo - 1 : -1;
             ehi = elo + 2;
         }
-        if (tb_stats_extent_measure(h, cells, elo, ehi, &out->extent, err) != 0)
+        if (tb_stats_extent_measure(h, cells, elo, ehi, &out->extent, err) != 0) {
+            tb_err_prefix(err, "analyze %s", o->path);
             goto done;
+        }
         if (out->from_png)
             out->extent.clipped = out->saturated_cells;
     }
@@ -348,8 +364,10 @@ int tb_analyze_run(const tb_analyze_opts_t *o, tb_analyze_result_t *out, tb_err_
         goto done;
     if (tb_stats_route_area_border(&box, h, out->mfd_exponent,
                                    o->border_sea ? TB_ROUTE_BORDER_SEA : TB_ROUTE_BORDER_OPEN, area,
-                                   &out->route, err) != 0)
+                                   &out->route, err) != 0) {
+        tb_err_prefix(err, "analyze %s", o->path);
         goto done;
+    }
     /* The count mask: everything but a border as wide as the statistics halo (a map that does not
      * wrap), or the first and last rows (one that does: they are the routing's fixed ring). */
     int64_t r = out->wraps ? 0 : tb_stats_halo_cells(&sp);
@@ -359,8 +377,10 @@ int tb_analyze_run(const tb_analyze_opts_t *o, tb_analyze_result_t *out, tb_err_
         for (int64_t i = 0; i < out->w; i++)
             mask[tb_idx(out->w, i, j)] =
                 j >= ry && j < out->h - ry && (out->wraps || (i >= r && i < out->w - r));
-    if (tb_stats_accumulate(out->stats, &box, h, area, NULL, mask, err) != 0)
+    if (tb_stats_accumulate(out->stats, &box, h, area, NULL, mask, err) != 0) {
+        tb_err_prefix(err, "analyze %s", o->path);
         goto done;
+    }
     block = tb_stats_report_text(out->stats, &out->extent, NULL);
     if (!block) {
         tb_err_set(err, TB_E_NOMEM, "analyze: out of memory printing the block");
