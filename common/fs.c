@@ -198,6 +198,27 @@ int tb_fs_mkdir_p(const char *path, tb_err_t *err)
     return 0;
 }
 
+int tb_fs_refuse_link(const char *path, tb_err_t *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return 0;
+    char target[1024];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    return tb_err_set(err, TB_E_INVALID,
+                      "%s: a symbolic link (to %s); refusing to write through it (remove the "
+                      "link, or bake into another --out)",
+                      path, n > 0 ? target : "?");
+}
+
+int tb_fs_mkdir_inside(const char *path, tb_err_t *err)
+{
+    if (tb_fs_refuse_link(path, err) != 0)
+        return -1;
+    return tb_fs_mkdir_p(path, err);
+}
+
 bool tb_fs_exists(const char *path)
 {
     struct stat st;

@@ -87,3 +87,17 @@ grep -qF "$T/sl/.cache: the result store is a symbolic link (to $T/elsewhere); r
   fail "the symbolic link was not named"
 [ -z "$(ls -A "$T/elsewhere")" ] || fail "the bake wrote through the symbolic link: $(ls "$T/elsewhere")"
 echo "ok: a result store that is a symbolic link refused (exit $rc), nothing written through it"
+# The same for the directories the bake writes inside OUT: refused up front, before any work,
+# naming the link and its target, with nothing written at the target.
+for d in tiles report_assets report_terrain; do
+  rm -rf "$T/sl" "$T/elsewhere" && mkdir -p "$T/sl" "$T/elsewhere"
+  ln -s "$T/elsewhere" "$T/sl/$d"
+  rc=0
+  timeout 120 "$TERRAIN" bake "${tiny[@]}" --out "$T/sl" >"$T/sl.out" 2>"$T/sl.err" || rc=$?
+  [ "$rc" != 0 ] || fail "a bake whose OUT/$d is a symbolic link succeeded"
+  grep -qF "$T/sl/$d: a symbolic link (to $T/elsewhere); refusing to write through it" "$T/sl.err" ||
+    fail "OUT/$d, a symbolic link, was not named: $(head -c 400 "$T/sl.err")"
+  [ -z "$(ls -A "$T/elsewhere")" ] || fail "the bake wrote through OUT/$d: $(ls "$T/elsewhere")"
+  [ ! -e "$T/sl/planet_height.png" ] || fail "OUT/$d a symbolic link was refused only after the bake's work"
+  echo "ok: OUT/$d a symbolic link refused up front (exit $rc), nothing written through it"
+done

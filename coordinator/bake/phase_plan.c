@@ -12,6 +12,7 @@
 #include "common/pool.h"
 #include "coordinator/bake/phase.h"
 #include "coordinator/bake/tiles_select.h"
+#include "coordinator/report/terrain.h"
 #include "jobs/plan/limits.h"
 
 /* The tiles of this bake, checked before anything is written (docs/tiles.md): the lattice fits the
@@ -125,6 +126,15 @@ static int s_plan(tb_bake_ctx_t *ctx, const char *planet_dir, tb_err_t *err)
     tb_bake_plan_t *pl = &ctx->plan;
     if (tb_fs_mkdir_p(o->out_dir, err) != 0)
         return -1;
+    /* The directories the bake writes inside OUT, refused up front when one is a symbolic link
+     * (each is refused again where it is made; the store and OUT/.planet refuse theirs). */
+    static const char *const inside[] = {"tiles", "report_assets", TB_TERRAIN_DIR};
+    for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++) {
+        char dir[4200];
+        if (tb_fs_join(dir, sizeof dir, o->out_dir, inside[i], err) != 0 ||
+            tb_fs_refuse_link(dir, err) != 0)
+            return -1;
+    }
     ctx->planet = tb_planet_new(pl->input.planet_w, pl->input.planet_h, planet_dir, err);
     if (!ctx->planet ||
         tb_planet_provide(ctx->planet, TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(LABELS), err) != 0)

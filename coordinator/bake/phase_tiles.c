@@ -402,7 +402,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     t.n_cls = n_cls;
     char dir[4200];
     if (tb_fs_join(dir, sizeof dir, ctx->opts->out_dir, "tiles", err) != 0 ||
-        tb_fs_mkdir_p(dir, err) != 0)
+        tb_fs_mkdir_inside(dir, err) != 0)
         goto done;
     tb_dispatch_batch_t batch = {.label = "tiles",
                                  .on_take = s_on_take,

@@ -146,7 +146,7 @@ int tb_terrain_write_tile(const char *out_dir, const tb_tile_lattice_t *L, const
     char dir[4200], path[4400], id[TB_TILE_ID_MAX];
     tb_tile_id_format(r->id, id);
     if (tb_fs_join(dir, sizeof dir, out_dir, TB_TERRAIN_DIR, err) != 0 ||
-        tb_fs_mkdir_p(dir, err) != 0)
+        tb_fs_mkdir_inside(dir, err) != 0)
         return -1;
     size_t n = (size_t)(r->interior.w * r->interior.h);
     double lo = INFINITY, hi = -INFINITY;

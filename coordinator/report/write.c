@@ -95,7 +95,7 @@ static int s_write_assets(const char *out_dir, tb_err_t *err)
 {
     char dir[4200], path[4400];
     if (tb_fs_join(dir, sizeof dir, out_dir, "report_assets", err) != 0 ||
-        tb_fs_mkdir_p(dir, err) != 0)
+        tb_fs_mkdir_inside(dir, err) != 0)
         return -1;
     size_t n;
     char *three = s_three_classic(&n, err);
