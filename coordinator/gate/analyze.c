@@ -13,7 +13,6 @@
 #include "common/version.h"
 
 #define S_MAX_CELLS ((uint64_t)1 << 31) /* the routing's limit (int32 cell indices) */
-#define S_HEIGHT_LIMIT_M 1e6 /* the statistics refuse a height beyond it (jobs/stats/stats.c) */
 #define S_MAX_META_BYTES ((size_t)256 << 20)
 
 /* What a bake's meta.json says about its heightmap. */
@@ -151,20 +150,20 @@ static int s_load_raw(const char *path, int64_t w, int64_t hgt, float **heights,
                      (uint32_t)b[4 * i + 2] << 16 | (uint32_t)b[4 * i + 3] << 24;
         memcpy(&h[i], &u, sizeof u);
         finite += isfinite(h[i]);
-    }
-    free(data);
-    /* NaN and infinity are no data; a finite height beyond the statistics' limit is refused here,
-     * naming the file and the cell, rather than deep in the statistics. */
-    for (size_t i = 0; i < (size_t)cells; i++)
-        if (isfinite(h[i]) && !(fabs((double)h[i]) <= S_HEIGHT_LIMIT_M)) {
+        /* NaN and infinity are no data; a finite height beyond the statistics' limit is refused
+         * here, naming the file and the cell, rather than deep in the statistics. */
+        if (isfinite(h[i]) && !(fabsf(h[i]) <= TB_STATS_HEIGHT_LIMIT_M)) {
             double v = (double)h[i];
+            free(data);
             free(h);
             return tb_err_set(err, TB_E_INVALID,
                               "%s: height %g m at cell (%lld, %lld): expected heights within "
                               "+-%g m (NaN and infinity are read as no data)",
                               path, v, (long long)(i % (size_t)w), (long long)(i / (size_t)w),
-                              S_HEIGHT_LIMIT_M);
+                              (double)TB_STATS_HEIGHT_LIMIT_M);
         }
+    }
+    free(data);
     if (finite == 0) {
         free(h);
         return tb_err_set(err, TB_E_INVALID,

@@ -21,9 +21,6 @@
 
 #define S_MAGIC 0x54534254u /* "TBST" little-endian */
 #define S_VERSION 3
-#define S_HEIGHT_LIMIT_M                                                                           \
-    1e6f                            /* |height| above this is refused: not a planet, and the       \
-                                       gradient of such cells could overflow a float */
 #define S_ELEV_QUANTUM (1.0 / 1024) /* the elevation sum's quantum, metres; a power of two */
 #define S_DEG_PER_RAD (180.0 / 3.14159265358979323846)
 
@@ -467,7 +464,7 @@ static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height,
             land |= is_land;
             int ok_a = (av[i] >= amin) & (av[i] <= FLT_MAX);
             int ok_u = fabsf(uv[i]) <= FLT_MAX;
-            int ok_h = fabsf(hr[i]) <= S_HEIGHT_LIMIT_M;
+            int ok_h = fabsf(hr[i]) <= TB_STATS_HEIGHT_LIMIT_M;
             bad |= (!ok_h) | (is_land & !(ok_a & ok_u));
         }
         s->row_land[j] = (uint8_t)land;
@@ -488,7 +485,7 @@ static int s_validate(tb_stats_t *s, const tb_frame_t *box, const float *height,
             size_t at = (size_t)j * (size_t)w + (size_t)i;
             const char *what = NULL;
             float v = 0;
-            if (!(fabsf(hr[i]) <= S_HEIGHT_LIMIT_M)) {
+            if (!(fabsf(hr[i]) <= TB_STATS_HEIGHT_LIMIT_M)) {
                 what = "height_m";
                 v = hr[i];
             } else if (mr[i] && hr[i] > 0 && area && !(area[at] >= 0 && area[at] < INFINITY)) {

@@ -156,6 +156,9 @@ int64_t tb_stats_relief_window_cells(const tb_stats_t *self);
 /* The slope-area fit: log10 S = a + b log10 A by least squares over the area bins that qualify
  * (lower edge >= fit_min_area_m2, at least fit_min_bin_cells cells, a positive median), one point
  * per bin at (geometric centre of the bin, median gradient of its cells). */
+/* A height whose magnitude exceeds this is refused (metres): not a planet, and the gradient of
+ * such cells could overflow a float. */
+#define TB_STATS_HEIGHT_LIMIT_M 1e6f
 #define TB_STATS_MAX_FIT_BINS 256
 typedef struct {
     int32_t bins;        /* points in the fit */
