@@ -198,7 +198,7 @@ int tb_fs_mkdir_p(const char *path, tb_err_t *err)
     return 0;
 }
 
-int tb_fs_refuse_link(const char *path, tb_err_t *err)
+int tb_fs_refuse_link(const char *path, const char *what, tb_err_t *err)
 {
     struct stat st;
     if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
@@ -207,14 +207,14 @@ int tb_fs_refuse_link(const char *path, tb_err_t *err)
     ssize_t n = readlink(path, target, sizeof target - 1);
     target[n > 0 ? n : 0] = '\0';
     return tb_err_set(err, TB_E_INVALID,
-                      "%s: a symbolic link (to %s); refusing to write through it (remove the "
+                      "%s: %s%sa symbolic link (to %s); refusing to write through it (remove the "
                       "link, or bake into another --out)",
-                      path, n > 0 ? target : "?");
+                      path, what ? what : "", what ? " is " : "", n > 0 ? target : "?");
 }
 
 int tb_fs_mkdir_inside(const char *path, tb_err_t *err)
 {
-    if (tb_fs_refuse_link(path, err) != 0)
+    if (tb_fs_refuse_link(path, NULL, err) != 0)
         return -1;
     return tb_fs_mkdir_p(path, err);
 }

@@ -54,10 +54,10 @@ void tb_fs_tmp_abort(tb_fs_tmp_t *tmp);
 
 /* Creates a directory and its parents (mode 0755); an existing directory is success. */
 int tb_fs_mkdir_p(const char *path, tb_err_t *err);
-/* Refuses (-1, naming it and its target) a path that is a symbolic link; 0 when it is anything else
- * or absent. A directory inside OUT that is a link would put the bake's files where their owner
- * never asked for them. */
-int tb_fs_refuse_link(const char *path, tb_err_t *err);
+/* Refuses (-1, naming it, what it is when `what` is not NULL, and its target) a path that is a
+ * symbolic link; 0 when it is anything else or absent. A directory inside OUT that is a link would
+ * put the bake's files where their owner never asked for them. */
+int tb_fs_refuse_link(const char *path, const char *what, tb_err_t *err);
 /* tb_fs_mkdir_p for a directory inside OUT: refuses one that is a symbolic link. */
 int tb_fs_mkdir_inside(const char *path, tb_err_t *err);
 

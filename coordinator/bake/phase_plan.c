@@ -132,7 +132,7 @@ static int s_plan(tb_bake_ctx_t *ctx, const char *planet_dir, tb_err_t *err)
     for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++) {
         char dir[4200];
         if (tb_fs_join(dir, sizeof dir, o->out_dir, inside[i], err) != 0 ||
-            tb_fs_refuse_link(dir, err) != 0)
+            tb_fs_refuse_link(dir, NULL, err) != 0)
             return -1;
     }
     ctx->planet = tb_planet_new(pl->input.planet_w, pl->input.planet_h, planet_dir, err);

@@ -71,17 +71,8 @@ tb_cache_t *tb_cache_open(const char *dir, tb_err_t *err)
     }
     /* No write goes through a symbolic link: a store directory that is one (OUT/.cache pointing
      * elsewhere) would put every result where its owner never asked for them. */
-    struct stat st;
-    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
-        char target[1024];
-        ssize_t n = readlink(dir, target, sizeof target - 1);
-        target[n > 0 ? n : 0] = '\0';
-        tb_err_set(err, TB_E_INVALID,
-                   "%s: the result store is a symbolic link (to %s); refusing to write through it "
-                   "(remove the link, or bake into another --out)",
-                   dir, n > 0 ? target : "?");
+    if (tb_fs_refuse_link(dir, "the result store", err) != 0)
         return NULL;
-    }
     /* The directory is made with the first result stored: a run refused before it computes
      * anything (a bind or key refusal) leaves no empty store behind. */
     tb_cache_t *self = tb_calloc(1, sizeof *self, "the result store", err);
