@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -288,4 +289,24 @@ done:
     free(buf);
     close(fd);
     return rc;
+}
+
+void tb_fs_map_release(void *base, size_t map_bytes, size_t lo, size_t hi)
+{
+    static size_t page;
+    if (!page) {
+        long p = sysconf(_SC_PAGESIZE);
+        page = p > 0 ? (size_t)p : 4096;
+    }
+    size_t end = (map_bytes + page - 1) / page * page;
+    if (hi > map_bytes)
+        hi = map_bytes;
+    if (!base || lo >= hi)
+        return;
+    lo = lo / TB_FS_FAULT_AROUND_BYTES * TB_FS_FAULT_AROUND_BYTES;
+    hi = (hi + page - 1) / page * page;
+    if (hi > end)
+        hi = end;
+    if (hi > lo)
+        madvise((char *)base + lo, hi - lo, MADV_DONTNEED);
 }

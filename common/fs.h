@@ -74,4 +74,19 @@ int tb_fs_join(char *out, size_t n, const char *dir, const char *name, tb_err_t 
 /* The directory part of a path ("." when it has none), into out (size n). */
 void tb_fs_dirname(char *out, size_t n, const char *path);
 
+/* The most a read fault on a file mapping maps at once round the faulting page: the kernel's
+ * fault-around window (64 KiB by default), or the whole large folio the page belongs to, which
+ * the page cache of ext4 or XFS makes up to a PMD (2 MiB on x86-64) for a file read in order. */
+#define TB_FS_FAULT_AROUND_BYTES ((size_t)2 << 20)
+
+/* Gives back to the kernel the pages of bytes [lo, hi) of a MAP_SHARED file mapping at `base`,
+ * `map_bytes` long (madvise MADV_DONTNEED: the file keeps every byte, a later read faults the page
+ * in again), for a reader going forward that is done with them. The range is widened to whole
+ * pages, and its start down to a TB_FS_FAULT_AROUND_BYTES boundary: each fault of a new row maps
+ * the pages round it, again those just behind it that were already given back, and without the
+ * widening a reader of a 305 MB result mapping that released it row by row still held 276 MB at
+ * its end (Linux 6.18, ext4). A page so widened over that another reader still needs only faults
+ * in again. hi is clipped to the mapping's last page. */
+void tb_fs_map_release(void *base, size_t map_bytes, size_t lo, size_t hi);
+
 #endif

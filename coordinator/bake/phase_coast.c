@@ -13,6 +13,7 @@
  * the phase measures the extent of height_m against the manifest's elevation_m, which the bake is
  * judged on. Reads: plan, classes, composite_m, regions (their river mouths). Writes: height_m,
  * extent; moved_m, exposure and coast with the pass. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,10 +243,28 @@ static int s_extent(tb_bake_ctx_t *ctx, tb_err_t *err)
     const tb_manifest_t *m = ctx->plan.manifest;
     size_t cells = tb_planet_cells(ctx->planet);
     tb_bake_outcome_t *out = ctx->out;
-    if (tb_stats_extent_measure(tb_planet_cheight_m(ctx->planet), cells, m->elevation_min_m,
-                                m->elevation_max_m, &ctx->extent, err) != 0)
-        return -1;
-    tb_planet_release(ctx->planet, TB_PLANET_HEIGHT_M, 0, tb_planet_h(ctx->planet));
+    /* in bands of rows, each given back once measured (the mapped heights of a 300 km planet are
+     * 1.8 GB); the bands' extremes and counts add up to the whole array's, exactly */
+    const float *height = tb_planet_cheight_m(ctx->planet);
+    int64_t w = tb_planet_w(ctx->planet), h = tb_planet_h(ctx->planet), band = 256;
+    tb_stats_extent_t all = {.min_m = NAN, .max_m = NAN};
+    for (int64_t y0 = 0; y0 < h; y0 += band) {
+        int64_t y1 = y0 + band < h ? y0 + band : h;
+        tb_stats_extent_t e;
+        if (tb_stats_extent_measure(height + (size_t)y0 * (size_t)w, (size_t)(y1 - y0) * (size_t)w,
+                                    m->elevation_min_m, m->elevation_max_m, &e, err) != 0)
+            return -1;
+        tb_planet_release(ctx->planet, TB_PLANET_HEIGHT_M, y0, y1);
+        if (!isnan(e.min_m)) {
+            all.min_m = isnan(all.min_m) || e.min_m < all.min_m ? e.min_m : all.min_m;
+            all.max_m = isnan(all.max_m) || e.max_m > all.max_m ? e.max_m : all.max_m;
+        }
+        all.cells += e.cells;
+        all.clipped += e.clipped;
+        all.range_lo_m = e.range_lo_m;
+        all.range_hi_m = e.range_hi_m;
+    }
+    ctx->extent = all;
     out->extent = ctx->extent;
     out->clip_fraction = (double)ctx->extent.clipped / (double)cells;
     return 0;

@@ -279,14 +279,9 @@ void tb_planet_release(tb_planet_t *self, tb_planet_array_t id, int64_t y0, int6
     if (y1 > self->h)
         y1 = self->h;
     size_t row = (size_t)self->w * s_arrays[id].elem_bytes;
-    /* whole pages round the rows: a page shared with a row outside them comes back from the file
-     * when it is read again, so dropping it loses nothing */
-    size_t lo = (size_t)y0 * row / self->page * self->page;
-    size_t hi = ((size_t)y1 * row + self->page - 1) / self->page * self->page;
-    if (hi > (a->bytes + self->page - 1) / self->page * self->page)
-        hi = (a->bytes + self->page - 1) / self->page * self->page;
-    if (hi > lo)
-        madvise((char *)a->data + lo, hi - lo, MADV_DONTNEED);
+    /* a page shared with a row outside them comes back from the file when it is read again, so
+     * dropping it loses nothing */
+    tb_fs_map_release(a->data, a->bytes, (size_t)y0 * row, (size_t)y1 * row);
 }
 
 void tb_planet_release_all(tb_planet_t *self, uint32_t mask)

@@ -120,13 +120,7 @@ typedef struct {
 static void s_release(void *user, int64_t y0, int64_t y1)
 {
     const s_mapping_t *m = user;
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a = (uintptr_t)m->base + (uintptr_t)y0 * m->row_bytes;
-    uintptr_t b = (uintptr_t)m->base + (uintptr_t)y1 * m->row_bytes;
-    a = (a + page - 1) / page * page;
-    b = b / page * page;
-    if (b > a)
-        madvise((void *)a, b - a, MADV_DONTNEED);
+    tb_fs_map_release(m->base, m->bytes, (size_t)y0 * m->row_bytes, (size_t)y1 * m->row_bytes);
 }
 
 int tb_raster_map_temp(tb_raster_t *r, const char *dir, const char *prefix, int64_t w, int64_t h,

@@ -12,6 +12,7 @@
 #include <zstd.h>
 
 #include "common/blob.h"
+#include "common/fs.h"
 
 /* The pieces the streaming decoder reads and writes: large enough that a system call costs
  * nothing beside zstd, small enough to stay in the cache. */
@@ -103,14 +104,8 @@ void tb_result_done_with(tb_result_t *self, size_t offset, size_t bytes)
         return;
     if (bytes > self->bytes - offset)
         bytes = self->bytes - offset;
-    /* Whole pages covering the range: dropping a page of a read-only file mapping loses nothing,
-     * a later read faults it in again from the page cache or the file. */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t start = offset / page * page, end = offset + bytes;
-    end = (end + page - 1) / page * page;
-    if (end > (self->bytes + page - 1) / page * page)
-        end = (self->bytes + page - 1) / page * page;
-    madvise((char *)self->data + start, end - start, MADV_DONTNEED);
+    /* dropping a page of a read-only file mapping loses nothing: a later read faults it in again */
+    tb_fs_map_release(self->data, self->bytes, offset, offset + bytes);
 }
 
 /* ---- the streaming decoder ---- */

@@ -506,9 +506,14 @@ int tb_plan_region_grids(const tb_plan_t *self, int region_index, tb_grid_t **cl
             if (mg)
                 tb_grid_u8(mg)[dst] = pl[src] > 0 && lm_region[pl[src]] == r->id;
         }
+        /* the rows read leave memory as the box is cut, a band at a time (the labels of the
+         * largest region of a 300 km planet are 680 MB of a mapped raster) */
+        if ((j + 1) % 64 == 0 || j + 1 == box->h) {
+            int64_t y1 = box->y0 + j + 1, y0 = y1 - ((j % 64) + 1);
+            tb_raster_release(&self->classes, y0, y1);
+            tb_raster_release(&self->labels, y0, y1);
+        }
     }
-    tb_raster_release(&self->classes, box->y0, box->y0 + box->h);
-    tb_raster_release(&self->labels, box->y0, box->y0 + box->h);
     if (classes)
         *classes = cg;
     if (solve_mask)
