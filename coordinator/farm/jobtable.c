@@ -273,11 +273,20 @@ void tb_jobtable_drop_spec(tb_jobtable_t *self, size_t index)
     }
 }
 
+void tb_jobtable_keep_blob_only(tb_jobtable_t *self, size_t index)
+{
+    tb_jobrec_t *job = &self->jobs[index];
+    if (job->lazy && job->spec_blob) {
+        free(job->spec);
+        job->spec = NULL;
+    }
+}
+
 size_t tb_jobtable_specs_held(const tb_jobtable_t *self)
 {
     size_t k = 0;
     for (size_t i = 0; i < self->n; i++)
-        k += self->jobs[i].lazy && self->jobs[i].spec != NULL;
+        k += self->jobs[i].lazy && (self->jobs[i].spec != NULL || self->jobs[i].spec_blob != NULL);
     return k;
 }
 

@@ -172,7 +172,11 @@ int tb_jobtable_install_spec(tb_jobtable_t *self, size_t index, void **spec_p, s
                              tb_err_t *err);
 /* Frees a lazy job's spec and blob (an eager job keeps its spec for the batch, frees its blob). */
 void tb_jobtable_drop_spec(tb_jobtable_t *self, size_t index);
-/* Lazy jobs whose spec is made and held right now. */
+/* A lazy job whose compressed spec is made: its raw spec is freed (spec NULL, spec_bytes kept),
+ * for whoever needs it decodes the blob (coordinator/farm/jobwork.c). An eager job, or a job with
+ * no blob, keeps its spec. */
+void tb_jobtable_keep_blob_only(tb_jobtable_t *self, size_t index);
+/* Lazy jobs whose spec is made and held right now (raw or compressed). */
 size_t tb_jobtable_specs_held(const tb_jobtable_t *self);
 
 /* A new attempt on worker `worker` (registry index, -1 in-process): its number, or 0 when out of

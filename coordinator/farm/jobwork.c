@@ -44,6 +44,29 @@ int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_by
     return r;
 }
 
+/* The raw spec of a job: `spec` when the job holds it, else its blob decoded into *owned (which
+ * the caller frees). A lazy job keeps only its compressed spec once that is made (the raw bytes of
+ * a 300 km planet's coast block are 500 MB, of its largest region 340 MB): the check decodes it
+ * when a result comes, on this helper thread. */
+static const void *s_raw_spec(const void *spec, size_t spec_bytes, const void *blob,
+                              size_t blob_bytes, void **owned, tb_err_t *err)
+{
+    *owned = NULL;
+    if (spec || !blob)
+        return spec ? spec : "";
+    size_t n = 0;
+    if (tb_blob_decode(blob, blob_bytes, spec_bytes, owned, &n, err) != 0)
+        return NULL;
+    if (n != spec_bytes) {
+        free(*owned);
+        *owned = NULL;
+        tb_err_set(err, TB_E_INTERNAL, "the job's spec decoded to %zu bytes, not its %zu", n,
+                   spec_bytes);
+        return NULL;
+    }
+    return *owned;
+}
+
 void tb_prep_run(tb_task_t *task)
 {
     tb_prep_t *p = (tb_prep_t *)task;
@@ -134,8 +157,19 @@ void tb_verify_run(tb_task_t *task)
     }
     /* Checked before it is stored or used: it must answer this job's spec (docs/distribution.md,
      * "Verifying results"); anything else is a failed attempt by its worker. */
+    void *owned = NULL;
+    const void *spec =
+        s_raw_spec(v->spec, v->spec_bytes, v->spec_blob, v->spec_blob_bytes, &owned, &v->err);
+    if (!spec) {
+        tb_result_destroy(&v->result);
+        if (v->sinking)
+            tb_cache_sink_abort(&v->sink);
+        return;
+    }
     v->outcome = TB_OUT_WRONG;
-    if (tb_jobwork_check(v->kind, v->spec, v->spec_bytes, v->result, &v->err) != 0) {
+    int checked = tb_jobwork_check(v->kind, spec, v->spec_bytes, v->result, &v->err);
+    free(owned);
+    if (checked != 0) {
         tb_result_destroy(&v->result);
         if (v->sinking)
             tb_cache_sink_abort(&v->sink);
@@ -182,12 +216,18 @@ void tb_tiebreak_run(tb_task_t *task)
         return;
     tb_job_ctx_t ctx = {.threads = 1, .pool = pool};
     tb_job_output_t out = {0};
-    int r = tb_job_run(t->kind->name, t->spec, t->spec_bytes, &ctx, &out, &t->err);
+    void *owned = NULL;
+    const void *spec =
+        s_raw_spec(t->spec, t->spec_bytes, t->spec_blob, t->spec_blob_bytes, &owned, &t->err);
+    int r = spec ? tb_job_run(t->kind->name, spec, t->spec_bytes, &ctx, &out, &t->err) : -1;
     tb_pool_destroy(&pool);
-    if (r != 0)
+    if (r != 0) {
+        free(owned);
         return;
-    if (tb_job_check_result(t->kind, t->spec, t->spec_bytes, out.data, out.bytes, &t->err) != 0 ||
-        tb_blob_encode(out.data, out.bytes, 0, &t->blob, &t->blob_bytes, &t->err) != 0) {
+    }
+    r = tb_job_check_result(t->kind, spec, t->spec_bytes, out.data, out.bytes, &t->err);
+    free(owned);
+    if (r != 0 || tb_blob_encode(out.data, out.bytes, 0, &t->blob, &t->blob_bytes, &t->err) != 0) {
         free(out.data);
         return;
     }

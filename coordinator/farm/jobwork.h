@@ -69,8 +69,10 @@ typedef struct {
     double seconds; /* the attempt's, for the record */
     /* in */
     const tb_job_kind_t *kind;
-    const void *spec; /* borrowed */
+    const void *spec; /* borrowed; NULL: decoded from spec_blob on the helper, freed after */
     size_t spec_bytes;
+    const void *spec_blob; /* borrowed: the job's compressed spec (a lazy job keeps only it) */
+    size_t spec_blob_bytes;
     size_t max_result;
     void *blob; /* a result held in memory (owned) */
     size_t blob_bytes;
@@ -119,8 +121,10 @@ typedef struct {
     uint64_t batch;
     size_t index;
     const tb_job_kind_t *kind;
-    const void *spec; /* borrowed: the job keeps it while VERIFYING */
+    const void *spec; /* borrowed: the job keeps it while VERIFYING; NULL: decoded from ... */
     size_t spec_bytes;
+    const void *spec_blob; /* ... the job's compressed spec (borrowed likewise) */
+    size_t spec_blob_bytes;
     int rc;
     tb_err_t err;
     tb_result_t *result;

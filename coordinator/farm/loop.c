@@ -488,6 +488,8 @@ static void s_tiebreak(tb_loop_t *self, size_t index)
     t->kind = job->kind;
     t->spec = job->spec;
     t->spec_bytes = job->spec_bytes;
+    t->spec_blob = job->spec_blob;
+    t->spec_blob_bytes = job->spec_blob_bytes;
     job->state = TB_JOB_VERIFYING;
     job->worker = -1;
     self->b.stats->tiebreaks++;
@@ -826,6 +828,8 @@ static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
     v->kind = job->kind;
     v->spec = job->spec;
     v->spec_bytes = job->spec_bytes;
+    v->spec_blob = job->spec_blob;
+    v->spec_blob_bytes = job->spec_blob_bytes;
     v->max_result = job->max_result_bytes;
     v->large_bytes = self->opts->large_result_bytes;
     v->scratch_dir = self->b.cache ? tb_cache_dir(self->b.cache) : self->scratch_dir;
@@ -964,6 +968,8 @@ static void s_prepped(tb_loop_t *self, tb_prep_t *p)
     job->spec_blob = p->blob;
     job->spec_blob_bytes = p->blob_bytes;
     p->blob = NULL;
+    /* from here the compressed spec is enough: a check decodes it (jobwork.c) */
+    tb_jobtable_keep_blob_only(self->b.jobs, p->index);
     job->state = TB_JOB_READY;
 }
 
