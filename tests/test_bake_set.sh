@@ -9,6 +9,8 @@
 #  - `--set solve.k=<the manifest's own value>` reuses the plain bake's region and gives its
 #    heightmap to the bit (the store keys follow the effective value, not the option);
 #  - a bad value is refused with exit 2 naming the option, and meta.json is left as it was.
+# A complete bake with an override: `terrain tiles` re-applies meta.json's overrides (its resolved
+# manifest must match the record's), and `bake --tiles-only` without the --set is refused.
 # Then on a manifest file: a path given with --set is the current directory's, not the manifest's.
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
@@ -65,6 +67,21 @@ grep -q "did you mean solve.k?" "$T/bad2.err" || fail "--set solve.kk=1: $(cat "
 grep -q "demo planet has no template" "$T/bad4.err" || fail "template key on the demo: $(cat "$T/bad4.err")"
 cmp -s "$T/meta.before" "$meta" || fail "a refused --set rewrote meta.json"
 echo "ok: bad --set values exit 2 naming the option"
+
+# A complete bake (tiles: c000r000 and c001r000 hold land) with solve.k overridden; the tiles are
+# re-run from meta.json alone.
+full=(--circumference-km 10 --steps 10 --workers 2)
+LOG=full bake "$T/full" "${full[@]}" --set solve.k=6e-5
+"$TERRAIN" tiles "$T/full" --only c000r000 --workers 2 >"$T/tiles.out" 2>"$T/tiles.err" ||
+  fail "terrain tiles of a bake with --set failed: $(cat "$T/tiles.err")"
+grep -q "1 detail tiles re-run" "$T/tiles.out" || fail "terrain tiles: $(cat "$T/tiles.out")"
+[ "$(json_get "$T/full/meta.json" "d['overrides']")" = "{'solve.k': 6e-05}" ] || fail "terrain tiles dropped the overrides from meta.json"
+# the control: the same re-run through bake without the --set is another planet
+[ "$(LOG=noset bake_status "$T/full" "${full[@]}" --tiles-only c000r000)" = 2 ] ||
+  fail "--tiles-only without the bake's --set was not refused"
+grep -q "another planet" "$T/noset.err" || fail "--tiles-only without --set: $(cat "$T/noset.err")"
+LOG=withset bake "$T/full" "${full[@]}" --set solve.k=6e-5 --tiles-only c000r000
+echo "ok: terrain tiles re-applies the recorded overrides; --tiles-only needs them given again"
 
 # A manifest file: a path override is the current directory's. alt.json lives only in the current
 # directory ($T/cwd), not beside the manifest.
