@@ -65,8 +65,17 @@ grep -q "did you mean solve.k?" "$T/bad2.err" || fail "--set solve.kk=1: $(cat "
 [ "$(LOG=bad3 bake_status "$out" "${run[@]}" --set solve.k)" = 2 ] || fail "--set solve.k (no =) did not exit 2"
 [ "$(LOG=bad4 bake_status "$out" "${run[@]}" --set template.painting=x.png)" = 2 ] || fail "a template key on the demo did not exit 2"
 grep -q "demo planet has no template" "$T/bad4.err" || fail "template key on the demo: $(cat "$T/bad4.err")"
+[ "$(LOG=bad5 bake_status "$out" "${run[@]}" --set solve.steps=20)" = 2 ] || fail "--steps with --set solve.steps did not exit 2"
+grep -q -- "--steps 50 and --set solve.steps=20: both set the steps" "$T/bad5.err" || fail "--steps and solve.steps: $(cat "$T/bad5.err")"
 cmp -s "$T/meta.before" "$meta" || fail "a refused --set rewrote meta.json"
 echo "ok: bad --set values exit 2 naming the option"
+
+# solve-region takes them too: its region differs with solve.k overridden.
+sr=(solve-region --circumference-km 10 --region 2 --steps 20 --threads 2)
+"$TERRAIN" "${sr[@]}" --out "$T/sr_plain" >"$T/sr_plain.out" 2>"$T/sr_plain.err" || fail "solve-region failed"
+"$TERRAIN" "${sr[@]}" --set solve.k=6e-5 --out "$T/sr_k" >"$T/sr_k.out" 2>"$T/sr_k.err" || fail "solve-region --set failed"
+! cmp -s "$T/sr_plain/region_height.png" "$T/sr_k/region_height.png" || fail "solve-region ignored --set solve.k"
+echo "ok: solve-region --set solve.k=6e-5 changed the region"
 
 # A complete bake (tiles: c000r000 and c001r000 hold land) with solve.k overridden; the tiles are
 # re-run from meta.json alone.

@@ -66,8 +66,13 @@ int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *op
     tb_manifest_t *m = &out->manifest;
     if (opt->has_seed && tb_overrides_has(opt->overrides, "seed"))
         return tb_err_set(err, TB_E_INVALID,
-                          "--seed %llu and --set seed=...: both set the seed; give one",
-                          (unsigned long long)opt->seed);
+                          "--seed %llu and --set %s: both set the seed; give one",
+                          (unsigned long long)opt->seed, tb_overrides_arg(opt->overrides, "seed"));
+    if (opt->has_circumference && tb_overrides_has(opt->overrides, "circumference_km"))
+        return tb_err_set(
+            err, TB_E_INVALID,
+            "--circumference-km %g and --set %s: both set the circumference; give one",
+            opt->circumference_km, tb_overrides_arg(opt->overrides, "circumference_km"));
     if (!manifest_path) {
         uint64_t seed = opt->has_seed ? opt->seed : TB_DEMO_SEED;
         double km = opt->has_circumference ? opt->circumference_km : TB_DEMO_CIRCUMFERENCE_KM;

@@ -66,6 +66,9 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
         return status;
     if (!*out_dir)
         return tb_verb_usage(&v, "--out '': expected the output directory");
+    if (steps > 0 && tb_overrides_has(overrides, "solve.steps"))
+        return tb_verb_usage(&v, "--steps %lld and --set %s: both set the steps; give one",
+                             (long long)steps, tb_overrides_arg(overrides, "solve.steps"));
     if (tiles_only && no_tiles)
         return tb_verb_usage(&v,
                              "--tiles-only %s with --no-tiles: the one re-runs tiles, the "

@@ -122,6 +122,9 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
         return status;
     if (!region_given)
         return tb_verb_usage(&v, "--region ID is required (usage: %s)", v.usage);
+    if (steps > 0 && tb_overrides_has(overrides, "solve.steps"))
+        return tb_verb_usage(&v, "--steps %lld and --set %s: both set the steps; give one",
+                             (long long)steps, tb_overrides_arg(overrides, "solve.steps"));
     if (threads > tb_pool_max_threads())
         return tb_verb_usage(&v, "--threads %lld: expected 0..%d (%d x the cores; 0: all cores)",
                              (long long)threads, tb_pool_max_threads(), TB_POOL_MAX_PER_CORE);

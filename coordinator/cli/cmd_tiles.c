@@ -146,9 +146,12 @@ static int s_overrides_from_meta(const char *out_dir, const cJSON *meta, tb_over
             return tb_err_prefix(err, "%s/meta.json: overrides", out_dir);
     }
     o->input.overrides = overrides;
-    /* the seed the record names is the override's: --seed beside it is refused */
+    /* the seed and size the record names are the overrides' then (the two options beside them
+     * are refused) */
     if (tb_overrides_has(overrides, "seed"))
         o->input.has_seed = false;
+    if (tb_overrides_has(overrides, "circumference_km"))
+        o->input.has_circumference = false;
     return 0;
 }
 
