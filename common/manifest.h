@@ -198,6 +198,8 @@ int tb_overrides_count(const tb_overrides_t *self);
 /* Whether the set overrides `key`. */
 bool tb_overrides_has(const tb_overrides_t *self, const char *key);
 
+/* Writes "--set A --set B" (every override, in order; truncated to n - 1 bytes) into out. */
+void tb_overrides_describe(const tb_overrides_t *self, char *out, size_t n);
 /* The argument ("KEY=VALUE") that overrides `key`, or NULL: for messages about what it named. */
 const char *tb_overrides_arg(const tb_overrides_t *self, const char *key);
 

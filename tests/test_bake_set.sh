@@ -29,6 +29,7 @@ cp "$out/planet_height.png" "$T/plain.png"
 LOG=k bake "$out" "${run[@]}" --set solve.k=6e-5
 [ "$(dispatch_stat "$out" ran)" = 1 ] || fail "--set solve.k=6e-5 solved $(dispatch_stat "$out" ran) regions, expected 1 (re-solved)"
 grep -q "(1 solved, 0 from the store)" "$T/k.out" || fail "the log does not say the region was solved again"
+grep -q "overriding the manifest: --set solve.k=6e-5" "$T/k.err" || fail "the bake's log does not name the override"
 [ "$(json_get "$meta" "d['overrides']")" = "{'solve.k': 6e-05}" ] || fail "meta.json overrides: $(json_get "$meta" "d['overrides']")"
 [ "$(json_get "$meta" "repr(d['manifest']['solve']['k'])")" = "6e-05" ] || fail "meta.json's manifest does not hold solve.k 6e-5"
 ! cmp -s "$T/plain.png" "$out/planet_height.png" || fail "--set solve.k=6e-5 left the heightmap as the plain bake's"
@@ -100,6 +101,8 @@ cp "$T/planet/legend.json" "$T/cwd/alt.json"
 (cd "$T/cwd" && "$TERRAIN" plan "$T/planet/planet.json" --set template.legend=alt.json \
   --set legend.classes.range.uplift_mm_yr=0.9 --out "$T/plan" >"$T/plan.out" 2>"$T/plan.err") ||
   fail "plan with --set template.legend=alt.json failed: $(cat "$T/plan.err")"
+grep -q "^overrides: --set template.legend=alt.json --set legend.classes.range.uplift_mm_yr=0.9" "$T/plan.out" ||
+  fail "terrain plan does not print the overrides"
 [ "$(json_get "$T/plan/plan.json" "d['manifest']['template']['legend']")" = "./alt.json" ] ||
   fail "template.legend resolved to $(json_get "$T/plan/plan.json" "d['manifest']['template']['legend']")"
 [ "$(json_get "$T/plan/plan.json" "[c['uplift_mm_yr'] for c in d['manifest']['legend']['classes'] if c['name'] == 'range'][0]")" = 0.9 ] ||

@@ -380,17 +380,26 @@ int tb_overrides_apply_legend(const tb_overrides_t *self, tb_legend_t *legend, t
     return 0;
 }
 
+void tb_overrides_describe(const tb_overrides_t *self, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; self && i < self->n && len < n - 1; i++) {
+        int w = snprintf(out + len, n - len, "%s--set %s", i ? " " : "", self->items[i].arg);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
+
 /* Prefixes *err with "with --set A --set B" (every override: a cross-key check may involve any);
  * returns -1. */
 static int s_prefix_given(const tb_overrides_t *self, tb_err_t *err)
 {
     if (tb_overrides_count(self) == 0)
         return -1;
-    char given[1024] = "";
-    size_t len = 0;
-    for (int i = 0; i < self->n && len < sizeof given - 1; i++)
-        len += (size_t)snprintf(given + len, sizeof given - len, "%s--set %s", i ? " " : "",
-                                self->items[i].arg);
+    char given[1024];
+    tb_overrides_describe(self, given, sizeof given);
     return tb_err_prefix(err, "with %s", given);
 }
 

@@ -87,6 +87,11 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
     }
     if (cli.verbose)
         tb_log_set_level(TB_LOG_DEBUG);
+    if (tb_overrides_count(overrides) > 0) {
+        char given[1024];
+        tb_overrides_describe(overrides, given, sizeof given);
+        tb_log_info("overriding the manifest: %s (recorded in meta.json)", given);
+    }
     o.manifest_path = v.n_positional ? v.positional[0] : NULL;
     o.input.has_seed = seed_given;
     o.input.seed = (uint64_t)seed;

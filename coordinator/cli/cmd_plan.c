@@ -388,6 +388,11 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
         return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     s_print(stdout, p, cores);
+    if (tb_overrides_count(overrides) > 0) {
+        char given[1024];
+        tb_overrides_describe(overrides, given, sizeof given);
+        printf("overrides: %s (plan.json's manifest holds them)\n", given);
+    }
     s_print_tiles(stdout, p, &L, &dp, content, cores);
     free(content);
     printf("wrote %s/plan.json, map_class.png, map_regions.png and map_tiles.png\n", out_dir);
