@@ -82,12 +82,13 @@ int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *op
             /* the demo's manifest is finished; its one value that finishing replaces, the tile
              * margin, goes back to the demo's own (automatic) before the overrides and checks */
             m->tiles.margin_cells = TB_TILES_MARGIN_AUTO;
-            if (tb_overrides_apply_keys(opt->overrides, m, err) != 0 ||
-                tb_overrides_apply_legend(opt->overrides, &m->legend, err) != 0 ||
-                tb_overrides_finish(opt->overrides, m, err) != 0)
+            if (tb_overrides_apply_keys(opt->overrides, m, err) != 0)
                 return -1;
             snprintf(m->source, sizeof m->source, "(demo planet, seed %llu)",
-                     (unsigned long long)m->seed);
+                     (unsigned long long)m->seed); /* --set seed=N names it as --seed N does */
+            if (tb_overrides_apply_legend(opt->overrides, &m->legend, err) != 0 ||
+                tb_overrides_finish(opt->overrides, m, err) != 0)
+                return -1;
         }
         out->demo =
             tb_demo_painter_new(m->seed, m, m->planet_w, tb_demo_painting_h(m->planet_w), 0,

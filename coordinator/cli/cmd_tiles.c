@@ -3,14 +3,14 @@
  * in OUT, measures the tile margin on its planet, or checks a 2 x 2 block of its tiles against the
  * tile of twice the size (docs/tiles.md, "Re-running chosen tiles", "Seams on a baked planet"; exit
  * 1 when the check finds a difference). Everything the bake was made from - the manifest (or the
- * demo planet's seed and size), the steps, --only, --no-coast - is read from OUT/meta.json; a
- * manifest, painting or legend whose XXH3 no longer matches the record is refused. The bake runs
- * again with every region and the coast from the store (a missing one is refused: nothing is
- * re-solved), then only the chosen tiles, computed afresh (coordinator/bake/bake.h, tiles_only).
- * The verb runs in the directory the bake ran in (meta.json's bake.cwd), so the manifest is read
- * by the path the bake was given. Exit status 0, 1 when a tile job failed, 2 for bad usage, a
- * directory that holds no complete bake, changed inputs or results missing from the store, 128 +
- * signal when interrupted. */
+ * demo planet's seed and size), the steps, --only, --no-coast, the --set overrides - is read from
+ * OUT/meta.json; a manifest, painting or legend whose XXH3 no longer matches the record is refused.
+ * The bake runs again with every region and the coast from the store (a missing one is refused:
+ * nothing is re-solved), then only the chosen tiles, computed afresh (coordinator/bake/bake.h,
+ * tiles_only). The verb runs in the directory the bake ran in (meta.json's bake.cwd), so the
+ * manifest is read by the path the bake was given. Exit status 0, 1 when a tile job failed, 2 for
+ * bad usage, a directory that holds no complete bake, changed inputs or results missing from the
+ * store, 128 + signal when interrupted. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
