@@ -47,6 +47,10 @@ static int s_set(const tb_opt_t *o, const char *value, tb_err_t *err)
     case TB_OPT_STRING:
         *(const char **)o->out = value;
         break;
+    case TB_OPT_EACH:
+        if (o->each(o->out, value, err) != 0)
+            return -1;
+        break;
     }
     if (o->given)
         *o->given = true;

@@ -18,7 +18,8 @@ typedef enum {
     TB_OPT_FLAG,   /* bool *: set to true when present */
     TB_OPT_INT,    /* int64_t * */
     TB_OPT_DOUBLE, /* double * */
-    TB_OPT_STRING  /* const char **: points into argv */
+    TB_OPT_STRING, /* const char **: points into argv */
+    TB_OPT_EACH    /* repeatable: each occurrence calls each(out, value, err) */
 } tb_opt_kind_t;
 
 typedef struct {
@@ -35,6 +36,9 @@ typedef struct {
     int64_t imin, imax;
     double dmin, dmax;
     const char *range_text; /* how the range reads in messages ("0..2^53"); NULL: the numbers */
+    /* TB_OPT_EACH: called with `out` and the value of every occurrence, in order; 0, or -1 with
+     * *err naming the option and the value (tb_args_parse stops there) */
+    int (*each)(void *out, const char *value, tb_err_t *err);
 } tb_opt_t;
 
 #define TB_OPT_IRANGE(lo, hi) .ranged = true, .imin = (lo), .imax = (hi)

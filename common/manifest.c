@@ -17,7 +17,7 @@
 
 typedef tb_mkey_t s_key_t;
 
-static const s_key_t *s_find_key(const char *path)
+const tb_mkey_t *tb_manifest_find_key(const char *path)
 {
     for (size_t s = 0; s < tb_manifest_n_sections; s++) {
         const tb_manifest_section_t *sec = tb_manifest_sections[s];
@@ -84,8 +84,8 @@ bool tb_manifest_is_integer(double v)
     return isfinite(v) && v == floor(v);
 }
 
-static int s_set_key(const s_key_t *k, const cJSON *item, const char *name, const char *base_dir,
-                     tb_manifest_t *m, tb_err_t *err)
+int tb_manifest_set_key(const tb_mkey_t *k, const cJSON *item, const char *name,
+                        const char *base_dir, tb_manifest_t *m, tb_err_t *err)
 {
     char expected[256];
     char *base = (char *)m;
@@ -147,9 +147,9 @@ static int s_walk(const cJSON *obj, const char *prefix, const char *name, const 
         for (const cJSON *dup = obj->child; dup != item; dup = dup->next)
             if (dup->string && strcmp(dup->string, item->string) == 0)
                 return tb_err_set(err, TB_E_INVALID, "%s: %s: key given twice", name, path);
-        const s_key_t *k = s_find_key(path);
+        const s_key_t *k = tb_manifest_find_key(path);
         if (k) {
-            if (s_set_key(k, item, name, base_dir, m, err) != 0)
+            if (tb_manifest_set_key(k, item, name, base_dir, m, err) != 0)
                 return -1;
         } else if (s_is_section(path)) {
             if (!cJSON_IsObject(item))
@@ -226,6 +226,12 @@ int tb_manifest_finish(tb_manifest_t *m, tb_err_t *err)
 
 int tb_manifest_load(const char *path, tb_manifest_t *m, tb_err_t *err)
 {
+    return tb_manifest_load_overridden(path, NULL, m, err);
+}
+
+int tb_manifest_load_overridden(const char *path, const tb_overrides_t *overrides, tb_manifest_t *m,
+                                tb_err_t *err)
+{
     char *text;
     size_t bytes;
     if (tb_fs_read_all(path, 16u << 20, &text, &bytes, err) != 0)
@@ -234,13 +240,17 @@ int tb_manifest_load(const char *path, tb_manifest_t *m, tb_err_t *err)
     tb_fs_dirname(dir, sizeof dir, path);
     int rc = tb_manifest_parse(text, path, dir, m, err);
     free(text);
-    if (rc != 0)
+    if (rc != 0 || tb_overrides_apply_keys(overrides, m, err) != 0)
         return -1;
+    const char *legend_arg = tb_overrides_arg(overrides, "template.legend");
     if (tb_fs_read_all(m->legend_path, 16u << 20, &text, &bytes, err) != 0)
-        return tb_err_prefix(err, "%s: template.legend", path);
+        return legend_arg ? tb_err_prefix(err, "--set %s", legend_arg)
+                          : tb_err_prefix(err, "%s: template.legend", path);
     rc = tb_legend_parse(text, m->legend_path, &m->legend, err);
     free(text);
-    if (rc != 0)
+    if (rc != 0 && legend_arg)
+        return tb_err_prefix(err, "--set %s", legend_arg);
+    if (rc != 0 || tb_overrides_apply_legend(overrides, &m->legend, err) != 0)
         return -1;
-    return tb_manifest_finish(m, err);
+    return tb_overrides_finish(overrides, m, err);
 }

@@ -171,6 +171,57 @@ void tb_manifest_detail_params(const tb_manifest_t *m, tb_detail_params_t *p);
  * caller frees; docs/manifest.md embeds it and a test compares them. */
 char *tb_manifest_schema_markdown(void);
 
+/* ---- overrides: `--set KEY=VALUE` (common/manifest/override.c, docs/manifest.md "Overrides") ----
+ */
+
+/* The overrides of one command line, in the order given; each key at most once. */
+typedef struct tb_overrides_t tb_overrides_t;
+#define TB_OVERRIDES_MAX 64
+
+/* A new empty set the caller destroys; NULL when out of memory. */
+tb_overrides_t *tb_overrides_new(void);
+/* Frees the set (NULL accepted) and sets *self_p to NULL. */
+void tb_overrides_destroy(tb_overrides_t **self_p);
+
+/* Adds one KEY=VALUE argument. KEY is a section key (`terrain schema`) or a legend key
+ * (legend.tolerance, legend.max_unmatched_fraction, legend.classes.NAME.FIELD with FIELD one of
+ * uplift_mm_yr, k_mult, massif.floor_mm_yr, massif.fraction, depth_m); VALUE is JSON, or for a
+ * path key the text itself unless it starts with '"'. Refuses, with "--set ARG: ..." and
+ * TB_E_INVALID or TB_E_UNKNOWN_KEY: no '=', an empty key, an unknown key (naming the nearest known
+ * one), a key given twice, a value of the wrong type or out of the key's range (the file's words).
+ * A legend class's existence and kind are checked when applied. 0 or -1. */
+int tb_overrides_add(tb_overrides_t *self, const char *arg, tb_err_t *err);
+/* tb_overrides_add for an option table's TB_OPT_EACH (out: the tb_overrides_t). */
+int tb_overrides_add_opt(void *self, const char *arg, tb_err_t *err);
+/* How many overrides the set holds (0 for NULL). */
+int tb_overrides_count(const tb_overrides_t *self);
+/* Whether the set overrides `key`. */
+bool tb_overrides_has(const tb_overrides_t *self, const char *key);
+
+/* Writes "--set A --set B" (every override, in order; truncated to n - 1 bytes) into out. */
+void tb_overrides_describe(const tb_overrides_t *self, char *out, size_t n);
+/* The argument ("KEY=VALUE") that overrides `key`, or NULL: for messages about what it named. */
+const char *tb_overrides_arg(const tb_overrides_t *self, const char *key);
+
+/* Applies the section keys' overrides to a parsed, not yet finished manifest; paths are taken
+ * relative to the current directory. The demo planet (m->is_demo) refuses template keys. self may
+ * be NULL. 0, or -1 with *err naming the option. */
+int tb_overrides_apply_keys(const tb_overrides_t *self, tb_manifest_t *m, tb_err_t *err);
+/* Applies the legend keys' overrides to a parsed legend and checks each class as the file's parser
+ * does (the massif floor not above the rate). A class without a massif keeps none when its
+ * uplift_mm_yr changes. 0, or -1 naming the option (an unknown class lists the legend's). */
+int tb_overrides_apply_legend(const tb_overrides_t *self, tb_legend_t *legend, tb_err_t *err);
+/* tb_manifest_finish, its error prefixed with every override ("with --set A --set B: ..."). */
+int tb_overrides_finish(const tb_overrides_t *self, tb_manifest_t *m, tb_err_t *err);
+/* The overrides as a JSON object {"solve.k": 6e-05, ...}, for meta.json; the caller frees it. An
+ * empty or NULL set gives "{}". NULL when out of memory. */
+char *tb_overrides_to_json(const tb_overrides_t *self);
+
+/* tb_manifest_load with overrides (NULL: none): the file is parsed, the section keys overridden,
+ * the legend read (from an overridden template.legend too) and overridden, then finished. */
+int tb_manifest_load_overridden(const char *path, const tb_overrides_t *overrides, tb_manifest_t *m,
+                                tb_err_t *err);
+
 /* Index of the class whose name is `name`, or -1. */
 int tb_legend_find(const tb_legend_t *legend, const char *name);
 

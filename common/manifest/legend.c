@@ -108,10 +108,12 @@ static int s_parse_class(const cJSON *cls, int index, const char *name, tb_class
     }
     bool has_uplift, has_k, has_depth;
     c->k_mult = 1;
-    if (s_class_number(cls, "uplift_mm_yr", name, where, 0, 100, &c->uplift_mm_yr, &has_uplift,
-                       err) ||
-        s_class_number(cls, "k_mult", name, where, 1e-3, 1e3, &c->k_mult, &has_k, err) ||
-        s_class_number(cls, "depth_m", name, where, 0, 11000, &c->depth_m, &has_depth, err))
+    if (s_class_number(cls, "uplift_mm_yr", name, where, 0, TB_LEGEND_UPLIFT_MAX_MM_YR,
+                       &c->uplift_mm_yr, &has_uplift, err) ||
+        s_class_number(cls, "k_mult", name, where, TB_LEGEND_K_MULT_MIN, TB_LEGEND_K_MULT_MAX,
+                       &c->k_mult, &has_k, err) ||
+        s_class_number(cls, "depth_m", name, where, 0, TB_LEGEND_DEPTH_MAX_M, &c->depth_m,
+                       &has_depth, err))
         return -1;
     const cJSON *massif = cJSON_GetObjectItemCaseSensitive(cls, "massif");
     if (c->kind == TB_CLASS_OCEAN) {
@@ -146,8 +148,8 @@ static int s_parse_class(const cJSON *cls, int index, const char *name, tb_class
                 return tb_err_set(err, TB_E_UNKNOWN_KEY, "%s: %s.%s: unknown key", name, mwhere,
                                   it->string);
         bool has_floor, has_frac;
-        if (s_class_number(massif, "floor_mm_yr", name, mwhere, 0, 100, &c->massif_floor_mm_yr,
-                           &has_floor, err) ||
+        if (s_class_number(massif, "floor_mm_yr", name, mwhere, 0, TB_LEGEND_UPLIFT_MAX_MM_YR,
+                           &c->massif_floor_mm_yr, &has_floor, err) ||
             s_class_number(massif, "fraction", name, mwhere, 0, 1, &c->massif_fraction, &has_frac,
                            err))
             return -1;
@@ -177,8 +179,8 @@ int tb_legend_parse(const char *json, const char *name, tb_legend_t *legend, tb_
             continue;
         bool present;
         if (strcmp(it->string, "tolerance") == 0) {
-            if (s_class_number(root, "tolerance", name, "legend", 0, 255, &legend->tolerance,
-                               &present, err))
+            if (s_class_number(root, "tolerance", name, "legend", 0, TB_LEGEND_TOLERANCE_MAX,
+                               &legend->tolerance, &present, err))
                 goto done;
         } else if (strcmp(it->string, "max_unmatched_fraction") == 0) {
             if (s_class_number(root, "max_unmatched_fraction", name, "legend", 0, 1,

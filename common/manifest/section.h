@@ -73,6 +73,21 @@ bool tb_manifest_is_integer(double v);
 /* Parses a JSON object (TB_E_FORMAT naming the line otherwise) into *out. */
 int tb_manifest_parse_json(const char *json, const char *name, cJSON **out, tb_err_t *err);
 
+/* The key whose dotted path is `path` ("solve.k"), or NULL. */
+const tb_mkey_t *tb_manifest_find_key(const char *path);
+/* Checks `item` against key k's type and range and stores it in *m; a path is resolved against
+ * base_dir unless absolute. 0, or -1 with *err "NAME: PATH: expected ..., got VALUE". */
+int tb_manifest_set_key(const tb_mkey_t *k, const cJSON *item, const char *name,
+                        const char *base_dir, tb_manifest_t *m, tb_err_t *err);
+
+/* The ranges of a legend's numbers, shared by the legend's parser (legend.c) and the overrides of
+ * its keys (override.c). */
+#define TB_LEGEND_TOLERANCE_MAX 255.0
+#define TB_LEGEND_UPLIFT_MAX_MM_YR 100.0
+#define TB_LEGEND_K_MULT_MIN 1e-3
+#define TB_LEGEND_K_MULT_MAX 1e3
+#define TB_LEGEND_DEPTH_MAX_M 11000.0
+
 /* Whether x is within a relative 1e-9 of a whole number; *whole gets the nearest one. */
 bool tb_manifest_whole(double x, double *whole);
 

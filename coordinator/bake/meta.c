@@ -53,8 +53,8 @@ static cJSON *s_phases_json(const tb_bake_ctx_t *ctx)
 }
 
 /* The sections meta.json always has; a phase's own section may not take one of these names. */
-static const char *const s_reserved[] = {"tool",     "manifest",   "plan",   "bake",   "extent",
-                                         "dispatch", "statistics", "phases", "outputs"};
+static const char *const s_reserved[] = {"tool",   "manifest", "overrides",  "plan",   "bake",
+                                         "extent", "dispatch", "statistics", "phases", "outputs"};
 
 int tb_bake_meta_add(tb_bake_ctx_t *ctx, const char *key, cJSON *item, tb_err_t *err)
 {
@@ -86,6 +86,10 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     char *mj = tb_manifest_to_json(pl->manifest);
     cJSON_AddItemToObject(meta, "manifest", mj ? cJSON_Parse(mj) : cJSON_CreateNull());
     free(mj);
+    /* the --set overrides as given (the manifest above already holds their effect) */
+    char *oj = tb_overrides_to_json(o->input.overrides);
+    cJSON_AddItemToObject(meta, "overrides", oj ? cJSON_Parse(oj) : cJSON_CreateNull());
+    free(oj);
     char *pj = tb_plan_to_json(pl->plan);
     cJSON_AddItemToObject(meta, "plan", pj ? cJSON_Parse(pj) : cJSON_CreateNull());
     free(pj);

@@ -64,13 +64,34 @@ int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *op
     if (!opt)
         opt = &none;
     tb_manifest_t *m = &out->manifest;
+    if (opt->has_seed && tb_overrides_has(opt->overrides, "seed"))
+        return tb_err_set(err, TB_E_INVALID,
+                          "--seed %llu and --set %s: both set the seed; give one",
+                          (unsigned long long)opt->seed, tb_overrides_arg(opt->overrides, "seed"));
+    if (opt->has_circumference && tb_overrides_has(opt->overrides, "circumference_km"))
+        return tb_err_set(
+            err, TB_E_INVALID,
+            "--circumference-km %g and --set %s: both set the circumference; give one",
+            opt->circumference_km, tb_overrides_arg(opt->overrides, "circumference_km"));
     if (!manifest_path) {
         uint64_t seed = opt->has_seed ? opt->seed : TB_DEMO_SEED;
         double km = opt->has_circumference ? opt->circumference_km : TB_DEMO_CIRCUMFERENCE_KM;
         if (tb_demo_manifest(seed, km, m, err) != 0)
             return -1; /* the message names "(demo planet, seed N)" and the numbers */
+        if (tb_overrides_count(opt->overrides) > 0) {
+            /* the demo's manifest is finished; its one value that finishing replaces, the tile
+             * margin, goes back to the demo's own (automatic) before the overrides and checks */
+            m->tiles.margin_cells = TB_TILES_MARGIN_AUTO;
+            if (tb_overrides_apply_keys(opt->overrides, m, err) != 0)
+                return -1;
+            snprintf(m->source, sizeof m->source, "(demo planet, seed %llu)",
+                     (unsigned long long)m->seed); /* --set seed=N names it as --seed N does */
+            if (tb_overrides_apply_legend(opt->overrides, &m->legend, err) != 0 ||
+                tb_overrides_finish(opt->overrides, m, err) != 0)
+                return -1;
+        }
         out->demo =
-            tb_demo_painter_new(seed, m, m->planet_w, tb_demo_painting_h(m->planet_w), 0,
+            tb_demo_painter_new(m->seed, m, m->planet_w, tb_demo_painting_h(m->planet_w), 0,
                                 tb_pool_default_threads(), err); /* the pixels are the same */
         if (!out->demo)
             return -1;
@@ -80,12 +101,14 @@ int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *op
                               "%s: --circumference-km applies to the demo planet only; a "
                               "manifest sets circumference_km itself",
                               manifest_path);
-        if (tb_manifest_load(manifest_path, m, err) != 0)
+        if (tb_manifest_load_overridden(manifest_path, opt->overrides, m, err) != 0)
             return -1;
         if (opt->has_seed)
             m->seed = opt->seed;
+        const char *painting_arg = tb_overrides_arg(opt->overrides, "template.painting");
         if (s_open_painting(m, &out->png, err) != 0)
-            return tb_err_prefix(err, "%s: template.painting", manifest_path);
+            return painting_arg ? tb_err_prefix(err, "--set %s", painting_arg)
+                                : tb_err_prefix(err, "%s: template.painting", manifest_path);
     }
     const tb_row_source_t *src = tb_planet_input_rows(out);
     out->planet_w = m->planet_w;

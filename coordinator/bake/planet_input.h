@@ -34,6 +34,9 @@ typedef struct {
     uint64_t seed;
     bool has_circumference; /* --circumference-km given: the demo planet only */
     double circumference_km;
+    /* --set KEY=VALUE (common/manifest.h), applied to the manifest file's keys or the demo
+     * planet's before the sections' checks run; NULL or empty: none. Not owned. */
+    const tb_overrides_t *overrides;
 } tb_input_options_t;
 
 typedef struct {
@@ -45,7 +48,9 @@ typedef struct {
 } tb_planet_input_t;
 
 /* Loads the planet of manifest_path (NULL: the demo planet of opt's seed, default 7, and
- * circumference, default 25 km). opt may be NULL. Fills *out, which the caller frees with
+ * circumference, default 25 km), with opt's overrides applied. opt may be NULL. --seed with an
+ * override of `seed` is refused (give one); on the demo planet `--set seed=N` is --seed N (the
+ * painting follows the seed). Fills *out, which the caller frees with
  * tb_planet_input_free. Returns 0, or -1 with *err naming the file, key or value (TB_E_IO for a
  * missing file, TB_E_FORMAT for a broken PNG header or JSON, TB_E_INVALID for a value or a
  * combination that is refused: --circumference-km with a manifest, a painting width that does not

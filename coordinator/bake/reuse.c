@@ -76,8 +76,8 @@ static int s_same_hash(const tb_bake_ctx_t *ctx, const char *what, const char *r
         return 0;
     return tb_err_set(err, TB_E_INVALID,
                       "%s/meta.json: the bake there is of another planet: its %s has XXH3 %s, "
-                      "this one's %s; give the bake's manifest, seed and size (terrain tiles "
-                      "reads them from meta.json)",
+                      "this one's %s; give the bake's manifest, seed, size and --set overrides "
+                      "(terrain tiles reads them from meta.json)",
                       ctx->opts->out_dir, what, recorded ? recorded : "(not recorded)", hex);
 }
 

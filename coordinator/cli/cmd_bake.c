@@ -1,4 +1,5 @@
-/* `terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] [--workers N] [--threads N]
+/* `terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] [--set KEY=VALUE]... [--workers N]
+ * [--threads N]
  * [--bind ENDPOINT] ...`: plans the planet, solves its regions on workers, composites them and
  * writes the heightmap, the maps, summary.txt and meta.json (coordinator/bake/bake.h). Exit status
  * 0 on success, 1 when the bake failed (a job failed on 3 workers, the heightmap clips), 2 for bad
@@ -21,7 +22,7 @@ static void s_on_listening(void *user, const char *endpoint)
     fflush(stdout);
 }
 
-int tb_cmd_bake(int argc, char **argv)
+static int s_run(int argc, char **argv, tb_overrides_t *overrides)
 {
     const char *out_dir = "out/bake", *only_text = NULL, *tiles_only = NULL;
     int64_t steps = 0, seed = 0;
@@ -35,6 +36,7 @@ int tb_cmd_bake(int argc, char **argv)
         {"only", TB_OPT_STRING, &only_text, NULL, "IDS",
          "solve only these regions (e.g. 2,3; ids from `terrain plan`): a PARTIAL bake"},
         TB_VERB_OPT_STEPS(&steps),
+        TB_VERB_OPT_SET(overrides),
         TB_VERB_OPT_SEED(&seed, &seed_given, "seed (default: the manifest's, or 7)"),
         TB_VERB_OPT_CIRCUMFERENCE(&circumference_km, &circ_given,
                                   "demo planet only: its circumference (25)"),
@@ -53,10 +55,10 @@ int tb_cmd_bake(int argc, char **argv)
          "TEST ONLY: turn stream-power incision off (a negative control for the gates)"},
     };
     tb_verb_t v = {.name = "bake",
-                   .usage =
-                       "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
-                       "[--no-coast] [--no-tiles] [--tiles-only IDS] [--workers N] [--threads N] "
-                       "[--bind ENDPOINT] [--fresh]",
+                   .usage = "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
+                            "[--set KEY=VALUE]... [--no-coast] [--no-tiles] [--tiles-only IDS] "
+                            "[--workers N] [--threads N] "
+                            "[--bind ENDPOINT] [--fresh]",
                    TB_VERB_SHARED(opts, cli.opts),
                    .max_positional = 1};
     int status = tb_verb_parse(&v, argc, argv);
@@ -64,6 +66,9 @@ int tb_cmd_bake(int argc, char **argv)
         return status;
     if (!*out_dir)
         return tb_verb_usage(&v, "--out '': expected the output directory");
+    if (steps > 0 && tb_overrides_has(overrides, "solve.steps"))
+        return tb_verb_usage(&v, "--steps %lld and --set %s: both set the steps; give one",
+                             (long long)steps, tb_overrides_arg(overrides, "solve.steps"));
     if (tiles_only && no_tiles)
         return tb_verb_usage(&v,
                              "--tiles-only %s with --no-tiles: the one re-runs tiles, the "
@@ -82,11 +87,17 @@ int tb_cmd_bake(int argc, char **argv)
     }
     if (cli.verbose)
         tb_log_set_level(TB_LOG_DEBUG);
+    if (tb_overrides_count(overrides) > 0) {
+        char given[1024];
+        tb_overrides_describe(overrides, given, sizeof given);
+        tb_log_info("overriding the manifest: %s (recorded in meta.json)", given);
+    }
     o.manifest_path = v.n_positional ? v.positional[0] : NULL;
     o.input.has_seed = seed_given;
     o.input.seed = (uint64_t)seed;
     o.input.has_circumference = circ_given;
     o.input.circumference_km = circumference_km;
+    o.input.overrides = overrides;
     o.out_dir = out_dir;
     o.steps = (int)steps;
     o.no_incision = no_incision;
@@ -118,4 +129,16 @@ int tb_cmd_bake(int argc, char **argv)
                outcome.tiles_baked, outcome.tiles_from_store, outcome.tiles_seconds, out_dir);
     tb_bake_outcome_free(&outcome);
     return TB_EXIT_OK;
+}
+
+int tb_cmd_bake(int argc, char **argv)
+{
+    tb_overrides_t *overrides = tb_overrides_new();
+    if (!overrides) {
+        fprintf(stderr, "terrain: error: out of memory\n");
+        return TB_EXIT_FAILED;
+    }
+    int status = s_run(argc, argv, overrides);
+    tb_overrides_destroy(&overrides);
+    return status;
 }

@@ -1,11 +1,11 @@
-/* `terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]`: reads the painting, cuts
- * the planet into regions, solves nothing. Prints the region and class tables, what was dropped and
- * the bake-time floor; writes plan.json, map_class.png, map_regions.png and map_tiles.png to DIR.
- * The files are made in memory and written to temporary names first, so a failed plan leaves
- * nothing under a final name (docs/bake.md). The plan's two planet-sized rasters live meanwhile in
- * unlinked files of DIR, mapped, so its memory is a band of the planet at any size (docs/plan.md,
- * "The streamed plan"). Exit status: 0 planned, 1 the outputs could not be written, 2 bad usage or
- * input. */
+/* `terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K] [--set KEY=VALUE]...`:
+ * reads the painting, cuts the planet into regions, solves nothing. Prints the region and class
+ * tables, what was dropped and the bake-time floor; writes plan.json, map_class.png,
+ * map_regions.png and map_tiles.png to DIR. The files are made in memory and written to temporary
+ * names first, so a failed plan leaves nothing under a final name (docs/bake.md). The plan's two
+ * planet-sized rasters live meanwhile in unlinked files of DIR, mapped, so its memory is a band of
+ * the planet at any size (docs/plan.md, "The streamed plan"). Exit status: 0 planned, 1 the outputs
+ * could not be written, 2 bad usage or input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +26,8 @@
 #include "jobs/plan/limits.h"
 #include "jobs/plan/plan.h"
 
-#define S_USAGE "terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K]"
+#define S_USAGE                                                                                    \
+    "terrain plan [MANIFEST] [--out DIR] [--seed N] [--circumference-km K] [--set KEY=VALUE]..."
 
 static int s_cores(void)
 {
@@ -297,7 +298,7 @@ static int s_map_rasters(const char *out_dir, const tb_planet_input_t *in, tb_ra
     return 0;
 }
 
-int tb_cmd_plan(int argc, char **argv)
+static int s_run(int argc, char **argv, tb_overrides_t *overrides)
 {
     const char *out_dir = "out/plan";
     int64_t seed = 0;
@@ -305,6 +306,7 @@ int tb_cmd_plan(int argc, char **argv)
     bool seed_given = false, km_given = false;
     const tb_opt_t opts[] = {
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "where the plan goes (default out/plan)"},
+        TB_VERB_OPT_SET(overrides),
         TB_VERB_OPT_SEED(&seed, &seed_given,
                          "seed of the demo planet (default 7), or overriding the manifest's"),
         TB_VERB_OPT_CIRCUMFERENCE(&km, &km_given,
@@ -320,7 +322,7 @@ int tb_cmd_plan(int argc, char **argv)
     if (status != TB_VERB_RUN)
         return status;
     tb_err_t err;
-    tb_input_options_t opt = {seed_given, (uint64_t)seed, km_given, km};
+    tb_input_options_t opt = {seed_given, (uint64_t)seed, km_given, km, overrides};
     tb_planet_input_t in;
     double t0 = tb_now_s();
     if (tb_planet_input_load(v.n_positional ? v.positional[0] : NULL, &opt, &in, &err) != 0)
@@ -386,6 +388,11 @@ int tb_cmd_plan(int argc, char **argv)
         return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     s_print(stdout, p, cores);
+    if (tb_overrides_count(overrides) > 0) {
+        char given[1024];
+        tb_overrides_describe(overrides, given, sizeof given);
+        printf("overrides: %s (plan.json's manifest holds them)\n", given);
+    }
     s_print_tiles(stdout, p, &L, &dp, content, cores);
     free(content);
     printf("wrote %s/plan.json, map_class.png, map_regions.png and map_tiles.png\n", out_dir);
@@ -396,4 +403,16 @@ int tb_cmd_plan(int argc, char **argv)
     tb_raster_unmap(&classes);
     tb_raster_unmap(&labels);
     return 0;
+}
+
+int tb_cmd_plan(int argc, char **argv)
+{
+    tb_overrides_t *overrides = tb_overrides_new();
+    if (!overrides) {
+        fprintf(stderr, "terrain: error: out of memory\n");
+        return TB_EXIT_FAILED;
+    }
+    int status = s_run(argc, argv, overrides);
+    tb_overrides_destroy(&overrides);
+    return status;
 }

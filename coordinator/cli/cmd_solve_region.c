@@ -95,7 +95,7 @@ done:
     return rc;
 }
 
-int tb_cmd_solve_region(int argc, char **argv)
+static int s_run(int argc, char **argv, tb_overrides_t *overrides)
 {
     const char *out_dir = "out/region";
     int64_t region = 0, steps = 0, seed = 0, threads = 0;
@@ -104,21 +104,27 @@ int tb_cmd_solve_region(int argc, char **argv)
     const tb_opt_t opts[] = {
         {"region", TB_OPT_INT, &region, &region_given, "ID", "region id from `terrain plan`"},
         TB_VERB_OPT_STEPS(&steps),
+        TB_VERB_OPT_SET(overrides),
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "output directory (out/region)"},
         TB_VERB_OPT_THREADS(&threads, "threads (default: all cores)"),
         TB_VERB_OPT_SEED(&seed, &seed_given, "seed (default: the manifest's, or 7)"),
         TB_VERB_OPT_CIRCUMFERENCE(&circumference_km, &circ_given,
                                   "demo planet only: its circumference (25)"),
     };
-    tb_verb_t v = {.name = "solve-region",
-                   .usage = "terrain solve-region [MANIFEST] --region ID [--steps N] [--out DIR]",
-                   TB_VERB_OPTS(opts),
-                   .max_positional = 1};
+    tb_verb_t v = {
+        .name = "solve-region",
+        .usage = "terrain solve-region [MANIFEST] --region ID [--steps N] [--set KEY=VALUE]... "
+                 "[--out DIR]",
+        TB_VERB_OPTS(opts),
+        .max_positional = 1};
     int status = tb_verb_parse(&v, argc, argv);
     if (status != TB_VERB_RUN)
         return status;
     if (!region_given)
         return tb_verb_usage(&v, "--region ID is required (usage: %s)", v.usage);
+    if (steps > 0 && tb_overrides_has(overrides, "solve.steps"))
+        return tb_verb_usage(&v, "--steps %lld and --set %s: both set the steps; give one",
+                             (long long)steps, tb_overrides_arg(overrides, "solve.steps"));
     if (threads > tb_pool_max_threads())
         return tb_verb_usage(&v, "--threads %lld: expected 0..%d (%d x the cores; 0: all cores)",
                              (long long)threads, tb_pool_max_threads(), TB_POOL_MAX_PER_CORE);
@@ -126,7 +132,8 @@ int tb_cmd_solve_region(int argc, char **argv)
     tb_input_options_t io = {.has_seed = seed_given,
                              .seed = (uint64_t)seed,
                              .has_circumference = circ_given,
-                             .circumference_km = circumference_km};
+                             .circumference_km = circumference_km,
+                             .overrides = overrides};
     tb_planet_input_t in;
     if (tb_planet_input_load(v.n_positional ? v.positional[0] : NULL, &io, &in, &err) != 0)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
@@ -203,5 +210,17 @@ fail:
     tb_grid_destroy(&mask);
     tb_plan_destroy(&plan);
     tb_planet_input_free(&in);
+    return status;
+}
+
+int tb_cmd_solve_region(int argc, char **argv)
+{
+    tb_overrides_t *overrides = tb_overrides_new();
+    if (!overrides) {
+        fprintf(stderr, "terrain: error: out of memory\n");
+        return TB_EXIT_FAILED;
+    }
+    int status = s_run(argc, argv, overrides);
+    tb_overrides_destroy(&overrides);
     return status;
 }

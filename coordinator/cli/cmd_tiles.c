@@ -3,14 +3,14 @@
  * in OUT, measures the tile margin on its planet, or checks a 2 x 2 block of its tiles against the
  * tile of twice the size (docs/tiles.md, "Re-running chosen tiles", "Seams on a baked planet"; exit
  * 1 when the check finds a difference). Everything the bake was made from - the manifest (or the
- * demo planet's seed and size), the steps, --only, --no-coast - is read from OUT/meta.json; a
- * manifest, painting or legend whose XXH3 no longer matches the record is refused. The bake runs
- * again with every region and the coast from the store (a missing one is refused: nothing is
- * re-solved), then only the chosen tiles, computed afresh (coordinator/bake/bake.h, tiles_only).
- * The verb runs in the directory the bake ran in (meta.json's bake.cwd), so the manifest is read
- * by the path the bake was given. Exit status 0, 1 when a tile job failed, 2 for bad usage, a
- * directory that holds no complete bake, changed inputs or results missing from the store, 128 +
- * signal when interrupted. */
+ * demo planet's seed and size), the steps, --only, --no-coast, the --set overrides - is read from
+ * OUT/meta.json; a manifest, painting or legend whose XXH3 no longer matches the record is refused.
+ * The bake runs again with every region and the coast from the store (a missing one is refused:
+ * nothing is re-solved), then only the chosen tiles, computed afresh (coordinator/bake/bake.h,
+ * tiles_only). The verb runs in the directory the bake ran in (meta.json's bake.cwd), so the
+ * manifest is read by the path the bake was given. Exit status 0, 1 when a tile job failed, 2 for
+ * bad usage, a directory that holds no complete bake, changed inputs or results missing from the
+ * store, 128 + signal when interrupted. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@
 
 #include "common/fs.h"
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "coordinator/bake/bake.h"
 #include "coordinator/cli/commands.h"
@@ -121,7 +122,40 @@ static int s_from_meta(const char *out_dir, const cJSON *meta, tb_bake_opts_t *o
     return 0;
 }
 
-int tb_cmd_tiles(int argc, char **argv)
+/* The bake's --set overrides, from meta.json's "overrides" (absent in a bake made before them:
+ * none), given to the bake again so its resolved manifest is the record's. */
+static int s_overrides_from_meta(const char *out_dir, const cJSON *meta, tb_overrides_t *overrides,
+                                 tb_bake_opts_t *o, tb_err_t *err)
+{
+    const cJSON *rec = s_get(meta, "overrides", NULL);
+    if (!rec || cJSON_IsNull(rec))
+        return 0;
+    if (!cJSON_IsObject(rec))
+        return tb_err_set(err, TB_E_FORMAT, "%s/meta.json: overrides: expected an object", out_dir);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, rec)
+    {
+        char *value = tb_json_print(it, false);
+        char arg[4400];
+        int n = value ? snprintf(arg, sizeof arg, "%s=%s", it->string, value) : -1;
+        free(value);
+        if (n < 0 || (size_t)n >= sizeof arg)
+            return tb_err_set(err, TB_E_FORMAT, "%s/meta.json: overrides.%s: too long", out_dir,
+                              it->string);
+        if (tb_overrides_add(overrides, arg, err) != 0)
+            return tb_err_prefix(err, "%s/meta.json: overrides", out_dir);
+    }
+    o->input.overrides = overrides;
+    /* the seed and size the record names are the overrides' then (the two options beside them
+     * are refused) */
+    if (tb_overrides_has(overrides, "seed"))
+        o->input.has_seed = false;
+    if (tb_overrides_has(overrides, "circumference_km"))
+        o->input.has_circumference = false;
+    return 0;
+}
+
+static int s_run(int argc, char **argv, tb_overrides_t *overrides)
 {
     const char *ids = NULL;
     bool measure = false;
@@ -222,6 +256,8 @@ int tb_cmd_tiles(int argc, char **argv)
     static int64_t only[TB_BAKE_MAX_ONLY];
     char manifest[PATH_MAX + 64];
     int rc = s_from_meta(out_dir, meta, &o, manifest, sizeof manifest, only, &err);
+    if (rc == 0)
+        rc = s_overrides_from_meta(out_dir, meta, overrides, &o, &err);
     cJSON_Delete(meta);
     if (rc != 0)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
@@ -253,4 +289,16 @@ int tb_cmd_tiles(int argc, char **argv)
                outcome.tiles_baked, outcome.tiles_seconds, out_dir);
     tb_bake_outcome_free(&outcome);
     return TB_EXIT_OK;
+}
+
+int tb_cmd_tiles(int argc, char **argv)
+{
+    tb_overrides_t *overrides = tb_overrides_new();
+    if (!overrides) {
+        fprintf(stderr, "terrain: error: out of memory\n");
+        return TB_EXIT_FAILED;
+    }
+    int status = s_run(argc, argv, overrides);
+    tb_overrides_destroy(&overrides);
+    return status;
 }

@@ -19,6 +19,7 @@
 
 #include "common/args.h"
 #include "common/error.h"
+#include "common/manifest.h"
 
 enum { TB_EXIT_OK = 0, TB_EXIT_FAILED = 1, TB_EXIT_USAGE = 2 };
 
@@ -48,6 +49,16 @@ enum { TB_EXIT_OK = 0, TB_EXIT_FAILED = 1, TB_EXIT_USAGE = 2 };
 #define TB_VERB_OPT_CIRCUMFERENCE(out, given, help)                                                \
     {                                                                                              \
         "circumference-km", TB_OPT_DOUBLE, (out), (given), "K", (help)                             \
+    }
+
+/* --set KEY=VALUE, repeatable, into a tb_overrides_t (common/manifest.h; docs/manifest.md,
+ * "Overrides"). */
+#define TB_VERB_OPT_SET(overrides)                                                                 \
+    {                                                                                              \
+        "set", TB_OPT_EACH, (overrides), NULL, "KEY=VALUE",                                        \
+            "override a manifest key (repeatable; VALUE is JSON: --set solve.k=6e-5; `terrain "    \
+            "schema` lists the keys)",                                                             \
+            .each = tb_overrides_add_opt                                                           \
     }
 
 /* Designated initialisers of a tb_verb_t's option tables, counted by the compiler. */
