@@ -49,7 +49,7 @@ case $url in http://127.0.0.1:*/\?token=????????????????????????????????) ;;
 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
   --disable-background-networking --disable-component-update --disable-sync \
   --user-data-dir="$T/chrome" --remote-debugging-port=0 --window-size=1400,1000 --hide-scrollbars \
-  "$url" >"$T/chrome.out" 2>"$T/chrome.err" &
+  "$url" >"$T/chrome.out" 2>"$T/chrome.log" & # .log: its D-Bus noise is not shown by fail
 chrome_pid=$!
 track $chrome_pid
 for _ in $(seq 150); do [ -s "$T/chrome/DevToolsActivePort" ] && break; sleep 0.1; done
@@ -70,4 +70,21 @@ kill -TERM $studio_pid
 rc=0
 wait $studio_pid || rc=$?
 [ $rc = 0 ] || fail "terrain studio exited $rc on SIGTERM"
+# Without MANIFEST: the demo written to --dir first, then served. A non-loopback --bind is
+# announced; an address that is none is refused (exit 2).
+"$TERRAIN" studio --dir "$T/demo" --circumference-km 10 --bind 0.0.0.0 --port 0 >"$T/demo.out" 2>"$T/demo.err" &
+demo_pid=$!
+track $demo_pid
+for _ in $(seq 100); do grep -q 'token=' "$T/demo.out" 2>/dev/null && break; sleep 0.1; done
+grep -q 'token=' "$T/demo.out" || fail "the demo studio printed no URL: $(cat "$T/demo.out" "$T/demo.err")"
+for f in planet.json painting.png legend.json; do [ -s "$T/demo/$f" ] || fail "the demo studio wrote no $f"; done
+grep -q "WARNING: serving on 0.0.0.0, NOT loopback" "$T/demo.err" || fail "--bind 0.0.0.0 was not announced: $(cat "$T/demo.err")"
+kill -TERM $demo_pid
+wait $demo_pid || fail "the demo studio exited $? on SIGTERM"
+echo "ok: without MANIFEST the studio wrote the demo to --dir and served it; --bind 0.0.0.0 said: $(grep -o 'WARNING.*loopback' "$T/demo.err")"
+rc=0
+"$TERRAIN" studio "$T/planet/planet.json" --bind localhost:80 >"$T/badbind.out" 2>"$T/badbind.err" || rc=$?
+[ $rc = 2 ] && grep -q -- "--bind localhost:80: expected a dotted IPv4 address" "$T/badbind.err" ||
+  fail "--bind localhost:80: exit $rc, $(cat "$T/badbind.err")"
+echo "ok: --bind localhost:80 refused (exit 2): $(cat "$T/badbind.err")"
 echo "ok: terrain studio painted, planned and baked from chromium; screenshots in $SHOTS"

@@ -25,8 +25,8 @@
 /* Runs `terrain init DIR [...]` (this binary) and waits: the demo written as files to edit. */
 static int s_init_demo(const char *dir, const char *seed, const char *km)
 {
-    char *argv[8] = {"init", (char *)dir};
-    int n = 2;
+    char *argv[9] = {"terrain", "init", (char *)dir};
+    int n = 3;
     if (seed) {
         argv[n++] = "--seed";
         argv[n++] = (char *)seed;

@@ -736,6 +736,13 @@ tb_studio_t *tb_studio_new(const tb_studio_config_t *cfg, tb_err_t *err)
         return NULL;
     }
     s->cfg = *cfg;
+    struct in_addr bind_check;
+    if (inet_pton(AF_INET, cfg->bind_addr, &bind_check) != 1) {
+        tb_err_set(err, TB_E_INVALID, "--bind %s: expected a dotted IPv4 address (127.0.0.1)",
+                   cfg->bind_addr);
+        free(s);
+        return NULL;
+    }
     snprintf(s->manifest_path, sizeof s->manifest_path, "%s", cfg->manifest_path);
     snprintf(s->out_dir, sizeof s->out_dir, "%s", cfg->out_dir);
     tb_planet_input_t in;

@@ -208,6 +208,11 @@ def main():
     st, r = http("POST", "/api/save", body=save_body(png_bytes(w, h), bad))
     if st != 422 or "uplift" not in r["error"]: fail(f"a legend without an uplift: {st} {r}")
     ok(f"a legend the manifest's parser refuses is refused: {r['error']}")
+    broken = png_bytes(w, h)
+    broken = broken[:60] + bytes(len(broken) - 72) + broken[-12:]  # the right header, no image
+    st, r = http("POST", "/api/save", body=save_body(broken, legend0))
+    if st != 422: fail(f"a PNG broken past its header: {st} {r}")
+    ok(f"a PNG broken past its header is refused: {r['error']}")
     st, r = http("POST", "/api/save", body=b"{not json")
     if st != 400: fail(f"a body that is not JSON: {st} {r}")
     if open(f"{PLANET}/painting.png", "rb").read() != open(BEFORE, "rb").read():
@@ -331,6 +336,10 @@ def main():
     if verdict != open(f"{OUT}/bake/summary.txt").read(): fail("the page's verdict is not summary.txt")
     if not page.js("document.getElementById('preview').complete && document.getElementById('preview').naturalWidth > 0"):
         fail("the preview did not load")
+    for _ in range(50):
+        if page.js("document.getElementById('preview-region').dataset.drawn") == "1": break
+        time.sleep(0.1)
+    else: fail("the region's box was not drawn from the preview")
     lines = [p for p in progress if "progress: " in p]
     print(f"progress shown on the page while baking: {len(progress)} distinct lines, {len(lines)} bake progress lines"
           + (f", e.g. {sorted(lines)[-1]!r}" if lines else ""))
