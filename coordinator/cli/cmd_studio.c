@@ -51,7 +51,9 @@ static int s_init_demo(const char *dir, const char *seed, const char *km)
 int tb_cmd_studio(int argc, char **argv)
 {
     const char *bind = "127.0.0.1", *out_dir = NULL, *demo_dir = "studio-planet";
-    const char *seed_text = NULL, *km_text = NULL;
+    int64_t seed = 0;
+    double km = 0;
+    bool seed_given = false, km_given = false;
     int64_t port = 8765;
     const tb_opt_t opts[] = {
         {"port", TB_OPT_INT, &port, NULL, "N", "port to serve on (default 8765; 0: any free one)",
@@ -64,18 +66,20 @@ int tb_cmd_studio(int argc, char **argv)
         {"dir", TB_OPT_STRING, &demo_dir, NULL, "DIR",
          "without MANIFEST: the folder whose planet.json is edited, the demo written there first "
          "when it holds none (default studio-planet)"},
-        {"seed", TB_OPT_STRING, &seed_text, NULL, "N", "without MANIFEST: the demo's seed (7)"},
-        {"circumference-km", TB_OPT_STRING, &km_text, NULL, "K",
-         "without MANIFEST: the demo's circumference (25)"},
+        TB_VERB_OPT_SEED(&seed, &seed_given, "without MANIFEST: the demo's seed (7)"),
+        TB_VERB_OPT_CIRCUMFERENCE(&km, &km_given,
+                                  "without MANIFEST: the demo's circumference (25)"),
     };
     tb_verb_t v = {.name = "studio", .usage = S_USAGE, TB_VERB_OPTS(opts), .max_positional = 1};
     int status = tb_verb_parse(&v, argc, argv);
     if (status != TB_VERB_RUN)
         return status;
     tb_err_t err;
-    char manifest[TB_PATH_MAX], out[TB_PATH_MAX], dir[TB_PATH_MAX];
+    char manifest[TB_PATH_MAX], out[TB_PATH_MAX], dir[TB_PATH_MAX], seed_text[32], km_text[32];
+    snprintf(seed_text, sizeof seed_text, "%lld", (long long)seed);
+    snprintf(km_text, sizeof km_text, "%.17g", km);
     if (v.n_positional) {
-        if (seed_text || km_text)
+        if (seed_given || km_given)
             return tb_verb_usage(&v, "--seed and --circumference-km are for the demo (no "
                                      "MANIFEST); a manifest sets its own");
         snprintf(manifest, sizeof manifest, "%s", v.positional[0]);
@@ -85,7 +89,8 @@ int tb_cmd_studio(int argc, char **argv)
         if (tb_fs_exists(manifest))
             tb_log_info("editing %s (already there: --seed and --circumference-km ignored)",
                         manifest);
-        else if (s_init_demo(demo_dir, seed_text, km_text) != 0)
+        else if (s_init_demo(demo_dir, seed_given ? seed_text : NULL, km_given ? km_text : NULL) !=
+                 0)
             return tb_verb_usage(
                 &v, "could not write the demo planet to %s (terrain init said why)", demo_dir);
     }

@@ -637,10 +637,15 @@ static int s_admit(tb_studio_t *s, struct MHD_Connection *c, const char *url, co
         errno = 0;
         unsigned long long n = strtoull(cl, &end, 10);
         if (!*cl || *end || errno || n > r->limit) {
-            *reply = s_fail(c, 413,
-                            "%s %.200s: a body of %.30s bytes; this endpoint takes at most %zu "
-                            "(the painting's PNG in base64 and its legend)",
-                            method, url, cl, r->limit);
+            if (r->limit == 0)
+                *reply =
+                    s_fail(c, 413, "%s %.200s: a body of %.30s bytes; this endpoint takes none",
+                           method, url, cl);
+            else
+                *reply = s_fail(c, 413,
+                                "%s %.200s: a body of %.30s bytes; this endpoint takes at most %zu "
+                                "(the painting's PNG in base64 and its legend)",
+                                method, url, cl, r->limit);
             return -1;
         }
     }
