@@ -27,13 +27,13 @@
 #include "common/png_io.h"
 #include "coordinator/bake/planet_input.h"
 #include "coordinator/studio/child.h"
+#include "coordinator/studio/save.h"
 
 extern const unsigned char tb_report_asset_studio_page[];
 extern const size_t tb_report_asset_studio_page_len;
 
-#define S_LEGEND_MAX_BYTES (1u << 20) /* a legend of 64 classes is a few KiB */
-#define S_SMALL_BODY 0                /* routes that take no body */
-#define S_STAMP_MAX 64
+#define S_SMALL_BODY 0 /* routes that take no body */
+#define S_STAMP_MAX TB_STUDIO_STAMP_MAX
 #define S_TAIL_MAX 65536
 
 struct tb_studio_t {
@@ -152,58 +152,6 @@ static int s_path(char *out, const char *dir, const char *name, tb_err_t *err)
     return tb_fs_join(out, TB_PATH_MAX, dir, name, err);
 }
 
-/* ---- base64 (RFC 4648, the alphabet of FileReader.readAsDataURL and btoa) ---- */
-
-static int s_b64_value(unsigned char ch)
-{
-    if (ch >= 'A' && ch <= 'Z')
-        return ch - 'A';
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9')
-        return ch - '0' + 52;
-    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
-}
-
-/* Decodes text[0..n) into a new buffer; -1 naming the offset of the first bad character. */
-static int s_b64_decode(const char *text, size_t n, unsigned char **out, size_t *out_n,
-                        tb_err_t *err)
-{
-    while (n > 0 && text[n - 1] == '=')
-        n--;
-    if (n % 4 == 1)
-        return tb_err_set(err, TB_E_FORMAT, "painting_png_base64: %zu characters is no base64", n);
-    unsigned char *d = malloc(n / 4 * 3 + 3);
-    if (!d)
-        return tb_err_set(err, TB_E_NOMEM, "out of memory for a %zu byte painting", n);
-    size_t len = 0;
-    uint32_t acc = 0;
-    for (size_t k = 0; k < n; k++) {
-        int v = s_b64_value((unsigned char)text[k]);
-        if (v < 0) {
-            free(d);
-            return tb_err_set(err, TB_E_FORMAT,
-                              "painting_png_base64: character %zu (0x%02x) is not base64", k,
-                              (unsigned char)text[k]);
-        }
-        acc = acc << 6 | (uint32_t)v;
-        if (k % 4 == 3) {
-            d[len++] = (unsigned char)(acc >> 16);
-            d[len++] = (unsigned char)(acc >> 8);
-            d[len++] = (unsigned char)acc;
-        }
-    }
-    if (n % 4 == 2)
-        d[len++] = (unsigned char)(acc >> 4);
-    else if (n % 4 == 3) {
-        d[len++] = (unsigned char)(acc >> 10);
-        d[len++] = (unsigned char)(acc >> 2);
-    }
-    *out = d;
-    *out_n = len;
-    return 0;
-}
-
 /* ---- the routes ---- */
 
 static enum MHD_Result s_page(tb_studio_t *s, struct MHD_Connection *c, s_req_t *r)
@@ -220,7 +168,7 @@ static void s_add_legend(cJSON *o, const char *path)
     char *text = NULL;
     size_t n;
     tb_legend_t *L = calloc(1, sizeof *L);
-    if (L && tb_fs_read_all(path, S_LEGEND_MAX_BYTES, &text, &n, &err) == 0 &&
+    if (L && tb_fs_read_all(path, TB_STUDIO_LEGEND_MAX_BYTES, &text, &n, &err) == 0 &&
         tb_legend_parse(text, path, L, &err) == 0) {
         char *json = tb_legend_to_json(L);
         cJSON_AddItemToObject(o, "value", json ? cJSON_Parse(json) : cJSON_CreateNull());
@@ -301,62 +249,9 @@ static enum MHD_Result s_painting(tb_studio_t *s, struct MHD_Connection *c, s_re
     return rc;
 }
 
-/* The checked body of a save: the painting decoded and re-encoded, the legend parsed. */
-typedef struct {
-    tb_image_t img;
-    tb_legend_t legend;
-    const char *painting_stamp, *legend_stamp;
-    bool force;
-} s_save_t;
-
-/* Reads and checks a save body; 0, or the HTTP status with *err naming what was wrong. */
-static unsigned s_save_parse(tb_studio_t *s, const s_req_t *r, cJSON *body, s_save_t *sv,
-                             tb_err_t *err)
-{
-    if (!cJSON_IsObject(body))
-        return tb_err_set(err, TB_E_FORMAT, "the body is not a JSON object"), 400;
-    const cJSON *png = cJSON_GetObjectItemCaseSensitive(body, "painting_png_base64");
-    const cJSON *legend = cJSON_GetObjectItemCaseSensitive(body, "legend");
-    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(body, "painting_stamp");
-    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(body, "legend_stamp");
-    const cJSON *force = cJSON_GetObjectItemCaseSensitive(body, "force");
-    if (!cJSON_IsString(png) || !cJSON_IsObject(legend) || !cJSON_IsString(ps) ||
-        !cJSON_IsString(ls) || (force && !cJSON_IsBool(force)))
-        return tb_err_set(err, TB_E_FORMAT,
-                          "expected {\"painting_png_base64\": string, \"legend\": object, "
-                          "\"painting_stamp\": string, \"legend_stamp\": string, \"force\": "
-                          "bool (optional)}"),
-               400;
-    sv->painting_stamp = ps->valuestring;
-    sv->legend_stamp = ls->valuestring;
-    sv->force = cJSON_IsTrue(force);
-    unsigned char *bytes = NULL;
-    size_t n = 0;
-    if (s_b64_decode(png->valuestring, strlen(png->valuestring), &bytes, &n, err) != 0)
-        return 400;
-    uint32_t w, h;
-    int rc = tb_png_peek(bytes, n, "the painting sent", &w, &h, err);
-    if (rc == 0 && ((int64_t)w != s->painting_w || (int64_t)h != s->painting_h))
-        rc = tb_err_set(err, TB_E_INVALID,
-                        "the painting sent is %u x %u pixels; %s is %lld x %lld (the manifest's "
-                        "painting size)",
-                        w, h, s->painting_path, (long long)s->painting_w, (long long)s->painting_h);
-    if (rc == 0)
-        rc = tb_png_read_mem(bytes, n, "the painting sent", TB_PNG_RGB8,
-                             (uint64_t)s->painting_w * (uint64_t)s->painting_h, &sv->img, err);
-    free(bytes);
-    if (rc != 0)
-        return 422;
-    char *text = cJSON_PrintUnformatted(legend);
-    rc = text ? tb_legend_parse(text, "the legend sent", &sv->legend, err)
-              : tb_err_set(err, TB_E_NOMEM, "out of memory");
-    free(text);
-    return rc == 0 ? 0 : 422;
-}
-
 /* Writes both files to temporary names, then renames both: a failure before the renames leaves
  * each file as it was. */
-static int s_save_write(tb_studio_t *s, const s_save_t *sv, tb_err_t *err)
+static int s_save_write(tb_studio_t *s, const tb_studio_save_t *sv, tb_err_t *err)
 {
     unsigned char *png = NULL;
     size_t png_n = 0;
@@ -398,22 +293,17 @@ static int s_save_write(tb_studio_t *s, const s_save_t *sv, tb_err_t *err)
 static enum MHD_Result s_save(tb_studio_t *s, struct MHD_Connection *c, s_req_t *r)
 {
     tb_err_t err;
-    cJSON *body = cJSON_ParseWithLength(r->body ? r->body : "", r->len);
-    if (!body)
-        return s_fail(c, 400, "save: the body is not JSON (at byte %ld)",
-                      r->body ? (long)(cJSON_GetErrorPtr() - r->body) : 0L);
-    s_save_t *sv = calloc(1, sizeof *sv);
-    if (!sv) {
-        cJSON_Delete(body);
+    tb_studio_save_t *sv = calloc(1, sizeof *sv);
+    if (!sv)
         return s_fail(c, 500, "out of memory");
-    }
-    unsigned code = s_save_parse(s, r, body, sv, &err);
+    int code = tb_studio_save_parse(r->body ? r->body : "", r->len, s->painting_w, s->painting_h,
+                                    s->painting_path, sv, &err);
     enum MHD_Result rc;
     char now_p[S_STAMP_MAX], now_l[S_STAMP_MAX];
     s_stamp(s->painting_path, now_p);
     s_stamp(s->legend_path, now_l);
-    bool p_changed = strcmp(now_p, sv->painting_stamp ? sv->painting_stamp : "") != 0;
-    bool l_changed = strcmp(now_l, sv->legend_stamp ? sv->legend_stamp : "") != 0;
+    bool p_changed = strcmp(now_p, sv->painting_stamp) != 0;
+    bool l_changed = strcmp(now_l, sv->legend_stamp) != 0;
     if (code != 0)
         rc = s_fail(c, code, "save: %s", err.msg);
     else if ((p_changed || l_changed) && !sv->force) {
@@ -444,9 +334,8 @@ static enum MHD_Result s_save(tb_studio_t *s, struct MHD_Connection *c, s_req_t 
                     s->legend_path, sv->force && (p_changed || l_changed) ? " (overwriting)" : "");
         rc = s_reply_json(c, 200, o);
     }
-    tb_image_free(&sv->img);
+    tb_studio_save_free(sv);
     free(sv);
-    cJSON_Delete(body);
     return rc;
 }
 
@@ -765,7 +654,7 @@ tb_studio_t *tb_studio_new(const tb_studio_config_t *cfg, tb_err_t *err)
     tb_planet_input_free(&in);
     /* an RGBA PNG stored uncompressed (each row a filter byte), zlib's blocks, base64's 4/3 */
     double png = (double)s->painting_w * (double)s->painting_h * 4.0 + (double)s->painting_h;
-    s->save_limit = (size_t)((png * 1.01 + 65536) * 4.0 / 3.0) + S_LEGEND_MAX_BYTES;
+    s->save_limit = (size_t)((png * 1.01 + 65536) * 4.0 / 3.0) + TB_STUDIO_LEGEND_MAX_BYTES;
     s->child = tb_studio_child_new();
     if (!s->child || s_make_token(s->token, err) != 0 || tb_fs_mkdir_p(s->out_dir, err) != 0) {
         if (!s->child)
