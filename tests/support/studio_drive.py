@@ -155,6 +155,7 @@ class Page:
                     " return [r.left + r.width / 2, r.top + r.height / 2]; })()")
         self.mouse("mousePressed", r[0], r[1])
         self.mouse("mouseReleased", r[0], r[1], buttons=0)
+        self.js("window.scrollTo(0, 0)")  # the canvas where the strokes' coordinates put it
 
     def shot(self, name):
         import base64
@@ -248,6 +249,41 @@ def main():
         page.mouse("mouseMoved", sx, sy)
     page.mouse("mouseReleased", sx, sy, buttons=0)
     page.shot("2-stroke")
+    # A second stroke with the deep brush, undone: none of its pixels may reach the file (the
+    # check below that every changed pixel became range would see them).
+    page.click('.brush[data-brush="deep"] .name')
+    deep = [c for c in legend0["classes"] if c["name"] == "deep"][0]["colour"]
+    uy = y  # a place in view (unwrapped x between the seam in the middle and the right edge) not deep already
+    ux = next(x for x in range(int(v["ox"]) + 20, w - 30) if pixel(before, x + 7, uy) != deep)
+    page.mouse("mousePressed", *to_screen(ux, uy))
+    page.mouse("mouseMoved", *to_screen(ux + 15, uy))
+    page.mouse("mouseReleased", *to_screen(ux + 15, uy), buttons=0)
+    got = page.js(f"(() => {{ const d = window.studio.img.data, k = ({uy} * {w} + {ux + 7}) * 4;"
+                  " return '#' + [d[k], d[k + 1], d[k + 2]].map(v => v.toString(16).padStart(2, '0')).join(''); })()")
+    if got != deep: fail(f"the deep stroke did not paint: {got}")
+    page.click("#undo")
+    got = page.js(f"(() => {{ const d = window.studio.img.data, k = ({uy} * {w} + {ux + 7}) * 4;"
+                  " return '#' + [d[k], d[k + 1], d[k + 2]].map(v => v.toString(16).padStart(2, '0')).join(''); })()")
+    if got != pixel(before, ux + 7, uy): fail(f"Undo left {got} at ({ux + 7}, {uy}), before it was {pixel(before, ux + 7, uy)}")
+    ok(f"a second stroke (deep) painted {deep} at ({ux + 7}, {uy}) and Undo gave back {got}")
+    # Zoom (the wheel, about the pointer) and pan (right drag, wrapping in X), then Fit.
+    s0 = page.js("window.studio.view.scale")
+    cx, cy = geo["left"] + geo["width"] / 2, geo["top"] + 100
+    page.call("Input.dispatchMouseEvent", type="mouseWheel", x=cx, y=cy, deltaX=0, deltaY=-100)
+    s1 = page.js("window.studio.view.scale")
+    if abs(s1 / s0 - 1.25) > 1e-9: fail(f"the wheel zoomed {s0} -> {s1}, not by 1.25")
+    ox1 = page.js("window.studio.view.ox")
+    page.mouse("mousePressed", cx, cy, button="right", buttons=2)
+    page.mouse("mouseMoved", cx + 200, cy, button="right", buttons=2)
+    page.mouse("mouseReleased", cx + 200, cy, button="right", buttons=0)
+    ox2 = page.js("window.studio.view.ox")
+    want = (ox1 - 200 / k / s1) % w
+    if abs(ox2 - want) > 1e-6: fail(f"a 200 px right drag panned ox {ox1} -> {ox2}, expected {want}")
+    page.shot("2b-zoomed-panned")
+    page.click("#zoom-fit")
+    if abs(page.js("window.studio.view.scale") - s0) > 1e-9 or page.js("window.studio.view.ox") != w / 2:
+        fail("Fit did not restore the view")
+    ok(f"the wheel zoomed x1.25 about the pointer, a right drag panned 200 px (ox {ox1:.1f} -> {ox2:.1f}, as computed mod w), Fit restored the view")
     # the uplift typed into the range brush's field
     page.js("(() => { const e = document.querySelector('input[data-class=\"range\"][data-key=\"uplift_mm_yr\"]');"
             " e.scrollIntoView(); e.focus(); e.value = ''; })()")
