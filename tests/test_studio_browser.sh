@@ -65,11 +65,18 @@ done
 
 kill -TERM $chrome_pid 2>/dev/null || true
 
-# SIGTERM stops the studio with status 0.
+# SIGTERM stops the studio with status 0, and with it the bake it left running (the driver's last
+# request) and that bake's local workers.
+bake_pid=$(cat "$T/out/long-bake.pid")
+kill -0 "$bake_pid" 2>/dev/null || fail "the long bake (pid $bake_pid) is not running"
 kill -TERM $studio_pid
 rc=0
 wait $studio_pid || rc=$?
 [ $rc = 0 ] || fail "terrain studio exited $rc on SIGTERM"
+! kill -0 "$bake_pid" 2>/dev/null || fail "the bake (pid $bake_pid) outlived the studio"
+left=$(pgrep -f -- "$T/tmp" || true)
+[ -z "$left" ] || fail "processes left behind: $(ps -o pid,args -p "${left//$'\n'/,}")"
+echo "ok: SIGTERM stopped the studio (exit 0) and the bake it was running (pid $bake_pid), no worker left"
 # Without MANIFEST: the demo written to --dir first, then served. A non-loopback --bind is
 # announced; an address that is none is refused (exit 2).
 "$TERRAIN" studio --dir "$T/demo" --circumference-km 10 --bind 0.0.0.0 --port 0 >"$T/demo.out" 2>"$T/demo.err" &

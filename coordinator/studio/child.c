@@ -190,3 +190,8 @@ void tb_studio_last_line(const char *path, const char *needle, char *out, size_t
     if (best)
         snprintf(out, n, "%.*s", (int)best_len, best);
 }
+
+int tb_studio_child_pid(const tb_studio_child_t *c)
+{
+    return (int)c->pid;
+}

@@ -37,6 +37,8 @@ bool tb_studio_child_running(tb_studio_child_t *c);
 const char *tb_studio_child_kind(const tb_studio_child_t *c);
 int tb_studio_child_status(const tb_studio_child_t *c);
 double tb_studio_child_seconds(const tb_studio_child_t *c);
+/* The running child's pid, 0 when none runs. */
+int tb_studio_child_pid(const tb_studio_child_t *c);
 /* The argument list it was started with, space-joined, for the page ("" before any). */
 const char *tb_studio_child_command(const tb_studio_child_t *c);
 

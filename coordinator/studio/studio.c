@@ -187,6 +187,7 @@ static cJSON *s_job_json(tb_studio_t *s)
     const char *kind = tb_studio_child_kind(ch);
     cJSON_AddStringToObject(o, "kind", kind);
     cJSON_AddBoolToObject(o, "running", running);
+    cJSON_AddNumberToObject(o, "pid", tb_studio_child_pid(ch));
     if (!running && *kind)
         cJSON_AddNumberToObject(o, "exit_status", tb_studio_child_status(ch));
     cJSON_AddNumberToObject(o, "seconds", tb_studio_child_seconds(ch));

@@ -399,7 +399,26 @@ def main():
         st, j = http("GET", "/api/job")
         if not j["running"]: break
         time.sleep(0.2)
+    # 7. A file changed behind the page, answered Reload: the file stays, the page takes it.
+    open(f"{PLANET}/painting.png", "wb").write(open(BEFORE, "rb").read())
+    page.click('.brush[data-brush="deep"] .name')
+    page.mouse("mousePressed", *to_screen(ux, uy))
+    page.mouse("mouseReleased", *to_screen(ux, uy), buttons=0)
+    page.click("#save")
+    page.wait_state("conflict", 20)
+    page.click("#conflict-reload")
+    page.wait_state("ready", 20)
+    if open(f"{PLANET}/painting.png", "rb").read() != open(BEFORE, "rb").read():
+        fail("Reload: the painting changed behind the page was overwritten")
+    got = page.js(f"(() => {{ const d = window.studio.img.data, k = ({y} * {w} + 0) * 4;"
+                  " return '#' + [d[k], d[k + 1], d[k + 2]].map(v => v.toString(16).padStart(2, '0')).join(''); })()")
+    if got != pixel(before, 0, y): fail(f"Reload: the page holds {got} at (0, {y}), the file {pixel(before, 0, y)}")
+    ok(f"a painting changed behind the page, answered Reload: the file kept, the page shows it ((0, {y}) is {got} again)")
     if page.errors: fail(f"the page logged errors: {page.errors}")
+    # 8. A long bake left running for the shell to stop the studio under it.
+    st, r = http("POST", "/api/bake", query=f"region={rid}&steps=200000")
+    if st != 202 or not r["pid"]: fail(f"the long bake: {st} {r}")
+    open(os.path.join(OUT, "long-bake.pid"), "w").write(str(r["pid"]))
     ok("no script error or console error on the page")
 
 
