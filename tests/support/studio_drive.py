@@ -24,6 +24,7 @@ TOKEN = STUDIO.split("token=")[1]
 BASE = STUDIO.split("?")[0].rstrip("/")
 RANGE_HEX = None  # the range class's colour, from legend.json
 UPLIFT = 1.7
+STEPS = 1000
 
 
 def fail(msg):
@@ -357,12 +358,13 @@ def main():
     if not region: fail(f"no region holds row {y} at the seam: {plan['regions']}")
     rid = region[0]["id"]
     page.js(f"document.getElementById('region').value = '{rid}'")
-    page.js("document.getElementById('steps').value = '400'")
+    # 1000 steps: the solve runs a few seconds, so its progress lines (one a second) reach the page
+    page.js(f"document.getElementById('steps').value = '{STEPS}'")
     page.click("#bake")
     progress = page.wait_state("baked", 120)
     page.shot("5-baked")
     meta = json.load(open(f"{OUT}/bake/meta.json"))
-    if meta["bake"]["only"] != [rid] or meta["bake"]["steps"] != 400:
+    if meta["bake"]["only"] != [rid] or meta["bake"]["steps"] != STEPS:
         fail(f"meta.json's bake: {meta['bake']}")
     for f in ("preview.png", "planet_height.png", "summary.txt", "meta.json"):
         if not os.path.getsize(f"{OUT}/bake/{f}"): fail(f"{OUT}/bake/{f} is empty")
@@ -380,10 +382,10 @@ def main():
     print(f"progress shown on the page while baking: {len(progress)} distinct lines, {len(lines)} bake progress lines"
           + (f", e.g. {sorted(lines)[-1]!r}" if lines else ""))
     if not lines: fail("the page showed no progress line of the bake")
-    ok(f"baked region {rid} at 400 steps: meta.json names --only [{rid}], the saved legend's uplift; preview and verdict shown")
+    ok(f"baked region {rid} at {STEPS} steps: meta.json names --only [{rid}], the saved legend's uplift; preview and verdict shown")
 
     # 6. One child at a time; a finished one releases the slot.
-    st, r = http("POST", "/api/bake", query=f"region={rid}&steps=400")
+    st, r = http("POST", "/api/bake", query=f"region={rid}&steps={STEPS}")
     st2, r2 = http("POST", "/api/plan")
     if st != 202 or st2 != 409 or "one plan or bake at a time" not in r2["error"]:
         fail(f"a plan while a bake runs: {st} then {st2} {r2}")
