@@ -13,7 +13,7 @@ TERRAIN="$build/terrain"
 WORKER="$build/terrain-worker"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-verbs=(version schema plan init bake solve-region gate analyze farm-check farm-keys report tiles)
+verbs=(version schema plan init bake solve-region gate analyze farm-check farm-keys report tiles studio)
 for v in "${verbs[@]}"; do
   rc=0
   "$TERRAIN" "$v" --help >"$T/out" 2>"$T/err" || rc=$?
@@ -53,6 +53,10 @@ bad=(
   "farm-check --jobs 0|--jobs"
   "farm-check --seed -1|--seed"
   "farm-keys|--out"
+  "studio --bogus|--bogus"
+  "studio --port 65536|--port"
+  "studio --seed -1|--seed"
+  "studio m.json --seed 3|--seed"
   "schema --bogus|--bogus"
   "version extra|extra"
   "report|output directory"

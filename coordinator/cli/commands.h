@@ -18,5 +18,6 @@ int tb_cmd_report(int argc, char **argv);
 int tb_cmd_stitch(int argc, char **argv);
 int tb_cmd_export(int argc, char **argv);
 int tb_cmd_tiles(int argc, char **argv);
+int tb_cmd_studio(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static const s_command_t s_commands[] = {
     {"report", tb_cmd_report, "rewrite a bake's report.html from its meta.json and outputs"},
     {"stitch", tb_cmd_stitch, "one seamless mosaic of any area of a bake's detail tiles"},
     {"export", tb_cmd_export, "write a bake's detail tiles as Unreal, Unity or Godot import them"},
+    {"studio", tb_cmd_studio, "paint, plan and bake one region of a planet in a browser page"},
     {"farm-check", tb_cmd_farm_check, "dispatch verifiable test jobs to check workers and a farm"},
     {"farm-keys", tb_cmd_farm_keys, "write CURVE certificates for a farm"},
 };
