@@ -5,7 +5,9 @@
 #    that class (read from plan.json's class_cells, not assumed) and reuses the others, and the
 #    heightmap changes;
 #  - a change to elevation_m, which acts after the solve, re-solves nothing (and the heightmap,
-#    encoded over the new range, changes while the stored regions do not).
+#    encoded over the new range, changes while the stored regions do not);
+#  - --store DIR: a store outside OUT shared by two bakes, read back by `terrain tiles`; bad ones
+#    refused.
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
 
@@ -49,3 +51,41 @@ LOG=elevation bake "$T/bake" "${run[@]}"
 ! cmp -s "$T/before.png" "$T/bake/planet_height.png" || fail "the heightmap ignored the new elevation range"
 assert_clean "after the store bakes"
 echo "ok: a change to elevation_m re-solved nothing"
+
+# --store DIR: a store outside OUT, shared by two bakes of this build. The second bake into
+# another OUT takes every region from it and makes no OUT/.cache; a bake without --store (the
+# control) does not see it. `terrain tiles` re-runs a tile of a --store bake from that store (with
+# the store's regions gone, the same re-run is refused: the control).
+demo=(--circumference-km 10 --steps 10 --workers 2)
+LOG=store1 bake "$T/s1" "${demo[@]}" --store "$T/shared" --no-tiles
+[ "$(dispatch_stat "$T/s1" ran)" = 4 ] || fail "--store: the first bake solved $(dispatch_stat "$T/s1" ran) of 4"
+[ -d "$T/shared" ] && [ ! -e "$T/s1/.cache" ] || fail "--store: the results did not go to the given store alone"
+[ "$(json_get "$T/s1/meta.json" "d['bake']['store']")" = "$T/shared" ] || fail "meta.json does not name the store"
+LOG=store2 bake "$T/s2" "${demo[@]}" --store "$T/shared" --no-tiles
+[ "$(dispatch_stat "$T/s2" ran)" = 0 ] && [ "$(dispatch_stat "$T/s2" from_store)" = 4 ] ||
+  fail "--store: a second bake sharing the store solved $(ran_labels "$T/s2")"
+same_height "$T/s1" "$T/s2" "two bakes sharing a store"
+LOG=store3 bake "$T/s3" "${demo[@]}" --no-tiles
+[ "$(dispatch_stat "$T/s3" ran)" = 4 ] || fail "a bake without --store used another bake's store"
+LOG=store4 bake "$T/s4" "${demo[@]}" --store "$T/shared"
+"$TERRAIN" tiles "$T/s4" --only c000r000 --workers 2 >"$T/tiles4.out" 2>"$T/tiles4.err" ||
+  fail "terrain tiles of a --store bake failed: $(cat "$T/tiles4.err")"
+grep -q "1 detail tiles re-run" "$T/tiles4.out" || fail "terrain tiles: $(cat "$T/tiles4.out")"
+mv "$T/shared" "$T/shared.away"
+rc=0
+"$TERRAIN" tiles "$T/s4" --only c000r000 --workers 2 >"$T/tiles5.out" 2>"$T/tiles5.err" || rc=$?
+[ "$rc" != 0 ] || fail "terrain tiles re-ran a tile with the bake's store gone (it read another store)"
+mv "$T/shared.away" "$T/shared"
+echo "ok: --store shares a store between bakes, and terrain tiles reads the one the bake used"
+
+# A --store that cannot be one is refused before anything is baked, naming it.
+touch "$T/afile"
+ln -s "$T/shared" "$T/alink"
+for bad in "" "$T/afile" "$T/alink"; do
+  rc=$(LOG=badstore bake_status "$T/s5" "${demo[@]}" --no-tiles --store "$bad")
+  [ "$rc" = 2 ] || fail "--store '$bad': exit $rc, expected 2"
+  grep -q -- "--store" "$T/badstore.err" || fail "--store '$bad': the error does not name the option: $(cat "$T/badstore.err")"
+  [ ! -e "$T/s5/planet_height.png" ] || fail "--store '$bad': baked anyway"
+done
+assert_clean "after the --store bakes"
+echo "ok: an empty --store, a file and a symbolic link are refused, naming --store"

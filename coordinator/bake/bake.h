@@ -34,7 +34,10 @@ typedef struct {
     const char *manifest_path; /* NULL: the demo planet */
     tb_input_options_t input;  /* --seed, --circumference-km */
     const char *out_dir;       /* required */
-    const int64_t *only;       /* region ids to solve; NULL = all */
+    /* --store: the result store's directory (NULL: OUT/.cache); bakes of one build may share one
+     * (docs/bake.md, "The result store") */
+    const char *store_dir;
+    const int64_t *only; /* region ids to solve; NULL = all */
     int n_only;
     int steps; /* > 0 overrides solve.steps */
     tb_dispatch_opts_t

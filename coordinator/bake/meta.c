@@ -123,6 +123,9 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd))
         cJSON_AddStringToObject(bake, "cwd", cwd);
+    /* --store, as given (relative to cwd); absent: OUT/.cache */
+    if (o->store_dir)
+        cJSON_AddStringToObject(bake, "store", o->store_dir);
     cJSON *extent = cJSON_AddObjectToObject(meta, "extent");
     cJSON_AddNumberToObject(extent, "min_m", out->extent.min_m);
     cJSON_AddNumberToObject(extent, "max_m", out->extent.max_m);

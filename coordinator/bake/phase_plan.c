@@ -5,6 +5,7 @@
  * labels. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/fs.h"
@@ -135,6 +136,21 @@ static int s_plan(tb_bake_ctx_t *ctx, const char *planet_dir, tb_err_t *err)
             tb_fs_refuse_link(dir, NULL, err) != 0)
             return -1;
     }
+    /* The store: OUT/.cache, or elsewhere only when --store says so (docs/bake.md, "The result
+     * store"); one given is refused up front when it cannot be a directory of ours. */
+    if (o->store_dir) {
+        struct stat st;
+        if (strlen(o->store_dir) >= sizeof pl->store_dir)
+            return tb_err_set(err, TB_E_INVALID, "--store %s: the path is too long", o->store_dir);
+        if (tb_fs_refuse_link(o->store_dir, "--store, the result store", err) != 0)
+            return -1;
+        if (stat(o->store_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+            return tb_err_set(err, TB_E_INVALID, "--store %s: is a %s, expected a directory",
+                              o->store_dir, tb_fs_kind_name(st.st_mode));
+        snprintf(pl->store_dir, sizeof pl->store_dir, "%s", o->store_dir);
+    } else if (tb_fs_join(pl->store_dir, sizeof pl->store_dir, o->out_dir, ".cache", err) != 0) {
+        return -1;
+    }
     ctx->planet = tb_planet_new(pl->input.planet_w, pl->input.planet_h, planet_dir, err);
     if (!ctx->planet ||
         tb_planet_provide(ctx->planet, TB_PLANET_BIT(CLASSES) | TB_PLANET_BIT(LABELS), err) != 0)
@@ -152,8 +168,6 @@ static int s_plan(tb_bake_ctx_t *ctx, const char *planet_dir, tb_err_t *err)
         tb_plan_check_jobs(pl->plan, &pl->probes, err) != 0 ||
         tb_plan_check_limits(pl->plan, tb_bake_job_memory(ctx), err) != 0 ||
         s_select(ctx, err) != 0 || s_tiles(ctx, err) != 0)
-        return -1;
-    if (tb_fs_join(pl->store_dir, sizeof pl->store_dir, o->out_dir, ".cache", err) != 0)
         return -1;
     if (tb_bake_reuses_outputs(ctx)) {
         if (tb_bake_reuse_check(ctx, err) != 0)

@@ -24,7 +24,7 @@ static void s_on_listening(void *user, const char *endpoint)
 
 static int s_run(int argc, char **argv, tb_overrides_t *overrides)
 {
-    const char *out_dir = "out/bake", *only_text = NULL, *tiles_only = NULL;
+    const char *out_dir = "out/bake", *only_text = NULL, *tiles_only = NULL, *store = NULL;
     int64_t steps = 0, seed = 0;
     double circumference_km = 0, job_memory_gb = 0;
     bool seed_given = false, circ_given = false, no_incision = false, no_coast = false,
@@ -33,6 +33,8 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
     tb_dispatch_cli_init(&cli);
     const tb_opt_t opts[] = {
         {"out", TB_OPT_STRING, &out_dir, NULL, "DIR", "output directory (out/bake)"},
+        {"store", TB_OPT_STRING, &store, NULL, "DIR",
+         "the result store (default OUT/.cache); bakes of this build may share one"},
         {"only", TB_OPT_STRING, &only_text, NULL, "IDS",
          "solve only these regions (e.g. 2,3; ids from `terrain plan`): a PARTIAL bake"},
         TB_VERB_OPT_STEPS(&steps),
@@ -54,18 +56,21 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
         {"test-no-incision", TB_OPT_FLAG, &no_incision, NULL, NULL,
          "TEST ONLY: turn stream-power incision off (a negative control for the gates)"},
     };
-    tb_verb_t v = {.name = "bake",
-                   .usage = "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
-                            "[--set KEY=VALUE]... [--no-coast] [--no-tiles] [--tiles-only IDS] "
-                            "[--workers N] [--threads N] "
-                            "[--bind ENDPOINT] [--fresh]",
-                   TB_VERB_SHARED(opts, cli.opts),
-                   .max_positional = 1};
+    tb_verb_t v = {
+        .name = "bake",
+        .usage = "terrain bake [MANIFEST] [--out DIR] [--only IDS] [--steps N] "
+                 "[--set KEY=VALUE]... [--store DIR] [--no-coast] [--no-tiles] [--tiles-only IDS] "
+                 "[--workers N] [--threads N] "
+                 "[--bind ENDPOINT] [--fresh]",
+        TB_VERB_SHARED(opts, cli.opts),
+        .max_positional = 1};
     int status = tb_verb_parse(&v, argc, argv);
     if (status != TB_VERB_RUN)
         return status;
     if (!*out_dir)
         return tb_verb_usage(&v, "--out '': expected the output directory");
+    if (store && !*store)
+        return tb_verb_usage(&v, "--store '': expected the result store's directory");
     if (steps > 0 && tb_overrides_has(overrides, "solve.steps"))
         return tb_verb_usage(&v, "--steps %lld and --set %s: both set the steps; give one",
                              (long long)steps, tb_overrides_arg(overrides, "solve.steps"));
@@ -99,6 +104,7 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
     o.input.circumference_km = circumference_km;
     o.input.overrides = overrides;
     o.out_dir = out_dir;
+    o.store_dir = store;
     o.steps = (int)steps;
     o.no_incision = no_incision;
     o.no_coast = no_coast;

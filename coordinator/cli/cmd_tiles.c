@@ -110,6 +110,18 @@ static int s_from_meta(const char *out_dir, const cJSON *meta, tb_bake_opts_t *o
     o->steps = (int)steps->valuedouble;
     o->no_coast = !cJSON_IsObject(s_get(meta, "coast", NULL));
     o->no_incision = cJSON_IsTrue(s_get(meta, "bake", "test_no_incision"));
+    /* the store the bake was given with --store (relative to bake.cwd, where the verb runs) */
+    const cJSON *store = s_get(meta, "bake", "store");
+    if (store && (!cJSON_IsString(store) || !store->valuestring[0]))
+        return tb_err_set(err, TB_E_INVALID, "%s/meta.json: bake.store is not a directory's path",
+                          out_dir);
+    static char store_dir[PATH_MAX]; /* outlives meta, like the caller's `only` */
+    if (store && strlen(store->valuestring) >= sizeof store_dir)
+        return tb_err_set(err, TB_E_INVALID, "%s/meta.json: bake.store: the path is too long",
+                          out_dir);
+    if (store)
+        snprintf(store_dir, sizeof store_dir, "%s", store->valuestring);
+    o->store_dir = store ? store_dir : NULL;
     const cJSON *id;
     cJSON_ArrayForEach(id, s_get(meta, "bake", "only"))
     {
