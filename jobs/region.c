@@ -71,22 +71,52 @@ static void s_job_manifest(const tb_manifest_t *in, tb_manifest_t *out)
     out->tiles.cell_m = cell_m;
 }
 
+/* tb_region_spec_encode's rows from the spec's own arrays */
+static void s_array_rows(void *user, int64_t j, uint8_t *classes, uint8_t *solve_mask)
+{
+    const tb_region_spec_t *spec = user;
+    size_t w = (size_t)spec->box.w, at = (size_t)j * w;
+    memcpy(classes, spec->classes + at, w);
+    memcpy(solve_mask, spec->solve_mask + at, w);
+}
+
 int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *bytes, tb_err_t *err)
+{
+    return tb_region_spec_encode_rows(spec, s_array_rows, (void *)spec, out, bytes, err);
+}
+
+int tb_region_spec_encode_rows(const tb_region_spec_t *spec, tb_region_rows_fn rows, void *user,
+                               void **out, size_t *bytes, tb_err_t *err)
 {
     *out = NULL;
     *bytes = 0;
     const tb_frame_t *b = &spec->box;
-    size_t cells = (size_t)b->w * (size_t)b->h;
+    size_t w = (size_t)b->w, h = (size_t)b->h, cells = w * h;
     const tb_legend_t *legend = &spec->manifest->legend;
-    /* the classes present in the box, in legend order, and the map to their reduced index */
+    uint8_t *crow = malloc(w ? w : 1), *mrow = malloc(w ? w : 1);
+    if (!crow || !mrow) {
+        free(crow);
+        free(mrow);
+        return tb_err_set(err, TB_E_NOMEM, "region %d: out of memory for a row of the spec",
+                          spec->region_id);
+    }
+    /* the classes present in the box, in legend order, and the map to their reduced index: a
+     * first pass over the rows, for the header comes before the cells */
     bool present[TB_MAX_CLASSES] = {0};
-    for (size_t i = 0; i < cells; i++) {
-        if (spec->classes[i] >= legend->n_classes)
-            return tb_err_set(err, TB_E_INVALID,
-                              "region %d: class %u at box cell %zu is not in the "
-                              "legend",
-                              spec->region_id, spec->classes[i], i);
-        present[spec->classes[i]] = true;
+    for (size_t j = 0; j < h; j++) {
+        rows(user, (int64_t)j, crow, mrow);
+        for (size_t i = 0; i < w; i++) {
+            if (crow[i] >= legend->n_classes) {
+                unsigned bad = crow[i];
+                free(crow);
+                free(mrow);
+                return tb_err_set(err, TB_E_INVALID,
+                                  "region %d: class %u at box cell %zu is not in the "
+                                  "legend",
+                                  spec->region_id, bad, j * w + i);
+            }
+            present[crow[i]] = true;
+        }
     }
     tb_manifest_t m;
     s_job_manifest(spec->manifest, &m);
@@ -117,28 +147,43 @@ int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *byte
     free(pj);
     char *header = tb_json_print(root, false);
     cJSON_Delete(root);
-    if (!header)
+    if (!header) {
+        free(crow);
+        free(mrow);
         return tb_err_set(err, TB_E_NOMEM, "region %d: cannot print the spec", spec->region_id);
-    tb_bytes_t w;
-    tb_bytes_init(&w);
+    }
+    /* the spec is made at its size, and its cells written into it a row at a time: no copy of the
+     * box's class raster and mask beside it (2 bytes a box cell: 340 MB for the largest region of
+     * a 300 km planet) */
+    tb_bytes_t wr;
+    tb_bytes_init(&wr);
     size_t hlen = strlen(header);
-    tb_bytes_put_u32(&w, S_SPEC_MAGIC);
-    tb_bytes_put_u32(&w, S_VERSION);
-    tb_bytes_put_u32(&w, (uint32_t)hlen);
-    tb_bytes_put(&w, header, hlen);
+    tb_bytes_put_u32(&wr, S_SPEC_MAGIC);
+    tb_bytes_put_u32(&wr, S_VERSION);
+    tb_bytes_put_u32(&wr, (uint32_t)hlen);
+    tb_bytes_put(&wr, header, hlen);
     free(header);
-    size_t at = w.len;
-    tb_bytes_put(&w, spec->classes, cells);
-    if (!w.failed)
-        for (size_t i = 0; i < cells; i++)
-            w.data[at + i] = remap[w.data[at + i]];
-    tb_bytes_put(&w, spec->solve_mask, cells);
-    if (w.failed) {
-        tb_bytes_free(&w);
+    size_t head = wr.len;
+    uint8_t *data = NULL;
+    if (!wr.failed && cells <= (SIZE_MAX - head) / 2)
+        data = realloc(wr.data, head + 2 * cells);
+    if (!data) {
+        tb_bytes_free(&wr);
+        free(crow);
+        free(mrow);
         return tb_err_set(err, TB_E_NOMEM, "region %d: out of memory encoding the spec",
                           spec->region_id);
     }
-    *out = tb_bytes_take(&w, bytes);
+    for (size_t j = 0; j < h; j++) {
+        uint8_t *c = data + head + j * w;
+        rows(user, (int64_t)j, c, data + head + cells + j * w);
+        for (size_t i = 0; i < w; i++)
+            c[i] = remap[c[i]];
+    }
+    free(crow);
+    free(mrow);
+    *out = data;
+    *bytes = head + 2 * cells;
     return 0;
 }
 

@@ -79,6 +79,14 @@ typedef struct {
 /* Encodes a spec canonically into a new buffer the caller frees. */
 int tb_region_spec_encode(const tb_region_spec_t *spec, void **out, size_t *bytes, tb_err_t *err);
 
+/* Fills row j (0 .. box.h - 1) of the box: its legend classes and its solve mask, box.w each. */
+typedef void (*tb_region_rows_fn)(void *user, int64_t j, uint8_t *classes, uint8_t *solve_mask);
+/* tb_region_spec_encode with the box's cells read through `rows` (spec->classes and solve_mask are
+ * not read), the same bytes; the box is read twice (the classes present, then the cells), and
+ * nothing box-sized is held but the spec itself. */
+int tb_region_spec_encode_rows(const tb_region_spec_t *spec, tb_region_rows_fn rows, void *user,
+                               void **out, size_t *bytes, tb_err_t *err);
+
 /* Decodes spec bytes (untrusted) into *out; free with tb_region_spec_free. */
 int tb_region_spec_decode(const void *data, size_t bytes, tb_region_spec_owned_t *out,
                           tb_err_t *err);

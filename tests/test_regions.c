@@ -8,6 +8,7 @@
 
 #include "common/grid.h"
 #include "jobs/plan/plan.h"
+#include "jobs/region.h"
 #include "support/plan_fixtures.h"
 
 /* Plans a class raster with the fixture legend and a margin in cells. */
@@ -222,6 +223,68 @@ START_TEST(test_region_grids_hold_only_their_own_land)
 }
 END_TEST
 
+typedef struct {
+    const tb_plan_t *plan;
+    int ri;
+    bool flip; /* the negative control: one mask cell changed */
+} s_rows_t;
+
+static void s_rows(void *user, int64_t j, uint8_t *classes, uint8_t *solve_mask)
+{
+    const s_rows_t *r = user;
+    tb_plan_region_row(r->plan, r->ri, j, classes, solve_mask);
+    if (r->flip && j == 3)
+        solve_mask[2] ^= 1;
+}
+
+START_TEST(test_spec_from_rows_is_the_spec_from_grids)
+{
+    /* The bake cuts a region's spec from the plan's rows into the spec itself
+     * (tb_region_spec_encode_rows); it must give the bytes of the spec encoded from the grids. */
+    const int64_t w = 300, h = 100;
+    uint8_t *c = s_ocean(w, h);
+    fix_rect(c, w, -20, 10, 120, 4, FIX_LOW); /* across the seam */
+    fix_rect(c, w, 96, 10, 4, 80, FIX_HIGH);
+    fix_rect(c, w, 30, 40, 3, 3, FIX_SHELF);
+    tb_plan_t *p = s_plan(c, w, h, 16, 1);
+    tb_err_t err;
+    tb_uplift_probes_t probes = {0}; /* printed into the header alike; not what is compared */
+    for (int ri = 0; ri < tb_plan_region_count(p); ri++) {
+        const tb_plan_region_t *r = tb_plan_region(p, ri);
+        tb_grid_t *classes, *mask;
+        ck_assert_msg(tb_plan_region_grids(p, ri, &classes, &mask, &err) == 0, "%s", err.msg);
+        tb_region_spec_t spec = {.region_id = r->id,
+                                 .box = r->box,
+                                 .steps = 5,
+                                 .manifest = tb_plan_manifest(p),
+                                 .probes = &probes,
+                                 .classes = tb_grid_cu8(classes),
+                                 .solve_mask = tb_grid_cu8(mask)};
+        void *a = NULL, *b = NULL, *x = NULL;
+        size_t na = 0, nb = 0, nx = 0;
+        ck_assert_msg(tb_region_spec_encode(&spec, &a, &na, &err) == 0, "%s", err.msg);
+        s_rows_t rows = {p, ri, false}, flipped = {p, ri, true};
+        spec.classes = spec.solve_mask = NULL; /* the rows' encoder must not read them */
+        ck_assert_msg(tb_region_spec_encode_rows(&spec, s_rows, &rows, &b, &nb, &err) == 0, "%s",
+                      err.msg);
+        ck_assert_uint_eq(na, nb);
+        ck_assert(memcmp(a, b, na) == 0);
+        if (r->box.h > 3 && r->box.w > 2) { /* the control: the comparison sees one cell */
+            ck_assert(tb_region_spec_encode_rows(&spec, s_rows, &flipped, &x, &nx, &err) == 0);
+            ck_assert_uint_eq(nx, na);
+            ck_assert(memcmp(a, x, na) != 0);
+        }
+        free(a);
+        free(b);
+        free(x);
+        tb_grid_destroy(&classes);
+        tb_grid_destroy(&mask);
+    }
+    tb_plan_destroy(&p);
+    free(c);
+}
+END_TEST
+
 START_TEST(test_threads_do_not_change_the_plan)
 {
     const int64_t w = 256, h = 90;
@@ -344,6 +407,7 @@ Suite *regions_suite(void)
     tcase_add_test(tc, test_box_becomes_the_full_ring);
     tcase_add_test(tc, test_seam_regions);
     tcase_add_test(tc, test_region_grids_hold_only_their_own_land);
+    tcase_add_test(tc, test_spec_from_rows_is_the_spec_from_grids);
     tcase_add_test(tc, test_threads_do_not_change_the_plan);
     tcase_add_test(tc, test_region_ids_survive_a_small_edit);
     tcase_add_test(tc, test_coarse_painting_covers_whole_cells);

@@ -154,25 +154,33 @@ static double s_region_deadline_s(int64_t box_cells, int steps)
     return 600 + 20 * estimate_s;
 }
 
+typedef struct {
+    const tb_plan_t *plan;
+    int ri;
+} s_rows_t;
+
+static void s_spec_rows(void *user, int64_t j, uint8_t *classes, uint8_t *solve_mask)
+{
+    const s_rows_t *r = user;
+    tb_plan_region_row(r->plan, r->ri, j, classes, solve_mask);
+}
+
 int tb_bake_region_spec(const tb_bake_ctx_t *ctx, int ri, void **bytes, size_t *n, tb_err_t *err)
 {
     const tb_bake_plan_t *pl = &ctx->plan;
     const tb_plan_region_t *reg = tb_plan_region(pl->plan, ri);
-    tb_grid_t *classes = NULL, *mask = NULL;
-    if (tb_plan_region_grids(pl->plan, ri, &classes, &mask, err) != 0)
-        return -1;
+    if (!reg)
+        return tb_err_set(err, TB_E_INVALID, "plan: no region with index %d", ri);
     tb_region_spec_t spec = {.region_id = reg->id,
                              .box = reg->box,
                              .steps = pl->steps,
                              .manifest = pl->manifest,
                              .probes = &pl->probes,
-                             .classes = tb_grid_cu8(classes),
-                             .solve_mask = tb_grid_cu8(mask),
                              .no_incision = ctx->opts->no_incision};
-    int erc = tb_region_spec_encode(&spec, bytes, n, err);
-    tb_grid_destroy(&classes);
-    tb_grid_destroy(&mask);
-    return erc;
+    /* the box's classes and mask go from the plan's rasters straight into the spec, a row at a
+     * time (no box-sized grids beside it) */
+    s_rows_t rows = {pl->plan, ri};
+    return tb_region_spec_encode_rows(&spec, s_spec_rows, &rows, bytes, n, err);
 }
 
 /* A region job's spec, made when the engine needs it (a helper thread: it reads only the plan). */

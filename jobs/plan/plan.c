@@ -475,6 +475,27 @@ double tb_plan_estimate_floor_s(const tb_plan_t *self, int cores)
            TB_PLAN_NS_PER_CELL_STEP * 1e-9 / (double)cores;
 }
 
+void tb_plan_region_row(const tb_plan_t *self, int region_index, int64_t j, uint8_t *classes,
+                        uint8_t *solve_mask)
+{
+    const tb_plan_region_t *r = &self->regions.regions[region_index];
+    const tb_frame_t *box = &r->box;
+    const int32_t *lm_region = self->regions.landmass_region;
+    const uint8_t *pc = tb_raster_row(&self->classes, box->y0 + j);
+    const int32_t *pl = tb_raster_row(&self->labels, box->y0 + j);
+    for (int64_t i = 0; i < box->w; i++) {
+        int64_t src = tb_frame_lattice_x(box, i);
+        if (classes)
+            classes[i] = pc[src];
+        if (solve_mask)
+            solve_mask[i] = pl[src] > 0 && lm_region[pl[src]] == r->id;
+    }
+    /* the row read leaves memory (the labels of the largest region of a 300 km planet are 680 MB
+     * of a mapped raster) */
+    tb_raster_release(&self->classes, box->y0 + j, box->y0 + j + 1);
+    tb_raster_release(&self->labels, box->y0 + j, box->y0 + j + 1);
+}
+
 int tb_plan_region_grids(const tb_plan_t *self, int region_index, tb_grid_t **classes,
                          tb_grid_t **solve_mask, tb_err_t *err)
 {
@@ -494,26 +515,9 @@ int tb_plan_region_grids(const tb_plan_t *self, int region_index, tb_grid_t **cl
         tb_grid_destroy(&mg);
         return -1;
     }
-    const int32_t *lm_region = self->regions.landmass_region;
-    for (int64_t j = 0; j < box->h; j++) {
-        const uint8_t *pc = tb_raster_row(&self->classes, box->y0 + j);
-        const int32_t *pl = tb_raster_row(&self->labels, box->y0 + j);
-        for (int64_t i = 0; i < box->w; i++) {
-            int64_t src = tb_frame_lattice_x(box, i);
-            size_t dst = tb_idx(box->w, i, j);
-            if (cg)
-                tb_grid_u8(cg)[dst] = pc[src];
-            if (mg)
-                tb_grid_u8(mg)[dst] = pl[src] > 0 && lm_region[pl[src]] == r->id;
-        }
-        /* the rows read leave memory as the box is cut, a band at a time (the labels of the
-         * largest region of a 300 km planet are 680 MB of a mapped raster) */
-        if ((j + 1) % 64 == 0 || j + 1 == box->h) {
-            int64_t y1 = box->y0 + j + 1, y0 = y1 - ((j % 64) + 1);
-            tb_raster_release(&self->classes, y0, y1);
-            tb_raster_release(&self->labels, y0, y1);
-        }
-    }
+    for (int64_t j = 0; j < box->h; j++)
+        tb_plan_region_row(self, region_index, j, cg ? tb_grid_u8(cg) + tb_idx(box->w, 0, j) : NULL,
+                           mg ? tb_grid_u8(mg) + tb_idx(box->w, 0, j) : NULL);
     if (classes)
         *classes = cg;
     if (solve_mask)

@@ -177,6 +177,10 @@ double tb_plan_estimate_floor_s(const tb_plan_t *self, int cores);
  * be NULL when not wanted; the caller owns and destroys the grids. The rows of the box are read
  * from the plan's rasters and released after. Returns 0, or -1 with *err set.
  */
+/* Row j (0 .. box h - 1) of those grids, into classes and solve_mask (box w each; either may be
+ * NULL), read from the plan's rasters, whose row is then released. region_index must be valid. */
+void tb_plan_region_row(const tb_plan_t *self, int region_index, int64_t j, uint8_t *classes,
+                        uint8_t *solve_mask);
 int tb_plan_region_grids(const tb_plan_t *self, int region_index, tb_grid_t **classes,
                          tb_grid_t **solve_mask, tb_err_t *err);
 
