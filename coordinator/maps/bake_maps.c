@@ -155,7 +155,7 @@ int tb_map_basins(const int32_t *basin, const uint8_t *land_mask, int64_t w, int
                        err) != 0)
         return -1;
     uint8_t *px = out->pixels;
-    for (int64_t py = 0; py < (int64_t)out->h; py++)
+    for (int64_t py = 0; py < (int64_t)out->h; py++) {
         for (int64_t pxi = 0; pxi < (int64_t)out->w; pxi++, px += 3) {
             int64_t x, y;
             s_sample_cell(pxi, py, f, w, h, &x, &y);
@@ -167,9 +167,11 @@ int tb_map_basins(const int32_t *basin, const uint8_t *land_mask, int64_t w, int
             uint64_t hsh = tb_hash(0, TB_SALT_MAP_BASINS, basin[i], 0, 0);
             s_hsv(tb_hash_unit(hsh), 0.45 + 0.5 * (double)((hsh >> 8) & 1),
                   0.6 + 0.4 * (double)((hsh >> 9) & 1), px);
-            if (pxi + 1 == (int64_t)out->w)
-                tb_rows_done(done, py * f, py * f + f);
         }
+        /* after the row, not in its last pixel's branch: a row ending at sea was never given back
+         * (125 of the 200 MB of a 100 km planet's basin raster stayed resident) */
+        tb_rows_done(done, py * f, py * f + f);
+    }
     return 0;
 }
 
