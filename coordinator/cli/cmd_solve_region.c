@@ -215,12 +215,5 @@ fail:
 
 int tb_cmd_solve_region(int argc, char **argv)
 {
-    tb_overrides_t *overrides = tb_overrides_new();
-    if (!overrides) {
-        fprintf(stderr, "terrain: error: out of memory\n");
-        return TB_EXIT_FAILED;
-    }
-    int status = s_run(argc, argv, overrides);
-    tb_overrides_destroy(&overrides);
-    return status;
+    return tb_verb_run_with_overrides(argc, argv, s_run);
 }

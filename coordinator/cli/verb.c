@@ -94,3 +94,16 @@ int tb_verb_error(const tb_verb_t *v, int status, const tb_err_t *err)
         return tb_signals_exit_status();
     return status;
 }
+
+int tb_verb_run_with_overrides(int argc, char **argv,
+                               int (*run)(int argc, char **argv, tb_overrides_t *overrides))
+{
+    tb_overrides_t *overrides = tb_overrides_new();
+    if (!overrides) {
+        fprintf(stderr, "terrain: error: out of memory\n");
+        return TB_EXIT_FAILED;
+    }
+    int status = run(argc, argv, overrides);
+    tb_overrides_destroy(&overrides);
+    return status;
+}

@@ -53,6 +53,11 @@ enum { TB_EXIT_OK = 0, TB_EXIT_FAILED = 1, TB_EXIT_USAGE = 2 };
 
 /* --set KEY=VALUE, repeatable, into a tb_overrides_t (common/manifest.h; docs/manifest.md,
  * "Overrides"). */
+/* Runs run(argc, argv, overrides) with a new, empty list of --set overrides (TB_VERB_OPT_SET),
+ * destroyed after; its status, or TB_EXIT_FAILED when out of memory. */
+int tb_verb_run_with_overrides(int argc, char **argv,
+                               int (*run)(int argc, char **argv, tb_overrides_t *overrides));
+
 #define TB_VERB_OPT_SET(overrides)                                                                 \
     {                                                                                              \
         "set", TB_OPT_EACH, (overrides), NULL, "KEY=VALUE",                                        \
