@@ -49,6 +49,13 @@ static void s_on_tick(void *user, const tb_dispatch_t *d)
     tb_report_live_tick(((s_round_t *)user)->ctx->live, d);
 }
 
+/* The cut's hook: the composite's and the classes' rows it has read leave memory as it goes. */
+static void s_release_in(void *user, int64_t y0, int64_t y1)
+{
+    tb_planet_release(user, TB_PLANET_COMPOSITE_M, y0, y1);
+    tb_planet_release(user, TB_PLANET_CLASSES, y0, y1);
+}
+
 /* A block's spec, made when the engine needs it (a helper thread: it reads the mapped composite and
  * classes, which do not change while the round runs). */
 static int s_make_spec(void *user, size_t index, void **spec, size_t *bytes, tb_err_t *err)
@@ -158,7 +165,8 @@ static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
                    .in = {.height_m = tb_planet_ccomposite_m(p),
                           .classes = tb_planet_cclasses(p),
                           .stride = (size_t)tb_planet_w(p),
-                          .row0 = 0},
+                          .row0 = 0,
+                          .done = {.fn = s_release_in, .user = p}},
                    .out = {.height_m = tb_planet_height_m(p),
                            .moved_m = tb_planet_moved_m(p),
                            .exposure = tb_planet_exposure(p),

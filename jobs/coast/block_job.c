@@ -276,6 +276,7 @@ static void s_view_row(const void *ctx, int64_t y, float *height, uint8_t *class
         memcpy(height + first, c->view->height_m + row, (size_t)(n - first) * sizeof *height);
         memcpy(classes + first, c->view->classes + row, (size_t)(n - first));
     }
+    tb_rows_done(&c->view->done, py, py + 1);
 }
 
 int tb_coast_block_spec_from_view(const tb_coast_block_spec_t *spec, const tb_coast_view_t *view,

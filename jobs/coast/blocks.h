@@ -183,6 +183,10 @@ typedef struct {
     const uint8_t *classes;
     size_t stride; /* elements between rows, >= the planet's w */
     int64_t row0;
+    /* optional: told of the planet row [y, y + 1) once a cut has read it, so a mapped planet may
+     * let it go while the window is cut (a 300 km planet's block window is 281 MB of rows; zero:
+     * nothing is told). Called on the cutting thread, maybe on two at once. */
+    tb_rows_hook_t done;
 } tb_coast_view_t;
 
 /* Writable views of the outputs, the same way. */
