@@ -13,6 +13,7 @@
 #include "jobs/detail/erosion_droplets_beyer.h"
 #include "jobs/detail/ground_stats.h"
 #include "jobs/detail/lattice.h"
+#include "jobs/detail/line_scratch.h"
 #include "jobs/detail/params.h"
 #include "jobs/detail/shore.h"
 #include "jobs/detail/synthetic.h"
@@ -411,6 +412,51 @@ START_TEST(test_tiles_with_the_shore_are_seamless)
 }
 END_TEST
 
+/* The line filters' scratch (jobs/detail/line_scratch.h): an allocation that fails in a pool task
+ * of the sea floor's box sums, the deposit's settling or the shore's smoothing fails the tile with
+ * TB_E_NOMEM naming the pass and the bytes, rather than leaving the filter undone with success.
+ * The control: the same tile without the injection computes. */
+START_TEST(test_a_line_filter_out_of_memory_fails_the_tile)
+{
+    tb_detail_synthetic_t syn;
+    s_coast_planet(&syn);
+    tb_detail_params_t p;
+    s_small(&p);
+    tb_err_t err;
+    tb_tile_spec_owned_t spec;
+    /* c001r001: land, coast and sea below 4 m in its window, so all three filters run */
+    ck_assert_int_eq(tb_tile_spec_cut(&syn.planet, (tb_tile_id_t){1, 1}, 5, &p, -512, 1536,
+                                      S_CLASSES, 2, &spec, &err),
+                     0);
+    tb_tile_result_t r;
+    ck_assert_msg(tb_tile_compute(&spec.spec, NULL, &r, &err) == 0, "%s", err.msg);
+    ck_assert_int_gt(r.shore_beach_cells + r.shore_cliff_cells, 0);
+    tb_tile_result_free(&r);
+    static const char *const names[TB_LINE_FILTERS] = {"tile: the sea floor's smoothing",
+                                                       "droplets: the deposit's settling",
+                                                       "shore: the waterline's smoothing"};
+    for (int f = 0; f < TB_LINE_FILTERS; f++) {
+        atomic_store(&tb_line_scratch_test_fail[f], 1);
+        memset(&err, 0, sizeof err);
+        int rc = tb_tile_compute(&spec.spec, NULL, &r, &err);
+        int left = atomic_load(&tb_line_scratch_test_fail[f]);
+        atomic_store(&tb_line_scratch_test_fail[f], 0);
+        fprintf(stderr, "line filter %d: rc %d: %s\n", f, rc, err.msg);
+        ck_assert_int_eq(left, 0); /* the injection was reached */
+        ck_assert_int_eq(rc, -1);
+        ck_assert_int_eq(err.code, TB_E_NOMEM);
+        ck_assert_ptr_nonnull(strstr(err.msg, names[f]));
+        ck_assert_ptr_nonnull(strstr(err.msg, "out of memory for a line buffer of "));
+        ck_assert_ptr_nonnull(strstr(err.msg, " bytes"));
+    }
+    /* and the control again, after the injections: the tile computes */
+    ck_assert_msg(tb_tile_compute(&spec.spec, NULL, &r, &err) == 0, "%s", err.msg);
+    tb_tile_result_free(&r);
+    tb_tile_spec_free(&spec);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
 Suite *detail_ground_suite(void)
 {
     Suite *s = suite_create("detail_ground");
@@ -421,6 +467,7 @@ Suite *detail_ground_suite(void)
     tcase_add_test(tc, test_shore_is_a_function_of_world_position);
     tcase_add_test(tc, test_tile_spec_carries_the_coast);
     tcase_add_test(tc, test_tiles_with_the_shore_are_seamless);
+    tcase_add_test(tc, test_a_line_filter_out_of_memory_fails_the_tile);
     suite_add_tcase(s, tc);
     return s;
 }
