@@ -680,12 +680,13 @@ static int s_outputs(const tb_tile_spec_t *s, const s_frames_t *f, const double 
  * cell (jobs/coast/bathymetry.c), whose gradient turns at the boundaries between the land cells'
  * nearest regions - rays off every corner of the 8 m coastline and creases half way between two
  * coasts, which the cubic resampler draws at 2 m as bands 16 m wide. Below S_SEA_FROM_M the
- * resampled floor is replaced, smoothly by depth, by its mean over a tent of radius 4 x S_SEA_BOX
- * cells (the box twice along each axis, 128 m at 2 m: sixteen geology cells), which leaves the
- * shelf's and the slope's shape and takes the rays and creases out. In integers (millimetres), so
- * running sums give the same value wherever the window starts: a function of world position for
- * every cell 4 S_SEA_BOX inside the window (the margin is larger). The shallows above are the shore
- * pass's. */
+ * resampled floor is replaced, smoothly by depth, by its mean over a tent of radius 2 x S_SEA_BOX
+ * (32) cells (the box of radius S_SEA_BOX twice along each axis, 130 m across at 2 m: about sixteen
+ * geology cells), which leaves the shelf's and the slope's shape and takes the rays and creases
+ * out. In integers (millimetres), so running sums give the same value wherever the window starts:
+ * a function of world position for every cell 2 S_SEA_BOX inside the window, not nearer its edge
+ * (tests/test_detail_ground.c test_sea_floor_reads_32_cells; the margin bound does not count this
+ * reach yet: docs/tiles.md, "The margin"). The shallows above are the shore pass's. */
 #define S_SEA_BOX 16
 #define S_SEA_FROM_M 4.0
 #define S_SEA_FULL_M 10.0
