@@ -13,6 +13,7 @@
 #include "jobs/detail/erosion_droplets_beyer.h"
 #include "jobs/detail/ground_stats.h"
 #include "jobs/detail/lattice.h"
+#include "jobs/detail/line_scratch.h"
 #include "jobs/detail/params.h"
 #include "jobs/detail/shore.h"
 #include "jobs/detail/synthetic.h"
@@ -411,6 +412,109 @@ START_TEST(test_tiles_with_the_shore_are_seamless)
 }
 END_TEST
 
+/* The line filters' scratch (jobs/detail/line_scratch.h): an allocation that fails in a pool task
+ * of the sea floor's box sums, the deposit's settling or the shore's smoothing fails the tile with
+ * TB_E_NOMEM naming the pass and the bytes, rather than leaving the filter undone with success.
+ * The control: the same tile without the injection computes. */
+START_TEST(test_a_line_filter_out_of_memory_fails_the_tile)
+{
+    tb_detail_synthetic_t syn;
+    s_coast_planet(&syn);
+    tb_detail_params_t p;
+    s_small(&p);
+    tb_err_t err;
+    tb_tile_spec_owned_t spec;
+    /* c001r001: land, coast and sea below 4 m in its window, so all three filters run */
+    ck_assert_int_eq(tb_tile_spec_cut(&syn.planet, (tb_tile_id_t){1, 1}, 5, &p, -512, 1536,
+                                      S_CLASSES, 2, &spec, &err),
+                     0);
+    tb_tile_result_t r;
+    ck_assert_msg(tb_tile_compute(&spec.spec, NULL, &r, &err) == 0, "%s", err.msg);
+    ck_assert_int_gt(r.shore_beach_cells + r.shore_cliff_cells, 0);
+    tb_tile_result_free(&r);
+    static const char *const names[TB_LINE_FILTERS] = {"tile: the sea floor's smoothing",
+                                                       "droplets: the deposit's settling",
+                                                       "shore: the waterline's smoothing"};
+    for (int f = 0; f < TB_LINE_FILTERS; f++) {
+        atomic_store(&tb_line_scratch_test_fail[f], 1);
+        memset(&err, 0, sizeof err);
+        int rc = tb_tile_compute(&spec.spec, NULL, &r, &err);
+        int left = atomic_load(&tb_line_scratch_test_fail[f]);
+        atomic_store(&tb_line_scratch_test_fail[f], 0);
+        fprintf(stderr, "line filter %d: rc %d: %s\n", f, rc, err.msg);
+        ck_assert_int_eq(left, 0); /* the injection was reached */
+        ck_assert_int_eq(rc, -1);
+        ck_assert_int_eq(err.code, TB_E_NOMEM);
+        ck_assert_ptr_nonnull(strstr(err.msg, names[f]));
+        ck_assert_ptr_nonnull(strstr(err.msg, "out of memory for a line buffer of "));
+        ck_assert_ptr_nonnull(strstr(err.msg, " bytes"));
+    }
+    /* and the control again, after the injections: the tile computes */
+    ck_assert_msg(tb_tile_compute(&spec.spec, NULL, &r, &err) == 0, "%s", err.msg);
+    tb_tile_result_free(&r);
+    tb_tile_spec_free(&spec);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
+/* The sea floor's smoothing (tile.c s_sea_floor) reads 32 cells each way: a box of radius 16 twice
+ * along each axis, the line's ends repeated at the window's edge. With every other pass that
+ * reaches across cells off (no droplets, settling, thermal or shore, no relief), a tile's heights
+ * at a margin of 32 equal those at 100 wherever the floor is below 4 m, and at 31 they do not:
+ * this pins the reach docs/tiles.md ("The margin") uses. */
+static int64_t s_sea_differ(const tb_detail_synthetic_t *syn, tb_tile_id_t id, int margin,
+                            int64_t *deep)
+{
+    tb_detail_params_t p;
+    s_small(&p);
+    p.droplet_rounds = 0;
+    p.droplet_settle_cells = 0;
+    p.thermal_iterations = 0;
+    p.relief_amplitude_m = 0;
+    tb_tile_result_t ref, t;
+    tb_err_t err;
+    int ms[2] = {100, margin};
+    tb_tile_result_t *rs[2] = {&ref, &t};
+    for (int k = 0; k < 2; k++) {
+        p.margin_cells = ms[k];
+        tb_tile_spec_owned_t spec;
+        ck_assert_int_eq(
+            tb_tile_spec_cut(&syn->planet, id, 5, &p, -512, 1536, S_CLASSES, 2, &spec, &err), 0);
+        spec.spec.exposure = NULL; /* no shore pass */
+        spec.spec.moved_m = NULL;
+        ck_assert_msg(tb_tile_compute(&spec.spec, NULL, rs[k], &err) == 0, "%s", err.msg);
+        tb_tile_spec_free(&spec);
+    }
+    size_t ni = (size_t)ref.interior.w * (size_t)ref.interior.h;
+    int64_t differ = 0;
+    *deep = 0;
+    for (size_t i = 0; i < ni; i++) {
+        *deep += ref.height_m[i] < -4;
+        differ += memcmp(&ref.height_m[i], &t.height_m[i], sizeof(float)) != 0;
+    }
+    tb_tile_result_free(&ref);
+    tb_tile_result_free(&t);
+    return differ;
+}
+
+START_TEST(test_sea_floor_reads_32_cells)
+{
+    tb_detail_synthetic_t syn;
+    s_coast_planet(&syn);
+    int64_t deep, deep2;
+    int64_t at32 = s_sea_differ(&syn, (tb_tile_id_t){4, 1}, 32, &deep);
+    int64_t at31 = s_sea_differ(&syn, (tb_tile_id_t){4, 1}, 31, &deep2);
+    fprintf(stderr,
+            "sea floor: %lld interior cells below 4 m; margin 32: %lld heights differ from "
+            "margin 100; margin 31: %lld\n",
+            (long long)deep, (long long)at32, (long long)at31);
+    ck_assert_int_gt(deep, 1000);
+    ck_assert_int_eq(at32, 0);
+    ck_assert_int_gt(at31, 0);
+    tb_detail_synthetic_free(&syn);
+}
+END_TEST
+
 Suite *detail_ground_suite(void)
 {
     Suite *s = suite_create("detail_ground");
@@ -421,6 +525,8 @@ Suite *detail_ground_suite(void)
     tcase_add_test(tc, test_shore_is_a_function_of_world_position);
     tcase_add_test(tc, test_tile_spec_carries_the_coast);
     tcase_add_test(tc, test_tiles_with_the_shore_are_seamless);
+    tcase_add_test(tc, test_a_line_filter_out_of_memory_fails_the_tile);
+    tcase_add_test(tc, test_sea_floor_reads_32_cells);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "jobs/detail/line_scratch.h"
 
 #define S_MAX_BRUSH 256
 #define S_Q (1.0 / TB_DROPLET_QUANTUM_M)
@@ -397,7 +398,8 @@ static void s_apply_row(void *ctx, size_t task, int thread)
 typedef struct {
     int64_t *a;
     int64_t w, h, b;
-    bool rows; /* along rows (a task a row) or along columns (a task a column) */
+    bool rows;                    /* along rows (a task a row) or along columns (a task a column) */
+    tb_line_scratch_fail_t *fail; /* a task's failed allocation, reported after the run */
 } s_settle_t;
 
 /* One line of n cells, `step` apart: each cell's share floor(q / N) to the 2b + 1 cells round it,
@@ -433,16 +435,16 @@ static void s_settle_line(void *ctx, size_t task, int thread)
     (void)thread;
     const s_settle_t *c = ctx;
     if (c->rows) {
-        int64_t *scratch = malloc((size_t)c->w * 2 * sizeof *scratch);
-        if (!scratch) /* cannot happen at these sizes; an unsettled line keeps the mass */
+        int64_t *scratch = tb_line_scratch_alloc((size_t)c->w * 2 * sizeof *scratch, c->fail);
+        if (!scratch) /* recorded in c->fail: the pass fails with TB_E_NOMEM */
             return;
         s_settle_run(c->a + (int64_t)task * c->w, c->w, 1, c->b, scratch);
         free(scratch);
         return;
     }
     int64_t x0 = (int64_t)task * S_COLS, nc = c->w - x0 < S_COLS ? c->w - x0 : S_COLS, h = c->h;
-    int64_t *block = malloc((size_t)(nc * h + 2 * h) * sizeof *block);
-    if (!block)
+    int64_t *block = tb_line_scratch_alloc((size_t)(nc * h + 2 * h) * sizeof *block, c->fail);
+    if (!block) /* recorded in c->fail */
         return;
     for (int64_t y = 0; y < h; y++)
         for (int64_t k = 0; k < nc; k++)
@@ -455,15 +457,19 @@ static void s_settle_line(void *ctx, size_t task, int thread)
     free(block);
 }
 
-static void s_settle(int64_t *dep, int64_t w, int64_t h, int b, tb_pool_t *pool)
+static int s_settle(int64_t *dep, int64_t w, int64_t h, int b, tb_pool_t *pool, tb_err_t *err)
 {
     if (b < 1 || w <= 2 * b || h <= 2 * b)
-        return;
-    s_settle_t c = {dep, w, h, b, true};
+        return 0;
+    tb_line_scratch_fail_t fail = {.filter = TB_LINE_SETTLE};
+    s_settle_t c = {dep, w, h, b, true, &fail};
     for (int k = 0; k < 4; k++) {
         c.rows = k < 2;
         tb_pool_run(pool, (size_t)(c.rows ? h : (w + S_COLS - 1) / S_COLS), s_settle_line, &c);
+        if (tb_line_scratch_check(&fail, "droplets: the deposit's settling", err) != 0)
+            return -1;
     }
+    return 0;
 }
 
 int tb_erosion_droplets_beyer(const tb_detail_params_t *p, uint64_t seed, const tb_frame_t *win,
@@ -545,7 +551,12 @@ int tb_erosion_droplets_beyer(const tb_detail_params_t *p, uint64_t seed, const 
         tb_pool_run(pool, (size_t)win->h, s_apply_row, &ap);
     }
     if (p->droplet_settle_cells > 0 && p->droplet_rounds > 0) {
-        s_settle(deposited_q, win->w, win->h, p->droplet_settle_cells, pool);
+        if (s_settle(deposited_q, win->w, win->h, p->droplet_settle_cells, pool, err) != 0) {
+            free(r.task_budget);
+            free(hf);
+            free(conv);
+            return -1;
+        }
         ap.conv = NULL;
         tb_pool_run(pool, (size_t)win->h, s_apply_row, &ap);
     }

@@ -11,6 +11,7 @@
 #include "common/edt.h"
 #include "common/hash.h"
 #include "common/noise.h"
+#include "jobs/detail/line_scratch.h"
 #include "jobs/uplift/fbm_window.h"
 
 #define S_SMOOTH 3 /* the distance's box radius, applied twice along each axis */
@@ -46,6 +47,7 @@ typedef struct {
     int32_t *out;
     int64_t w, h;
     bool rows;
+    tb_line_scratch_fail_t *fail; /* a task's failed allocation, reported after the run */
 } s_box_t;
 
 /* The box mean along one line of n values (in and out contiguous). */
@@ -78,8 +80,8 @@ static void s_box_line(void *ctx, size_t task, int thread)
         return;
     }
     int64_t x0 = (int64_t)task * S_COLS, h = c->h, nc = c->w - x0 < S_COLS ? c->w - x0 : S_COLS;
-    int32_t *block = malloc((size_t)(2 * nc * h) * sizeof *block);
-    if (!block) /* cannot happen at these sizes: the columns stay as the rows left them */
+    int32_t *block = tb_line_scratch_alloc((size_t)(2 * nc * h) * sizeof *block, c->fail);
+    if (!block) /* recorded in c->fail: the pass fails with TB_E_NOMEM */
         return;
     for (int64_t y = 0; y < h; y++)
         for (int64_t k = 0; k < nc; k++)
@@ -229,7 +231,8 @@ int tb_shore_dean_sunamura(const tb_shore_in_t *in, double *h, uint8_t *sand,
         int32_t q = (int32_t)(d * 256.0 + 0.5);
         sd[i] = in->land8[i] ? q : -q;
     }
-    s_box_t bx = {sd, tmp, win->w, win->h, true};
+    tb_line_scratch_fail_t fail = {.filter = TB_LINE_SHORE};
+    s_box_t bx = {sd, tmp, win->w, win->h, true, &fail};
     for (int k = 0; k < 4; k++) { /* rows twice, then columns twice: a tent each way */
         bx.rows = k < 2;
         bx.in = k % 2 == 0 ? sd : tmp;
@@ -237,6 +240,8 @@ int tb_shore_dean_sunamura(const tb_shore_in_t *in, double *h, uint8_t *sand,
         tb_pool_run(pool, (size_t)(bx.rows ? win->h : (win->w + S_COLS - 1) / S_COLS), s_box_line,
                     &bx);
     }
+    if (tb_line_scratch_check(&fail, "shore: the waterline's smoothing", err) != 0)
+        goto done;
     s_shore_t c = {.in = in, .sd = sd, .h = h, .sand = sand, .per_row = per};
     double reach_m = S_CAP * win->cell_m;
     c.fade1 = reach_m - p->shore_outline_m - 4;

@@ -24,6 +24,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/noise.h"
+#include "jobs/detail/line_scratch.h"
 #include "jobs/detail/planet_inputs.h"
 #include "jobs/detail/relief_fbm.h"
 #include "jobs/detail/resample_catmull_rom.h"
@@ -679,12 +680,13 @@ static int s_outputs(const tb_tile_spec_t *s, const s_frames_t *f, const double 
  * cell (jobs/coast/bathymetry.c), whose gradient turns at the boundaries between the land cells'
  * nearest regions - rays off every corner of the 8 m coastline and creases half way between two
  * coasts, which the cubic resampler draws at 2 m as bands 16 m wide. Below S_SEA_FROM_M the
- * resampled floor is replaced, smoothly by depth, by its mean over a tent of radius 4 x S_SEA_BOX
- * cells (the box twice along each axis, 128 m at 2 m: sixteen geology cells), which leaves the
- * shelf's and the slope's shape and takes the rays and creases out. In integers (millimetres), so
- * running sums give the same value wherever the window starts: a function of world position for
- * every cell 4 S_SEA_BOX inside the window (the margin is larger). The shallows above are the shore
- * pass's. */
+ * resampled floor is replaced, smoothly by depth, by its mean over a tent of radius 2 x S_SEA_BOX
+ * (32) cells (the box of radius S_SEA_BOX twice along each axis, 130 m across at 2 m: about sixteen
+ * geology cells), which leaves the shelf's and the slope's shape and takes the rays and creases
+ * out. In integers (millimetres), so running sums give the same value wherever the window starts:
+ * a function of world position for every cell 2 S_SEA_BOX inside the window, not nearer its edge
+ * (tests/test_detail_ground.c test_sea_floor_reads_32_cells; the margin bound does not count this
+ * reach yet: docs/tiles.md, "The margin"). The shallows above are the shore pass's. */
 #define S_SEA_BOX 16
 #define S_SEA_FROM_M 4.0
 #define S_SEA_FULL_M 10.0
@@ -694,6 +696,7 @@ typedef struct {
     int64_t *out;
     int64_t w, h;
     bool rows;
+    tb_line_scratch_fail_t *fail; /* a task's failed allocation, reported after the run */
 } s_seabox_t;
 
 /* The box sum of radius S_SEA_BOX along one line of n values (the line's ends repeated). */
@@ -722,8 +725,8 @@ static void s_seabox_line(void *ctx, size_t task, int thread)
     }
     int64_t x0 = (int64_t)task * S_SEA_COLS, h = c->h;
     int64_t nc = c->w - x0 < S_SEA_COLS ? c->w - x0 : S_SEA_COLS;
-    int64_t *block = malloc((size_t)(nc * h + h) * sizeof *block);
-    if (!block) /* cannot happen at these sizes: the column keeps the rows' sums */
+    int64_t *block = tb_line_scratch_alloc((size_t)(nc * h + h) * sizeof *block, c->fail);
+    if (!block) /* recorded in c->fail: the pass fails with TB_E_NOMEM */
         return;
     int64_t *col = block + nc * h;
     for (int64_t y = 0; y < h; y++)
@@ -755,13 +758,19 @@ static int s_sea_floor(const tb_frame_t *win, double *h, tb_pool_t *pool, tb_err
     }
     for (size_t i = 0; i < n; i++)
         a[i] = (int64_t)floor(h[i] * 1000.0 + 0.5);
-    s_seabox_t c = {a, t, win->w, win->h, true};
+    tb_line_scratch_fail_t fail = {.filter = TB_LINE_SEA_FLOOR};
+    s_seabox_t c = {a, t, win->w, win->h, true, &fail};
     for (int k = 0; k < 4; k++) { /* rows twice, then columns twice */
         c.rows = k < 2;
         c.in = k % 2 == 0 ? a : t;
         c.out = k % 2 == 0 ? t : a;
         tb_pool_run(pool, (size_t)(c.rows ? win->h : (win->w + S_SEA_COLS - 1) / S_SEA_COLS),
                     s_seabox_line, &c);
+    }
+    if (tb_line_scratch_check(&fail, "tile: the sea floor's smoothing", err) != 0) {
+        free(a);
+        free(t);
+        return -1;
     }
     const double N = 2 * S_SEA_BOX + 1, scale = 1.0 / (1000.0 * N * N * N * N);
     for (size_t i = 0; i < n; i++) {
