@@ -234,6 +234,88 @@ START_TEST(test_a_job_costs_little)
 }
 END_TEST
 
+/* The rule of tests/test_jobtable.c's probation case, for its negative control: what a worker on
+ * probation took before tb_jobtable_probation_job (the smallest READY job, whatever was still
+ * being prepared). */
+static int64_t s_smallest_ready(const tb_jobtable_t *t)
+{
+    for (size_t k = tb_jobtable_count(t); k-- > 0;)
+        if (tb_jobtable_at(t, tb_jobtable_order(t, k))->state == TB_JOB_READY)
+            return (int64_t)tb_jobtable_order(t, k);
+    return -1;
+}
+
+/* may_run for the probation case: every job but `refused` (-1: none) */
+static int64_t s_refused;
+static bool s_may_run(void *user, size_t index)
+{
+    (void)user;
+    return (int64_t)index != s_refused;
+}
+
+/* The 25 km demo's regions (box cells as weights: region 1, 2, 3, 4; the order is 2, 3, 1, 4): a
+ * worker on probation runs the smallest job, joins it while it runs with room for another run,
+ * waits while it is being prepared, and never takes region 2 (84 % of the phase) for it. */
+START_TEST(test_probation_takes_the_smallest_job_together)
+{
+    double w[] = {57900, 1245000, 160650, 24964};
+    tb_jobtable_t *t = s_table(false, 4, w);
+    s_refused = -1;
+    /* nothing prepared: nothing to take; the smallest job is the one to prepare first */
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), -1);
+    ck_assert_int_eq(tb_jobtable_probation_prep(t), 3);
+    /* the dispatch order prepared region 2 first; region 4 is still being prepared: wait */
+    tb_jobtable_at(t, 1)->state = TB_JOB_READY;
+    tb_jobtable_at(t, 3)->state = TB_JOB_PREPPING;
+    ck_assert_int_eq(tb_jobtable_probation_prep(t), -1);
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), -1);
+    /* negative control: the former rule, the smallest READY job, runs region 2 on probation
+     * (twice): the case above tells the two apart */
+    ck_assert_int_eq(s_smallest_ready(t), 1);
+    /* region 4 ready: the first new worker takes it */
+    tb_jobtable_at(t, 3)->state = TB_JOB_READY;
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), 3);
+    /* under way on one and on two new workers: the next new worker joins it */
+    tb_jobrec_t *r4 = tb_jobtable_at(t, 3);
+    r4->state = TB_JOB_LEASED;
+    r4->runs = 1;
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), 3);
+    r4->runs = 2;
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), 3);
+    /* one result in hand and two runs: TB_MAX_VOTES opinions coming, no room; the next smallest
+     * job is to be prepared (the loop prepares it before it dispatches), and nothing is taken
+     * while it is (region 2 is ready, and passed) */
+    r4->runs = 2;
+    r4->votes = calloc(1, sizeof *r4->votes);
+    ck_assert_ptr_nonnull(r4->votes);
+    r4->votes->n = 1;
+    ck_assert_int_eq(tb_jobtable_probation_prep(t), 0);
+    tb_jobtable_at(t, 0)->state = TB_JOB_PREPPING;
+    ck_assert_int_eq(tb_jobtable_probation_prep(t), -1);
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), -1);
+    tb_jobtable_at(t, 0)->state = TB_JOB_READY;
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), 0);
+    /* the caller's rule refuses region 1 (the worker failed it, or gave a result in hand): the
+     * next smallest ready one */
+    s_refused = 0;
+    tb_jobtable_at(t, 2)->state = TB_JOB_READY;
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), 2);
+    /* at the bound on held results only the job the caller waits for next (region 1) may
+     * start, and it is refused here */
+    ck_assert_int_eq(tb_jobtable_probation_job(t, true, s_may_run, NULL), -1);
+    s_refused = -1;
+    ck_assert_int_eq(tb_jobtable_probation_job(t, true, s_may_run, NULL), 0);
+    /* a job under way with no run of its own counted (not a shared probation) is never joined */
+    r4->runs = 0;
+    free(r4->votes);
+    r4->votes = NULL;
+    tb_jobtable_at(t, 0)->state = TB_JOB_DONE;
+    tb_jobtable_at(t, 2)->state = TB_JOB_DONE;
+    ck_assert_int_eq(tb_jobtable_probation_job(t, false, s_may_run, NULL), 1);
+    tb_jobtable_destroy(&t);
+}
+END_TEST
+
 Suite *jobtable_suite(void)
 {
     Suite *s = suite_create("jobtable");
@@ -244,6 +326,7 @@ Suite *jobtable_suite(void)
     tcase_add_test(tc, test_failure_rule_needs_every_live_worker);
     tcase_add_test(tc, test_lazy_spec_is_made_keyed_and_checked);
     tcase_add_test(tc, test_a_job_costs_little);
+    tcase_add_test(tc, test_probation_takes_the_smallest_job_together);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -531,6 +531,46 @@ bool tb_jobtable_may_start(const tb_jobtable_t *self, size_t index, bool at_boun
     return !self->opts.unordered && index == self->next_ordered;
 }
 
+int64_t tb_jobtable_probation_job(const tb_jobtable_t *self, bool at_bound,
+                                  bool (*may_run)(void *user, size_t index), void *user)
+{
+    for (size_t k = self->n; k-- > 0;) {
+        size_t j = self->order[k];
+        const tb_jobrec_t *job = &self->jobs[j];
+        int in_hand = job->votes ? job->votes->n : 0;
+        switch (job->state) {
+        case TB_JOB_PREPPING:
+            return -1;
+        case TB_JOB_READY:
+            if (tb_jobtable_may_start(self, j, at_bound) && may_run(user, j))
+                return (int64_t)j;
+            break;
+        case TB_JOB_LEASED:
+        case TB_JOB_VERIFYING:
+            if (job->runs > 0 && job->runs + in_hand < TB_MAX_VOTES &&
+                tb_jobtable_may_start(self, j, at_bound) && may_run(user, j))
+                return (int64_t)j;
+            break;
+        default: /* QUEUED (prepared on request), DONE, FAILED */
+            break;
+        }
+    }
+    return -1;
+}
+
+int64_t tb_jobtable_probation_prep(const tb_jobtable_t *self)
+{
+    for (size_t k = self->n; k-- > 0;) {
+        size_t j = self->order[k];
+        uint8_t st = self->jobs[j].state;
+        if (st == TB_JOB_QUEUED)
+            return (int64_t)j;
+        if (st == TB_JOB_READY || st == TB_JOB_PREPPING)
+            return -1;
+    }
+    return -1;
+}
+
 size_t tb_jobtable_done_count(const tb_jobtable_t *self)
 {
     return self->n_done;

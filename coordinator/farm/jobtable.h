@@ -132,6 +132,9 @@ typedef struct {
     float seconds;
     tb_votes_t *votes; /* verification: the results in hand (NULL: none; freed with the job) */
     bool verified;     /* its result agreed with another worker's */
+    /* its runs under way: leased, or their result being checked; more than one only while new
+     * workers share it on probation (tb_jobtable_probation_job) */
+    uint8_t runs;
 } tb_jobrec_t;
 
 typedef struct {
@@ -230,6 +233,22 @@ bool tb_jobtable_may_start(const tb_jobtable_t *self, size_t index, bool at_boun
 
 /* In job order, the job whose result the caller waits for next; -1 unordered or when none. */
 int64_t tb_jobtable_next_wanted(const tb_jobtable_t *self);
+
+/* Verification's probation (docs/distribution.md): the job a worker not yet trusted runs now,
+ * found from the small end of the dispatch order: the first job not done that is READY and may
+ * start (a first run or a second opinion), or running with room for one more concurrent run (its
+ * runs and results in hand under TB_MAX_VOTES), and that `may_run(user, index)` accepts (the
+ * caller's rules: the worker gave none of its results in hand and did not fail it; a running job's
+ * runs and results are all by workers on probation). Returns its index, or -1: wait, when nothing
+ * fits or when the smallest job that could is still being prepared (PREPPING: ready in a moment,
+ * where a larger job taken instead would run twice). QUEUED jobs are passed over
+ * (tb_jobtable_probation_prep says which to prepare). */
+int64_t tb_jobtable_probation_job(const tb_jobtable_t *self, bool at_bound,
+                                  bool (*may_run)(void *user, size_t index), void *user);
+/* The job to prepare for a worker on probation: the smallest QUEUED job when no smaller job is
+ * READY or being prepared (the dispatch order prepares the largest first); -1 when none is
+ * needed. */
+int64_t tb_jobtable_probation_prep(const tb_jobtable_t *self);
 
 /* Counters: jobs done, their weight and cells. */
 size_t tb_jobtable_done_count(const tb_jobtable_t *self);

@@ -207,6 +207,19 @@ static void s_check_failed(tb_loop_t *self, size_t index)
         self->pipeline--;
 }
 
+static void s_decide(tb_loop_t *self, size_t index);
+
+/* One of job `index`'s runs ended without a result to add (lost, failed, refused, discarded: the
+ * caller has put the job back to READY): while others are under way the job stays LEASED to
+ * them, else it decides on the results in hand, if any (s_decide). */
+static void s_run_over(tb_loop_t *self, size_t index)
+{
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    if (job->runs > 0)
+        job->runs--;
+    s_decide(self, index);
+}
+
 /* Ends w's lease. `failure` counts against the job and the worker; `lost` against the job only. */
 static void s_lease_end(tb_loop_t *self, tb_worker_t *w, tb_outcome_t outcome, const char *text,
                         bool failure, bool lost, const tb_err_t *job_err)
@@ -234,6 +247,7 @@ static void s_lease_end(tb_loop_t *self, tb_worker_t *w, tb_outcome_t outcome, c
         tb_jobtable_requeue(self->b.jobs, index);
     if (failure)
         w->failures++;
+    s_run_over(self, index);
     s_check_failed(self, index);
     if (job->state == TB_JOB_READY)
         tb_log_info("%s attempt %u on %s: %s; it will run again", job->label, w->attempt, w->name,
@@ -367,12 +381,14 @@ static void s_grant(tb_loop_t *self, tb_worker_t *w, size_t index)
         return;
     }
     self->b.stats->attempts++;
-    if (job->votes && job->votes->n > 0) {
+    /* a second opinion on a result in hand, or a run beside another under way (probation) */
+    if ((job->votes && job->votes->n > 0) || job->runs > 0) {
         tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, index, attempt);
         if (a)
             a->verify = true;
         self->b.stats->verify_attempts++;
     }
+    job->runs++;
     job->state = TB_JOB_LEASED;
     job->worker = w->index;
     job->progress = 0;
@@ -442,7 +458,9 @@ static bool s_needs_votes(const tb_loop_t *self, size_t index, const tb_worker_t
     if (o->verify == TB_VERIFY_OFF)
         return false;
     const tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
-    if (job->votes && job->votes->n > 0)
+    /* a result in hand, or another run under way (new workers sharing a job on probation): its
+     * opinion is coming, so this result waits for it */
+    if ((job->votes && job->votes->n > 0) || job->runs > 1)
         return true;
     /* this coordinator's own helpers, on its private socket, are trusted (but for `all`) */
     if (w->local && o->verify != TB_VERIFY_ALL)
@@ -492,6 +510,7 @@ static void s_tiebreak(tb_loop_t *self, size_t index)
     t->spec_blob_bytes = job->spec_blob_bytes;
     job->state = TB_JOB_VERIFYING;
     job->worker = -1;
+    job->runs++;
     self->b.stats->tiebreaks++;
     tb_log_info("%s: no other worker can verify the result in hand: the coordinator runs it itself",
                 job->label);
@@ -717,13 +736,7 @@ static void s_add_vote(tb_loop_t *self, size_t index, tb_vote_t *in)
     memset(in, 0, sizeof *in);
     self->votes_held++;
     self->votes_bytes += s_vote_mem(&vs->v[vs->n - 1]);
-    for (int a = 0; a < vs->n; a++)
-        for (int b = a + 1; b < vs->n; b++)
-            if (vs->v[a].xxh3 == vs->v[b].xxh3) {
-                s_accept(self, index, a);
-                return;
-            }
-    if (vs->n == 2) {
+    if (vs->n == 2 && vs->v[0].xxh3 != vs->v[1].xxh3) {
         self->b.stats->disagreements++;
         tb_log_warn("%s: two results differ (%016llx from %s, %016llx from %s): a third run "
                     "decides",
@@ -731,6 +744,31 @@ static void s_add_vote(tb_loop_t *self, size_t index, tb_vote_t *in)
                     tb_registry_name(self->reg, vs->v[0].worker), (unsigned long long)vs->v[1].xxh3,
                     tb_registry_name(self->reg, vs->v[1].worker));
     }
+    s_decide(self, index);
+}
+
+/* Decides job `index` on its results in hand once none of its runs is under way (runs shared on
+ * probation all vote before the majority is taken, so each of those workers is judged): two
+ * that agree are accepted (the others' workers quarantined); three that all differ fail the run;
+ * else the job is READY for another opinion. While runs are under way it stays LEASED. */
+static void s_decide(tb_loop_t *self, size_t index)
+{
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    tb_votes_t *vs = job->votes;
+    if (job->state == TB_JOB_DONE || job->state == TB_JOB_FAILED)
+        return;
+    if (job->runs > 0) {
+        job->state = TB_JOB_LEASED;
+        return;
+    }
+    if (!vs || vs->n == 0)
+        return;
+    for (int a = 0; a < vs->n; a++)
+        for (int b = a + 1; b < vs->n; b++)
+            if (vs->v[a].xxh3 == vs->v[b].xxh3) {
+                s_accept(self, index, a);
+                return;
+            }
     if (vs->n == TB_MAX_VOTES) {
         tb_err_t e;
         tb_err_set(&e, TB_E_JOB, "%s: %d results and no two agree (%s, %s, %s)", job->label, vs->n,
@@ -753,10 +791,14 @@ static void s_vote(tb_loop_t *self, tb_verify_t *v, tb_worker_t *w)
     if (a)
         a->result_xxh3 = v->result_xxh3;
     w->jobs_done++;
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, v->index);
     if (w->trust == TB_TRUST_QUARANTINED) { /* caught while its result was being checked */
-        tb_jobtable_at(self->b.jobs, v->index)->state = TB_JOB_READY;
+        job->state = TB_JOB_READY;
+        s_run_over(self, v->index);
         return;
     }
+    if (job->runs > 0)
+        job->runs--;
     tb_vote_t in = {.worker = w->index,
                     .conn_no = w->conn_no,
                     .attempt = v->attempt,
@@ -797,6 +839,8 @@ static void s_collect_verification(tb_loop_t *self, tb_task_t *t)
         s_fatal(self, &e);
         return;
     }
+    if (job->runs > 0)
+        job->runs--;
     tb_vote_t in = {.worker = -1,
                     .xxh3 = tb->result_xxh3,
                     .seconds = tb->seconds,
@@ -892,6 +936,7 @@ static void s_verified(tb_loop_t *self, tb_verify_t *v)
         self->b.stats->failed++;
         tb_jobtable_count_failure(self->b.jobs, v->index, w->conn_no, false, &v->err, outcome);
         w->failures++;
+        s_run_over(self, v->index);
         s_check_failed(self, v->index);
         if (job->state == TB_JOB_READY)
             tb_log_info("%s attempt %u on %s: %s; it will run again", job->label, v->attempt,
@@ -913,8 +958,11 @@ static void s_verified(tb_loop_t *self, tb_verify_t *v)
         if (v->store_rc == 0)
             s_post_commit(self, v->index, NULL, true, &job->key);
         tb_jobtable_requeue(self->b.jobs, v->index);
+        s_run_over(self, v->index);
         return;
     }
+    if (job->runs > 0)
+        job->runs--;
     w->used_unverified++;
     if (v->store_rc != 0)
         tb_log_warn("%s: result not stored: %s", job->label, v->store_err.msg);
@@ -1542,6 +1590,20 @@ static void s_post_prep(tb_loop_t *self, size_t index)
     tb_tasks_post(self->tasks, &p->task);
 }
 
+static bool s_idle(const tb_worker_t *w);
+static bool s_on_probation(const tb_loop_t *self, const tb_worker_t *w);
+
+/* Whether an idle worker is on probation. */
+static bool s_probation_idle(const tb_loop_t *self)
+{
+    for (size_t i = 0; i < tb_registry_count(self->reg); i++) {
+        const tb_worker_t *w = tb_registry_at(self->reg, i);
+        if (s_idle(w) && s_on_probation(self, w))
+            return true;
+    }
+    return false;
+}
+
 /* Starts preparing jobs, in dispatch order, while the pipeline has room and the caller keeps up
  * (a store lookup may bring a result: the ones in flight count against the bound). */
 static void s_prep(tb_loop_t *self)
@@ -1562,6 +1624,12 @@ static void s_prep(tb_loop_t *self)
     int64_t wanted = at_bound ? tb_jobtable_next_wanted(self->b.jobs) : -1;
     if (wanted >= 0 && tb_jobtable_at(self->b.jobs, (size_t)wanted)->state == TB_JOB_QUEUED)
         s_post_prep(self, (size_t)wanted);
+    /* A worker on probation runs the smallest job (s_dispatch), which the order above prepares
+     * last: prepare it now, one spec beyond the bound (below the bound on held results). */
+    int64_t smallest =
+        !at_bound && s_probation_idle(self) ? tb_jobtable_probation_prep(self->b.jobs) : -1;
+    if (smallest >= 0)
+        s_post_prep(self, (size_t)smallest);
     size_t held = tb_jobtable_specs_held(self->b.jobs);
     if (held > self->b.stats->specs_peak)
         self->b.stats->specs_peak = held;
@@ -1576,6 +1644,69 @@ static bool s_idle(const tb_worker_t *w)
 static bool s_on_probation(const tb_loop_t *self, const tb_worker_t *w)
 {
     return self->opts->verify != TB_VERIFY_OFF && w->trust == TB_TRUST_NEW && !w->local;
+}
+
+typedef struct {
+    tb_loop_t *self;
+    const tb_worker_t *w;
+} s_probation_t;
+
+/* tb_jobtable_probation_job's rule for worker p->w on probation: it may take job `index` if it
+ * may run it at all (s_eligible), is not running it already (a result of its own being checked),
+ * and, when the job is under way, every run and result in hand of it is by a worker on probation
+ * too: sharing a job on probation verifies new workers against each other, never against a run
+ * that would have been checked alone. */
+static bool s_probation_may_run(void *user, size_t index)
+{
+    const s_probation_t *p = user;
+    tb_loop_t *self = p->self;
+    tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, index);
+    if (!s_eligible(self, index, p->w))
+        return false;
+    for (uint16_t a = 0; a < job->n_attempts; a++) {
+        const tb_attempt_rec_t *rec = &job->attempts[a];
+        if (rec->outcome != TB_OUT_RUNNING)
+            continue;
+        const tb_worker_t *other =
+            rec->worker >= 0 ? tb_registry_at(self->reg, (size_t)rec->worker) : NULL;
+        if (!other || other->conn_no == p->w->conn_no || !s_on_probation(self, other))
+            return false;
+    }
+    for (int k = 0; job->votes && k < job->votes->n; k++) {
+        int32_t vw = job->votes->v[k].worker;
+        if (vw < 0 || !s_on_probation(self, tb_registry_at(self->reg, (size_t)vw)))
+            return false;
+    }
+    return true;
+}
+
+/* Whether w, on probation, waits for the verdict on a result it gave (in hand, or being checked):
+ * of a job whose runs are under way on workers on probation only (a job they share), decided as
+ * soon as those finish (they started together on the smallest job). Another job started now
+ * would run twice for nothing: the verdict makes w trusted. */
+static bool s_awaiting_verdict(const tb_loop_t *self, const tb_worker_t *w)
+{
+    size_t n = tb_jobtable_count(self->b.jobs);
+    for (size_t k = self->order_lo; k < n; k++) {
+        const tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, tb_jobtable_order(self->b.jobs, k));
+        if (job->runs == 0)
+            continue;
+        bool mine = s_voted(job, w->conn_no), shared = true;
+        for (uint16_t a = 0; a < job->n_attempts; a++) {
+            const tb_attempt_rec_t *rec = &job->attempts[a];
+            if (rec->outcome != TB_OUT_RUNNING)
+                continue;
+            const tb_worker_t *other =
+                rec->worker >= 0 ? tb_registry_at(self->reg, (size_t)rec->worker) : NULL;
+            if (other && other->conn_no == w->conn_no)
+                mine = true;
+            else if (!other || !s_on_probation(self, other))
+                shared = false;
+        }
+        if (mine && shared)
+            return true;
+    }
+    return false;
 }
 
 /* Hands idle workers the largest eligible ready job; returns how many ready jobs are left that
@@ -1623,16 +1754,12 @@ static size_t s_dispatch(tb_loop_t *self, bool at_bound)
     }
     for (size_t i = 0; i < tb_registry_count(self->reg) && !self->has_fatal; i++) {
         tb_worker_t *w = tb_registry_at(self->reg, i);
-        if (!s_idle(w) || !s_on_probation(self, w))
+        if (!s_idle(w) || !s_on_probation(self, w) || s_awaiting_verdict(self, w))
             continue;
-        for (size_t k = n; k-- > self->order_lo;) {
-            size_t j = tb_jobtable_order(self->b.jobs, k);
-            if (tb_jobtable_at(self->b.jobs, j)->state == TB_JOB_READY &&
-                tb_jobtable_may_start(self->b.jobs, j, at_bound) && s_eligible(self, j, w)) {
-                s_grant(self, w, j);
-                break;
-            }
-        }
+        s_probation_t p = {self, w};
+        int64_t j = tb_jobtable_probation_job(self->b.jobs, at_bound, s_probation_may_run, &p);
+        if (j >= 0)
+            s_grant(self, w, (size_t)j);
     }
     size_t ready = 0;
     for (size_t k = self->order_lo; k < n; k++) {
