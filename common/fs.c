@@ -293,11 +293,9 @@ done:
 
 void tb_fs_map_release(void *base, size_t map_bytes, size_t lo, size_t hi)
 {
-    static size_t page;
-    if (!page) {
-        long p = sysconf(_SC_PAGESIZE);
-        page = p > 0 ? (size_t)p : 4096;
-    }
+    /* asked each time: a lazily set static would be a data race between the helper threads */
+    long ps = sysconf(_SC_PAGESIZE);
+    size_t page = ps > 0 ? (size_t)ps : 4096;
     size_t end = (map_bytes + page - 1) / page * page;
     if (hi > map_bytes)
         hi = map_bytes;

@@ -37,7 +37,6 @@ typedef struct {
 struct tb_planet_t {
     int64_t w, h;
     char dir[4096]; /* "" for a planet on the heap */
-    size_t page;
     s_array_t arrays[TB_PLANET_N_ARRAYS];
 };
 
@@ -52,7 +51,6 @@ tb_planet_t *tb_planet_new(int64_t w, int64_t h, const char *dir, tb_err_t *err)
         return NULL;
     self->w = w;
     self->h = h;
-    self->page = (size_t)sysconf(_SC_PAGESIZE);
     if (dir) {
         struct stat st;
         if (snprintf(self->dir, sizeof self->dir, "%s", dir) >= (int)sizeof self->dir) {
