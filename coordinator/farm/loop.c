@@ -1651,6 +1651,16 @@ typedef struct {
     const tb_worker_t *w;
 } s_probation_t;
 
+/* Whether attempt rec is running; *worker gets who runs it (NULL: no longer in the registry). */
+static bool s_running_worker(const tb_loop_t *self, const tb_attempt_rec_t *rec,
+                             const tb_worker_t **worker)
+{
+    if (rec->outcome != TB_OUT_RUNNING)
+        return false;
+    *worker = rec->worker >= 0 ? tb_registry_at(self->reg, (size_t)rec->worker) : NULL;
+    return true;
+}
+
 /* tb_jobtable_probation_job's rule for worker p->w on probation: it may take job `index` if it
  * may run it at all (s_eligible), is not running it already (a result of its own being checked),
  * and, when the job is under way, every run and result in hand of it is by a worker on probation
@@ -1664,11 +1674,9 @@ static bool s_probation_may_run(void *user, size_t index)
     if (!s_eligible(self, index, p->w))
         return false;
     for (uint16_t a = 0; a < job->n_attempts; a++) {
-        const tb_attempt_rec_t *rec = &job->attempts[a];
-        if (rec->outcome != TB_OUT_RUNNING)
+        const tb_worker_t *other;
+        if (!s_running_worker(self, &job->attempts[a], &other))
             continue;
-        const tb_worker_t *other =
-            rec->worker >= 0 ? tb_registry_at(self->reg, (size_t)rec->worker) : NULL;
         if (!other || other->conn_no == p->w->conn_no || !s_on_probation(self, other))
             return false;
     }
@@ -1693,11 +1701,9 @@ static bool s_awaiting_verdict(const tb_loop_t *self, const tb_worker_t *w)
             continue;
         bool mine = s_voted(job, w->conn_no), shared = true;
         for (uint16_t a = 0; a < job->n_attempts; a++) {
-            const tb_attempt_rec_t *rec = &job->attempts[a];
-            if (rec->outcome != TB_OUT_RUNNING)
+            const tb_worker_t *other;
+            if (!s_running_worker(self, &job->attempts[a], &other))
                 continue;
-            const tb_worker_t *other =
-                rec->worker >= 0 ? tb_registry_at(self->reg, (size_t)rec->worker) : NULL;
             if (other && other->conn_no == w->conn_no)
                 mine = true;
             else if (!other || !s_on_probation(self, other))
