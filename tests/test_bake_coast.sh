@@ -47,34 +47,13 @@ bake "$T/nocoast" "${demo[@]}" --workers 0 --no-coast
   fail "--no-coast wrote coast outputs"
 grep -q '^coast: skipped (--no-coast)' "$T/nocoast/summary.txt" || fail "--no-coast's summary does not say so"
 sea_depths() { # DIR: the distinct heights (m, to 1 cm) of planet_height.png below sea level
-  python3 - "$1/planet_height.png" "$1/meta.json" <<'PY'
-import json, struct, sys, zlib
-png = open(sys.argv[1], 'rb').read()
-pos, idat, w, h = 8, b'', 0, 0
-while pos < len(png):
-    n, kind = struct.unpack('>I4s', png[pos:pos + 8])
-    body = png[pos + 8:pos + 8 + n]
-    if kind == b'IHDR':
-        w, h = struct.unpack('>II', body[:8])
-    elif kind == b'IDAT':
-        idat += body
-    pos += 12 + n
-raw, bpp, stride = zlib.decompress(idat), 2, 2 * w
-rows, prev = [], bytearray(stride)
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    rows.append(line)
-    prev = line
+  python3 - "$1/planet_height.png" "$1/meta.json" "$SRC/tests/support" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from png_read import png_read
+w, h, bpp, data = png_read(sys.argv[1])
+assert bpp == 2, f"{sys.argv[1]}: not 16-bit grey"
+rows = [data[y * 2 * w:(y + 1) * 2 * w] for y in range(h)]
 lo, hi = json.load(open(sys.argv[2]))['manifest']['elevation_m']
 vals = set()
 for line in rows:

@@ -19,6 +19,9 @@ import json, os, struct, sys, time, urllib.error, urllib.request, zlib
 
 import websocket
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from png_read import png_read  # noqa: E402
+
 STUDIO, PLANET, OUT, BEFORE, PLAN_BEFORE, SHOTS, CHROME_PORT = sys.argv[1:8]
 TOKEN = STUDIO.split("token=")[1]
 BASE = STUDIO.split("?")[0].rstrip("/")
@@ -36,40 +39,7 @@ def ok(msg):
     print("ok: " + msg)
 
 
-# ---- PNG (8-bit RGB or RGBA, not interlaced: what tb_png_encode writes) ----
-def png_read(path):
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError(f"{path}: not a PNG")
-    pos, idat, w = 8, b"", None
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            if depth != 8 or ctype not in (2, 6) or interlace:
-                raise ValueError(f"{path}: depth {depth} colour type {ctype} interlace {interlace}")
-            bpp = 3 if ctype == 2 else 4
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw, stride = zlib.decompress(idat), w * bpp
-    out, prev = bytearray(), bytearray(stride)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        out += line
-        prev = line
-    return w, h, bpp, bytes(out)
+# ---- PNG: tests/support/png_read.py (RGB or RGBA here) ----
 
 
 def pixel(img, x, y):
