@@ -13,9 +13,11 @@ bake "$T/ok" "${small[@]}" --steps 20 --workers 2 --no-tiles
 assert_clean "normal end"
 
 # Error while workers are busy: every attempt at region 2 outlives --job-timeout and is cancelled.
+# Three failures fail a job only once every live worker has failed it; a blocklisted local worker is
+# respawned under a new name, so a fourth attempt can come first (docs/distribution.md).
 rc=$(bake_status "$T/timeout" "${small[@]}" --steps 400 --workers 2 --threads 1 --job-timeout 0.2)
 [ "$rc" = 1 ] || fail "jobs timing out: exit $rc, expected 1"
-grep -q 'failed 3 times .*timed out after 0.2 s' "$T/timeout.err" || fail "no timeout failure in the log"
+grep -qE 'failed [3-9] times .*timed out after 0.2 s' "$T/timeout.err" || fail "no timeout failure in the log"
 [ ! -e "$T/timeout/meta.json" ] || fail "a failed bake wrote meta.json"
 assert_clean "jobs timing out"
 
