@@ -433,7 +433,7 @@ END_TEST
  * jobs of weight 10 costing 1 s per unit (measured by a done job: 10 s), one running job half done
  * after 5 s (5 s left), four queued: the workers end at 5 + 10 + 10 = 25 s and 10 + 10 = 20 s, so
  * the ETA is 25 s; with one worker alive the queued jobs run one after another: 5 + 40 = 45 s. No
- * job measured: no ETA. The throughput bound is not reached (one result so far). */
+ * job measured: no ETA. */
 static cJSON *s_record(int alive)
 {
     cJSON *r = cJSON_CreateObject();
@@ -499,6 +499,68 @@ START_TEST(test_eta_is_a_list_schedule_at_the_measured_cost)
 }
 END_TEST
 
+/* The same record (two workers, 25 s), changed one way at a time:
+ * - the running job's rate since its first progress report (0.25 -> 0.5 in 1 s: 2 s left, where its
+ *   whole attempt says 5 s): the workers end at 2 + 10 + 10 = 22 s;
+ * - its result arrived ("received": on the coordinator): it holds no worker, its weight is done,
+ * the four queued take 20 s on the two workers, and the workers are still two (three "running" and
+ * a third worker never counted);
+ * - the coordinator measured at 30 s for the one result it wrote (3 s a unit) and 1 s of take-in:
+ *   the five results left (50 units) take it 151 s, which bounds the ETA; without the block, the
+ *   workers' 25 s and the last result's 1 s of take-in: 26 s. */
+START_TEST(test_eta_reads_the_job_rate_a_received_result_and_the_coordinator)
+{
+    tb_report_progress_t p;
+    cJSON *r = s_record(2);
+    cJSON *running = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "jobs"), 1);
+    cJSON *rate = cJSON_AddObjectToObject(running, "progress_rate");
+    cJSON_AddNumberToObject(rate, "from", 0.25);
+    cJSON_AddNumberToObject(rate, "since_s", 1);
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert_double_eq_tol(p.eta_s, 22, 1e-9);
+    cJSON_DeleteItemFromObject(running, "progress_rate");
+
+    cJSON_AddBoolToObject(running, "received", true);
+    cJSON *extra = cJSON_CreateObject(); /* a third job running on a worker */
+    cJSON_AddNumberToObject(extra, "weight", 10);
+    cJSON_AddStringToObject(extra, "state", "running");
+    cJSON_AddNumberToObject(extra, "progress", 0.5);
+    cJSON *as = cJSON_AddArrayToObject(extra, "attempts");
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "outcome", "running");
+    cJSON_AddNumberToObject(a, "start_s", 10);
+    cJSON_AddNumberToObject(a, "seconds", 5);
+    cJSON_AddItemToArray(as, a);
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert_int_eq(p.running, 1);
+    ck_assert_double_eq_tol(p.eta_s, 20, 1e-9);
+    cJSON_AddItemToArray(cJSON_GetObjectItem(r, "jobs"), extra);
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert_int_eq(p.running, 2);
+    ck_assert_int_eq(p.workers, 2);
+    cJSON_DeleteItemFromArray(cJSON_GetObjectItem(r, "jobs"), 6);
+    cJSON_DeleteItemFromObject(running, "received");
+
+    cJSON_AddNumberToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "jobs"), 0), "take_in_s", 1);
+    cJSON *co = cJSON_AddObjectToObject(r, "coordinator");
+    cJSON_AddNumberToObject(co, "results", 1);
+    cJSON_AddNumberToObject(co, "seconds", 30);
+    cJSON_AddNumberToObject(co, "outstanding", 0);
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert(p.coordinator_bound);
+    ck_assert_double_eq_tol(p.coordinator_s, 31, 1e-9);
+    ck_assert_double_eq_tol(p.eta_s, 151, 1e-9);
+    char text[512];
+    tb_report_progress_text(&p, "tiles", "tiles", text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "the coordinator's 31.00 s a result"));
+    cJSON_DeleteItemFromObject(r, "coordinator");
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert(!p.coordinator_bound);
+    ck_assert_double_eq_tol(p.eta_s, 26, 1e-9);
+    cJSON_Delete(r);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -512,6 +574,7 @@ Suite *report_suite(void)
     tcase_add_test(t, test_coast_and_tiles_render_tagged);
     tcase_add_test(t, test_painted_class_gates_have_their_values);
     tcase_add_test(t, test_eta_is_a_list_schedule_at_the_measured_cost);
+    tcase_add_test(t, test_eta_reads_the_job_rate_a_received_result_and_the_coordinator);
     suite_add_tcase(s, t);
     return s;
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/log.h"
+
 typedef struct {
     size_t index;
     tb_result_t *result;
@@ -24,6 +26,10 @@ struct tb_delivery_t {
     tb_err_t err;
     void (*wake)(void *user);
     void *wake_user;
+    /* the caller's time with its results, this batch: for the cost model (report/progress.h) */
+    double held_since_s; /* when the item it holds was handed out; 0: none */
+    double busy_s;
+    size_t finished;
 };
 
 static size_t s_mem_bytes(const tb_result_t *r)
@@ -78,6 +84,8 @@ void tb_delivery_reset(tb_delivery_t *self)
     s_empty(self);
     self->closed = false;
     self->rc = 0;
+    self->held_since_s = self->busy_s = 0;
+    self->finished = 0;
     memset(&self->err, 0, sizeof self->err);
     pthread_mutex_unlock(&self->mu);
 }
@@ -129,6 +137,15 @@ void tb_delivery_outstanding(tb_delivery_t *self, size_t *count, size_t *bytes)
     pthread_mutex_unlock(&self->mu);
 }
 
+void tb_delivery_service(tb_delivery_t *self, size_t *finished, double *busy_s, size_t *outstanding)
+{
+    pthread_mutex_lock(&self->mu);
+    *finished = self->finished;
+    *busy_s = self->busy_s + (self->held_since_s > 0 ? tb_now_s() - self->held_since_s : 0);
+    *outstanding = self->outstanding;
+    pthread_mutex_unlock(&self->mu);
+}
+
 tb_delivery_event_t tb_delivery_wait(tb_delivery_t *self, double timeout_s, size_t *index,
                                      tb_result_t **result, int *rc, tb_err_t *err)
 {
@@ -154,6 +171,7 @@ tb_delivery_event_t tb_delivery_wait(tb_delivery_t *self, double timeout_s, size
             self->n--;
             *index = it.index;
             *result = it.result;
+            self->held_since_s = tb_now_s();
             pthread_mutex_unlock(&self->mu);
             return TB_DELIVERY_ITEM;
         }
@@ -170,6 +188,11 @@ void tb_delivery_finished(tb_delivery_t *self, size_t bytes)
     if (self->outstanding)
         self->outstanding--;
     self->outstanding_bytes = self->outstanding_bytes > bytes ? self->outstanding_bytes - bytes : 0;
+    if (self->held_since_s > 0) {
+        self->busy_s += tb_now_s() - self->held_since_s;
+        self->finished++;
+        self->held_since_s = 0;
+    }
     pthread_mutex_unlock(&self->mu);
     if (self->wake)
         self->wake(self->wake_user);

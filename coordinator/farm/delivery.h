@@ -35,6 +35,11 @@ void tb_delivery_close(tb_delivery_t *self, int rc, const tb_err_t *err);
 /* The loop: what the caller has not finished with yet: count, and bytes held in memory. */
 void tb_delivery_outstanding(tb_delivery_t *self, size_t *count, size_t *bytes);
 
+/* The caller's service this batch: results it finished with, the seconds it spent on them (the one
+ * it holds now included, so far), and what it has not finished (queued + held). */
+void tb_delivery_service(tb_delivery_t *self, size_t *finished, double *busy_s,
+                         size_t *outstanding);
+
 typedef enum {
     TB_DELIVERY_ITEM,   /* *index and *result are set: call back, then tb_delivery_finished */
     TB_DELIVERY_TICK,   /* timeout_s passed with nothing to deliver */

@@ -346,7 +346,7 @@ static bool s_inproc_progress(void *user, double fraction, const char *note)
 {
     (void)note;
     s_inproc_t *ip = user;
-    ip->job->progress = (float)fraction;
+    tb_jobrec_progress(ip->job, fraction);
     if (ip->self->opts.on_tick)
         ip->self->opts.on_tick(ip->self->opts.user, ip->self);
     return ip->self->opts.interrupted && *ip->self->opts.interrupted;
@@ -399,6 +399,7 @@ static int s_inproc_job(tb_dispatch_t *self, tb_pool_t *pool, size_t i, tb_err_t
     uint32_t attempt = tb_jobtable_attempt_begin(self->jobs, i, -1);
     self->stats.attempts++;
     job->state = TB_JOB_LEASED;
+    job->progress_t0_s = 0;
     s_inproc_t ip = {self, job};
     tb_job_ctx_t ctx = {
         .threads = tb_pool_threads(pool), .pool = pool, .progress = s_inproc_progress, .user = &ip};
@@ -623,6 +624,15 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self_)
     cJSON_AddStringToObject(root, "mode", s.mode);
     bool live = self->started_s > 0 && s.seconds == 0;
     cJSON_AddNumberToObject(root, "seconds", live ? tb_now_s() - self->started_s : s.seconds);
+    /* the caller's own time with each result (a tile's files written): the coordinator's share of
+     * the cost model (report/progress.h) */
+    size_t finished = 0, outstanding = 0;
+    double busy_s = 0;
+    tb_delivery_service(self->delivery, &finished, &busy_s, &outstanding);
+    cJSON *co = cJSON_AddObjectToObject(root, "coordinator");
+    cJSON_AddNumberToObject(co, "results", (double)finished);
+    cJSON_AddNumberToObject(co, "seconds", busy_s);
+    cJSON_AddNumberToObject(co, "outstanding", (double)outstanding);
     cJSON *st = cJSON_AddObjectToObject(root, "stats");
     cJSON_AddNumberToObject(st, "jobs", (double)s.jobs);
     cJSON_AddNumberToObject(st, "from_store", (double)s.from_store);

@@ -386,7 +386,19 @@ void tb_jobtable_requeue(tb_jobtable_t *self, size_t index)
     tb_jobrec_t *job = &self->jobs[index];
     job->worker = -1;
     job->progress = 0;
+    job->progress_t0_s = 0; /* and received_s: one clock */
     job->state = TB_JOB_READY;
+}
+
+void tb_jobrec_progress(tb_jobrec_t *job, double fraction)
+{
+    if (!(fraction >= 0 && fraction <= 1))
+        return;
+    if (job->state == TB_JOB_LEASED && (job->progress_t0_s <= 0 || fraction < job->progress)) {
+        job->progress_t0_s = tb_now_s();
+        job->progress_p0 = (float)fraction;
+    }
+    job->progress = (float)fraction;
 }
 
 void tb_jobtable_count_failure(tb_jobtable_t *self, size_t index, uint32_t conn_no, bool lost,
@@ -410,6 +422,7 @@ void tb_jobtable_count_failure(tb_jobtable_t *self, size_t index, uint32_t conn_
     }
     job->worker = -1;
     job->progress = 0;
+    job->progress_t0_s = 0; /* and received_s: one clock */
     job->state = TB_JOB_READY;
 }
 
@@ -474,6 +487,9 @@ void tb_jobtable_done(tb_jobtable_t *self, size_t index, tb_result_t **result_p,
     job->worker = worker;
     job->seconds = (float)seconds;
     job->progress = 1;
+    if (job->received_s > 0)
+        job->take_in_s = (float)(tb_now_s() - job->received_s);
+    job->received_s = 0;
     self->n_done++;
     self->done_weight += job->weight;
     self->done_cells += job->cells;
@@ -649,6 +665,16 @@ cJSON *tb_jobtable_job_json(const tb_jobtable_t *self, size_t i,
     cJSON_AddBoolToObject(o, "from_store", job->from_store);
     if (job->verified)
         cJSON_AddBoolToObject(o, "verified", true);
+    /* its result is in the coordinator's hands (checked, stored), no longer on a worker */
+    if (job->state == TB_JOB_VERIFYING && job->received_s > 0 && job->worker >= 0)
+        cJSON_AddBoolToObject(o, "received", true);
+    if (done && job->take_in_s > 0)
+        cJSON_AddNumberToObject(o, "take_in_s", job->take_in_s);
+    if (job->state == TB_JOB_LEASED && job->progress_t0_s > 0) {
+        cJSON *r = cJSON_AddObjectToObject(o, "progress_rate");
+        cJSON_AddNumberToObject(r, "from", job->progress_p0);
+        cJSON_AddNumberToObject(r, "since_s", tb_now_s() - job->progress_t0_s);
+    }
     const char *who = !done             ? ""
                       : job->from_store ? "store"
                       : job->worker < 0 ? "in-process"

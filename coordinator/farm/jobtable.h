@@ -130,12 +130,24 @@ typedef struct {
     size_t result_bytes;
     uint64_t result_xxh3;
     float seconds;
+    float take_in_s;   /* the coordinator's seconds from its result's arrival to done */
     tb_votes_t *votes; /* verification: the results in hand (NULL: none; freed with the job) */
     bool verified;     /* its result agreed with another worker's */
     /* its runs under way: leased, or their result being checked; more than one only while new
      * workers share it on probation (tb_jobtable_probation_job) */
     uint8_t runs;
+    /* its running attempt's first progress report (fraction; time below): the rate since then is
+     * the job's own speed, the spec's transfer and the job's setup left out */
+    float progress_p0;
+    union {                   /* one clock a state, for the cost model (report/progress.h) */
+        double progress_t0_s; /* LEASED: that report's time; 0: none yet */
+        double received_s;    /* VERIFYING: when its result arrived (take_in_s above); 0: none */
+    };
 } tb_jobrec_t;
+
+/* A running job's progress report (a fraction in [0, 1]); the first one of its attempt starts the
+ * clock of its rate. */
+void tb_jobrec_progress(tb_jobrec_t *job, double fraction);
 
 typedef struct {
     int max_failures; /* per job (default 3) */

@@ -392,6 +392,7 @@ static void s_grant(tb_loop_t *self, tb_worker_t *w, size_t index)
     job->state = TB_JOB_LEASED;
     job->worker = w->index;
     job->progress = 0;
+    job->progress_t0_s = 0;
     if (job->deadline_s <= 0)
         job->default_deadline_s = (float)s_deadline(self, job);
     w->job = (int64_t)index;
@@ -899,6 +900,7 @@ static void s_on_result_complete(tb_loop_t *self, tb_worker_t *w)
     w->spec_next = w->spec_chunks = 0;
     job->state = TB_JOB_VERIFYING;
     job->worker = w->index;
+    job->received_s = tb_now_s();
     self->verifying++;
     self->verifying_bytes += v->sinking ? 0 : v->blob_bytes;
     tb_tasks_post(self->tasks, &v->task);
@@ -1257,7 +1259,7 @@ static void s_on_message(tb_loop_t *self, tb_worker_t *w, const tb_msg_t *m)
         return;
     case TB_CMD_PROGRESS:
         if (s_holds(self, w, m))
-            s_job(self, w->job)->progress = (float)(m->fraction_ppm / 1e6);
+            tb_jobrec_progress(s_job(self, w->job), m->fraction_ppm / 1e6);
         return;
     case TB_CMD_RESULT:
         s_on_result_chunk(self, w, m);

@@ -26,6 +26,13 @@ static const cJSON *s_last_attempt(const cJSON *job)
     return n > 0 ? cJSON_GetArrayItem(as, n - 1) : NULL;
 }
 
+/* Whether a running job's result is already in the coordinator's hands (being checked, stored):
+ * it holds no worker any more. */
+static bool s_received(const cJSON *job)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItem(job, "received"));
+}
+
 /* The measured cost per weight unit: successful attempts' seconds plus running jobs' seconds so far
  * (those reporting progress), over the weight they did. NaN when nothing was measured. */
 static double s_cost(const cJSON *jobs, double age_s)
@@ -42,7 +49,7 @@ static double s_cost(const cJSON *jobs, double age_s)
         if (strcmp(st, "done") == 0 && a && strcmp(tb_json_str(a, "outcome", ""), "ok") == 0) {
             s += tb_json_num(a, "seconds");
             w += wt;
-        } else if (strcmp(st, "running") == 0 && a) {
+        } else if (strcmp(st, "running") == 0 && a && !s_received(j)) {
             double p = tb_json_num(j, "progress"), el = tb_json_num(a, "seconds") + age_s;
             if (p >= S_MIN_PROGRESS && p < 1 && el > 0) {
                 s += el;
@@ -53,34 +60,42 @@ static double s_cost(const cJSON *jobs, double age_s)
     return w > 0 && s > 0 ? s / w : NAN;
 }
 
-/* Seconds to finish `left` weight units at the rate results arrived since the first one ended
- * (weight of the later ones over the time since, `now_s` in the record's seconds); NaN before two
- * results. */
-static double s_throughput_eta(const cJSON *jobs, double now_s, double left)
+/* The coordinator's work on each result: the median take-in of the results done here (from
+ * arrival to checked and stored: seconds a result, returned) and the caller's time with them (a
+ * tile's files written: the record's "coordinator" block), per weight unit, as its results are
+ * (a partial row's tile writes fewer bytes): *out_s_per_w, and the mean weight of a result done,
+ * *mean_w. 0 while not measured. */
+static double s_take_in(const cJSON *record, const cJSON *jobs, int n, double *out_s_per_w,
+                        double *mean_w)
 {
-    double first_end = INFINITY, first_w = 0, done_w = 0;
-    int n = 0;
+    double *t = malloc(((size_t)n + 1) * sizeof *t);
+    int k = 0, done = 0;
+    double done_w = 0;
     const cJSON *j;
     cJSON_ArrayForEach(j, jobs)
     {
-        const cJSON *a = s_last_attempt(j);
-        double wt = tb_json_num(j, "weight");
-        if (!a || !(wt > 0) || cJSON_IsTrue(cJSON_GetObjectItem(j, "from_store")) ||
-            strcmp(tb_json_str(j, "state", ""), "done") != 0)
+        if (strcmp(tb_json_str(j, "state", ""), "done") != 0 ||
+            cJSON_IsTrue(cJSON_GetObjectItem(j, "from_store")))
             continue;
-        double end = tb_json_num(a, "start_s") + tb_json_num(a, "seconds");
-        if (!isfinite(end))
-            continue;
-        n++;
-        done_w += wt;
-        if (end < first_end) {
-            first_end = end;
-            first_w = wt;
-        }
+        double v = tb_json_num(j, "take_in_s"), wt = tb_json_num(j, "weight");
+        done++;
+        done_w += wt > 0 ? wt : 0;
+        if (t && v > 0 && isfinite(v))
+            t[k++] = v;
     }
-    if (n < 2 || !(now_s > first_end) || !(done_w > first_w))
-        return NAN;
-    return left * (now_s - first_end) / (done_w - first_w);
+    double in = 0;
+    if (k > 0) {
+        qsort(t, (size_t)k, sizeof *t, s_desc);
+        in = t[k / 2];
+    }
+    free(t);
+    double results = tb_json_num(record, "coordinator.results");
+    double secs = tb_json_num(record, "coordinator.seconds");
+    *mean_w = done > 0 ? done_w / done : 0;
+    /* the results it finished with are (nearly) the done ones: all but those still queued to it */
+    double finished_w = results >= 1 ? fmin(results, done) * *mean_w : 0;
+    *out_s_per_w = finished_w > 0 && secs >= 0 ? secs / finished_w : 0;
+    return in;
 }
 
 int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_t *out)
@@ -102,7 +117,8 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
     }
     double c = s_cost(jobs, age_s);
     double todo_w = 0, done_w = 0;
-    int nq = 0, nr = 0, nw_all = 0;
+    int nq = 0, nr = 0, nw_all = 0, n_received = 0;
+    double left_w = 0; /* of the jobs not done: the coordinator has their results still to take */
     const cJSON *j;
     cJSON_ArrayForEach(j, jobs)
     {
@@ -122,17 +138,30 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
             done_w += wt;
         } else if (strcmp(st, "failed") == 0) {
             out->failed++;
+        } else if (strcmp(st, "running") == 0 && s_received(j)) {
+            left_w += wt;
+            out->running++; /* on the coordinator: its worker's part is done */
+            n_received++;
+            done_w += wt;
         } else if (strcmp(st, "running") == 0) {
             out->running++;
+            left_w += wt;
             const cJSON *a = s_last_attempt(j);
             double p = fmin(1, fmax(0, tb_json_num(j, "progress")));
             double el = (a ? tb_json_num(a, "seconds") : 0) + age_s;
             done_w += isfinite(p) ? p * wt : 0;
-            /* its remaining seconds: by its own rate when it reports progress */
-            double rem = p >= S_MIN_PROGRESS && el > 0 ? el * (1 - p) / p : wt * c - el;
+            /* its remaining seconds: by its own rate when it reports progress - since its first
+             * report when that has moved enough (the spec's transfer and the job's setup before
+             * it are not its speed), else since the attempt began */
+            double p0 = tb_json_num(j, "progress_rate.from"),
+                   since = tb_json_num(j, "progress_rate.since_s");
+            double rem = p - p0 >= S_MIN_PROGRESS && since > 0 ? since * (1 - p) / (p - p0)
+                         : p >= S_MIN_PROGRESS && el > 0       ? el * (1 - p) / p
+                                                               : wt * c - el;
             free_at[nr++] = isfinite(rem) ? fmax(0, rem) : NAN;
         } else {
             out->queued++;
+            left_w += wt;
             queued[nq++] = wt;
         }
     }
@@ -145,6 +174,7 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
         alive = 1; /* in-process: one job at a time */
     if (alive > S_MAX_WORKERS)
         alive = S_MAX_WORKERS;
+    /* the workers alive; more only while a lost worker's lease runs out */
     out->workers = alive > nr ? alive : (nr > 0 ? nr : 1);
     out->fraction = todo_w > 0 ? fmin(1, done_w / todo_w) : 1;
     out->elapsed_s = tb_json_num(record, "seconds") + age_s;
@@ -155,10 +185,14 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
         qsort(weights, (size_t)nw_all, sizeof *weights, s_desc);
         out->job_s = c * weights[nw_all / 2];
     }
-    if (out->queued + out->running == 0) {
+    double out_per_w = 0, mean_w = 0, take_in_s = s_take_in(record, jobs, n, &out_per_w, &mean_w);
+    double outstanding = tb_json_num(record, "coordinator.outstanding");
+    outstanding = outstanding > 0 && isfinite(outstanding) ? outstanding : 0;
+    out->coordinator_s = take_in_s + out_per_w * mean_w;
+    if (out->queued + out->running == 0 && outstanding == 0) {
         out->eta_s = 0;
         out->measured = true;
-    } else if (isfinite(c)) {
+    } else if (isfinite(c) || (nr == 0 && out->queued == 0)) {
         /* the list schedule: the workers free now, then as their running jobs end */
         int nf = out->workers;
         for (int k = nr; k < nf; k++)
@@ -177,11 +211,15 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
         double end = 0;
         for (int k = 0; k < nf; k++)
             end = fmax(end, free_at[k]);
-        /* the workers are not the only limit: the coordinator takes each result in (a tile's
-         * files are encoded and written one at a time), so the rate results have arrived at since
-         * the first one bounds the ETA too, and the slower of the two is the bottleneck */
-        double thru = s_throughput_eta(jobs, out->elapsed_s, todo_w - done_w);
-        out->eta_s = isfinite(thru) ? fmax(end, thru) : end;
+        /* then the last result's take-in; and the coordinator is a limit of its own: it writes
+         * the results one at a time (a tile's files), so those not yet finished with - queued to
+         * it, being checked, running, queued - take at least their count times its measured
+         * seconds a result */
+        double workers_end = nr + nq > 0 ? end + out->coordinator_s : 0;
+        double coord_end = (outstanding * mean_w + left_w) * out_per_w +
+                           (n_received + nr + nq > 0 ? take_in_s : 0);
+        out->coordinator_bound = coord_end > workers_end;
+        out->eta_s = fmax(workers_end, coord_end);
         out->measured = true;
     }
     free(queued);
@@ -221,7 +259,11 @@ void tb_report_progress_text(const tb_report_progress_t *p, const char *phase, c
                       100 * p->fraction, job);
     if ((size_t)k >= n)
         return;
-    if (p->measured && p->queued + p->running > 0)
+    if (p->measured && p->queued + p->running > 0 && p->coordinator_bound)
+        snprintf(out + k, n - (size_t)k,
+                 "; ETA %s (the coordinator's %.2f s a result for the results left)", eta,
+                 p->coordinator_s);
+    else if (p->measured && p->queued + p->running > 0)
         snprintf(out + k, n - (size_t)k,
                  "; ETA %s (the remaining jobs at the measured cost on %d "
                  "worker%s)",

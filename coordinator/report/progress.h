@@ -9,9 +9,12 @@
  * the weight they did. The ETA is the end of a list schedule of the remaining work on the workers
  * alive: each running job's remaining seconds (by its own progress when it reports some, else the
  * measured cost less its elapsed time), then the queued jobs largest first, each on the worker
- * that is free first - the engine's own order (dispatch.h); and no sooner than the rate results
- * have arrived at since the first one allows (the coordinator's own handling of each result, a
- * tile's files written one at a time, can be the bottleneck). Nothing here reads a clock: the
+ * that is free first - the engine's own order (dispatch.h) - and then the last result's handling
+ * on the coordinator. The coordinator is a limit of its own, measured the same way: each result's
+ * take-in (the job's "take_in_s": from arrival to checked and stored) plus the caller's time with
+ * it (the record's "coordinator" block: a tile's files written, one at a time), so the results it
+ * has not finished with take at least their count times that. A job whose result has arrived
+ * ("received") holds no worker. Nothing here reads a clock: the
  * caller passes how old the record is. Pure functions, tested in tests/test_report.c.
  */
 #ifndef TB_REPORT_PROGRESS_H
@@ -32,6 +35,8 @@ typedef struct {
     double units_per_s;     /* work done per second of the dispatch; NaN before 1 s */
     double eta_s;           /* seconds to the end of the dispatch; NaN when not known yet */
     bool measured;          /* the ETA rests on a measurement of this dispatch */
+    double coordinator_s;   /* the coordinator's measured seconds a result (take-in + writing) */
+    bool coordinator_bound; /* the ETA is the coordinator's work on the results left */
 } tb_report_progress_t;
 
 /* The progress of `record` (a dispatch record) `age_s` seconds after it was taken. Returns 0, or -1
