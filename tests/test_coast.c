@@ -825,6 +825,43 @@ START_TEST(test_spec_round_trips_and_runs_as_a_job)
     ck_assert_msg(strstr(err.msg, "coast result answers spec") != NULL, "%s", err.msg);
     free(other);
     ck_assert_int_eq(tb_job_check_result(kind, bytes, n, out.data, out.bytes - 1, &err), -1);
+    /* a result that echoes its spec's hash but breaks an invariant of the pass is refused: a
+     * height not finite or 1000 km off, an exposure above one, the sediment not adding up, more
+     * mouths than the spec sent, percentiles out of order; the honest one passes (above) */
+    size_t cells = (size_t)(pl.w * pl.h);
+    float keep_h = direct.height_m[cells / 2];
+    uint16_t keep_e = direct.exposure[cells / 3];
+    tb_coast_stats_t keep_s = direct.stats;
+    for (int k = 0; k < 6; k++) {
+        const char *want[] = {"has height",      "has height",       "exposure",
+                              "does not add up", "mouths delivered", "exposure percentiles"};
+        if (k == 0)
+            direct.height_m[cells / 2] = NAN;
+        else if (k == 1)
+            direct.height_m[cells / 2] = 2e6f;
+        else if (k == 2)
+            direct.exposure[cells / 3] = TB_COAST_EXPOSURE_ONE + 1;
+        else if (k == 3)
+            direct.stats.laid_m3 += 1 + direct.stats.laid_m3 * 1e-6;
+        else if (k == 4)
+            direct.stats.mouths = 3;
+        else
+            direct.stats.exposure_p10 = direct.stats.exposure_p50 + 0.01;
+        void *bad;
+        size_t bn;
+        ck_assert(tb_coast_result_encode(&direct, &bad, &bn, &err) == 0);
+        ck_assert_int_eq(tb_job_check_result(kind, bytes, n, bad, bn, &err), -1);
+        ck_assert_msg(strstr(err.msg, want[k]) != NULL, "case %d: %s", k, err.msg);
+        free(bad);
+        direct.height_m[cells / 2] = keep_h;
+        direct.exposure[cells / 3] = keep_e;
+        direct.stats = keep_s;
+    }
+    void *good;
+    size_t gn;
+    ck_assert(tb_coast_result_encode(&direct, &good, &gn, &err) == 0); /* restored: it passes */
+    ck_assert_msg(tb_job_check_result(kind, bytes, n, good, gn, &err) == 0, "%s", err.msg);
+    free(good);
     tb_coast_result_t back;
     ck_assert(tb_coast_result_decode(out.data, out.bytes, &back, &err) == 0);
     ck_assert(memcmp(back.height_m, direct.height_m, sizeof(float) * (size_t)(pl.w * pl.h)) == 0);

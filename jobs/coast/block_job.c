@@ -863,37 +863,6 @@ static int s_check_tally(const tb_coast_block_result_t *got, tb_err_t *err)
     return 0;
 }
 
-/* The interior's maps (after the tally): finite heights and moved depths, exposures in 0..1 (or
- * none, beyond carry_m of the waterline). */
-static int s_check_maps(const tb_coast_block_result_t *got, const uint8_t *maps, tb_err_t *err)
-{
-    size_t cells = (size_t)got->interior.w * (size_t)got->interior.h;
-    const size_t chunk = (size_t)1 << 20; /* cells between tb_job_result_done calls */
-    for (size_t i = 0; i < cells; i++) {
-        float h, m;
-        uint16_t e;
-        if (i % chunk == 0 && i > 0) {
-            /* the maps' cells before i are read: a mapped result lets them go */
-            tb_job_result_done(maps + 4 * (i - chunk), 4 * chunk);
-            tb_job_result_done(maps + 4 * cells + 4 * (i - chunk), 4 * chunk);
-            tb_job_result_done(maps + 8 * cells + 2 * (i - chunk), 2 * chunk);
-        }
-        memcpy(&h, maps + 4 * i, 4);
-        memcpy(&m, maps + 4 * cells + 4 * i, 4);
-        memcpy(&e, maps + 8 * cells + 2 * i, 2);
-        if (!isfinite(h) || !isfinite(m) ||
-            (e > TB_COAST_EXPOSURE_ONE && e != TB_COAST_NO_EXPOSURE))
-            return tb_err_set(
-                err, TB_E_CHECKSUM,
-                "coast block result: interior cell %zu (%lld,%lld) has height %g, "
-                "moved %g, exposure %u (of %d)",
-                i, (long long)(got->interior.x0 + (int64_t)(i % (size_t)got->interior.w)),
-                (long long)(got->interior.y0 + (int64_t)(i / (size_t)got->interior.w)), (double)h,
-                (double)m, (unsigned)e, TB_COAST_EXPOSURE_ONE);
-    }
-    return 0;
-}
-
 /* A result answers a spec when it echoes the spec's hash and names the spec's interior and probe
  * flag, with the maps' bytes that interior takes, an honest tally and finite maps
  * (docs/distribution.md, "Verifying results"). */
@@ -923,7 +892,10 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
                           got.totals_only ? " (probe)" : "", (long long)s.interior.x0,
                           (long long)s.interior.y0, (long long)s.interior.w,
                           (long long)s.interior.h, s.totals_only ? " (probe)" : "");
-    return s.totals_only ? 0 : s_check_maps(&got, r.data + r.pos, err);
+    return s.totals_only ? 0
+                         : tb_coast_check_maps(r.data + r.pos, got.interior.x0, got.interior.y0,
+                                               got.interior.w, got.interior.h,
+                                               "coast block result: interior", err);
 }
 
 const tb_job_kind_t tb_job_kind_coast_block = {

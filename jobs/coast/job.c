@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "common/bytes.h"
 #include "jobs/coast/coast.h"
+#include "jobs/coast/methods.h"
 
 #define S_SPEC_MAGIC 0x53434254u   /* "TBCS" */
 #define S_RESULT_MAGIC 0x52434254u /* "TBCR" */
@@ -433,10 +434,10 @@ size_t tb_coast_result_bound(const void *spec, size_t n)
  * (docs/distribution.md, "Verifying results"). Reads the heads only. */
 static int s_job_check(const void *spec, size_t n, const void *result, size_t bytes, tb_err_t *err)
 {
-    tb_reader_t r;
+    tb_reader_t rs, r;
     tb_coast_spec_t s;
     tb_coast_result_t got;
-    if (s_spec_head(spec, n, &r, &s, err) != 0 || s_result_head(result, bytes, &r, &got, err) != 0)
+    if (s_spec_head(spec, n, &rs, &s, err) != 0 || s_result_head(result, bytes, &r, &got, err) != 0)
         return -1;
     uint64_t want = XXH3_64bits(spec, n);
     if (got.spec_xxh3 != want)
@@ -447,7 +448,16 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
         return tb_err_set(err, TB_E_FORMAT,
                           "coast result: a %lld x %lld planet, its spec's is %lld x %lld",
                           (long long)got.w, (long long)got.h, (long long)s.w, (long long)s.h);
-    return 0;
+    /* the spec's mouths after its heights and classes (5 bytes a cell): a delivered mouth is one */
+    size_t cells = (size_t)s.w * (size_t)s.h;
+    uint64_t n_mouths = 0;
+    if (tb_reader_left(&rs) >= cells * 5 + 8) {
+        rs.pos += cells * 5;
+        n_mouths = tb_reader_u64(&rs);
+    }
+    if (tb_coast_check_stats(&got.stats, s.w, s.h, s.cell_m, n_mouths, err) != 0)
+        return -1;
+    return tb_coast_check_maps(r.data + r.pos, 0, 0, s.w, s.h, "coast result", err);
 }
 
 /* Limits from the largest planet a coast job takes (TB_COAST_MAX_CELLS): 5 bytes a cell of spec

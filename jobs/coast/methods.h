@@ -280,4 +280,19 @@ int tb_coast_sediment_drift_deposit(tb_pool_t *pool, const tb_coast_params_t *p,
                                     tb_coast_tally_t *t, const tb_coast_debug_t *debug,
                                     tb_err_t *err);
 
+/* The results' checks (check.c; docs/distribution.md, "Verifying results"). No honest height or
+ * moved depth is 1000 km from sea level; an honest budget closes to 2e-15 (docs/coast.md). */
+#define TB_COAST_CHECK_MAX_M 1e6f
+#define TB_COAST_CHECK_BUDGET 1e-9
+/* A result's maps of w x h cells from (x0, y0) (height f32, moved f32, exposure u16, one plane
+ * after the other): finite, within TB_COAST_CHECK_MAX_M, exposures in 0..TB_COAST_EXPOSURE_ONE or
+ * none. A mapped result is let go as it is read. `what` names the result in the error. */
+int tb_coast_check_maps(const uint8_t *maps, int64_t x0, int64_t y0, int64_t w, int64_t h,
+                        const char *what, tb_err_t *err);
+/* A whole-planet result's statistics: its cells, counts within them, no more mouths than its spec
+ * sent, areas within the planet, volumes finite and not negative, the sediment's budget closed,
+ * the percentiles in order. */
+int tb_coast_check_stats(const tb_coast_stats_t *s, int64_t w, int64_t h, double cell_m,
+                         uint64_t n_mouths, tb_err_t *err);
+
 #endif
