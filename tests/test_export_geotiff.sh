@@ -58,6 +58,8 @@ for (i, j), name in sorted(tifs.items()):
     gx, gy = x0 + i * stride, y0 + j * stride  # the tile's first sample, x unwrapped
     want = (gx * cell, cell, 0.0, -gy * cell, 0.0, -cell)
     assert d.GetGeoTransform() == want, '%s: geotransform %s, the tile is at %s' % (name, d.GetGeoTransform(), want)
+    listed = [t['north_west_m'] for t in sheet['geotiff']['tiles'] if t['file'] == name]
+    assert listed == [[want[0], want[3]]], '%s: the sheet places it at %s, not %s' % (name, listed, want[::3])
     srs = d.GetSpatialRef()
     assert srs is not None and srs.GetLinearUnits() == 1.0 and srs.GetLinearUnitsName() in ('metre', 'meter'), '%s: units %s' % (name, srs and srs.GetLinearUnitsName())
     assert 'seed' in srs.ExportToWkt(), '%s: the CRS citation names no seed' % name
@@ -72,7 +74,7 @@ for (i, j), name in sorted(tifs.items()):
         assert v, '%s: gdallocationinfo finds nothing at (%s, %s)' % (name, X, Y)
         assert struct.pack('<f', float(v)) == ref_row(gx + px, gy + py, 1).tobytes(), \
             '%s: at world (%s, %s) m GDAL reads %s, the bake has %r' % (name, X, Y, v, ref_row(gx + px, gy + py, 1)[0])
-print('%s: %d GeoTIFFs of %d, geotransforms and %d samples each as baked' % (sheet['engine'] if 'engine' in sheet else out, len(tifs), N, N * N))
+print('%s: %d GeoTIFFs of %d, geotransforms and %d samples each as baked' % (sheet['engine'], len(tifs), N, N * N))
 PYEOF
 
 declare -A SIZE=([unreal]=505 [unity]=513)
@@ -98,9 +100,13 @@ else:
     b.WriteRaster(100, 200, 1, 1, struct.pack('<I', bits + 1), buf_type=gdal.GDT_Float32)
 d = None
 PYEOF
-  if "$PY" "$T/check.py" "$T/ctl" "$T" >/dev/null 2>&1; then
+  if "$PY" "$T/check.py" "$T/ctl" "$T" >/dev/null 2>"$T/ctl.err"; then
     fail "negative control '$c': the check passed on a GeoTIFF that is wrong"
   fi
+  # ... and for the reason planted: the geotransform, or the floats of row 200
+  want=$([ "$c" = shift ] && echo "terrain_x1_y0.tif: geotransform" || echo "terrain_x1_y0.tif: row 200 is not")
+  grep -qF "$want" "$T/ctl.err" || fail "negative control '$c' failed for another reason: $(tail -1 "$T/ctl.err")"
+  echo "negative control $c: $(tail -1 "$T/ctl.err" | cut -c1-160)" >>"$T/checks.out"
 done
 
 # refusals: no meta.json (exit 1 naming it, no GeoTIFF written); a GeoTIFF's name taken by a

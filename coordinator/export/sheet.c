@@ -138,6 +138,18 @@ int tb_export_sheet_write(const char *bake_dir, const tb_export_opts_t *o,
                               s_pair((double)g->x0 * c, -(double)g->y0 * c));
         cJSON_AddNumberToObject(gj, "tile_step_m", (double)g->stride * c);
         cJSON_AddNumberToObject(gj, "pixel_m", c);
+        cJSON *tl = cJSON_AddArrayToObject(gj, "tiles");
+        for (int64_t j = 0; j < g->ny; j++)
+            for (int64_t i = 0; i < g->nx; i++) {
+                char name[512];
+                tb_export_tile_name(p, g, base, "", i, j, ".tif", name, sizeof name);
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "file", name);
+                cJSON_AddItemToObject(e, "north_west_m",
+                                      s_pair((double)(g->x0 + i * g->stride) * c,
+                                             -(double)(g->y0 + j * g->stride) * c));
+                cJSON_AddItemToArray(tl, e);
+            }
     }
 
     s_cat(&txt, &len, &cap,
@@ -149,12 +161,13 @@ int tb_export_sheet_write(const char *bake_dir, const tb_export_opts_t *o,
           rep->max_m, s->lo_m, s->hi_m, s->step_m * 1000, 100 * share,
           (long long)rep->land_samples);
     if (o->geotiff)
-        s_cat(&txt, &len, &cap,
-              "GeoTIFF (QGIS: Layer > Add Raster Layer; Blender: import as a displacement image): "
-              "<tile name>.tif, float32 metres; tile (i, j)'s north-west corner at (%.1f + %g i, "
-              "%.1f - %g j) m, %g m pixels (x east of the seam, y north, 0 at the north edge)\n\n",
-              (double)g->x0 * c, (double)g->stride * c, -(double)g->y0 * c, (double)g->stride * c,
-              c);
+        s_cat(
+            &txt, &len, &cap,
+            "GeoTIFF (QGIS: Layer > Add Raster Layer; Blender: import as a displacement image): "
+            "<tile name>.tif, float32 metres; the tile i-th east and j-th south has its north-west "
+            "corner at (%.1f + %g i, %.1f - %g j) m (geotiff.tiles in the JSON), %g m pixels (x "
+            "east of the seam, y north, 0 at the north edge)\n\n",
+            (double)g->x0 * c, (double)g->stride * c, -(double)g->y0 * c, (double)g->stride * c, c);
     cJSON *ej = cJSON_AddObjectToObject(sh, p->name);
     if (o->engine == TB_EXPORT_UNREAL) {
         int quads, sections, comps;
