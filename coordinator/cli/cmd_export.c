@@ -1,6 +1,6 @@
 /* `terrain export OUT --engine unreal|unity|godot|raw --out DIR [--area X0,Y0,W,H | --landmass N
- * | --tiles IDS] [--tile-samples N] [--name NAME] [--float] [--fill-unbaked M]`: a bake's detail
- * tiles as an engine imports them, with an import sheet (coordinator/export/export.h,
+ * | --tiles IDS] [--tile-samples N] [--name NAME] [--float] [--geotiff] [--fill-unbaked M]`: a
+ * bake's detail tiles as an engine imports them, with an import sheet (coordinator/export/export.h,
  * docs/export.md). Never re-bakes. Exit 0; 1 when the bake is damaged (a listed file missing,
  * unreadable or not its XXH3); 2 for bad usage or an area the bake cannot give (tiles it did not
  * make, tiles without float heights, a grid the planet or the engine cannot hold). */
@@ -165,7 +165,7 @@ int tb_cmd_export(int argc, char **argv)
     const char *engine_name = NULL, *out_dir = NULL, *area = NULL, *tiles = NULL, *name = NULL;
     int64_t landmass = -1, tile_samples = 0;
     double fill_m = 0;
-    bool want_float = false, fill_given = false, quiet = false;
+    bool want_float = false, want_geotiff = false, fill_given = false, quiet = false;
     const tb_opt_t opts[] = {
         {"engine", TB_OPT_STRING, &engine_name, NULL, "unreal|unity|godot|raw",
          "the engine whose layout, naming and sheet to write (required)"},
@@ -185,6 +185,9 @@ int tb_cmd_export(int argc, char **argv)
         {"name", TB_OPT_STRING, &name, NULL, "NAME", "the base of every file name (terrain)"},
         {"float", TB_OPT_FLAG, &want_float, NULL, NULL,
          "also write float32 heights (<name>_<i>_<j>.f32 with an ENVI .hdr; raw always does)"},
+        {"geotiff", TB_OPT_FLAG, &want_geotiff, NULL, NULL,
+         "also write float32 GeoTIFF heights, one <tile name>.tif a tile, placed in the planet's "
+         "local metric frame (docs/export.md, \"GeoTIFF\")"},
         {"fill-unbaked", TB_OPT_DOUBLE, &fill_m, &fill_given, "METRES",
          "fill tiles the bake did not make (ocean) with this height instead of refusing"},
         {"quiet", TB_OPT_FLAG, &quiet, NULL, NULL, "no progress lines"},
@@ -192,7 +195,7 @@ int tb_cmd_export(int argc, char **argv)
     tb_verb_t v = {.name = "export",
                    .usage = "terrain export OUT --engine unreal|unity|godot|raw --out DIR [--area "
                             "X0,Y0,W,H | --landmass N | --tiles IDS] [--tile-samples N] [--name "
-                            "NAME] [--float] [--fill-unbaked METRES]",
+                            "NAME] [--float] [--geotiff] [--fill-unbaked METRES]",
                    TB_VERB_OPTS(opts),
                    .min_positional = 1,
                    .max_positional = 1,
@@ -205,6 +208,7 @@ int tb_cmd_export(int argc, char **argv)
                           .name = name,
                           .tile_samples = tile_samples,
                           .float_heights = want_float,
+                          .geotiff = want_geotiff,
                           .fill_unbaked = fill_given,
                           .fill_m = (float)fill_m,
                           .quiet = quiet};

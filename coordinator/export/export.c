@@ -10,6 +10,7 @@
 
 #include "common/fs.h"
 #include "common/log.h"
+#include "coordinator/export/geotiff.h"
 #include "coordinator/export/sheet.h"
 #include "coordinator/export/source.h"
 #include "coordinator/export/writers.h"
@@ -267,6 +268,75 @@ done:
     return rc;
 }
 
+/* The GeoTIFF of tile (i, j): float32 metres, north row first whatever the engine's own order,
+ * placed in the local metric frame (geotiff.h): model X = world x, unwrapped past the seam, model
+ * Y = - world y; the tie point is the north-west corner of the first sample's square. */
+static int s_geotiff(s_run_t *r, int64_t i, int64_t j, tb_err_t *err)
+{
+    const int64_t n = r->g.size, x = r->g.x0 + i * r->g.stride, y = r->g.y0 + j * r->g.stride;
+    const double c = r->info.cell_m;
+    char name[S_PATH], path[S_PATH];
+    tb_export_tile_name(r->p, &r->g, r->base, "", i, j, ".tif", name, sizeof name);
+    if (tb_fs_join(path, sizeof path, r->o->out_dir, name, err) != 0)
+        return -1;
+    tb_export_geo_t geo = {.west_m = (double)x * c,
+                           .north_m = -(double)y * c,
+                           .cell_m = c,
+                           .citation = r->rep->citation};
+    float *row = tb_malloc(sizeof *row * (size_t)n, "a GeoTIFF row", err);
+    tb_export_geotiff_t *f = row ? tb_export_geotiff_open(path, n, n, &geo, err) : NULL;
+    uint64_t h = 0;
+    int rc = -1;
+    if (!f)
+        goto done;
+    for (int64_t k = 0; k < n; k++)
+        if (tb_export_source_heights(r->src, x, y + k, n, row, err) != 0 ||
+            tb_export_geotiff_row(f, row, err) != 0)
+            goto done;
+    if (tb_export_geotiff_close(&f, &h, err) != 0)
+        goto done;
+    s_file(r, name, "heights, float32 GeoTIFF metres", i, j, h);
+    rc = 0;
+done:
+    tb_export_geotiff_abort(&f);
+    free(row);
+    return rc;
+}
+
+/* The GeoTIFFs' citation: the planet (seed, circumference) and the build, from bake_dir/meta.json,
+ * a file of the bake and so checked like any input. */
+static int s_citation(s_run_t *r, tb_err_t *err)
+{
+    char path[S_PATH], *text = NULL;
+    size_t len;
+    if (tb_fs_join(path, sizeof path, r->bake_dir, "meta.json", err) != 0 ||
+        tb_fs_read_all(path, (size_t)1 << 24, &text, &len, err) != 0)
+        return -1;
+    cJSON *meta = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(meta, "manifest");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(m, "seed");
+    const cJSON *km = cJSON_GetObjectItemCaseSensitive(m, "circumference_km");
+    const cJSON *build = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(meta, "tool"), "build_id");
+    const char *bad = !meta                   ? "valid JSON"
+                      : !cJSON_IsNumber(seed) ? "a number at manifest.seed"
+                      : !cJSON_IsNumber(km)   ? "a number at manifest.circumference_km"
+                      : !cJSON_IsString(build) || strchr(build->valuestring, '|')
+                          ? "a string without '|' at tool.build_id"
+                          : NULL;
+    if (!bad)
+        snprintf(r->rep->citation, sizeof r->rep->citation,
+                 "terrain-bake planet, seed %.0f, %g km round, build %.60s; local frame: x metres "
+                 "east of the seam x = 0, y metres north of the north edge (negative southward), "
+                 "heights metres above sea level",
+                 seed->valuedouble, km->valuedouble, build->valuestring);
+    cJSON_Delete(meta);
+    return bad ? tb_err_set(err, TB_E_FORMAT,
+                            "%s: expected %s (the GeoTIFFs' citation names the planet)", path, bad)
+               : 0;
+}
+
 /* Rounds four weights summing to 1 to bytes summing to exactly 255: floors, then the rest to the
  * largest remainders, ties to the lower channel (as the splat rules round, jobs/detail/splat.c). */
 static void s_round_weights(const double w[4], uint8_t out[4])
@@ -385,7 +455,8 @@ int tb_export_run(const char *bake_dir, const tb_export_opts_t *o, tb_export_rep
         return -1;
     tb_mosaic_info(r.m, &r.info);
     if (tb_export_grid_make(&r.info, r.p, o->area, o->tile_samples, &r.g, err) != 0 ||
-        tb_export_sheet_check(o->engine, &r.g, err) != 0 || s_check_tiles(&r, err) != 0)
+        tb_export_sheet_check(o->engine, &r.g, err) != 0 || s_check_tiles(&r, err) != 0 ||
+        (o->geotiff && s_citation(&r, err) != 0))
         goto done;
     rep->grid = r.g;
     /* the bake tiles one exported tile row spans, and one more to move on with */
@@ -416,7 +487,7 @@ int tb_export_run(const char *bake_dir, const tb_export_opts_t *o, tb_export_rep
     for (int64_t j = 0; j < r.g.ny; j++)
         for (int64_t i = 0; i < r.g.nx; i++) {
             double ts = tb_now_s();
-            if (s_heights(&r, i, j, err) != 0)
+            if (s_heights(&r, i, j, err) != 0 || (o->geotiff && s_geotiff(&r, i, j, err) != 0))
                 goto done;
             double th = tb_now_s();
             if (s_weights(&r, i, j, err) != 0)

@@ -103,7 +103,8 @@ typedef struct {
     tb_mosaic_rect_t area; /* samples (tb_mosaic_area_samples) */
     int64_t tile_samples;  /* 0: the preset's default */
     bool float_heights;    /* also write float32 .f32 (+ .hdr) heights (raw: always) */
-    bool geotiff;          /* also write float32 GeoTIFF heights in the local metric frame */
+    bool geotiff;          /* also write float32 GeoTIFF heights (<tile name>.tif) in the local
+                            * metric frame of coordinator/export/geotiff.h */
     bool fill_unbaked;     /* fill tiles the bake did not make (ocean) instead of refusing */
     float fill_m;          /* their height */
     bool quiet;            /* no progress lines */
@@ -119,10 +120,13 @@ typedef struct {
     int64_t filled_samples;               /* samples of unbaked tiles filled with fill_m */
     int tiles_written;
     int files_written;
+    char citation[400]; /* the GeoTIFFs' citation (the planet, its seed and build); "" without */
     double seconds;
 } tb_export_report_t;
 
-/* Runs the export of bake_dir. Refused before anything is written (TB_E_INVALID: exit 2): a
+/* Runs the export of bake_dir (with o->geotiff it also reads bake_dir/meta.json for the planet's
+ * seed, circumference and build: TB_E_IO / TB_E_FORMAT naming the file and key when it cannot).
+ * Refused before anything is written (TB_E_INVALID: exit 2): a
  * grid that does not fit, a tile the area needs that the bake did not make (naming up to eight and
  * the count; --fill-unbaked accepts them), a tile without float heights (a bake made before them:
  * naming the tile and how to rewrite them). A listed file missing or damaged is TB_E_IO /

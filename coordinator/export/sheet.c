@@ -117,6 +117,40 @@ int tb_export_sheet_write(const char *bake_dir, const tb_export_opts_t *o,
         hj, "terraced_share_float",
         rep->land_samples ? (double)rep->terraced_float / (double)rep->land_samples : 0);
     cJSON_AddBoolToObject(hj, "float32_files", o->float_heights || o->engine == TB_EXPORT_RAW);
+    cJSON_AddBoolToObject(hj, "geotiff_files", o->geotiff);
+    if (o->geotiff) {
+        /* the frame of coordinator/export/geotiff.h, as the files carry it */
+        cJSON *gj = cJSON_AddObjectToObject(sh, "geotiff");
+        cJSON_AddStringToObject(gj, "format", "GeoTIFF, one float32 band of metres, deflate");
+        cJSON_AddStringToObject(gj, "names", "<tile name>.tif, beside the engine's height file");
+        cJSON_AddStringToObject(gj, "crs",
+                                "user-defined projected (ProjectedCSTypeGeoKey 32767), linear "
+                                "and vertical units metre");
+        cJSON_AddStringToObject(gj, "citation", rep->citation);
+        cJSON_AddStringToObject(gj, "raster_type", "PixelIsArea");
+        cJSON_AddStringToObject(
+            gj, "frame",
+            "model X = world x (metres east of the seam, unwrapped past the circumference), "
+            "model Y = - world y (north up, 0 at the planet's north edge); pixel (c, r) is the "
+            "cell_m square centred on its sample, so tile (i, j)'s tie point is its first "
+            "sample's north-west corner");
+        cJSON_AddItemToObject(gj, "tile_0_0_origin_m",
+                              s_pair((double)g->x0 * c, -(double)g->y0 * c));
+        cJSON_AddNumberToObject(gj, "tile_step_m", (double)g->stride * c);
+        cJSON_AddNumberToObject(gj, "pixel_m", c);
+        cJSON *tl = cJSON_AddArrayToObject(gj, "tiles");
+        for (int64_t j = 0; j < g->ny; j++)
+            for (int64_t i = 0; i < g->nx; i++) {
+                char name[512];
+                tb_export_tile_name(p, g, base, "", i, j, ".tif", name, sizeof name);
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "file", name);
+                cJSON_AddItemToObject(e, "north_west_m",
+                                      s_pair((double)(g->x0 + i * g->stride) * c,
+                                             -(double)(g->y0 + j * g->stride) * c));
+                cJSON_AddItemToArray(tl, e);
+            }
+    }
 
     s_cat(&txt, &len, &cap,
           "terrain export: %s, %lld x %lld tiles of %lld x %lld samples at %g m%s, from %s\n"
@@ -126,6 +160,14 @@ int tb_export_sheet_write(const char *bake_dir, const tb_export_opts_t *o,
           p->shared_edge ? ", neighbours sharing their edge samples" : "", bake_dir, rep->min_m,
           rep->max_m, s->lo_m, s->hi_m, s->step_m * 1000, 100 * share,
           (long long)rep->land_samples);
+    if (o->geotiff)
+        s_cat(
+            &txt, &len, &cap,
+            "GeoTIFF (QGIS: Layer > Add Raster Layer; Blender: import as a displacement image): "
+            "<tile name>.tif, float32 metres; the tile i-th east and j-th south has its north-west "
+            "corner at (%.1f + %g i, %.1f - %g j) m (geotiff.tiles in the JSON), %g m pixels (x "
+            "east of the seam, y north, 0 at the north edge)\n\n",
+            (double)g->x0 * c, (double)g->stride * c, -(double)g->y0 * c, (double)g->stride * c, c);
     cJSON *ej = cJSON_AddObjectToObject(sh, p->name);
     if (o->engine == TB_EXPORT_UNREAL) {
         int quads, sections, comps;
