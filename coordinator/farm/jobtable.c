@@ -665,7 +665,9 @@ cJSON *tb_jobtable_job_json(const tb_jobtable_t *self, size_t i,
     cJSON_AddBoolToObject(o, "from_store", job->from_store);
     if (job->verified)
         cJSON_AddBoolToObject(o, "verified", true);
-    /* its result is in the coordinator's hands (checked, stored), no longer on a worker */
+    /* its result is in the coordinator's hands (checked, stored), no longer on a worker (a second
+     * opinion of it on another worker is not seen here: the cost model then sees that worker free)
+     */
     if (job->state == TB_JOB_VERIFYING && job->received_s > 0 && job->worker >= 0)
         cJSON_AddBoolToObject(o, "received", true);
     if (done && job->take_in_s > 0)
