@@ -120,6 +120,24 @@ grep -qE '[0-9]+ warnings about unregistered peers not shown' "$T/fl.err" || fai
 same_output fl
 echo "ok: 300 malformed messages, $shown warnings shown and the rest counted"
 
+# 5b. A connection storm: 300 peers join and leave one after another while the healthy worker works
+# (more work, so the run outlasts the storm): the joined/gone lines are S_PEER_LINES (10) a 10 s
+# window (coordinator/farm/loop.c, s_peer_event), the rest counted in one line, and the run ends
+# with every job done. Negative control: the storm happened (the client's count, and the coordinator
+# heard more peers than it printed).
+start_coord st --workers 1 --work 16000
+wait_for "$T/st.err" "worker local-1 joined" 10
+"$MISBEHAVE" --connect "$ep" --attack storm --name storm --timeout 20 >"$T/st-client.out" 2>"$T/st-client.err"
+wait $coord || fail "storm: the run did not complete"
+grep -q 'storm: 0 jobs received, 300 answers sent' "$T/st-client.out" || fail "storm: the storm was not sent (no attack)"
+shown=$(grep -cE 'worker storm-[0-9]+ (joined|gone)' "$T/st.err" || true)
+counted=$(grep -oE '[0-9]+ more workers joined and [0-9]+ left' "$T/st.err" | awk '{s += $1 + $6} END {print s + 0}')
+echo "storm: $shown joined/gone lines shown, $counted counted"
+[ "$counted" -ge 100 ] || fail "storm: only $counted joins and departures counted (the storm did not reach the coordinator?)"
+[ "$shown" -le 40 ] || fail "storm: $shown joined/gone lines for 300 peers (expected at most 10 a 10 s window)"
+[ "$(json_get "$T/st/farm-check.json" 'sum(1 for j in d["jobs"] if j["done"])')" = 8 ] || fail "storm: not every job done"
+echo "ok: a storm of 300 connections, $shown lines shown and $counted counted"
+
 # 6. local-N spoof: the local helper starts 3 s late (a wrapper), the spoofer says READY first.
 printf '#!/bin/sh\nsleep 3\nexec "%s" "$@"\n' "$WORKER" >"$T/slow-worker"
 chmod +x "$T/slow-worker"

@@ -31,6 +31,8 @@
  *   hoard         READY, take a JOB, then only heartbeat
  *   oversize      READY, take a JOB, announce a RESULT of 2 GiB and stream --stream-mib of it
  *   flood         300 malformed messages without READY (the warnings about it are rate-limited)
+ *   storm         300 connections one after another, each READY under a new name (--name-K), then
+ *                 DISCONNECT and closed (the joined/gone lines about them are rate-limited)
  *   lie           a worker that computes every JOB honestly, then alters its answer where no
  *                 check can see it (--lie-kinds: region,coast_block,tile by default): a region's
  *                 first land height 1 m higher, a coast block's middle height 1 m higher, 64
@@ -597,6 +599,24 @@ static int s_attack(const char *attack, const char *endpoint, const char *name, 
                 p.sock = s_dealer(endpoint);
             }
         }
+        cmd = -1;
+    } else if (strcmp(attack, "storm") == 0) {
+        zsock_destroy(&p.sock);
+        for (int k = 1; k <= 300 && tb_now_s() < p.until_s; k++) {
+            char cname[64];
+            snprintf(cname, sizeof cname, "%s-%d", name, k);
+            p.sock = s_dealer(endpoint);
+            s_say_ready(&p, cname);
+            zclock_sleep(5);
+            tb_msg_t d;
+            tb_msg_init(&d, TB_CMD_DISCONNECT);
+            d.code = TB_BYE_LEAVING;
+            snprintf(d.text, sizeof d.text, "storm");
+            s_send(p.sock, &d);
+            zsock_destroy(&p.sock);
+            sent++;
+        }
+        p.sock = s_dealer(endpoint);
         cmd = -1;
     } else if (strcmp(attack, "oversize") == 0) {
         s_say_ready(&p, name);
