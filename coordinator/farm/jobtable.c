@@ -394,9 +394,24 @@ void tb_jobrec_progress(tb_jobrec_t *job, double fraction)
 {
     if (!(fraction >= 0 && fraction <= 1))
         return;
+    double now = tb_now_s();
     if (job->state == TB_JOB_LEASED && (job->progress_t0_s <= 0 || fraction < job->progress)) {
-        job->progress_t0_s = tb_now_s();
-        job->progress_p0 = (float)fraction;
+        job->progress_t0_s = now;
+        job->progress_p0 = job->rate_p1 = (float)fraction;
+        job->rate_t1 = 0;
+    } else if (job->state == TB_JOB_LEASED) {
+        /* the newer anchor becomes the older once it is a window old, and now the newer one: the
+         * rate is always over one to two windows, the latest */
+        double t1 = job->progress_t0_s + job->rate_t1;
+        if (job->rate_t1 <= 0) {
+            job->rate_t1 = (float)(now - job->progress_t0_s);
+            job->rate_p1 = (float)fraction;
+        } else if (now - t1 >= TB_JOB_RATE_WINDOW_S) {
+            job->progress_t0_s = t1;
+            job->progress_p0 = job->rate_p1;
+            job->rate_t1 = (float)(now - t1);
+            job->rate_p1 = (float)fraction;
+        }
     }
     job->progress = (float)fraction;
 }

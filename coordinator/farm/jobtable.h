@@ -120,12 +120,13 @@ typedef struct {
     uint32_t last_attempt;
     tb_attempt_rec_t *attempts;
     uint16_t n_attempts, cap_attempts;
+    float rate_t1;       /* LEASED: its rate's newer anchor, seconds after the older one (below) */
     uint32_t *failed_on; /* connection numbers (registry.h) it failed on or lost */
     uint16_t n_failed_on, cap_failed_on;
     uint16_t failures, lost;
-    bool failed_by_losses;
     tb_errcode_t error_code;
-    char *error; /* the last failure's message, heap; NULL */
+    float rate_p1; /* LEASED: the newer anchor's fraction */
+    char *error;   /* the last failure's message, heap; NULL */
     tb_result_t *result;
     size_t result_bytes;
     uint64_t result_xxh3;
@@ -136,17 +137,21 @@ typedef struct {
     /* its runs under way: leased, or their result being checked; more than one only while new
      * workers share it on probation (tb_jobtable_probation_job) */
     uint8_t runs;
-    /* its running attempt's first progress report (fraction; time below): the rate since then is
-     * the job's own speed, the spec's transfer and the job's setup left out */
+    bool failed_by_losses;
+    /* its running attempt's rate (report/progress.h), over the last TB_JOB_RATE_WINDOW_S to twice
+     * that: two anchors (time, fraction), the older at progress_t0_s, the newer rate_t1 after it;
+     * the first is its first progress report, so the spec's transfer and the job's setup are not
+     * its speed */
     float progress_p0;
-    union {                   /* one clock a state, for the cost model (report/progress.h) */
-        double progress_t0_s; /* LEASED: that report's time; 0: none yet */
+    union {                   /* one clock a state */
+        double progress_t0_s; /* LEASED: the older anchor's time; 0: no report yet */
         double received_s;    /* VERIFYING: when its result arrived (take_in_s above); 0: none */
     };
 } tb_jobrec_t;
 
-/* A running job's progress report (a fraction in [0, 1]); the first one of its attempt starts the
- * clock of its rate. */
+#define TB_JOB_RATE_WINDOW_S 3.0
+
+/* A running job's progress report (a fraction in [0, 1]): moves the anchors of its rate. */
 void tb_jobrec_progress(tb_jobrec_t *job, double fraction);
 
 typedef struct {

@@ -11,6 +11,7 @@
 
 #define S_MAX_WORKERS 1024
 #define S_MIN_PROGRESS 0.05 /* a running job's progress below this says little of its speed */
+#define S_MIN_RATE_S 1.0    /* a rate over less time than this says little */
 
 static int s_desc(const void *a, const void *b)
 {
@@ -119,6 +120,7 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
     double todo_w = 0, done_w = 0;
     int nq = 0, nr = 0, nw_all = 0, n_received = 0;
     double left_w = 0; /* of the jobs not done: the coordinator has their results still to take */
+    double last_w = INFINITY; /* the lightest job on a worker or queued: the last to come in */
     const cJSON *j;
     cJSON_ArrayForEach(j, jobs)
     {
@@ -150,18 +152,21 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
             double p = fmin(1, fmax(0, tb_json_num(j, "progress")));
             double el = (a ? tb_json_num(a, "seconds") : 0) + age_s;
             done_w += isfinite(p) ? p * wt : 0;
-            /* its remaining seconds: by its own rate when it reports progress - since its first
-             * report when that has moved enough (the spec's transfer and the job's setup before
-             * it are not its speed), else since the attempt began */
+            /* its remaining seconds: by its own latest rate when it reports progress (the record's
+             * "progress_rate": the last few seconds, from its first report on, so the spec's
+             * transfer and the job's setup are not its speed, nor a slower start beside other
+             * jobs), else by its progress since the attempt began, else the measured cost */
             double p0 = tb_json_num(j, "progress_rate.from"),
                    since = tb_json_num(j, "progress_rate.since_s");
-            double rem = p - p0 >= S_MIN_PROGRESS && since > 0 ? since * (1 - p) / (p - p0)
-                         : p >= S_MIN_PROGRESS && el > 0       ? el * (1 - p) / p
-                                                               : wt * c - el;
+            double rem = p > p0 && since >= S_MIN_RATE_S ? since * (1 - p) / (p - p0)
+                         : p >= S_MIN_PROGRESS && el > 0 ? el * (1 - p) / p
+                                                         : wt * c - el;
+            last_w = fmin(last_w, wt);
             free_at[nr++] = isfinite(rem) ? fmax(0, rem) : NAN;
         } else {
             out->queued++;
             left_w += wt;
+            last_w = fmin(last_w, wt);
             queued[nq++] = wt;
         }
     }
@@ -211,11 +216,11 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
         double end = 0;
         for (int k = 0; k < nf; k++)
             end = fmax(end, free_at[k]);
-        /* then the last result's take-in; and the coordinator is a limit of its own: it writes
-         * the results one at a time (a tile's files), so those not yet finished with - queued to
-         * it, being checked, running, queued - take at least their count times its measured
-         * seconds a result */
-        double workers_end = nr + nq > 0 ? end + out->coordinator_s : 0;
+        /* then the last result's handling (the lightest job's: the engine runs the largest
+         * first); and the coordinator is a limit of its own: it writes the results one at a time
+         * (a tile's files), so those not yet finished with - queued to it, being checked,
+         * running, queued - take at least their weight times its measured seconds a unit */
+        double workers_end = nr + nq > 0 ? end + take_in_s + out_per_w * last_w : 0;
         double coord_end = (outstanding * mean_w + left_w) * out_per_w +
                            (n_received + nr + nq > 0 ? take_in_s : 0);
         out->coordinator_bound = coord_end > workers_end;
