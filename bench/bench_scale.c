@@ -214,6 +214,29 @@ static void s_sizes(const cJSON *meta, double *cells, double *box_steps, double 
     *tiles = s_num(cJSON_GetObjectItemCaseSensitive(meta, "tiles"), "tiles", NULL);
 }
 
+/* The largest peak a worker reported for one attempt (meta.json's dispatch records: the solve's
+ * "dispatch", coast.dispatch, tiles.dispatch, each "worker_peak"), and the job; 0 when none. */
+static double s_reported_peak(const cJSON *meta, const char **job)
+{
+    const cJSON *records[] = {cJSON_GetObjectItemCaseSensitive(meta, "dispatch"),
+                              cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(meta, "coast"), "dispatch"),
+                              cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(meta, "tiles"), "dispatch")};
+    double best = 0;
+    *job = "-";
+    for (size_t i = 0; i < sizeof records / sizeof *records; i++) {
+        const cJSON *wp = cJSON_GetObjectItemCaseSensitive(records[i], "worker_peak");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(wp, "job");
+        double b = s_num(wp, "bytes", NULL);
+        if (b > best && cJSON_IsString(name)) {
+            best = b;
+            *job = name->valuestring;
+        }
+    }
+    return best;
+}
+
 static int s_parse_list(const char *text, double *v, int max)
 {
     int n = 0;
@@ -328,6 +351,13 @@ int main(int argc, char **argv)
     printf("\n%-10s", "worker RSS");
     for (int k = 0; k < n_sizes; k++)
         printf(" | %16.2f GB", (double)runs[k].worker_peak / 1e9);
+    /* the same as the workers report it (their VmHWM over each attempt, in meta.json) */
+    printf("\n%-10s", "reported");
+    for (int k = 0; k < n_sizes; k++) {
+        const char *job = "-";
+        double b = runs[k].meta ? s_reported_peak(runs[k].meta, &job) : 0;
+        printf(" | %5.2f GB %-10.10s", b / 1e9, job);
+    }
     printf("\n%-10s", "cells");
     for (int k = 0; k < n_sizes; k++) {
         double cells = 0, box_steps = 0, tiles = 0;

@@ -11,6 +11,23 @@ small=(--circumference-km 10)
 # Normal end.
 bake "$T/ok" "${small[@]}" --steps 20 --workers 2 --no-tiles
 assert_clean "normal end"
+# The workers' peak memory per attempt (their VmHWM, reset at each job's start: RESULT and FAIL carry
+# it) is in meta.json: the solve's and the coast's largest, with its job, above the worker's own few
+# MiB and under this machine's memory.
+mem=$(awk '/MemTotal/ {printf "%d", $2 * 1024}' /proc/meminfo)
+for rec in dispatch coast.dispatch; do
+  python3 - "$T/ok/meta.json" "$rec" "$mem" <<'PY' || fail "the workers' peak memory in meta.json: see above"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d = d[k]
+wp, mem = d["worker_peak"], float(sys.argv[3])
+peaks = [a["peak_rss_bytes"] for j in d["jobs"] for a in j["attempts"] if "peak_rss_bytes" in a]
+ok = wp and 4 << 20 < wp["bytes"] < mem and wp["bytes"] == max(peaks) and wp["job"]
+print(f"{sys.argv[2]}: the largest worker peak {wp['bytes'] / 2**20:.0f} MiB ({wp['job']}), {len(peaks)} attempts measured")
+sys.exit(0 if ok else 1)
+PY
+done
 
 # Error while workers are busy: every attempt at region 2 outlives --job-timeout and is cancelled.
 # Three failures fail a job only once every live worker has failed it; a blocklisted local worker is

@@ -199,6 +199,19 @@ START_TEST(test_a_job_costs_little)
 {
     ck_assert_uint_le(sizeof(tb_jobrec_t), 256);
     ck_assert_uint_le(sizeof(tb_attempt_rec_t), 40);
+    /* the attempt's peak memory in 16 bits: exact below 2 MiB, rounded down within 0.05 % above,
+     * rising with the value (so the largest stays the largest) */
+    ck_assert_uint_eq(tb_peak_unpack(tb_peak_pack(0)), 0);
+    ck_assert_uint_eq(tb_peak_unpack(tb_peak_pack(1536 << 10)), 1536 << 10);
+    uint64_t last = 0;
+    for (uint64_t b = 1 << 20; b < ((uint64_t)1 << 51); b = b * 3 / 2 + 12345) {
+        uint64_t back = tb_peak_unpack(tb_peak_pack(b));
+        ck_assert_uint_le(back, b);
+        ck_assert_msg((double)(b - back) <= 5e-4 * (double)b + 1024, "%llu -> %llu",
+                      (unsigned long long)b, (unsigned long long)back);
+        ck_assert_uint_ge(back, last);
+        last = back;
+    }
     double w[] = {1};
     tb_jobtable_t *t = s_table(false, 1, w);
     char longtext[600];

@@ -2,6 +2,8 @@
  * every truncation and every bit flip of valid messages, wrong frame counts, lying chunk headers.
  */
 #include <check.h>
+#include <endian.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
@@ -45,6 +47,7 @@ static int s_examples(tb_msg_t *out)
     m->chunk_index = 0;
     m->chunk_count = 1;
     m->total_bytes = 16;
+    m->peak_rss_bytes = 3ull << 30;
     m->chunk = s_payload;
     m->chunk_bytes = 16;
     m = &out[n++];
@@ -52,6 +55,7 @@ static int s_examples(tb_msg_t *out)
     m->job_id = 5;
     m->attempt = 2;
     m->code = TB_E_JOB;
+    m->peak_rss_bytes = 123456789;
     strcpy(m->text, "region 5: solve diverged");
     m = &out[n++];
     tb_msg_init(m, TB_CMD_HEARTBEAT);
@@ -110,9 +114,52 @@ START_TEST(test_every_command_round_trips)
         ck_assert_uint_eq(back.chunk_bytes, ex[i].chunk_bytes);
         ck_assert_uint_eq(back.fraction_ppm, ex[i].fraction_ppm);
         ck_assert_uint_eq(back.code, ex[i].code);
+        ck_assert_uint_eq(back.peak_rss_bytes, ex[i].peak_rss_bytes);
         if (ex[i].chunk_bytes)
             ck_assert(memcmp(back.chunk, ex[i].chunk, ex[i].chunk_bytes) == 0);
     }
+}
+END_TEST
+
+/* A RESULT's and a FAIL's peak memory (the worker's VmHWM over the attempt) is bounded: 1 PiB and
+ * more is no honest worker's, refused by the encoder and, written by hand, by the decoder; the
+ * bound itself passes (the control). */
+START_TEST(test_a_peak_beyond_the_bound_is_refused)
+{
+    tb_msg_t ex[16];
+    int n = s_examples(ex);
+    int seen = 0;
+    for (int i = 0; i < n; i++) {
+        if (ex[i].cmd != TB_CMD_RESULT && ex[i].cmd != TB_CMD_FAIL)
+            continue;
+        seen++;
+        unsigned char header[TB_PROTO_HEADER_MAX];
+        tb_proto_frame_t frames[2];
+        tb_msg_t back;
+        tb_err_t err;
+        size_t len;
+        ex[i].peak_rss_bytes = TB_PROTO_PEAK_MAX;
+        size_t nf = s_frames(&ex[i], header, frames);
+        ck_assert_int_eq(tb_proto_decode(frames, nf, &back, &err), 0);
+        ck_assert_uint_eq(back.peak_rss_bytes, TB_PROTO_PEAK_MAX);
+        ex[i].peak_rss_bytes = TB_PROTO_PEAK_MAX + 1;
+        unsigned char scratch[TB_PROTO_HEADER_MAX];
+        ck_assert_int_eq(tb_proto_encode(&ex[i], scratch, sizeof scratch, &len, &err), -1);
+        /* the same bytes by hand: the peak's 8 bytes are found by their value */
+        size_t at = SIZE_MAX;
+        for (size_t k = 0; k + 8 <= frames[0].bytes; k++) {
+            uint64_t v;
+            memcpy(&v, header + k, 8);
+            if (v == htole64(TB_PROTO_PEAK_MAX))
+                at = k;
+        }
+        ck_assert(at != SIZE_MAX);
+        uint64_t big = htole64(TB_PROTO_PEAK_MAX + 1);
+        memcpy(header + at, &big, 8);
+        ck_assert_int_eq(tb_proto_decode(frames, nf, &back, &err), -1);
+        ck_assert_msg(strstr(err.msg, "peak memory") != NULL, "%s", err.msg);
+    }
+    ck_assert_int_eq(seen, 2);
 }
 END_TEST
 
@@ -405,6 +452,7 @@ Suite *proto_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_every_command_round_trips);
+    tcase_add_test(tc, test_a_peak_beyond_the_bound_is_refused);
     tcase_add_test(tc, test_every_truncation_and_extension_is_refused);
     tcase_add_test(tc, test_bit_flips_never_crash_and_keep_invariants);
     tcase_add_test(tc, test_random_frames_are_refused);

@@ -52,6 +52,8 @@ typedef struct {
     size_t result_blob_bytes;
     size_t result_raw_bytes;
     double seconds;
+    bool peak_reset;         /* the high-water mark was reset when the job started */
+    uint64_t peak_rss_bytes; /* VmHWM at its end: its peak (0: not measured) */
 } s_job_t;
 
 typedef enum { S_OUT_NONE, S_OUT_RESULT, S_OUT_FAIL } s_out_kind_t;
@@ -82,6 +84,7 @@ typedef struct {
     uint64_t out_job;
     uint32_t out_attempt;
     unsigned char *out_blob;
+    uint64_t out_peak; /* the attempt's peak memory, sent with its RESULT */
     size_t out_bytes;
     size_t out_offset;
     uint32_t out_index;
@@ -143,6 +146,33 @@ static bool s_on_progress(void *user, double fraction, const char *note)
     return atomic_load(&job->cancel);
 }
 
+/* The peak resident memory of this process since the last reset (Linux: VmHWM of
+ * /proc/self/status, which writing "5" to /proc/self/clear_refs resets to the current RSS). One job
+ * runs at a time, so from its start the peak is the job's (with the worker's own few MiB and the
+ * spec it was sent). 0 when not readable. */
+static bool s_peak_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f)
+        return false;
+    bool ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static uint64_t s_peak_read(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kib * 1024;
+}
+
 static void *s_job_main(void *arg)
 {
     s_job_t *job = arg;
@@ -170,6 +200,8 @@ static void *s_job_main(void *arg)
         free(spec);
     }
     job->seconds = tb_now_s() - job->started_s;
+    /* without a reset the mark is the process's whole life: not the job's, so not sent */
+    job->peak_rss_bytes = job->peak_reset ? s_peak_read() : 0;
     atomic_store(&job->done, true);
     s_wake(job->wake_fd);
     return NULL;
@@ -245,6 +277,7 @@ static void s_send_pending(s_worker_t *w)
     m.chunk_index = w->out_index;
     m.chunk_count = w->out_count;
     m.total_bytes = w->out_bytes;
+    m.peak_rss_bytes = w->out_peak;
     m.chunk = w->out_blob + w->out_offset;
     size_t left = w->out_bytes - w->out_offset;
     m.chunk_bytes = left < w->opts.chunk_bytes ? left : w->opts.chunk_bytes;
@@ -352,6 +385,7 @@ static void s_start_job(s_worker_t *w, const tb_msg_t *last_chunk)
     job->wake_fd = w->wake[1];
     job->zstd_level = w->opts.zstd_level;
     job->started_s = tb_now_s();
+    job->peak_reset = s_peak_reset();
     pthread_mutex_init(&job->lock, NULL);
     atomic_init(&job->cancel, false);
     atomic_init(&job->done, false);
@@ -465,6 +499,7 @@ static void s_collect_job(s_worker_t *w)
                     (unsigned long long)job->job_id, job->attempt, job->seconds,
                     job->result_raw_bytes, job->result_blob_bytes);
         w->out_kind = S_OUT_RESULT;
+        w->out_peak = job->peak_rss_bytes;
         w->out_job = job->job_id;
         w->out_attempt = job->attempt;
         w->out_blob = job->result_blob;
@@ -477,6 +512,7 @@ static void s_collect_job(s_worker_t *w)
         tb_log_warn("job %llu attempt %u failed after %.2f s: %s", (unsigned long long)job->job_id,
                     job->attempt, job->seconds, job->err.msg);
         s_queue_fail(w, job->job_id, job->attempt, &job->err);
+        w->out_fail.peak_rss_bytes = job->peak_rss_bytes;
     }
     s_job_free(&w->job);
 }

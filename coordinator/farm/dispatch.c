@@ -633,6 +633,28 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self_)
     cJSON_AddNumberToObject(co, "results", (double)finished);
     cJSON_AddNumberToObject(co, "seconds", busy_s);
     cJSON_AddNumberToObject(co, "outstanding", (double)outstanding);
+    /* the largest peak memory a worker reported for an attempt of this dispatch (RESULT, FAIL) */
+    uint64_t peak = 0;
+    const tb_jobrec_t *peak_job = NULL;
+    const tb_attempt_rec_t *peak_at = NULL;
+    for (size_t i = 0; i < tb_jobtable_count(self->jobs); i++) {
+        const tb_jobrec_t *job = tb_jobtable_at(self->jobs, i);
+        for (size_t k = 0; k < job->n_attempts; k++)
+            if (tb_peak_unpack(job->attempts[k].peak) > peak) {
+                peak = tb_peak_unpack(job->attempts[k].peak);
+                peak_job = job;
+                peak_at = &job->attempts[k];
+            }
+    }
+    if (peak_job) {
+        cJSON *wp = cJSON_AddObjectToObject(root, "worker_peak");
+        cJSON_AddNumberToObject(wp, "bytes", (double)peak);
+        cJSON_AddStringToObject(wp, "job", peak_job->label);
+        cJSON_AddStringToObject(
+            wp, "worker", peak_at->worker < 0 ? "in-process" : s_name_of(self, peak_at->worker));
+    } else {
+        cJSON_AddNullToObject(root, "worker_peak");
+    }
     cJSON *st = cJSON_AddObjectToObject(root, "stats");
     cJSON_AddNumberToObject(st, "jobs", (double)s.jobs);
     cJSON_AddNumberToObject(st, "from_store", (double)s.from_store);

@@ -390,6 +390,24 @@ void tb_jobtable_requeue(tb_jobtable_t *self, size_t index)
     job->state = TB_JOB_READY;
 }
 
+uint16_t tb_peak_pack(uint64_t bytes)
+{
+    uint64_t kib = bytes >> 10;
+    if (kib < 2048)
+        return (uint16_t)kib;
+    int e = 63 - __builtin_clzll((unsigned long long)kib) - 10; /* kib in [2^(10+e), 2^(11+e)) */
+    if (e > 31)
+        return UINT16_MAX;
+    return (uint16_t)(((unsigned)e << 11) | (unsigned)((kib >> (e - 1)) - 2048));
+}
+
+uint64_t tb_peak_unpack(uint16_t code)
+{
+    unsigned e = code >> 11, m = code & 2047u;
+    uint64_t kib = e == 0 ? m : (uint64_t)(2048 + m) << (e - 1);
+    return kib << 10;
+}
+
 void tb_jobrec_progress(tb_jobrec_t *job, double fraction)
 {
     if (!(fraction >= 0 && fraction <= 1))
@@ -652,6 +670,8 @@ static cJSON *s_attempt_json(const tb_attempt_rec_t *a, const char *(*name_of)(v
     bool running = a->outcome == TB_OUT_RUNNING;
     cJSON_AddNumberToObject(o, "seconds", running ? tb_now_s() - a->started_s : a->seconds);
     cJSON_AddNumberToObject(o, "start_s", a->started_s - t0);
+    if (a->peak > 0)
+        cJSON_AddNumberToObject(o, "peak_rss_bytes", (double)tb_peak_unpack(a->peak));
     return o;
 }
 

@@ -1195,6 +1195,15 @@ static void s_reject(tb_worker_t *w, const tb_msg_t *m, const char *why)
                 (unsigned long long)m->job_id, m->attempt, w->name, why);
 }
 
+/* The worker's peak memory for the attempt it holds, as its RESULT or FAIL says (bounded by the
+ * decoder: TB_PROTO_PEAK_MAX); for the records only, nothing is decided by it. */
+static void s_note_peak(tb_loop_t *self, const tb_worker_t *w, const tb_msg_t *m)
+{
+    tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, (size_t)w->job, w->attempt);
+    if (a && m->peak_rss_bytes > 0)
+        a->peak = tb_peak_pack(m->peak_rss_bytes);
+}
+
 static void s_on_result_chunk(tb_loop_t *self, tb_worker_t *w, const tb_msg_t *m)
 {
     if (!s_holds(self, w, m)) {
@@ -1220,6 +1229,7 @@ static void s_on_result_chunk(tb_loop_t *self, tb_worker_t *w, const tb_msg_t *m
         }
         return;
     }
+    s_note_peak(self, w, m);
     if (!w->result_in.started && m->chunk_index == 0 && s_is_large(self, m)) {
         tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, (size_t)w->job);
         w->sinking = true;
@@ -1270,6 +1280,7 @@ static void s_on_message(tb_loop_t *self, tb_worker_t *w, const tb_msg_t *m)
                 s_reject(w, m, "not leased to it");
             return;
         }
+        s_note_peak(self, w, m);
         tb_err_t err;
         err.code = m->code > TB_E_INTERNAL || m->code == TB_OK ? TB_E_JOB : (tb_errcode_t)m->code;
         snprintf(err.msg, sizeof err.msg, "%s", m->text);

@@ -211,6 +211,10 @@ int tb_proto_decode(const tb_proto_frame_t *frames, size_t n_frames, tb_msg_t *m
             ok = s_get_u32(&r, &msg->chunk_index) && s_get_u32(&r, &msg->chunk_count) &&
                  s_get_u64(&r, &msg->total_bytes);
         }
+        if (ok && cmd == TB_CMD_RESULT) {
+            r.field = "peak memory";
+            ok = s_get_u64(&r, &msg->peak_rss_bytes) && msg->peak_rss_bytes <= TB_PROTO_PEAK_MAX;
+        }
         if (ok) {
             msg->chunk = frames[1].data;
             msg->chunk_bytes = frames[1].bytes;
@@ -243,6 +247,10 @@ int tb_proto_decode(const tb_proto_frame_t *frames, size_t n_frames, tb_msg_t *m
         if (ok) {
             r.field = "error code";
             ok = s_get_u32(&r, &msg->code);
+        }
+        if (ok) {
+            r.field = "peak memory";
+            ok = s_get_u64(&r, &msg->peak_rss_bytes) && msg->peak_rss_bytes <= TB_PROTO_PEAK_MAX;
         }
         if (ok) {
             r.field = "message";
@@ -373,6 +381,10 @@ int tb_proto_encode(const tb_msg_t *m, unsigned char *buf, size_t cap, size_t *l
         s_put_u32(&w, m->chunk_index);
         s_put_u32(&w, m->chunk_count);
         s_put_u64(&w, m->total_bytes);
+        if (m->cmd == TB_CMD_RESULT) {
+            ok = ok && m->peak_rss_bytes <= TB_PROTO_PEAK_MAX;
+            s_put_u64(&w, m->peak_rss_bytes);
+        }
         if (ok && s_check_chunk(m))
             return tb_err_set(err, TB_E_INVALID, "%s job %llu: %s", tb_proto_cmd_name(m->cmd),
                               (unsigned long long)m->job_id, s_check_chunk(m));
@@ -387,6 +399,8 @@ int tb_proto_encode(const tb_msg_t *m, unsigned char *buf, size_t cap, size_t *l
         s_put_u64(&w, m->job_id);
         s_put_u32(&w, m->attempt);
         s_put_u32(&w, m->code);
+        ok = m->peak_rss_bytes <= TB_PROTO_PEAK_MAX;
+        s_put_u64(&w, m->peak_rss_bytes);
         s_put_str16(&w, m->text);
         break;
     case TB_CMD_HEARTBEAT:

@@ -39,7 +39,8 @@
 #include "common/error.h"
 
 #define TB_PROTO_ID "TBK"
-#define TB_PROTO_VERSION 1
+#define TB_PROTO_VERSION 2 /* 2: RESULT and FAIL carry the worker's peak memory */
+#define TB_PROTO_PEAK_MAX ((uint64_t)1 << 50) /* 1 PiB: no honest worker's peak */
 
 #define TB_PROTO_NAME_MAX 127             /* worker names, build ids, job kinds */
 #define TB_PROTO_TEXT_MAX 1023            /* notes, failure messages, disconnect reasons */
@@ -94,6 +95,9 @@ typedef struct {
     uint64_t total_bytes;
     const void *chunk;
     size_t chunk_bytes;
+    /* RESULT, FAIL: the worker's peak resident memory during the attempt (its VmHWM, reset when
+     * the job started); 0: not measured. At most TB_PROTO_PEAK_MAX. */
+    uint64_t peak_rss_bytes;
     /* PROGRESS */
     uint32_t fraction_ppm; /* 0..1000000 */
     /* FAIL (tb_errcode_t), DISCONNECT (tb_proto_bye_t) */
