@@ -237,6 +237,26 @@ static double s_reported_peak(const cJSON *meta, const char **job)
     return best;
 }
 
+/* Over the same records: the attempts whose peak exceeded their job's stated bound, and the largest
+ * peak / bound (worker_peak's over_bound and closest.ratio). */
+static void s_bound_summary(const cJSON *meta, double *over, double *ratio)
+{
+    const cJSON *records[] = {cJSON_GetObjectItemCaseSensitive(meta, "dispatch"),
+                              cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(meta, "coast"), "dispatch"),
+                              cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(meta, "tiles"), "dispatch")};
+    *over = 0;
+    *ratio = 0;
+    for (size_t i = 0; i < sizeof records / sizeof *records; i++) {
+        const cJSON *wp = cJSON_GetObjectItemCaseSensitive(records[i], "worker_peak");
+        double r = s_num(cJSON_GetObjectItemCaseSensitive(wp, "closest"), "ratio", NULL);
+        *over += s_num(wp, "over_bound", NULL);
+        if (r > *ratio)
+            *ratio = r;
+    }
+}
+
 static int s_parse_list(const char *text, double *v, int max)
 {
     int n = 0;
@@ -357,6 +377,14 @@ int main(int argc, char **argv)
         const char *job = "-";
         double b = runs[k].meta ? s_reported_peak(runs[k].meta, &job) : 0;
         printf(" | %5.2f GB %-10.10s", b / 1e9, job);
+    }
+    /* each attempt's peak against its job's stated bound (docs/distribution.md, "Peak memory") */
+    printf("\n%-10s", "vs bound");
+    for (int k = 0; k < n_sizes; k++) {
+        double over = 0, ratio = 0;
+        if (runs[k].meta)
+            s_bound_summary(runs[k].meta, &over, &ratio);
+        printf(" | %4.0f over, max %.2f", over, ratio);
     }
     printf("\n%-10s", "cells");
     for (int k = 0; k < n_sizes; k++) {

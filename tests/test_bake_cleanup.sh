@@ -28,6 +28,8 @@ print(f"{sys.argv[2]}: the largest worker peak {wp['bytes'] / 2**20:.0f} MiB ({w
 sys.exit(0 if ok else 1)
 PY
 done
+# ... and no attempt exceeded its job's stated bound (the region's and the coast's memory models).
+peaks_within "$T/ok" dispatch coast.dispatch
 
 # Error while workers are busy: every attempt at region 2 outlives --job-timeout and is cancelled.
 # Three failures fail a job only once every live worker has failed it; a blocklisted local worker is

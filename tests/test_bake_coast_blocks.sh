@@ -30,6 +30,9 @@ for f in planet_height.png map_coast.png map_exposure.png preview.png summary.tx
   cmp -s "$T/whole/$f" "$T/blocks/$f" || fail "$f of the whole pass and of 3 blocks differ"
 done
 echo "ok: the coast in 3 blocks (probe and full round) is the whole pass's heightmap, maps and summary"
+# every block job's worker within the block's estimate (tb_coast_block_peak_bytes)
+peaks_within "$T/blocks" coast.dispatch
+peaks_within "$T/whole" coast.dispatch
 
 LOG=rerun bake "$T/blocks" "$T/in/planet_short.json" "${run[@]}" --job-memory-gb 0.125
 [ "$(json_get "$T/blocks/meta.json" 'd["coast"]["dispatch"]["stats"]["from_store"]')" = 3 ] ||

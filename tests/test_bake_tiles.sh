@@ -24,6 +24,8 @@ for id in $(json_get "$T/local/tiles/index.json" "' '.join(t['id'] for t in d['t
   [ "$(stat -c %s "$T/local/tiles/$id.r16")" = $((2 * samples)) ] || fail "$id.r16 is not 2 bytes a sample"
 done
 echo "ok: $n tiles, byte-identical in-process and on 2 workers"
+# the workers' peaks within each tile job's stated bound (jobs/detail/tile.h, tb_tile_peak_bytes)
+peaks_within "$T/local" dispatch tiles.dispatch
 
 bake "$T/seed8" "${run[@]}" --workers 2 --seed 8
 [ "$(files "$T/seed8")" != "$(files "$T/local")" ] || fail "another seed gave the same tiles (the comparison cannot fail)"

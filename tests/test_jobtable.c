@@ -193,6 +193,55 @@ START_TEST(test_lazy_spec_is_made_keyed_and_checked)
 }
 END_TEST
 
+/* Peaks against stated bounds (docs/distribution.md, "Peak memory"): a bound packed up never falls
+ * below what was stated; a peak at the bound is within it, one code above is over; a job with no
+ * bound is measured but not bounded; the closest attempt is the largest ratio, not the largest
+ * peak. */
+START_TEST(test_peaks_are_held_to_their_jobs_bounds)
+{
+    for (uint64_t b = 1; b < ((uint64_t)1 << 51); b = b * 3 / 2 + 777) {
+        uint64_t up = tb_peak_unpack(tb_peak_pack_up(b));
+        ck_assert_uint_ge(up, b);
+        ck_assert_msg((double)(up - b) <= 5e-4 * (double)b + 1024, "%llu -> %llu",
+                      (unsigned long long)b, (unsigned long long)up);
+    }
+    double w[] = {3, 2, 1};
+    tb_jobtable_t *t = s_table(false, 3, w);
+    tb_jobtable_peaks_t pk;
+    tb_jobtable_peaks(t, &pk);
+    ck_assert_uint_eq(pk.measured, 0);
+    ck_assert_ptr_null(pk.peak_job);
+    tb_jobtable_at(t, 0)->memory_bound = tb_peak_pack_up(600u << 20); /* 600 MiB */
+    tb_jobtable_at(t, 1)->memory_bound = tb_peak_pack_up(100u << 20); /* 100 MiB */
+    uint32_t a0 = tb_jobtable_attempt_begin(t, 0, 0), a1 = tb_jobtable_attempt_begin(t, 1, 1),
+             a2 = tb_jobtable_attempt_begin(t, 2, 0);
+    tb_jobtable_attempt(t, 0, a0)->peak = tb_jobtable_at(t, 0)->memory_bound; /* at: within */
+    tb_jobtable_attempt(t, 1, a1)->peak = tb_peak_pack(90u << 20);            /* 0.9 of it */
+    tb_jobtable_attempt(t, 2, a2)->peak = tb_peak_pack(900u << 20);           /* no bound */
+    tb_jobtable_peaks(t, &pk);
+    ck_assert_uint_eq(pk.measured, 3);
+    ck_assert_uint_eq(pk.bounded, 2);
+    ck_assert_uint_eq(pk.over, 0);
+    ck_assert_ptr_eq(pk.peak_job, tb_jobtable_at(t, 2));
+    ck_assert_ptr_eq(pk.worst_job, tb_jobtable_at(t, 0));
+    ck_assert_double_eq_tol(pk.worst_ratio, 1.0, 1e-12);
+    /* the control: one code above the bound is over, and becomes the closest */
+    tb_jobtable_attempt(t, 1, a1)->peak = (uint16_t)(tb_jobtable_at(t, 1)->memory_bound + 1);
+    tb_jobtable_peaks(t, &pk);
+    ck_assert_uint_eq(pk.over, 1);
+    ck_assert_ptr_eq(pk.worst_job, tb_jobtable_at(t, 1));
+    ck_assert_double_gt(pk.worst_ratio, 1.0);
+    cJSON *j = tb_jobtable_job_json(t, 1, NULL, NULL, 0);
+    const cJSON *mb = cJSON_GetObjectItemCaseSensitive(j, "memory_bound_bytes");
+    ck_assert(cJSON_IsNumber(mb) && mb->valuedouble >= (double)(100u << 20));
+    cJSON_Delete(j);
+    j = tb_jobtable_job_json(t, 2, NULL, NULL, 0);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "memory_bound_bytes")));
+    cJSON_Delete(j);
+    tb_jobtable_destroy(&t);
+}
+END_TEST
+
 /* A planet-scale batch of thousands of jobs: the table's own bytes a job, and a job's record for
  * meta.json stays a few hundred bytes however many attempts it had. */
 START_TEST(test_a_job_costs_little)
@@ -339,6 +388,7 @@ Suite *jobtable_suite(void)
     tcase_add_test(tc, test_failure_rule_needs_every_live_worker);
     tcase_add_test(tc, test_lazy_spec_is_made_keyed_and_checked);
     tcase_add_test(tc, test_a_job_costs_little);
+    tcase_add_test(tc, test_peaks_are_held_to_their_jobs_bounds);
     tcase_add_test(tc, test_probation_takes_the_smallest_job_together);
     suite_add_tcase(s, tc);
     return s;

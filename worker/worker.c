@@ -8,6 +8,9 @@
 #include <czmq.h>
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -385,6 +388,11 @@ static void s_start_job(s_worker_t *w, const tb_msg_t *last_chunk)
     job->wake_fd = w->wake[1];
     job->zstd_level = w->opts.zstd_level;
     job->started_s = tb_now_s();
+    /* The heap the previous job freed goes back to the system first (glibc keeps freed chunks
+     * below its mmap threshold resident), so the peak is this job's and not its predecessor's. */
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
     job->peak_reset = s_peak_reset();
     pthread_mutex_init(&job->lock, NULL);
     atomic_init(&job->cancel, false);

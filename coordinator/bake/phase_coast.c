@@ -136,6 +136,7 @@ static int s_round(tb_bake_ctx_t *ctx, const tb_coast_layout_t *l, s_round_t *r,
                               .spec_user = r,
                               .weight = cells,
                               .cells = cells,
+                              .memory_bytes = (double)l->blocks[b].peak_bytes,
                               .label = label};
         if (tb_dispatch_add(d, &desc, err) < 0)
             return -1;

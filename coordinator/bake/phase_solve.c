@@ -23,6 +23,7 @@
 #include "common/version.h"
 #include "coordinator/bake/phase.h"
 #include "coordinator/farm/cache.h"
+#include "jobs/plan/limits.h"
 #include "jobs/region.h"
 
 typedef struct {
@@ -215,6 +216,7 @@ static int s_add_region_job(tb_bake_ctx_t *ctx, tb_dispatch_t *d, s_solve_t *s, 
                           .weight = (double)reg->box_cells * ctx->plan.steps,
                           .cells = (double)reg->land_cells,
                           .label = label,
+                          .memory_bytes = tb_plan_region_peak_bytes(reg->box_cells),
                           .deadline_s = s_region_deadline_s(reg->box_cells, ctx->plan.steps)};
     return tb_dispatch_add(d, &desc, err) < 0 ? -1 : 0;
 }

@@ -276,6 +276,7 @@ static int s_add_job(s_tiles_t *t, tb_dispatch_t *d, tb_tile_id_t id, tb_err_t *
                           .spec_user = t,
                           .weight = (double)geo.w * (double)geo.h,
                           .cells = (double)(L->tile_cells * L->tile_cells),
+                          .memory_bytes = tb_tile_peak_bytes(win.w * win.h),
                           .label = label};
     return tb_dispatch_add(d, &desc, err) < 0 ? -1 : 0;
 }

@@ -172,6 +172,9 @@ int64_t tb_dispatch_add(tb_dispatch_t *self, const tb_job_desc_t *desc, tb_err_t
         r = tb_jobtable_add(self->jobs, desc->kind, desc->spec, desc->spec_bytes, desc->make_spec,
                             desc->spec_user, desc->label, desc->weight, desc->cells, deadline,
                             desc->input_hashes, desc->n_inputs, err);
+    if (r >= 0 && desc->memory_bytes > 0)
+        tb_jobtable_at(self->jobs, (size_t)r)->memory_bound = tb_peak_pack_up(
+            desc->memory_bytes >= 0x1p62 ? (uint64_t)1 << 62 : (uint64_t)desc->memory_bytes);
     return r;
 }
 
@@ -633,25 +636,35 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self_)
     cJSON_AddNumberToObject(co, "results", (double)finished);
     cJSON_AddNumberToObject(co, "seconds", busy_s);
     cJSON_AddNumberToObject(co, "outstanding", (double)outstanding);
-    /* the largest peak memory a worker reported for an attempt of this dispatch (RESULT, FAIL) */
-    uint64_t peak = 0;
-    const tb_jobrec_t *peak_job = NULL;
-    const tb_attempt_rec_t *peak_at = NULL;
-    for (size_t i = 0; i < tb_jobtable_count(self->jobs); i++) {
-        const tb_jobrec_t *job = tb_jobtable_at(self->jobs, i);
-        for (size_t k = 0; k < job->n_attempts; k++)
-            if (tb_peak_unpack(job->attempts[k].peak) > peak) {
-                peak = tb_peak_unpack(job->attempts[k].peak);
-                peak_job = job;
-                peak_at = &job->attempts[k];
-            }
-    }
-    if (peak_job) {
+    /* the largest peak memory a worker reported for an attempt of this dispatch (RESULT, FAIL),
+     * and the peaks against their jobs' stated bounds */
+    tb_jobtable_peaks_t pk;
+    tb_jobtable_peaks(self->jobs, &pk);
+    if (pk.peak_job) {
         cJSON *wp = cJSON_AddObjectToObject(root, "worker_peak");
-        cJSON_AddNumberToObject(wp, "bytes", (double)peak);
-        cJSON_AddStringToObject(wp, "job", peak_job->label);
-        cJSON_AddStringToObject(
-            wp, "worker", peak_at->worker < 0 ? "in-process" : s_name_of(self, peak_at->worker));
+        cJSON_AddNumberToObject(wp, "bytes", (double)pk.peak);
+        cJSON_AddStringToObject(wp, "job", pk.peak_job->label);
+        cJSON_AddStringToObject(wp, "worker",
+                                pk.peak_at->worker < 0 ? "in-process"
+                                                       : s_name_of(self, pk.peak_at->worker));
+        if (pk.peak_job->memory_bound)
+            cJSON_AddNumberToObject(wp, "bound_bytes",
+                                    (double)tb_peak_unpack(pk.peak_job->memory_bound));
+        else
+            cJSON_AddNullToObject(wp, "bound_bytes");
+        cJSON_AddNumberToObject(wp, "attempts", (double)pk.measured);
+        cJSON_AddNumberToObject(wp, "bounded", (double)pk.bounded);
+        cJSON_AddNumberToObject(wp, "over_bound", (double)pk.over);
+        if (pk.worst_job) {
+            cJSON *wr = cJSON_AddObjectToObject(wp, "closest");
+            cJSON_AddStringToObject(wr, "job", pk.worst_job->label);
+            cJSON_AddNumberToObject(wr, "bytes", (double)tb_peak_unpack(pk.worst_at->peak));
+            cJSON_AddNumberToObject(wr, "bound_bytes",
+                                    (double)tb_peak_unpack(pk.worst_job->memory_bound));
+            cJSON_AddNumberToObject(wr, "ratio", pk.worst_ratio);
+        } else {
+            cJSON_AddNullToObject(wp, "closest");
+        }
     } else {
         cJSON_AddNullToObject(root, "worker_peak");
     }

@@ -85,6 +85,10 @@ typedef struct {
     size_t n_inputs;
     double deadline_s; /* how long an attempt may run (the caller's estimate times a generous
                           factor); 0: none. The option job_timeout_s overrides it. */
+    /* The stated bound on a worker's peak resident memory for it, bytes (the kind's measured
+     * model, docs/distribution.md "Peak memory"); 0: none. A worker that reports more is named in
+     * a warning and counted in the record's worker_peak. */
+    double memory_bytes;
     /* A lazy job (spec NULL): the engine calls make_spec(spec_user, index, ...) when it needs the
      * bytes and frees them as soon as the job's result is stored or found in the store. At most
      * `max_specs` made specs are held at once. */

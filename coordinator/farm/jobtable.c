@@ -408,6 +408,44 @@ uint64_t tb_peak_unpack(uint16_t code)
     return kib << 10;
 }
 
+uint16_t tb_peak_pack_up(uint64_t bytes)
+{
+    uint16_t c = tb_peak_pack(bytes);
+    /* the codes are in the order of their values: the next one is the next value up */
+    return tb_peak_unpack(c) < bytes && c < UINT16_MAX ? (uint16_t)(c + 1) : c;
+}
+
+void tb_jobtable_peaks(const tb_jobtable_t *self, tb_jobtable_peaks_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < self->n; i++) {
+        const tb_jobrec_t *job = &self->jobs[i];
+        uint64_t bound = tb_peak_unpack(job->memory_bound);
+        for (size_t k = 0; k < job->n_attempts; k++) {
+            const tb_attempt_rec_t *a = &job->attempts[k];
+            uint64_t peak = tb_peak_unpack(a->peak);
+            if (a->peak == 0)
+                continue;
+            out->measured++;
+            if (peak > out->peak) {
+                out->peak = peak;
+                out->peak_job = job;
+                out->peak_at = a;
+            }
+            if (job->memory_bound == 0)
+                continue;
+            out->bounded++;
+            out->over += peak > bound;
+            double ratio = (double)peak / (double)bound;
+            if (ratio > out->worst_ratio) {
+                out->worst_ratio = ratio;
+                out->worst_job = job;
+                out->worst_at = a;
+            }
+        }
+    }
+}
+
 void tb_jobrec_progress(tb_jobrec_t *job, double fraction)
 {
     if (!(fraction >= 0 && fraction <= 1))
@@ -694,6 +732,10 @@ cJSON *tb_jobtable_job_json(const tb_jobtable_t *self, size_t i,
     cJSON_AddStringToObject(o, "state", tb_job_state_name((tb_job_state_t)job->state));
     cJSON_AddNumberToObject(o, "weight", job->weight);
     cJSON_AddNumberToObject(o, "cells", job->cells);
+    if (job->memory_bound)
+        cJSON_AddNumberToObject(o, "memory_bound_bytes", (double)tb_peak_unpack(job->memory_bound));
+    else
+        cJSON_AddNullToObject(o, "memory_bound_bytes");
     cJSON_AddNumberToObject(o, "progress", job->progress);
     if (job->state == TB_JOB_FAILED || (!done && job->error))
         cJSON_AddStringToObject(o, "error", job->error ? job->error : "failed");

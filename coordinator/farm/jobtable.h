@@ -67,6 +67,8 @@ typedef struct {
  * 5-bit exponent, rounded down (exact below 2 MiB, within 0.05 % above, up to 4 PiB). */
 uint16_t tb_peak_pack(uint64_t bytes);
 uint64_t tb_peak_unpack(uint16_t code);
+/* The same code rounded up: tb_peak_unpack(tb_peak_pack_up(b)) >= b (a bound is never lowered). */
+uint16_t tb_peak_pack_up(uint64_t bytes);
 
 /* Verification by replication (docs/distribution.md): one result of a job in hand, checked but
  * neither stored nor used until another worker's agrees. */
@@ -113,6 +115,8 @@ typedef struct {
     bool lazy;
     bool has_key;
     tb_cache_key_t key;
+    /* the caller's stated bound on a worker's peak memory for it (tb_peak_pack_up); 0: none */
+    uint16_t memory_bound;
     size_t max_result_bytes;
     double weight;
     double cells;
@@ -283,8 +287,24 @@ double tb_jobtable_total_weight(const tb_jobtable_t *self);
  * is running). */
 const char *tb_job_state_name(tb_job_state_t s);
 
+/* The workers' peak memory over every attempt that reported one, against each job's stated bound
+ * (docs/distribution.md, "Peak memory"). */
+typedef struct {
+    size_t measured;             /* attempts with a reported peak */
+    size_t bounded;              /* ... of jobs with a stated bound */
+    size_t over;                 /* ... whose peak exceeded it */
+    uint64_t peak;               /* the largest peak (0: none measured) */
+    const tb_jobrec_t *peak_job; /* and its job and attempt; NULL when none */
+    const tb_attempt_rec_t *peak_at;
+    double worst_ratio;           /* the largest peak / bound (0: none bounded) */
+    const tb_jobrec_t *worst_job; /* and its job and attempt; NULL when none */
+    const tb_attempt_rec_t *worst_at;
+} tb_jobtable_peaks_t;
+void tb_jobtable_peaks(const tb_jobtable_t *self, tb_jobtable_peaks_t *out);
+
 /* Job i as meta.json's "jobs" entry: index, label, kind, key, done, state, weight, cells,
- * progress, error, from_store, worker, seconds, result_bytes, deadline_s, result_xxh3, attempts
+ * memory_bound_bytes (null: none stated), progress, error, from_store, worker, seconds,
+ * result_bytes, deadline_s, result_xxh3, attempts
  * (at most TB_JOBTABLE_RECORD_ATTEMPTS of them, the first and the last, with "attempts_omitted").
  * `name_of` names a registry index; `t0` is the run's start (attempts' start_s). */
 #define TB_JOBTABLE_RECORD_ATTEMPTS 8

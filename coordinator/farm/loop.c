@@ -1200,8 +1200,17 @@ static void s_reject(tb_worker_t *w, const tb_msg_t *m, const char *why)
 static void s_note_peak(tb_loop_t *self, const tb_worker_t *w, const tb_msg_t *m)
 {
     tb_attempt_rec_t *a = tb_jobtable_attempt(self->b.jobs, (size_t)w->job, w->attempt);
-    if (a && m->peak_rss_bytes > 0)
-        a->peak = tb_peak_pack(m->peak_rss_bytes);
+    if (!a || m->peak_rss_bytes == 0)
+        return;
+    const tb_jobrec_t *job = tb_jobtable_at(self->b.jobs, (size_t)w->job);
+    uint64_t bound = tb_peak_unpack(job->memory_bound), before = tb_peak_unpack(a->peak);
+    a->peak = tb_peak_pack(m->peak_rss_bytes);
+    /* said once an attempt: when its peak first crosses the bound (RESULT chunks repeat it) */
+    if (job->memory_bound && tb_peak_unpack(a->peak) > bound && before <= bound)
+        tb_log_warn("%s: %s peaked at %.0f MB, over its stated bound of %.0f MB (docs/"
+                    "distribution.md, \"Peak memory\")",
+                    w->name, job->label, (double)tb_peak_unpack(a->peak) / 1e6,
+                    (double)bound / 1e6);
 }
 
 static void s_on_result_chunk(tb_loop_t *self, tb_worker_t *w, const tb_msg_t *m)

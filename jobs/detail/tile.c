@@ -1133,6 +1133,11 @@ static int s_spec_interior(const void *spec, size_t n, tb_tile_spec_t *s, tb_fra
     return 0;
 }
 
+double tb_tile_peak_bytes(int64_t window_cells)
+{
+    return 80.0 * (double)window_cells + (double)(192 << 20);
+}
+
 size_t tb_tile_result_bound(const void *spec, size_t n)
 {
     tb_tile_spec_t s;

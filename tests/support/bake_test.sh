@@ -45,3 +45,35 @@ same_height() {
 ran_labels() {
   json_get "$1/meta.json" "', '.join(sorted(j['label'] for j in d['dispatch']['jobs'] if not j['from_store']))"
 }
+
+# peaks_within DIR RECORD...: in each dispatch record of DIR/meta.json ("dispatch", "coast.dispatch",
+# "tiles.dispatch"), every attempt that reported its worker's peak memory belongs to a job with a
+# stated bound (memory_bound_bytes) and peaked at most at it, and worker_peak's summary agrees
+# (docs/distribution.md, "Peak memory"). Prints each record's closest peak to its bound.
+peaks_within() {
+  local dir=$1
+  shift
+  python3 - "$dir/meta.json" "$@" <<'PY' || fail "a worker's peak memory against its job's bound in $dir: see above"
+import json, sys
+meta, bad = json.load(open(sys.argv[1])), 0
+for rec in sys.argv[2:]:
+    d = meta
+    for k in rec.split("."):
+        d = d[k]
+    pairs = [(j["label"], a["peak_rss_bytes"], j["memory_bound_bytes"])
+             for j in d["jobs"] for a in j["attempts"] if "peak_rss_bytes" in a]
+    if not pairs:
+        print(f"{rec}: no attempt reported its peak"); bad += 1; continue
+    for label, peak, bound in pairs:
+        if bound is None or peak > bound:
+            print(f"{rec}: {label} peaked at {peak / 2**20:.0f} MiB, its bound {bound}"); bad += 1
+    wp = d["worker_peak"]
+    over = sum(1 for _, p, b in pairs if b is not None and p > b)
+    if wp["over_bound"] != over or wp["attempts"] != len(pairs) or wp["bounded"] != len(pairs):
+        print(f"{rec}: worker_peak {wp} disagrees with the attempts"); bad += 1
+    label, peak, bound = max(pairs, key=lambda t: t[1] / (t[2] or 1))
+    print(f"{rec}: {len(pairs)} attempts within their bounds; closest {label}, "
+          f"{peak / 2**20:.0f} of {bound / 2**20:.0f} MiB ({peak / bound:.2f})")
+sys.exit(1 if bad else 0)
+PY
+}
