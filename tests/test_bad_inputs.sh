@@ -231,4 +231,21 @@ row 2 'afile: exists and is not a directory' "$TERRAIN" bake base/planet.json --
 row 2 'afile: exists and is not a directory' "$TERRAIN" plan base/planet.json --out afile
 row 2 'afile: exists and is not a directory' "$TERRAIN" farm-check --jobs 1 --work 1 --workers 0 --out afile
 
+# Memory known before it is needed (docs/distribution.md, "Peak memory"): a region whose job's bound
+# exceeds --job-memory-gb is refused by plan and bake, naming it; a tile job's bound (0.82 GB for a
+# default tile) by the bake before its solve, and plan says the bake would.
+row 2 'region [0-9]+ \(landmass.*needs about 0\.0[6-9] GB on its worker .*a job may take 0\.04 GB' \
+  "$TERRAIN" plan base/planet.json --out OUT --job-memory-gb 0.04
+row 2 'region [0-9]+ \(landmass.*needs about 0\.[0-9][0-9] GB on its worker' \
+  "$TERRAIN" bake base/planet.json --steps 1 --out OUT --job-memory-gb 0.04
+row 2 'a tile job needs about 0\.8[0-9] GB on its worker \(tiles of 2500 detail cells with a margin of [0-9]+.*a job may take 0\.30 GB' \
+  "$TERRAIN" bake base/planet.json --steps 1 --out OUT --job-memory-gb 0.3
+"$TERRAIN" plan base/planet.json --out o/plan-mem --job-memory-gb 0.3 >plan-mem.out 2>&1 ||
+  fail "plan at 0.3 GB a job: $(tail -3 plan-mem.out)"
+grep -q 'tiles: the bake refuses them: a tile job needs about 0\.8' plan-mem.out ||
+  fail "plan at 0.3 GB a job does not say the bake refuses its tiles: $(grep tiles plan-mem.out)"
+# the control: the same budget holds every region and coast job of this planet
+"$TERRAIN" bake base/planet.json --steps 1 --out o/nt-mem --job-memory-gb 0.3 --no-tiles >nt-mem.out 2>&1 ||
+  fail "a bake without tiles at 0.3 GB a job was refused: $(tail -3 nt-mem.out)"
+
 echo "ok: $n rows (1 good, $((n - 1)) bad inputs), each with its exit status and message, none hanging, nothing written"

@@ -31,6 +31,10 @@ static int s_tiles(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (tb_bake_tile_params(pl->manifest, pl->input.planet_w, pl->input.planet_h, &pl->tile_params,
                             &pl->lattice, err) != 0)
         return -1;
+    /* memory known before it is needed: refused before the solve spends hours */
+    if (tb_bake_check_tile_memory(&pl->lattice, &pl->tile_params, tb_bake_job_memory(ctx), err) !=
+        0)
+        return -1;
     pl->has_tiles = true;
     tb_tile_rock_of(pl->manifest, &pl->probes, &pl->tile_rock);
     if (tb_bake_reuses_outputs(ctx) && o->dispatch.fresh)

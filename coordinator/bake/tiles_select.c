@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "jobs/detail/planet_inputs.h"
+#include "jobs/detail/tile.h"
 
 int tb_bake_tile_params(const tb_manifest_t *m, int64_t pw, int64_t ph, tb_detail_params_t *p,
                         tb_tile_lattice_t *L, tb_err_t *err)
@@ -179,4 +180,22 @@ int tb_bake_tile_covered(const tb_tile_lattice_t *L, tb_tile_id_t id, int margin
                 return 0;
         }
     return 1;
+}
+
+int tb_bake_check_tile_memory(const tb_tile_lattice_t *L, const tb_detail_params_t *p,
+                              double job_memory_bytes, tb_err_t *err)
+{
+    int64_t win = L->tile_cells + 2 * (int64_t)p->margin_cells; /* an unclipped window's side */
+    double need = tb_tile_peak_bytes(win * win);
+    if (job_memory_bytes <= 0 || need <= job_memory_bytes)
+        return 0;
+    return tb_err_set(
+        err, TB_E_INVALID,
+        "a tile job needs about %.2f GB on its worker (tiles of %lld detail cells "
+        "with a margin of %d: a window of %lld x %lld, 80 bytes a cell and the "
+        "process) and a job may take %.2f GB: give the workers more memory and say so "
+        "with --job-memory-gb, make smaller tiles (tiles.size_km), or bake with "
+        "--no-tiles",
+        need / 1e9, (long long)L->tile_cells, p->margin_cells, (long long)win, (long long)win,
+        job_memory_bytes / 1e9);
 }

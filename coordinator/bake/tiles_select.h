@@ -22,6 +22,11 @@
 int tb_bake_tile_params(const tb_manifest_t *m, int64_t pw, int64_t ph, tb_detail_params_t *p,
                         tb_tile_lattice_t *L, tb_err_t *err);
 
+/* The largest tile window's job (its stated bound, tb_tile_peak_bytes) against the memory a job may
+ * take: TB_E_INVALID naming both and the ways out when it does not fit. 0 or -1. */
+int tb_bake_check_tile_memory(const tb_tile_lattice_t *L, const tb_detail_params_t *p,
+                              double job_memory_bytes, tb_err_t *err);
+
 /* The tile class table the specs carry: the legend's, plus one ocean class for cells that matched
  * none. Returns the number of classes. */
 int tb_bake_tile_classes(const tb_manifest_t *m, tb_tile_class_t cls[TB_TILE_MAX_CLASSES]);

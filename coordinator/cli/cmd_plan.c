@@ -253,9 +253,11 @@ static int s_render(const tb_plan_t *p, const tb_tile_lattice_t *L, const uint8_
     return 0;
 }
 
-/* The tile lines of the plan: count, land and coast, estimate. */
+/* The tile lines of the plan: count, land and coast, estimate, and what the bake would refuse of
+ * them (their lattice, their jobs' memory against job_memory_bytes). */
 static void s_print_tiles(FILE *out, const tb_plan_t *p, const tb_tile_lattice_t *Lp,
-                          const tb_detail_params_t *dpp, const uint8_t *content, int cores)
+                          const tb_detail_params_t *dpp, const uint8_t *content, int cores,
+                          double job_memory_bytes)
 {
     const tb_tile_lattice_t L = *Lp;
     const tb_detail_params_t dp = *dpp;
@@ -281,6 +283,8 @@ static void s_print_tiles(FILE *out, const tb_plan_t *p, const tb_tile_lattice_t
     tb_tile_lattice_t bl;
     if (tb_bake_tile_params(tb_plan_manifest(p), L.geo_w, L.geo_h, &bp, &bl, &err) != 0)
         fprintf(out, "tiles: %s\n", err.msg);
+    else if (tb_bake_check_tile_memory(&bl, &bp, job_memory_bytes, &err) != 0)
+        fprintf(out, "tiles: the bake refuses them: %s\n", err.msg);
 }
 
 /* The plan's two rasters, in files of out_dir that vanish with the process (planet_input.h). */
@@ -393,7 +397,8 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
         tb_overrides_describe(overrides, given, sizeof given);
         printf("overrides: %s (plan.json's manifest holds them)\n", given);
     }
-    s_print_tiles(stdout, p, &L, &dp, content, cores);
+    s_print_tiles(stdout, p, &L, &dp, content, cores,
+                  job_memory_gb > 0 ? job_memory_gb * 1e9 : tb_bake_default_job_memory());
     free(content);
     printf("wrote %s/plan.json, map_class.png, map_regions.png and map_tiles.png\n", out_dir);
     fflush(stdout);

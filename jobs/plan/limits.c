@@ -43,8 +43,8 @@ int tb_plan_check_limits(const tb_plan_t *plan, double job_memory_bytes, tb_err_
         if (job_memory_bytes > 0 && need > job_memory_bytes)
             return tb_err_set(err, TB_E_INVALID,
                               "region %d (landmass%s %s, a box of %lld x %lld = %lld cells) needs "
-                              "about %.1f GB on its worker (%.0f bytes a box cell and the process) "
-                              "and a job may take %.1f GB: give the workers more memory and say so "
+                              "about %.2f GB on its worker (%.0f bytes a box cell and the process) "
+                              "and a job may take %.2f GB: give the workers more memory and say so "
                               "with --job-memory-gb, or paint its land as separate landmasses with "
                               "more ocean between them",
                               r->id, r->n_landmasses > 1 ? "es" : "", lm, (long long)r->box.w,
