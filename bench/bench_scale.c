@@ -214,18 +214,27 @@ static void s_sizes(const cJSON *meta, double *cells, double *box_steps, double 
     *tiles = s_num(cJSON_GetObjectItemCaseSensitive(meta, "tiles"), "tiles", NULL);
 }
 
-/* The largest peak a worker reported for one attempt (meta.json's dispatch records: the solve's
- * "dispatch", coast.dispatch, tiles.dispatch, each "worker_peak"), and the job; 0 when none. */
+/* meta.json's dispatch records: the solve's "dispatch", coast.dispatch, tiles.dispatch (NULL where
+ * absent). */
+#define S_N_RECORDS 3
+static void s_records(const cJSON *meta, const cJSON *records[S_N_RECORDS])
+{
+    records[0] = cJSON_GetObjectItemCaseSensitive(meta, "dispatch");
+    records[1] = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "coast"),
+                                                  "dispatch");
+    records[2] = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "tiles"),
+                                                  "dispatch");
+}
+
+/* The largest peak a worker reported for one attempt (each record's "worker_peak"), and the job;
+ * 0 when none. */
 static double s_reported_peak(const cJSON *meta, const char **job)
 {
-    const cJSON *records[] = {cJSON_GetObjectItemCaseSensitive(meta, "dispatch"),
-                              cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(meta, "coast"), "dispatch"),
-                              cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(meta, "tiles"), "dispatch")};
+    const cJSON *records[S_N_RECORDS];
+    s_records(meta, records);
     double best = 0;
     *job = "-";
-    for (size_t i = 0; i < sizeof records / sizeof *records; i++) {
+    for (size_t i = 0; i < S_N_RECORDS; i++) {
         const cJSON *wp = cJSON_GetObjectItemCaseSensitive(records[i], "worker_peak");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(wp, "job");
         double b = s_num(wp, "bytes", NULL);
@@ -241,14 +250,11 @@ static double s_reported_peak(const cJSON *meta, const char **job)
  * peak / bound (worker_peak's over_bound and closest.ratio). */
 static void s_bound_summary(const cJSON *meta, double *over, double *ratio)
 {
-    const cJSON *records[] = {cJSON_GetObjectItemCaseSensitive(meta, "dispatch"),
-                              cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(meta, "coast"), "dispatch"),
-                              cJSON_GetObjectItemCaseSensitive(
-                                  cJSON_GetObjectItemCaseSensitive(meta, "tiles"), "dispatch")};
+    const cJSON *records[S_N_RECORDS];
+    s_records(meta, records);
     *over = 0;
     *ratio = 0;
-    for (size_t i = 0; i < sizeof records / sizeof *records; i++) {
+    for (size_t i = 0; i < S_N_RECORDS; i++) {
         const cJSON *wp = cJSON_GetObjectItemCaseSensitive(records[i], "worker_peak");
         double r = s_num(cJSON_GetObjectItemCaseSensitive(wp, "closest"), "ratio", NULL);
         *over += s_num(wp, "over_bound", NULL);
