@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The coast phase in blocks (docs/coast.md, "Blocks"; coordinator/bake/phase_coast.c): the 10 km
 # demo with shorter coastal reaches (a halo of 320 cells, so a 1250-cell planet splits) baked with
-# the coast's whole pass in one job, and with --job-memory-gb 0.125 (3 blocks of 3 x 1, a probe round
+# the coast's whole pass in one job, and with --job-memory-gb 0.13 (3 blocks of 3 x 1, a probe round
 # and a full one, on 2 workers): the heightmap, the coast and exposure maps and summary.txt are the
 # same bytes. A rerun takes every block job of both rounds from the store. The negative control: a
 # drift twice as wide makes another coast (the comparison sees the coast). tests/test_coast_blocks.c
@@ -21,7 +21,7 @@ json.dump(m, open(sys.argv[1][:-5] + "_wide.json", "w"), indent=1)
 PY
 run=(--steps 20 --no-tiles --workers 2)
 bake "$T/whole" "$T/in/planet_short.json" "${run[@]}"
-bake "$T/blocks" "$T/in/planet_short.json" "${run[@]}" --job-memory-gb 0.125
+bake "$T/blocks" "$T/in/planet_short.json" "${run[@]}" --job-memory-gb 0.13
 grep -q 'coast: 3 blocks (3 x 1) with a halo of 320 cells' "$T/blocks.err" || fail "the coast was not cut into 3 blocks"
 [ "$(json_get "$T/whole/meta.json" 'len(d["coast"]["dispatch"]["jobs"])')" = 1 ] || fail "the whole coast was not one job"
 [ "$(json_get "$T/blocks/meta.json" '[j["kind"] for j in d["coast"]["dispatch"]["jobs"]]')" = \
@@ -34,12 +34,12 @@ echo "ok: the coast in 3 blocks (probe and full round) is the whole pass's heigh
 peaks_within "$T/blocks" coast.dispatch
 peaks_within "$T/whole" coast.dispatch
 
-LOG=rerun bake "$T/blocks" "$T/in/planet_short.json" "${run[@]}" --job-memory-gb 0.125
+LOG=rerun bake "$T/blocks" "$T/in/planet_short.json" "${run[@]}" --job-memory-gb 0.13
 [ "$(json_get "$T/blocks/meta.json" 'd["coast"]["dispatch"]["stats"]["from_store"]')" = 3 ] ||
   fail "the rerun did not take the block jobs from the store"
 cmp -s "$T/whole/planet_height.png" "$T/blocks/planet_height.png" || fail "the rerun's heightmap differs"
 
-bake "$T/wide" "$T/in/planet_wide.json" "${run[@]}" --job-memory-gb 0.125
+bake "$T/wide" "$T/in/planet_wide.json" "${run[@]}" --job-memory-gb 0.13
 ! cmp -s "$T/whole/map_coast.png" "$T/wide/map_coast.png" || fail "a wider drift made the same coast"
 assert_clean "after the blocked coasts"
 echo "ok: a rerun takes the blocks from the store; a wider drift (the control) makes another coast"

@@ -20,12 +20,12 @@
 
 #define TB_BAKE_MAX_ONLY 4096
 /* A coast block job's memory at most (its spec, 5 bytes a window cell, is cut and sent by the
- * coordinator, two at once on its helper threads, and decoded again to check each result: 1.6 GB a
+ * coordinator, two at once on its helper threads, and decoded again to check each result: 1.8 GB a
  * job keeps a spec under 170 MB, and the coordinator's coast phase under its 1.5 GB budget; at
- * 3 GB the 300 km demo's coast phase peaked at 2.5 GB). 1.6 GB under the block model of 50 bytes a
+ * 3 GB the 300 km demo's coast phase peaked at 2.5 GB). 1.8 GB under the block model of 56 bytes a
  * window cell holds the windows of the 1.5 GB of the former 46. The blocks' bytes do not depend on
  * it. */
-#define TB_BAKE_COAST_JOB_MAX 1.6e9
+#define TB_BAKE_COAST_JOB_MAX 1.8e9
 
 /* The memory one job may take by default: three quarters of this machine's (the workers of a
  * local bake run here; a farm's are told with --job-memory-gb). */
