@@ -192,10 +192,10 @@ int tb_bake_check_tile_memory(const tb_tile_lattice_t *L, const tb_detail_params
     return tb_err_set(
         err, TB_E_INVALID,
         "a tile job needs about %.2f GB on its worker (tiles of %lld detail cells "
-        "with a margin of %d: a window of %lld x %lld, 80 bytes a cell and the "
+        "with a margin of %d: a window of %lld x %lld, %.0f bytes a cell and the "
         "process) and a job may take %.2f GB: give the workers more memory and say so "
         "with --job-memory-gb, make smaller tiles (tiles.size_km), or bake with "
         "--no-tiles",
         need / 1e9, (long long)L->tile_cells, p->margin_cells, (long long)win, (long long)win,
-        job_memory_bytes / 1e9);
+        TB_TILE_PEAK_BYTES_A_CELL, job_memory_bytes / 1e9);
 }

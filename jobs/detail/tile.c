@@ -1135,7 +1135,7 @@ static int s_spec_interior(const void *spec, size_t n, tb_tile_spec_t *s, tb_fra
 
 double tb_tile_peak_bytes(int64_t window_cells)
 {
-    return 80.0 * (double)window_cells + (double)(192 << 20);
+    return TB_TILE_PEAK_BYTES_A_CELL * (double)window_cells + TB_TILE_PEAK_FIXED_BYTES;
 }
 
 size_t tb_tile_result_bound(const void *spec, size_t n)

@@ -164,11 +164,13 @@ int tb_tile_result_decode(const void *data, size_t bytes, tb_tile_result_t *out,
 size_t tb_tile_result_bound(const void *spec, size_t spec_bytes);
 
 /* The stated bound on a tile job's peak resident memory on its worker, bytes, for a window of
- * window_cells (docs/tiles.md, "Memory"): 80 bytes a window cell - the spec and its decoded copy,
- * the passes' fields and workspaces, the result and its compressed copy - and 192 MiB of the
- * process and its threads. Measured on the 25 km demo, one thread a worker: 623-652 MB for a
- * 2772 x 2772 window (0.83-0.87 of this bound), 410-448 MB for the clipped 2772 x 1636 windows of
- * its last row; two threads added 10 MiB to a 10 km tile. */
+ * window_cells (docs/distribution.md, "Peak memory"): TB_TILE_PEAK_BYTES_A_CELL a window cell -
+ * the spec and its decoded copy, the passes' fields and workspaces, the result and its compressed
+ * copy - and TB_TILE_PEAK_FIXED_BYTES of the process and its threads. Measured on the 25 km demo,
+ * one thread a worker: 623-652 MB for a 2772 x 2772 window (0.76-0.80 of this bound), 410-448 MB
+ * for the clipped 2772 x 1636 windows of its last row; two threads added 10 MiB to a 10 km tile. */
+#define TB_TILE_PEAK_BYTES_A_CELL 80.0
+#define TB_TILE_PEAK_FIXED_BYTES ((double)(192 << 20))
 double tb_tile_peak_bytes(int64_t window_cells);
 
 /* The job kind "tile" (jobs/job.h): its result echoes the XXH3-64 of its spec (spec_xxh3), and its
