@@ -37,6 +37,10 @@ enum {
     TB_SALT_DEMO_LAYOUT = 52,  /* per-seed jitter of the landmasses' places and sizes */
     TB_SALT_DEMO_BAYS = 53,    /* where bays cut into the coasts */
 
+    /* the overlay's coast jitter (jobs/plan/overlay.c): the two components of the displacement */
+    TB_SALT_OVERLAY_JITTER_X = 54,
+    TB_SALT_OVERLAY_JITTER_Y = 55,
+
     TB_SALT_CHECKSUM_GRIND = 60, /* jobs/checksum_grind.c: the distribution layer's test job */
     TB_SALT_MAP_BASINS = 70, /* coordinator/maps/bake_maps.c: a basin's colour from its outlet */
 

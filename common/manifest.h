@@ -119,6 +119,10 @@ typedef struct {
     double cell_m;
     char painting_path[TB_PATH_MAX]; /* resolved against base_dir; empty for the demo */
     char legend_path[TB_PATH_MAX];
+    /* the overlay (jobs/plan/overlay.h, docs/plan.md "The overlay"): both or neither; empty when
+     * the planet has none */
+    char overlay_path[TB_PATH_MAX];
+    char overlay_legend_path[TB_PATH_MAX];
     double elevation_min_m, elevation_max_m; /* the 16-bit encoding's range */
     tb_region_params_t regions;
     tb_solve_params_t solve;

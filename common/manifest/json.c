@@ -48,8 +48,10 @@ static void s_add_keys(cJSON *root, const tb_manifest_t *m, bool resolved_paths,
                 break;
             case TB_MKEY_PATH: {
                 const char *v = base + k->off;
-                if (!resolved_paths)
-                    v = k->off == TB_MKEY_OFF(painting_path) ? painting_rel : legend_rel;
+                if (!resolved_paths && k->off == TB_MKEY_OFF(painting_path))
+                    v = painting_rel;
+                else if (!resolved_paths && k->off == TB_MKEY_OFF(legend_path))
+                    v = legend_rel;
                 if (v && v[0])
                     cJSON_AddStringToObject(obj, leaf, v);
                 break;
@@ -170,7 +172,7 @@ static void s_schema_row(const tb_mkey_t *k, char *line, size_t n)
     }
     if (k->kind == TB_MKEY_PATH) {
         snprintf(range, sizeof range, "-");
-        snprintf(def, sizeof def, "required");
+        snprintf(def, sizeof def, k->def != 0 ? "none" : "required");
     } else {
         if (k->kind == TB_MKEY_SEED)
             snprintf(range, sizeof range, "0 .. 2^53");

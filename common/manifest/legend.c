@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int s_parse_colour(const cJSON *c, uint8_t rgb[3])
+int tb_colour_parse(const cJSON *c, uint8_t rgb[3])
 {
     if (cJSON_IsString(c)) {
         const char *s = c->valuestring;
@@ -90,7 +90,7 @@ static int s_parse_class(const cJSON *cls, int index, const char *name, tb_class
     const cJSON *col = cJSON_GetObjectItemCaseSensitive(cls, "colour");
     if (!col)
         col = cJSON_GetObjectItemCaseSensitive(cls, "color");
-    if (!col || s_parse_colour(col, c->rgb) != 0) {
+    if (!col || tb_colour_parse(col, c->rgb) != 0) {
         char path[256];
         snprintf(path, sizeof path, "%s.colour", where);
         return tb_manifest_bad(err, name, path, "\"#rrggbb\" or [r, g, b] with 0..255",

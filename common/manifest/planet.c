@@ -14,6 +14,14 @@ static const tb_mkey_t s_keys[] = {
      "cells."},
     {"template.legend", TB_MKEY_PATH, TB_MKEY_OFF(legend_path), 0, 0, 0, 0, 0,
      "Legend JSON saying what each colour means, relative to the manifest."},
+    /* def 1 on a path key: optional */
+    {"template.overlay", TB_MKEY_PATH, TB_MKEY_OFF(overlay_path), 0, 0, 0, 1, 0,
+     "Optional overlay (RGBA PNG of the painting's size; alpha 0 is blank) of marks: written "
+     "to overlay.json in world metres; coast_jitter marks make the coast wander. See "
+     "docs/plan.md."},
+    {"template.overlay_legend", TB_MKEY_PATH, TB_MKEY_OFF(overlay_legend_path), 0, 0, 0, 1, 0,
+     "Legend JSON of the overlay's marks (blob, path, coast_jitter); required with "
+     "template.overlay."},
     {"elevation_m", TB_MKEY_RANGE, TB_MKEY_OFF(elevation_min_m), TB_MKEY_OFF(elevation_max_m),
      -11000, 9000, -512, 1536,
      "[min, max] metres mapped to 0 and 65535 in planet_height.png; heights outside are clipped."},
@@ -30,6 +38,12 @@ static int s_check(tb_manifest_t *m, tb_err_t *err)
                           "number; choose a circumference that is a multiple of %g m",
                           m->source, m->circumference_km, circ_m / m->cell_m, m->cell_m, m->cell_m);
     m->planet_w = (int64_t)cells;
+    if (!m->overlay_path[0] != !m->overlay_legend_path[0])
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s: %s: missing; template.overlay and template.overlay_legend come "
+                          "together (the overlay's marks need their legend)",
+                          m->source,
+                          m->overlay_path[0] ? "template.overlay_legend" : "template.overlay");
     return 0;
 }
 

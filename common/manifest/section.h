@@ -73,6 +73,10 @@ bool tb_manifest_is_integer(double v);
 /* Parses a JSON object (TB_E_FORMAT naming the line otherwise) into *out. */
 int tb_manifest_parse_json(const char *json, const char *name, cJSON **out, tb_err_t *err);
 
+/* A colour as a legend gives it: "#rrggbb" (or "rrggbb") or [r, g, b] with 0..255. 0, or -1 when
+ * it is neither (the caller names the key). */
+int tb_colour_parse(const cJSON *c, uint8_t rgb[3]);
+
 /* The key whose dotted path is `path` ("solve.k"), or NULL. */
 const tb_mkey_t *tb_manifest_find_key(const char *path);
 /* Checks `item` against key k's type and range and stores it in *m; a path is resolved against

@@ -390,6 +390,7 @@ void tb_bake_ctx_free_artifacts(tb_bake_ctx_t *ctx)
     free(p->selected);
     free(p->tile_sel);
     tb_plan_destroy(&p->plan);
+    tb_overlay_features_destroy(&p->overlay);
     tb_planet_input_free(&p->input);
     cJSON_Delete(ctx->previous.meta);
     cJSON_Delete(ctx->previous.index);

@@ -38,19 +38,11 @@ static void s_record(tb_bake_ctx_t *ctx, const char *name, const void *bytes, si
 }
 
 const char *const tb_bake_output_names[] = {
-    "planet_height.png",
-    "map_flow.png",
-    "map_basins.png",
-    "preview.png",
-    "map_class.png",
-    "map_regions.png",
-    "map_uplift.png",
-    "summary.txt",
-    "plan.json",
-    "meta.json",
-    "report.html",
-    "preview_detail.png",
-    "preview_detail_crop.png",
+    "planet_height.png", "map_flow.png",       "map_basins.png",
+    "preview.png",       "map_class.png",      "map_regions.png",
+    "overlay.json",      "map_overlay.png",    "map_uplift.png",
+    "summary.txt",       "plan.json",          "meta.json",
+    "report.html",       "preview_detail.png", "preview_detail_crop.png",
 };
 const size_t tb_bake_n_output_names = sizeof tb_bake_output_names / sizeof *tb_bake_output_names;
 
@@ -58,8 +50,9 @@ int tb_bake_check_inputs(const tb_bake_ctx_t *ctx, const char *const *names, siz
                          tb_err_t *err)
 {
     const tb_manifest_t *m = &ctx->plan.input.manifest;
-    const char *inputs[] = {ctx->opts->manifest_path, m->legend_path, m->painting_path};
-    return tb_fs_check_outputs(ctx->opts->out_dir, names, n_names, inputs, 3, err);
+    const char *inputs[] = {ctx->opts->manifest_path, m->legend_path, m->painting_path,
+                            m->overlay_path, m->overlay_legend_path};
+    return tb_fs_check_outputs(ctx->opts->out_dir, names, n_names, inputs, 5, err);
 }
 
 /* Writes bytes to path atomically, unless the file there already holds exactly these bytes: a rerun

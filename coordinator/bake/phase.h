@@ -92,6 +92,10 @@ typedef struct {
     tb_tile_lattice_t lattice;
     tb_tile_rock_t tile_rock; /* what each tile job makes its rock multiplier from */
     uint8_t *tile_sel;        /* [lattice tile]: chosen by opts->tiles_only (NULL: every tile) */
+    /* the overlay's features (template.overlay; NULL without one), for overlay.json and
+     * map_overlay.png, and the painting pixels its coast jitter moved */
+    tb_overlay_features_t *overlay;
+    int64_t overlay_moved;
 } tb_bake_plan_t;
 
 /* PREVIOUS: what a bake that reuses its outputs (--tiles-only, terrain tiles) found in OUT. */

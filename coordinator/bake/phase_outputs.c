@@ -91,6 +91,21 @@ static int s_plan_maps(tb_bake_ctx_t *ctx, tb_image_t *img, tb_err_t *err)
         tb_bake_write_png(ctx, "map_regions.png", img, err) != 0)
         return -1;
     tb_image_free(img);
+    const tb_overlay_features_t *ov = ctx->plan.overlay;
+    if (ov) {
+        int64_t mw, mh;
+        const uint8_t *marks = tb_overlay_features_map(ov, &mw, &mh);
+        char *json = tb_overlay_features_json(ov, ctx->plan.manifest->overlay_path);
+        int rc = json ? tb_bake_write_text(ctx, "overlay.json", json, err)
+                      : tb_err_set(err, TB_E_NOMEM, "out of memory writing overlay.json");
+        free(json);
+        if (rc != 0 ||
+            tb_plan_map_overlay(plan, tb_overlay_features_legend(ov), marks, mw, mh,
+                                S_MAP_MAX_WIDTH, img, err) != 0 ||
+            tb_bake_write_png(ctx, "map_overlay.png", img, err) != 0)
+            return -1;
+        tb_image_free(img);
+    }
     tb_planet_t *p = ctx->planet;
     int64_t w = tb_planet_w(p), h = tb_planet_h(p);
     tb_rows_hook_t done = tb_planet_rows_hook(p);

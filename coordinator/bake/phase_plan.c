@@ -10,9 +10,11 @@
 
 #include "common/fs.h"
 #include "common/hash.h"
+#include "common/log.h"
 #include "common/pool.h"
 #include "coordinator/bake/phase.h"
 #include "coordinator/bake/tiles_select.h"
+#include "coordinator/maps/plan_maps.h"
 #include "coordinator/report/terrain.h"
 #include "jobs/plan/limits.h"
 
@@ -162,10 +164,21 @@ static int s_plan(tb_bake_ctx_t *ctx, const char *planet_dir, tb_err_t *err)
     tb_raster_t classes = tb_planet_raster(ctx->planet, TB_PLANET_CLASSES, &pl->classes_user);
     tb_raster_t labels = tb_planet_raster(ctx->planet, TB_PLANET_LABELS, &pl->labels_user);
     int threads = o->dispatch.threads > 0 ? o->dispatch.threads : tb_pool_default_threads();
+    if (tb_planet_input_overlay_map(
+            &pl->input, tb_plan_map_factor(pl->input.planet_w, TB_PLAN_MAP_MAX_WIDTH), err) != 0)
+        return -1;
     pl->plan = tb_plan_new(&pl->input.manifest, tb_planet_input_rows(&pl->input), &classes, &labels,
                            threads, err);
-    if (!pl->plan || tb_plan_check_land_and_sea(pl->plan, err) != 0)
+    if (!pl->plan ||
+        tb_planet_input_take_overlay(&pl->input, &pl->overlay, &pl->overlay_moved, err) != 0 ||
+        tb_plan_check_land_and_sea(pl->plan, err) != 0)
         return -1;
+    if (pl->overlay) {
+        char line[512];
+        tb_overlay_features_line(pl->overlay, line, sizeof line);
+        tb_log_info("%s; the coast jitter moved %lld painting pixels", line,
+                    (long long)pl->overlay_moved);
+    }
     const tb_manifest_t *m = pl->manifest = tb_plan_manifest(pl->plan);
     pl->steps = o->steps > 0 ? o->steps : m->solve.steps;
     if (tb_uplift_probes_compute(m, &pl->probes, err) != 0 ||

@@ -56,6 +56,66 @@ static int s_open_painting(const tb_manifest_t *m, tb_png_rows_t **out, tb_err_t
     return 0;
 }
 
+/* Opens the overlay of a manifest that names one: its legend, the PNG (RGBA, the painting's size),
+ * the features and the jittered rows. */
+static int s_open_overlay(tb_planet_input_t *in, tb_err_t *err)
+{
+    const tb_manifest_t *m = &in->manifest;
+    if (!m->overlay_path[0])
+        return 0;
+    in->overlay_legend = tb_calloc(1, sizeof *in->overlay_legend, "overlay legend", err);
+    if (!in->overlay_legend)
+        return -1;
+    if (tb_overlay_legend_load(m->overlay_legend_path, in->overlay_legend, err) != 0)
+        return tb_err_prefix(err, "%s: template.overlay_legend", m->source);
+    const tb_row_source_t *paint = tb_png_rows_source(in->png);
+    uint32_t ow, oh;
+    if (tb_png_rows_peek(m->overlay_path, &ow, &oh, err) != 0)
+        return tb_err_prefix(err, "%s: template.overlay", m->source);
+    if ((int64_t)ow != paint->w || (int64_t)oh != paint->h)
+        return tb_err_set(err, TB_E_INVALID,
+                          "%s: %u x %u pixels; expected the painting's size, %lld x %lld (%s): "
+                          "an overlay is a second sheet over the same pixels",
+                          m->overlay_path, ow, oh, (long long)paint->w, (long long)paint->h,
+                          m->painting_path);
+    in->overlay_png = tb_png_rows_open(m->overlay_path, TB_PNG_RGBA8, TB_INPUT_MAX_PIXELS, err);
+    if (!in->overlay_png)
+        return tb_err_prefix(err, "%s: template.overlay", m->source);
+    int64_t k = m->planet_w / paint->w;
+    in->overlay =
+        tb_overlay_features_new(in->overlay_legend, paint->w, paint->h, m->cell_m * (double)k, err);
+    if (!in->overlay)
+        return -1;
+    in->jitter = tb_coast_jitter_new(m, k, in->overlay_legend, paint,
+                                     tb_png_rows_source(in->overlay_png), in->overlay, err);
+    return in->jitter ? 0 : -1;
+}
+
+int tb_planet_input_overlay_map(tb_planet_input_t *in, int64_t map_factor, tb_err_t *err)
+{
+    if (!in->overlay)
+        return 0;
+    return tb_overlay_features_keep_map(in->overlay, map_factor,
+                                        in->manifest.planet_w / in->painting_w, in->planet_w,
+                                        in->planet_h, err);
+}
+
+int tb_planet_input_take_overlay(tb_planet_input_t *in, tb_overlay_features_t **out, int64_t *moved,
+                                 tb_err_t *err)
+{
+    *out = NULL;
+    *moved = 0;
+    if (!in->overlay)
+        return 0;
+    if (tb_coast_jitter_drain(in->jitter, err) != 0 ||
+        tb_overlay_features_finish(in->overlay, err) != 0)
+        return tb_err_prefix(err, "%s", in->manifest.overlay_path);
+    *moved = tb_coast_jitter_moved(in->jitter);
+    *out = in->overlay;
+    in->overlay = NULL;
+    return 0;
+}
+
 int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *opt,
                          tb_planet_input_t *out, tb_err_t *err)
 {
@@ -109,6 +169,10 @@ int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *op
         if (s_open_painting(m, &out->png, err) != 0)
             return painting_arg ? tb_err_prefix(err, "--set %s", painting_arg)
                                 : tb_err_prefix(err, "%s: template.painting", manifest_path);
+        if (s_open_overlay(out, err) != 0) {
+            tb_planet_input_free(out);
+            return -1;
+        }
     }
     const tb_row_source_t *src = tb_planet_input_rows(out);
     out->planet_w = m->planet_w;
@@ -120,6 +184,8 @@ int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *op
 
 const tb_row_source_t *tb_planet_input_rows(tb_planet_input_t *in)
 {
+    if (in->jitter)
+        return tb_coast_jitter_rows(in->jitter);
     return in->png ? tb_png_rows_source(in->png) : tb_demo_painter_rows(in->demo);
 }
 
@@ -127,6 +193,10 @@ void tb_planet_input_free(tb_planet_input_t *in)
 {
     if (!in)
         return;
+    tb_coast_jitter_destroy(&in->jitter);
+    tb_overlay_features_destroy(&in->overlay);
+    free(in->overlay_legend);
+    tb_png_rows_destroy(&in->overlay_png);
     tb_png_rows_destroy(&in->png);
     tb_demo_painter_destroy(&in->demo);
     memset(in, 0, sizeof *in);

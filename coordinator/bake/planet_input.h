@@ -25,6 +25,7 @@
 #include "common/png_rows.h"
 #include "common/raster.h"
 #include "jobs/plan/demo.h"
+#include "jobs/plan/overlay.h"
 
 /* Largest planet planned, in cells, and painting read, in pixels (2^31). */
 #define TB_INPUT_MAX_PIXELS ((uint64_t)1 << 31)
@@ -45,6 +46,13 @@ typedef struct {
     int64_t painting_w, painting_h;
     tb_png_rows_t *png;      /* the painting file's reader, or */
     tb_demo_painter_t *demo; /* the demo painting's painter */
+    /* the overlay (template.overlay), when the manifest has one: its reader, its legend, the
+     * features its rows are folded into and the painting's rows with the coast jitter, which
+     * tb_planet_input_rows hands out instead of the painting's own (jobs/plan/overlay.h) */
+    tb_png_rows_t *overlay_png;
+    tb_overlay_legend_t *overlay_legend;
+    tb_overlay_features_t *overlay;
+    tb_coast_jitter_t *jitter;
 } tb_planet_input_t;
 
 /* Loads the planet of manifest_path (NULL: the demo planet of opt's seed, default 7, and
@@ -60,8 +68,18 @@ typedef struct {
 int tb_planet_input_load(const char *manifest_path, const tb_input_options_t *opt,
                          tb_planet_input_t *out, tb_err_t *err);
 
-/* The painting's rows (RGB8, painting_w x painting_h), owned by *in: each row once, in order. */
+/* The painting's rows (RGB8, painting_w x painting_h), owned by *in: each row once, in order. With
+ * an overlay, the rows carry its coast jitter and reading them reads the overlay too. */
 const tb_row_source_t *tb_planet_input_rows(tb_planet_input_t *in);
+
+/* After the plan has read every row: the overlay's features, finished (every overlay row read,
+ * pieces resolved, paths built), handed to the caller, who destroys them; *moved gets the painting
+ * pixels the coast jitter changed. *out is NULL when the planet has no overlay. 0, or -1 with *err
+ * naming the overlay. map_factor (>= 1) is the reduction of map_overlay.png, kept as rows pass:
+ * call tb_planet_input_overlay_map first, before the plan reads a row. */
+int tb_planet_input_take_overlay(tb_planet_input_t *in, tb_overlay_features_t **out, int64_t *moved,
+                                 tb_err_t *err);
+int tb_planet_input_overlay_map(tb_planet_input_t *in, int64_t map_factor, tb_err_t *err);
 
 /* Closes the painting and clears *in; accepts a zeroed or freed struct. */
 void tb_planet_input_free(tb_planet_input_t *in);

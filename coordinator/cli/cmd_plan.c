@@ -222,6 +222,30 @@ static int s_tiles(const tb_plan_t *p, tb_tile_lattice_t *L, tb_detail_params_t 
     return n;
 }
 
+/* overlay.json and map_overlay.png of a planet with an overlay, into outs[0..1]. */
+static int s_render_overlay(const tb_plan_t *p, const tb_overlay_features_t *ov, s_output_t outs[2],
+                            tb_err_t *err)
+{
+    outs[0].name = "overlay.json";
+    outs[1].name = "map_overlay.png";
+    char *json = tb_overlay_features_json(ov, tb_plan_manifest(p)->overlay_path);
+    if (!json)
+        return tb_err_set(err, TB_E_NOMEM, "plan: out of memory writing overlay.json");
+    outs[0].data = json;
+    outs[0].bytes = strlen(json);
+    int64_t mw, mh;
+    const uint8_t *marks = tb_overlay_features_map(ov, &mw, &mh);
+    tb_image_t img;
+    if (tb_plan_map_overlay(p, tb_overlay_features_legend(ov), marks, mw, mh, TB_PLAN_MAP_MAX_WIDTH,
+                            &img, err) != 0)
+        return -1;
+    unsigned char *png;
+    int rc = tb_png_encode(&img, 1, &png, &outs[1].bytes, err);
+    tb_image_free(&img);
+    outs[1].data = png;
+    return rc;
+}
+
 /* Renders the four outputs of a plan into memory; the tile census is the caller's. */
 static int s_render(const tb_plan_t *p, const tb_tile_lattice_t *L, const uint8_t *content,
                     s_output_t outs[4], tb_err_t *err)
@@ -331,14 +355,18 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
     double t0 = tb_now_s();
     if (tb_planet_input_load(v.n_positional ? v.positional[0] : NULL, &opt, &in, &err) != 0)
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
-    const char *names[] = {"plan.json", "map_class.png", "map_regions.png"};
+    const char *names[] = {"plan.json",     "map_class.png", "map_regions.png",
+                           "map_tiles.png", "overlay.json",  "map_overlay.png"};
     const char *inputs[] = {v.n_positional ? v.positional[0] : NULL, in.manifest.legend_path,
-                            in.manifest.painting_path};
+                            in.manifest.painting_path, in.manifest.overlay_path,
+                            in.manifest.overlay_legend_path};
     struct stat out_st;
     bool not_dir = stat(out_dir, &out_st) == 0 && !S_ISDIR(out_st.st_mode);
     if (not_dir)
         tb_err_set(&err, TB_E_INVALID, "--out %s: exists and is not a directory", out_dir);
-    if (not_dir || tb_fs_check_outputs(out_dir, names, 3, inputs, 3, &err) != 0) {
+    if (not_dir || tb_fs_check_outputs(out_dir, names, 6, inputs, 5, &err) != 0 ||
+        tb_planet_input_overlay_map(&in, tb_plan_map_factor(in.planet_w, TB_PLAN_MAP_MAX_WIDTH),
+                                    &err) != 0) {
         tb_planet_input_free(&in);
         return tb_verb_error(&v, TB_EXIT_USAGE, &err);
     }
@@ -355,6 +383,10 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
     double t1 = tb_now_s();
     tb_plan_t *p = tb_plan_new(&in.manifest, tb_planet_input_rows(&in), &classes, &labels,
                                cores < 2 ? cores : 2, &err);
+    tb_overlay_features_t *ov = NULL;
+    int64_t jitter_moved = 0;
+    if (p && tb_planet_input_take_overlay(&in, &ov, &jitter_moved, &err) != 0)
+        tb_plan_destroy(&p);
     tb_planet_input_free(&in);
     tb_uplift_probes_t probes;
     if (p &&
@@ -365,6 +397,7 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
              p, job_memory_gb > 0 ? job_memory_gb * 1e9 : tb_bake_default_job_memory(), &err) != 0))
         tb_plan_destroy(&p);
     if (!p) {
+        tb_overlay_features_destroy(&ov);
         tb_raster_unmap(&classes);
         tb_raster_unmap(&labels);
         if (made_dir)
@@ -376,15 +409,19 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
     tb_tile_lattice_t L;
     tb_detail_params_t dp;
     uint8_t *content = NULL;
-    s_output_t outs[4] = {{0}};
+    s_output_t outs[6] = {{0}};
+    int n_outs = ov ? 6 : 4;
     int rc = s_tiles(p, &L, &dp, &content, &err) < 0 ? -1 : 0;
     if (rc == 0)
         rc = s_render(p, &L, content, outs, &err);
+    if (rc == 0 && ov)
+        rc = s_render_overlay(p, ov, outs + 4, &err);
     if (rc == 0)
-        rc = s_write_all(out_dir, outs, 4, &err);
-    for (int k = 0; k < 4; k++)
+        rc = s_write_all(out_dir, outs, n_outs, &err);
+    for (int k = 0; k < 6; k++)
         free(outs[k].data);
     if (rc != 0) {
+        tb_overlay_features_destroy(&ov);
         free(content);
         tb_plan_destroy(&p);
         tb_raster_unmap(&classes);
@@ -392,6 +429,13 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
         return tb_verb_error(&v, TB_EXIT_FAILED, &err);
     }
     s_print(stdout, p, cores);
+    if (ov) {
+        char line[512];
+        tb_overlay_features_line(ov, line, sizeof line);
+        printf("%s; the coast jitter moved %lld painting pixels (overlay.json, map_overlay.png)\n",
+               line, (long long)jitter_moved);
+        tb_overlay_features_destroy(&ov);
+    }
     if (tb_overrides_count(overrides) > 0) {
         char given[1024];
         tb_overrides_describe(overrides, given, sizeof given);
@@ -400,7 +444,8 @@ static int s_run(int argc, char **argv, tb_overrides_t *overrides)
     s_print_tiles(stdout, p, &L, &dp, content, cores,
                   job_memory_gb > 0 ? job_memory_gb * 1e9 : tb_bake_default_job_memory());
     free(content);
-    printf("wrote %s/plan.json, map_class.png, map_regions.png and map_tiles.png\n", out_dir);
+    printf("wrote %s/plan.json, map_class.png, map_regions.png and map_tiles.png%s\n", out_dir,
+           n_outs > 4 ? ", overlay.json and map_overlay.png" : "");
     fflush(stdout);
     tb_log_info("planned in %.2f s (input %.2f s, plan %.2f s, maps and writing %.2f s)",
                 tb_now_s() - t0, t1 - t0, t2 - t1, tb_now_s() - t2);

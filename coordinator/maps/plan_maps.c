@@ -115,6 +115,31 @@ int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out,
     return 0;
 }
 
+int tb_plan_map_overlay(const tb_plan_t *plan, const tb_overlay_legend_t *legend,
+                        const uint8_t *marks, int64_t mw, int64_t mh, int64_t max_width,
+                        tb_image_t *out, tb_err_t *err)
+{
+    if (tb_plan_map_class(plan, max_width, out, err) != 0)
+        return -1;
+    if ((int64_t)out->w != mw || (int64_t)out->h != mh) {
+        tb_image_free(out);
+        return tb_err_set(err, TB_E_INTERNAL,
+                          "map_overlay: marks kept at %lld x %lld for a %u x %u map", (long long)mw,
+                          (long long)mh, out->w, out->h);
+    }
+    static const uint8_t unmatched[3] = {255, 0, 255};
+    uint8_t *px = out->pixels;
+    for (int64_t k = 0; k < mw * mh; k++, px += 3) {
+        uint8_t v = marks[k];
+        if (v == TB_OVERLAY_BLANK)
+            for (int c = 0; c < 3; c++)
+                px[c] = (uint8_t)(px[c] / 3);
+        else
+            memcpy(px, v == TB_OVERLAY_UNMATCHED ? unmatched : legend->marks[v - 1].rgb, 3);
+    }
+    return 0;
+}
+
 static void s_put(tb_image_t *img, int64_t x, int64_t y, const uint8_t rgb[3])
 {
     if (y < 0 || y >= (int64_t)img->h)

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/png_io.h"
 #include "jobs/detail/lattice.h"
+#include "jobs/plan/overlay.h"
 #include "jobs/plan/plan.h"
 
 #define TB_PLAN_MAP_MAX_WIDTH 4096
@@ -27,6 +28,14 @@ int64_t tb_plan_map_factor(int64_t planet_w, int64_t max_width);
 
 /* Renders map_class into *out (RGB8, allocated; free with tb_image_free). Returns 0 or -1. */
 int tb_plan_map_class(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err);
+
+/* Renders map_overlay.png into *out (RGB8, allocated): map_class dimmed to a third, with every
+ * pixel of a mark in the mark's colour (a mark means nothing on its own and everything against the
+ * coastline it was drawn along). `marks` is the overlay's reduced copy made for this map's factor
+ * (tb_overlay_features_keep_map), mw x mh. Returns 0 or -1. */
+int tb_plan_map_overlay(const tb_plan_t *plan, const tb_overlay_legend_t *legend,
+                        const uint8_t *marks, int64_t mw, int64_t mh, int64_t max_width,
+                        tb_image_t *out, tb_err_t *err);
 
 /* Renders map_regions into *out (RGB8, allocated). Returns 0 or -1. */
 int tb_plan_map_regions(const tb_plan_t *plan, int64_t max_width, tb_image_t *out, tb_err_t *err);
