@@ -793,8 +793,9 @@ struct tb_coast_jitter_t {
     uint8_t *flags; /* ring rows: S_OCEAN, S_LAND (by the class legend), S_JIT (a jitter mark) */
     uint8_t *mark;  /* ring rows of mark indices */
     uint8_t *rgba;  /* one overlay row */
-    uint8_t *vert;  /* a row: the flags of the 2 R + 1 rows about it, ORed */
-    int32_t *cnt;   /* prefix counts of vert's three bits along an extended row */
+    uint8_t *row_flags; /* ring: the flags of each row, ORed */
+    uint8_t *vert; /* a row extended by R either side: the flags of the 2 R + 1 rows about it */
+    int32_t *cnt;  /* prefix counts of vert's three bits */
     uint8_t last_rgb[3], last_kind;
     bool have_last;
 };
@@ -830,9 +831,14 @@ static int s_load(tb_coast_jitter_t *j, tb_err_t *err)
     }
     if (tb_overlay_features_row(j->features, mk, err) != 0)
         return -1;
-    if (j->R > 0)
-        for (int64_t x = 0; x < w; x++)
+    if (j->R > 0) {
+        uint8_t all = 0;
+        for (int64_t x = 0; x < w; x++) {
             fl[x] = (uint8_t)(s_kind(j, rgb + 3 * x) | (j->jit[mk[x]] > 0 ? S_JIT : 0));
+            all |= fl[x];
+        }
+        j->row_flags[slot] = all;
+    }
     j->loaded++;
     return 0;
 }
@@ -860,30 +866,39 @@ static void s_row_out(tb_coast_jitter_t *j, int64_t y, uint8_t *out)
     memcpy(out, j->rgb + (y % j->ring) * w * 3, (size_t)w * 3);
     if (R == 0)
         return;
-    /* which pixels can move: both kinds and a jitter mark within R (Chebyshev) */
-    memset(j->vert, 0, (size_t)w);
+    /* which pixels can move: both kinds and a jitter mark within R (Chebyshev); most rows of a
+     * planet have no mark within R and cost only the copy */
+    uint8_t any = 0;
+    for (int64_t yy = y - R; yy <= y + R; yy++)
+        if (yy >= 0 && yy < j->h)
+            any |= j->row_flags[yy % j->ring];
+    if (any != (S_OCEAN | S_LAND | S_JIT))
+        return;
+    uint8_t *vert = j->vert; /* the row extended by R either side, X wrapping */
+    memset(vert, 0, (size_t)(w + 2 * R));
     for (int64_t yy = y - R; yy <= y + R; yy++) {
-        if (yy < 0 || yy >= j->h)
+        if (yy < 0 || yy >= j->h || j->row_flags[yy % j->ring] == 0)
             continue;
         const uint8_t *fl = j->flags + (yy % j->ring) * w;
         for (int64_t x = 0; x < w; x++)
-            j->vert[x] |= fl[x];
+            vert[R + x] |= fl[x];
+    }
+    for (int64_t k = 0; k < R; k++) {
+        vert[k] = vert[R + tb_wrap(k - R, w)];
+        vert[R + w + k] = vert[R + tb_wrap(k, w)];
     }
     const int64_t ext = w + 2 * R;
-    for (int b = 0; b < 3; b++) {
-        int32_t *c = j->cnt + b * (ext + 1);
-        c[0] = 0;
-        for (int64_t k = 0; k < ext; k++)
-            c[k + 1] = c[k] + ((j->vert[tb_wrap(k - R, w)] >> b) & 1);
+    int32_t *c0 = j->cnt, *c1 = c0 + ext + 1, *c2 = c1 + ext + 1;
+    c0[0] = c1[0] = c2[0] = 0;
+    for (int64_t k = 0; k < ext; k++) {
+        c0[k + 1] = c0[k] + (vert[k] & 1);
+        c1[k + 1] = c1[k] + ((vert[k] >> 1) & 1);
+        c2[k + 1] = c2[k] + ((vert[k] >> 2) & 1);
     }
     const uint8_t *rgb = j->rgb, *fl = j->flags, *mk = j->mark;
     for (int64_t x = 0; x < w; x++) {
-        bool all = true;
-        for (int b = 0; b < 3 && all; b++) {
-            const int32_t *c = j->cnt + b * (ext + 1);
-            all = c[x + 2 * R + 1] - c[x] > 0;
-        }
-        if (!all)
+        const int64_t e = x + 2 * R + 1;
+        if (c0[e] == c0[x] || c1[e] == c1[x] || c2[e] == c2[x])
             continue;
         const int64_t p = s_at(j, x, y, 0, 0);
         const uint8_t kind = fl[p] & (S_OCEAN | S_LAND);
@@ -967,9 +982,10 @@ tb_coast_jitter_t *tb_coast_jitter_new(const tb_manifest_t *m, int64_t cells_per
     j->flags = tb_calloc(w * ring, 1, "coast jitter rows", err);
     j->mark = tb_malloc(w * ring, "coast jitter rows", err);
     j->rgba = tb_malloc(w * 4, "overlay row", err);
-    j->vert = tb_malloc(w, "coast jitter row", err);
+    j->vert = tb_malloc(w + 2 * (size_t)j->R, "coast jitter row", err);
+    j->row_flags = tb_calloc(ring, 1, "coast jitter rows", err);
     j->cnt = tb_malloc(sizeof *j->cnt * 3 * (w + 2 * (size_t)j->R + 1), "coast jitter row", err);
-    if (!j->rgb || !j->flags || !j->mark || !j->rgba || !j->vert || !j->cnt)
+    if (!j->rgb || !j->flags || !j->mark || !j->rgba || !j->vert || !j->row_flags || !j->cnt)
         goto fail;
     j->src = (tb_row_source_t){.w = j->w,
                                .h = j->h,
@@ -1011,6 +1027,7 @@ void tb_coast_jitter_destroy(tb_coast_jitter_t **self_p)
     free(j->mark);
     free(j->rgba);
     free(j->vert);
+    free(j->row_flags);
     free(j->cnt);
     free(j);
     *self_p = NULL;
