@@ -109,6 +109,9 @@ START_TEST(test_save_bodies)
         {"bad_legend", 422, "uplift_mm_yr: missing"},
         {"not_json", 400, "not JSON"},
         {"bad_base64", 400, "character 2 (0x40) is not base64"},
+        {"ok_overlay", 0, NULL},
+        {"overlay_partial", 400, "expected all four of \"overlay_png_base64\""},
+        {"overlay_bad_marks", 422, "the overlay legend sent: marks[0] (town).kind"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char path[4096], *body;
@@ -128,6 +131,16 @@ START_TEST(test_save_bodies)
             ck_assert_int_eq(sv->legend.n_classes, 5);
             ck_assert(sv->force == (strcmp(cases[k].name, "ok_rgba_force") == 0));
             ck_assert_str_eq(sv->painting_stamp, "1:2");
+            /* the overlay, read as RGBA at the painting's size, and its marks as sent */
+            bool ov = strcmp(cases[k].name, "ok_overlay") == 0;
+            ck_assert(sv->has_overlay == ov);
+            if (ov) {
+                ck_assert(sv->overlay.w == 8 && sv->overlay.h == 4 &&
+                          sv->overlay.format == TB_PNG_RGBA8);
+                ck_assert_str_eq(sv->overlay_stamp, "3:4");
+                ck_assert_str_eq(sv->overlay_legend_stamp, "5:6");
+                ck_assert_ptr_nonnull(strstr(sv->overlay_legend_json, "\"coast_jitter_px\":\t4"));
+            }
         } else
             ck_assert_msg(strstr(err.msg, cases[k].says), "%s: %s", cases[k].name, err.msg);
         tb_studio_save_free(sv);

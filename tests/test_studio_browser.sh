@@ -8,7 +8,9 @@
 # pixels changed, the legend on disk, the baked region's files and the page's progress line; the
 # hostile requests (no token 403, wrong method 405, oversized body 413, a painting of the wrong
 # size and a legend the parser refuses 422, a second child 409). Screenshots go to
-# BUILD/test-output/studio/ (docs/studio.md).
+# BUILD/test-output/studio/ (docs/studio.md). Then a planet with an overlay: its second sheet painted
+# across the seam, erased, a mark's coast_jitter_px typed, saved and planned (studio_drive.py
+# --overlay).
 set -euo pipefail
 source "$2/tests/support/farm_test.sh" "$1" "$2"
 
@@ -94,4 +96,47 @@ rc=0
 [ $rc = 2 ] && grep -q -- "--bind localhost:80: expected a dotted IPv4 address" "$T/badbind.err" ||
   fail "--bind localhost:80: exit $rc, $(cat "$T/badbind.err")"
 echo "ok: --bind localhost:80 refused (exit 2): $(cat "$T/badbind.err")"
+
+# A planet with an overlay (docs/plan.md, "The overlay"): the page's second sheet. A town disc and a
+# coast_jitter band painted before; the session paints a town stroke across the seam, erases its
+# last pixel, sets rugged's coast_jitter_px to 9 and plans (tests/support/studio_drive.py --overlay).
+"$TERRAIN" init "$T/ovplanet" --circumference-km 10 >"$T/init2.out" 2>&1 || fail "terrain init failed"
+python3 "$SRC/tests/support/overlay_paint.py" "$T/ovplanet/overlay.png" 1250 400 \
+  '[["disc",420,330,12,[255,0,0]],["rect",185,60,215,340,[255,255,0]]]'
+cp "$T/ovplanet/overlay.png" "$T/overlay-before.png"
+cat >"$T/ovplanet/marks.json" <<'JSON'
+{"marks": [
+  {"name": "town", "colour": "#ff0000", "kind": "blob"},
+  {"name": "ferry", "colour": "#000000", "kind": "path"},
+  {"name": "rugged", "colour": "#ffff00", "kind": "coast_jitter", "coast_jitter_px": 6}
+]}
+JSON
+python3 - "$T/ovplanet/planet.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m['template'].update(overlay='overlay.png', overlay_legend='marks.json')
+json.dump(m, open(sys.argv[1], 'w'), indent=1)
+PY
+"$TERRAIN" studio "$T/ovplanet/planet.json" --port 0 --out "$T/ovout" >"$T/studio2.out" 2>"$T/studio2.err" &
+studio2_pid=$!
+track $studio2_pid
+for _ in $(seq 100); do grep -q 'token=' "$T/studio2.out" 2>/dev/null && break; sleep 0.1; done
+url2=$(sed -n 's/^studio: open \(http.*\)$/\1/p' "$T/studio2.out")
+[ -n "$url2" ] || fail "the overlay planet's studio printed no URL: $(cat "$T/studio2.out" "$T/studio2.err")"
+chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+  --disable-background-networking --disable-component-update --disable-sync \
+  --user-data-dir="$T/chrome2" --remote-debugging-port=0 --window-size=1400,1000 --hide-scrollbars \
+  "$url2" >"$T/chrome2.out" 2>"$T/chrome2.log" &
+chrome2_pid=$!
+track $chrome2_pid
+for _ in $(seq 150); do [ -s "$T/chrome2/DevToolsActivePort" ] && break; sleep 0.1; done
+port2=$(head -1 "$T/chrome2/DevToolsActivePort" 2>/dev/null) || fail "chromium gave no DevTools port"
+"$PY" "$SRC/tests/support/studio_drive.py" --overlay "$url2" "$T/ovplanet" "$T/ovout" \
+  "$T/overlay-before.png" "$SHOTS" "$port2" >"$T/drive2.out" 2>&1 ||
+  fail "the overlay session: $(cat "$T/drive2.out")"
+cat "$T/drive2.out"
+for s in 6-overlay 7-overlay-planned; do [ -s "$SHOTS/$s.png" ] || fail "no screenshot $s.png"; done
+kill -TERM $chrome2_pid 2>/dev/null || true
+kill -TERM $studio2_pid
+wait $studio2_pid || fail "the overlay planet's studio exited $? on SIGTERM"
 echo "ok: terrain studio painted, planned and baked from chromium; screenshots in $SHOTS"

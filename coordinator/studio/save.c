@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/png_io.h"
+#include "jobs/plan/overlay.h"
 
 /* ---- base64 (RFC 4648, the alphabet of FileReader.readAsDataURL and btoa) ---- */
 
@@ -91,26 +92,71 @@ static int s_fields(const cJSON *body, const cJSON **png, const cJSON **legend,
     return 0;
 }
 
-/* The painting: base64, then a PNG of exactly w x h read as RGB8. */
-static int s_painting(const char *b64, int64_t w, int64_t h, const char *name, tb_image_t *img,
-                      tb_err_t *err)
+/* The painting (RGB8) or the overlay (RGBA8): base64, then a PNG of exactly w x h. */
+static int s_sheet(const char *b64, int64_t w, int64_t h, const char *name, tb_png_format_t fmt,
+                   const char *what, tb_image_t *img, tb_err_t *err)
 {
     unsigned char *bytes = NULL;
     size_t n = 0;
     if (tb_studio_base64_decode(b64, strlen(b64), &bytes, &n, err) != 0)
         return 400;
     uint32_t pw, ph;
-    int rc = tb_png_peek(bytes, n, "the painting sent", &pw, &ph, err);
+    int rc = tb_png_peek(bytes, n, what, &pw, &ph, err);
     if (rc == 0 && ((int64_t)pw != w || (int64_t)ph != h))
         rc = tb_err_set(err, TB_E_INVALID,
-                        "the painting sent is %u x %u pixels; %s is %lld x %lld (the manifest's "
-                        "painting size)",
-                        pw, ph, name, (long long)w, (long long)h);
+                        "%s is %u x %u pixels; %s is %lld x %lld (the manifest's painting size)",
+                        what, pw, ph, name, (long long)w, (long long)h);
     if (rc == 0)
-        rc = tb_png_read_mem(bytes, n, "the painting sent", TB_PNG_RGB8, (uint64_t)w * (uint64_t)h,
-                             img, err);
+        rc = tb_png_read_mem(bytes, n, what, fmt, (uint64_t)w * (uint64_t)h, img, err);
     free(bytes);
     return rc == 0 ? 0 : 422;
+}
+
+/* The overlay's four fields, all or none; its sheet at the painting's size and its marks as the
+ * plan reads them. */
+static int s_overlay(const cJSON *body, int64_t w, int64_t h, const char *painting_name,
+                     tb_studio_save_t *out, tb_err_t *err)
+{
+    const cJSON *png = cJSON_GetObjectItemCaseSensitive(body, "overlay_png_base64");
+    const cJSON *lg = cJSON_GetObjectItemCaseSensitive(body, "overlay_legend");
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(body, "overlay_stamp");
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(body, "overlay_legend_stamp");
+    if (!png && !lg && !ps && !ls)
+        return 0;
+    if (!cJSON_IsString(png) || !cJSON_IsObject(lg) || !cJSON_IsString(ps) || !cJSON_IsString(ls))
+        return tb_err_set(err, TB_E_FORMAT,
+                          "expected all four of \"overlay_png_base64\": string, "
+                          "\"overlay_legend\": object, \"overlay_stamp\": string, "
+                          "\"overlay_legend_stamp\": string, or none"),
+               400;
+    if (strlen(ps->valuestring) >= TB_STUDIO_STAMP_MAX ||
+        strlen(ls->valuestring) >= TB_STUDIO_STAMP_MAX)
+        return tb_err_set(err, TB_E_FORMAT, "a stamp longer than %d characters is none of ours",
+                          TB_STUDIO_STAMP_MAX - 1),
+               400;
+    snprintf(out->overlay_stamp, sizeof out->overlay_stamp, "%s", ps->valuestring);
+    snprintf(out->overlay_legend_stamp, sizeof out->overlay_legend_stamp, "%s", ls->valuestring);
+    int code = s_sheet(png->valuestring, w, h, painting_name, TB_PNG_RGBA8, "the overlay sent",
+                       &out->overlay, err);
+    if (code != 0)
+        return code;
+    char *text = cJSON_PrintUnformatted(lg);
+    tb_overlay_legend_t *L = calloc(1, sizeof *L);
+    if (!text || !L)
+        code = (tb_err_set(err, TB_E_NOMEM, "out of memory reading the overlay legend"), 422);
+    else if (strlen(text) > TB_STUDIO_LEGEND_MAX_BYTES)
+        code = (tb_err_set(err, TB_E_INVALID, "the overlay legend sent is %zu bytes, over %u",
+                           strlen(text), TB_STUDIO_LEGEND_MAX_BYTES),
+                422);
+    else if (tb_overlay_legend_parse(text, "the overlay legend sent", L, err) != 0)
+        code = 422;
+    else if (!(out->overlay_legend_json = cJSON_Print(lg)))
+        code = (tb_err_set(err, TB_E_NOMEM, "out of memory writing the overlay legend"), 422);
+    free(L);
+    free(text);
+    if (code == 0)
+        out->has_overlay = true;
+    return code;
 }
 
 int tb_studio_save_parse(const char *body, size_t len, int64_t painting_w, int64_t painting_h,
@@ -122,7 +168,8 @@ int tb_studio_save_parse(const char *body, size_t len, int64_t painting_w, int64
     const cJSON *png = NULL, *legend = NULL;
     int code = s_fields(json, &png, &legend, out, err);
     if (code == 0)
-        code = s_painting(png->valuestring, painting_w, painting_h, painting_name, &out->img, err);
+        code = s_sheet(png->valuestring, painting_w, painting_h, painting_name, TB_PNG_RGB8,
+                       "the painting sent", &out->img, err);
     if (code == 0) {
         char *text = cJSON_PrintUnformatted(legend);
         if (!text)
@@ -135,12 +182,18 @@ int tb_studio_save_parse(const char *body, size_t len, int64_t painting_w, int64
             code = 422;
         free(text);
     }
+    if (code == 0)
+        code = s_overlay(json, painting_w, painting_h, painting_name, out, err);
     cJSON_Delete(json);
     return code;
 }
 
 void tb_studio_save_free(tb_studio_save_t *sv)
 {
-    if (sv)
-        tb_image_free(&sv->img);
+    if (!sv)
+        return;
+    tb_image_free(&sv->img);
+    tb_image_free(&sv->overlay);
+    free(sv->overlay_legend_json);
+    sv->overlay_legend_json = NULL;
 }

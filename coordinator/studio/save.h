@@ -1,10 +1,12 @@
 /* The body of `terrain studio`'s POST /api/save, decoded and checked before anything is written
  * (docs/studio.md, "What is written"): JSON {"painting_png_base64": the painting as PNG in base64,
  * "legend": the legend object, "painting_stamp" and "legend_stamp": the stamps the page loaded,
- * "force": overwrite files changed since (optional)}. The painting is read by the plan's own PNG
- * reader at exactly the manifest's painting size, the legend by the manifest's legend parser; a
- * body that passes holds nothing the plan would refuse to read. Hostile until checked: fuzzed by
- * tests/fuzz/fuzz_studio_save.c.
+ * "force": overwrite files changed since (optional)}, and for a manifest with an overlay
+ * (docs/plan.md, "The overlay") optionally all four of "overlay_png_base64" (RGBA, the painting's
+ * size), "overlay_legend" (the marks), "overlay_stamp" and "overlay_legend_stamp". The painting is
+ * read by the plan's own PNG reader at exactly the manifest's painting size, the legend by the
+ * manifest's legend parser; a body that passes holds nothing the plan would refuse to read. Hostile
+ * until checked: fuzzed by tests/fuzz/fuzz_studio_save.c.
  */
 #ifndef TB_STUDIO_SAVE_H
 #define TB_STUDIO_SAVE_H
@@ -25,6 +27,12 @@ typedef struct {
     tb_legend_t legend; /* as tb_legend_parse read it */
     char painting_stamp[TB_STUDIO_STAMP_MAX], legend_stamp[TB_STUDIO_STAMP_MAX];
     bool force;
+    /* the overlay, when the body carries one */
+    bool has_overlay;
+    tb_image_t overlay; /* RGBA8, painting_w x painting_h */
+    char *
+        overlay_legend_json; /* the marks as sent, read by tb_overlay_legend_parse: written as is */
+    char overlay_stamp[TB_STUDIO_STAMP_MAX], overlay_legend_stamp[TB_STUDIO_STAMP_MAX];
 } tb_studio_save_t;
 
 /* Decodes body[0..len) into *out (zeroed by the caller), checking the painting against

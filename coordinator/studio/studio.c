@@ -28,6 +28,7 @@
 #include "coordinator/bake/planet_input.h"
 #include "coordinator/studio/child.h"
 #include "coordinator/studio/save.h"
+#include "jobs/plan/overlay.h"
 
 extern const unsigned char tb_report_asset_studio_page[];
 extern const size_t tb_report_asset_studio_page_len;
@@ -42,6 +43,9 @@ struct tb_studio_t {
     char out_dir[TB_PATH_MAX];
     char painting_path[TB_PATH_MAX];
     char legend_path[TB_PATH_MAX];
+    /* the overlay sheet and its marks (docs/plan.md, "The overlay"); empty without one */
+    char overlay_path[TB_PATH_MAX];
+    char overlay_legend_path[TB_PATH_MAX];
     int64_t painting_w, painting_h, planet_w, planet_h;
     double cell_m;
     size_t save_limit; /* the largest save body: the painting's PNG in base64 and a legend */
@@ -179,6 +183,23 @@ static void s_add_legend(cJSON *o, const char *path)
     free(L);
 }
 
+/* The overlay's marks on disk as the page edits them: the file's JSON once the plan's parser has
+ * read it, or the parser's message. */
+static void s_add_overlay_legend(cJSON *o, const char *path)
+{
+    tb_err_t err;
+    char *text = NULL;
+    size_t n;
+    tb_overlay_legend_t *L = calloc(1, sizeof *L);
+    if (L && tb_fs_read_all(path, TB_STUDIO_LEGEND_MAX_BYTES, &text, &n, &err) == 0 &&
+        tb_overlay_legend_parse(text, path, L, &err) == 0)
+        cJSON_AddItemToObject(o, "value", cJSON_Parse(text));
+    else
+        cJSON_AddStringToObject(o, "error", L ? err.msg : "out of memory");
+    free(text);
+    free(L);
+}
+
 static cJSON *s_job_json(tb_studio_t *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -224,6 +245,19 @@ static enum MHD_Result s_state(tb_studio_t *s, struct MHD_Connection *c, s_req_t
     s_stamp(s->legend_path, stamp);
     cJSON_AddStringToObject(l, "stamp", stamp);
     s_add_legend(l, s->legend_path);
+    if (s->overlay_path[0]) {
+        cJSON *ov = cJSON_AddObjectToObject(o, "overlay");
+        cJSON_AddStringToObject(ov, "path", s->overlay_path);
+        s_stamp(s->overlay_path, stamp);
+        cJSON_AddStringToObject(ov, "stamp", stamp);
+        cJSON *ol = cJSON_AddObjectToObject(ov, "legend");
+        cJSON_AddStringToObject(ol, "path", s->overlay_legend_path);
+        s_stamp(s->overlay_legend_path, stamp);
+        cJSON_AddStringToObject(ol, "stamp", stamp);
+        s_add_overlay_legend(ol, s->overlay_legend_path);
+    } else {
+        cJSON_AddNullToObject(o, "overlay");
+    }
     cJSON *pl = cJSON_AddObjectToObject(o, "planet");
     cJSON_AddNumberToObject(pl, "w", (double)s->planet_w);
     cJSON_AddNumberToObject(pl, "h", (double)s->planet_h);
@@ -238,37 +272,53 @@ static enum MHD_Result s_job(tb_studio_t *s, struct MHD_Connection *c, s_req_t *
     return s_reply_json(c, 200, s_job_json(s));
 }
 
-static enum MHD_Result s_painting(tb_studio_t *s, struct MHD_Connection *c, s_req_t *r)
+static enum MHD_Result s_serve_png(tb_studio_t *s, struct MHD_Connection *c, const char *path)
 {
     tb_err_t err;
     char *data;
     size_t n;
-    if (tb_fs_read_all(s->painting_path, s->save_limit, &data, &n, &err) != 0)
+    if (!path[0])
+        return s_fail(c, 404, "this manifest has no overlay (template.overlay)");
+    if (tb_fs_read_all(path, s->save_limit, &data, &n, &err) != 0)
         return s_fail(c, 500, "%s", err.msg);
     enum MHD_Result rc = s_reply(c, 200, "image/png", data, n);
     free(data);
     return rc;
 }
 
-/* Writes both files to temporary names, then renames both: a failure before the renames leaves
- * each file as it was. */
+static enum MHD_Result s_painting(tb_studio_t *s, struct MHD_Connection *c, s_req_t *r)
+{
+    return s_serve_png(s, c, s->painting_path);
+}
+
+static enum MHD_Result s_overlay_png(tb_studio_t *s, struct MHD_Connection *c, s_req_t *r)
+{
+    return s_serve_png(s, c, s->overlay_path);
+}
+
+/* Writes every file (painting and legend, and the overlay's sheet and marks when sent) to
+ * temporary names, then renames them all: a failure before the renames leaves each file as it was.
+ */
 static int s_save_write(tb_studio_t *s, const tb_studio_save_t *sv, tb_err_t *err)
 {
-    unsigned char *png = NULL;
-    size_t png_n = 0;
+    unsigned char *png = NULL, *opng = NULL;
+    size_t png_n = 0, opng_n = 0;
     char *legend = tb_legend_to_json(&sv->legend);
+    int rc = 0;
     if (!legend)
-        return tb_err_set(err, TB_E_NOMEM, "out of memory writing the legend");
-    if (tb_png_encode(&sv->img, 6, &png, &png_n, err) != 0) {
-        free(legend);
-        return -1;
-    }
-    const void *data[2] = {png, legend};
-    size_t bytes[2] = {png_n, strlen(legend)};
-    const char *paths[2] = {s->painting_path, s->legend_path};
-    tb_fs_tmp_t tmp[2];
-    int opened = 0, rc = 0;
-    for (int k = 0; k < 2 && rc == 0; k++) {
+        rc = tb_err_set(err, TB_E_NOMEM, "out of memory writing the legend");
+    else if (tb_png_encode(&sv->img, 6, &png, &png_n, err) != 0 ||
+             (sv->has_overlay && tb_png_encode(&sv->overlay, 6, &opng, &opng_n, err) != 0))
+        rc = -1;
+    const void *data[4] = {png, legend, opng, sv->overlay_legend_json};
+    size_t bytes[4] = {png_n, legend ? strlen(legend) : 0, opng_n,
+                       sv->overlay_legend_json ? strlen(sv->overlay_legend_json) : 0};
+    const char *paths[4] = {s->painting_path, s->legend_path, s->overlay_path,
+                            s->overlay_legend_path};
+    const int n = sv->has_overlay ? 4 : 2;
+    tb_fs_tmp_t tmp[4];
+    int opened = 0;
+    for (int k = 0; k < n && rc == 0; k++) {
         if (tb_fs_tmp_open(&tmp[k], paths[k], err) != 0) {
             rc = -1;
             break;
@@ -277,16 +327,20 @@ static int s_save_write(tb_studio_t *s, const tb_studio_save_t *sv, tb_err_t *er
         if (fwrite(data[k], 1, bytes[k], tmp[k].fp) != bytes[k] || fflush(tmp[k].fp) != 0)
             rc = tb_err_set(err, TB_E_IO, "%s: write failed", tmp[k].tmp_path);
     }
-    if (rc != 0)
+    if (rc != 0) {
         for (int k = 0; k < opened; k++)
             tb_fs_tmp_abort(&tmp[k]);
-    for (int k = 0; k < 2 && rc == 0; k++)
-        if (tb_fs_tmp_commit(&tmp[k], err) != 0) {
-            if (k == 0)
-                tb_fs_tmp_abort(&tmp[1]);
-            rc = -1;
-        }
+    } else {
+        for (int k = 0; k < opened; k++)
+            if (tb_fs_tmp_commit(&tmp[k], err) != 0) { /* a failed commit removes its own */
+                for (int j = k + 1; j < opened; j++)
+                    tb_fs_tmp_abort(&tmp[j]);
+                rc = -1;
+                break;
+            }
+    }
     free(png);
+    free(opng);
     free(legend);
     return rc;
 }
@@ -299,40 +353,60 @@ static enum MHD_Result s_save(tb_studio_t *s, struct MHD_Connection *c, s_req_t 
         return s_fail(c, 500, "out of memory");
     int code = tb_studio_save_parse(r->body ? r->body : "", r->len, s->painting_w, s->painting_h,
                                     s->painting_path, sv, &err);
+    if (code == 0 && sv->has_overlay && !s->overlay_path[0])
+        code = (tb_err_set(&err, TB_E_INVALID,
+                           "an overlay was sent, but %s has no template.overlay to save it to",
+                           s->manifest_path),
+                422);
     enum MHD_Result rc;
-    char now_p[S_STAMP_MAX], now_l[S_STAMP_MAX];
-    s_stamp(s->painting_path, now_p);
-    s_stamp(s->legend_path, now_l);
-    bool p_changed = strcmp(now_p, sv->painting_stamp) != 0;
-    bool l_changed = strcmp(now_l, sv->legend_stamp) != 0;
+    /* the files a save writes, their stamps as the page loaded them and as they are now */
+    static const char *const names[4] = {"painting", "legend", "overlay", "overlay_legend"};
+    const char *paths[4] = {s->painting_path, s->legend_path, s->overlay_path,
+                            s->overlay_legend_path};
+    const char *loaded[4] = {sv->painting_stamp, sv->legend_stamp, sv->overlay_stamp,
+                             sv->overlay_legend_stamp};
+    const int n = sv->has_overlay ? 4 : 2;
+    char now[4][S_STAMP_MAX];
+    bool changed[4] = {false}, any = false;
+    for (int k = 0; k < n; k++) {
+        s_stamp(paths[k], now[k]);
+        changed[k] = strcmp(now[k], loaded[k]) != 0;
+        any |= changed[k];
+    }
     if (code != 0)
         rc = s_fail(c, code, "save: %s", err.msg);
-    else if ((p_changed || l_changed) && !sv->force) {
+    else if (any && !sv->force) {
         cJSON *o = cJSON_CreateObject();
-        char msg[TB_PATH_MAX * 2 + 200];
-        snprintf(msg, sizeof msg,
-                 "save: %s%s%s changed on disk since the page loaded it: reload it, or save "
-                 "again to overwrite it",
-                 p_changed ? s->painting_path : "", p_changed && l_changed ? " and " : "",
-                 l_changed ? s->legend_path : "");
+        char msg[TB_PATH_MAX * 4 + 200];
+        size_t len = (size_t)snprintf(msg, sizeof msg, "save:");
+        for (int k = 0, m = 0; k < n; k++)
+            if (changed[k] && len < sizeof msg)
+                len += (size_t)snprintf(msg + len, sizeof msg - len, "%s %s", m++ ? " and" : "",
+                                        paths[k]);
+        if (len < sizeof msg)
+            snprintf(msg + len, sizeof msg - len,
+                     " changed on disk since the page loaded it: reload it, or save again to "
+                     "overwrite it");
         cJSON_AddStringToObject(o, "error", msg);
         cJSON *which = cJSON_AddArrayToObject(o, "changed");
-        if (p_changed)
-            cJSON_AddItemToArray(which, cJSON_CreateString("painting"));
-        if (l_changed)
-            cJSON_AddItemToArray(which, cJSON_CreateString("legend"));
+        for (int k = 0; k < n; k++)
+            if (changed[k])
+                cJSON_AddItemToArray(which, cJSON_CreateString(names[k]));
         tb_log_info("refused (409): %s", msg);
         rc = s_reply_json(c, 409, o);
     } else if (s_save_write(s, sv, &err) != 0)
         rc = s_fail(c, 500, "save: %s", err.msg);
     else {
         cJSON *o = cJSON_CreateObject();
-        s_stamp(s->painting_path, now_p);
-        s_stamp(s->legend_path, now_l);
-        cJSON_AddStringToObject(o, "painting_stamp", now_p);
-        cJSON_AddStringToObject(o, "legend_stamp", now_l);
-        tb_log_info("saved %s (%u x %u) and %s%s", s->painting_path, sv->img.w, sv->img.h,
-                    s->legend_path, sv->force && (p_changed || l_changed) ? " (overwriting)" : "");
+        char key[64];
+        for (int k = 0; k < n; k++) {
+            s_stamp(paths[k], now[k]);
+            snprintf(key, sizeof key, "%s_stamp", names[k]);
+            cJSON_AddStringToObject(o, key, now[k]);
+        }
+        tb_log_info("saved %s (%u x %u) and %s%s%s", s->painting_path, sv->img.w, sv->img.h,
+                    s->legend_path, sv->has_overlay ? ", the overlay and its marks" : "",
+                    sv->force && any ? " (overwriting)" : "");
         rc = s_reply_json(c, 200, o);
     }
     tb_studio_save_free(sv);
@@ -464,9 +538,13 @@ typedef struct {
 } s_route_t;
 
 static const s_route_t s_routes[] = {
-    {"GET", "/", s_page, false},          {"GET", "/api/state", s_state, false},
-    {"GET", "/api/job", s_job, false},    {"GET", "/api/painting.png", s_painting, false},
-    {"POST", "/api/save", s_save, true},  {"POST", "/api/plan", s_plan, false},
+    {"GET", "/", s_page, false},
+    {"GET", "/api/state", s_state, false},
+    {"GET", "/api/job", s_job, false},
+    {"GET", "/api/painting.png", s_painting, false},
+    {"GET", "/api/overlay.png", s_overlay_png, false},
+    {"POST", "/api/save", s_save, true},
+    {"POST", "/api/plan", s_plan, false},
     {"POST", "/api/bake", s_bake, false},
 };
 #define S_N_ROUTES ((int)(sizeof s_routes / sizeof s_routes[0]))
@@ -647,6 +725,9 @@ tb_studio_t *tb_studio_new(const tb_studio_config_t *cfg, tb_err_t *err)
     }
     snprintf(s->painting_path, sizeof s->painting_path, "%s", in.manifest.painting_path);
     snprintf(s->legend_path, sizeof s->legend_path, "%s", in.manifest.legend_path);
+    snprintf(s->overlay_path, sizeof s->overlay_path, "%s", in.manifest.overlay_path);
+    snprintf(s->overlay_legend_path, sizeof s->overlay_legend_path, "%s",
+             in.manifest.overlay_legend_path);
     s->painting_w = in.painting_w;
     s->painting_h = in.painting_h;
     s->planet_w = in.planet_w;
@@ -656,6 +737,8 @@ tb_studio_t *tb_studio_new(const tb_studio_config_t *cfg, tb_err_t *err)
     /* an RGBA PNG stored uncompressed (each row a filter byte), zlib's blocks, base64's 4/3 */
     double png = (double)s->painting_w * (double)s->painting_h * 4.0 + (double)s->painting_h;
     s->save_limit = (size_t)((png * 1.01 + 65536) * 4.0 / 3.0) + TB_STUDIO_LEGEND_MAX_BYTES;
+    if (s->overlay_path[0]) /* and the overlay's sheet and marks beside them */
+        s->save_limit *= 2;
     s->child = tb_studio_child_new();
     if (!s->child || s_make_token(s->token, err) != 0 || tb_fs_mkdir_p(s->out_dir, err) != 0) {
         if (!s->child)

@@ -3,6 +3,15 @@
 (tests/test_studio_browser.sh, docs/studio.md), with python3-websocket as the only library.
 
 usage: studio_drive.py STUDIO_URL PLANET_DIR OUT_DIR BEFORE_PNG PLAN_BEFORE_JSON SHOTS CHROME_PORT
+       studio_drive.py --overlay STUDIO_URL PLANET_DIR OUT_DIR BEFORE_OVERLAY_PNG SHOTS CHROME_PORT
+
+With --overlay, the planet has an overlay (template.overlay, docs/plan.md): the session switches the
+page to the overlay sheet, paints a stroke of the `town` mark across the X seam, erases a pixel of
+it, types a new coast_jitter_px for `rugged` and presses Plan. Checked: the saved overlay's pixels
+(the stroke on both sides of the seam with alpha 255, the erased pixel and the rest of the sheet
+blank, a mark painted before kept; the negative control: the same check fails on the overlay from
+before), the marks on disk, the painting untouched, the plan's overlay.json (the stroke one piece
+across the seam), no script error.
 
 The session: paints a stroke of the `range` brush across the X seam, types a new uplift for
 `range`, changes legend.json behind the page (the page must stop and ask, overwriting nothing),
@@ -22,7 +31,12 @@ import websocket
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from png_read import png_read  # noqa: E402
 
-STUDIO, PLANET, OUT, BEFORE, PLAN_BEFORE, SHOTS, CHROME_PORT = sys.argv[1:8]
+OVERLAY = len(sys.argv) > 1 and sys.argv[1] == "--overlay"
+if OVERLAY:  # studio_drive.py --overlay STUDIO_URL PLANET_DIR OUT_DIR BEFORE_OVERLAY_PNG SHOTS CHROME_PORT
+    STUDIO, PLANET, OUT, BEFORE, SHOTS, CHROME_PORT = sys.argv[2:8]
+    PLAN_BEFORE = None
+else:
+    STUDIO, PLANET, OUT, BEFORE, PLAN_BEFORE, SHOTS, CHROME_PORT = sys.argv[1:8]
 TOKEN = STUDIO.split("token=")[1]
 BASE = STUDIO.split("?")[0].rstrip("/")
 RANGE_HEX = None  # the range class's colour, from legend.json
@@ -394,4 +408,78 @@ def main():
     ok("no script error or console error on the page")
 
 
-main()
+def alpha_at(img, x, y):
+    w, h, bpp, d = img
+    return d[(y * w + x) * bpp + 3]
+
+
+def overlay_check(img, y, xs, erased, kept):
+    """The overlay's stroke: every x of xs on row y is town (#ff0000) with alpha 255 but the last
+    two, the erased one blank; `kept` (x, y, hex) a mark from before; the corners blank."""
+    bad = [f"({x}, {y}) is {pixel(img, x, y)} alpha {alpha_at(img, x, y)}" for x in xs[:-2]
+           if pixel(img, x, y) != "#ff0000" or alpha_at(img, x, y) != 255]
+    if alpha_at(img, erased, y) != 0: bad.append(f"the erased ({erased}, {y}) has alpha {alpha_at(img, erased, y)}")
+    kx, ky, khex = kept
+    if pixel(img, kx, ky) != khex or alpha_at(img, kx, ky) != 255: bad.append(f"the earlier mark at ({kx}, {ky}) is gone")
+    for cx, cy in ((1, 1), (img[0] - 2, img[1] - 2)):
+        if alpha_at(img, cx, cy) != 0: bad.append(f"({cx}, {cy}) is not blank")
+    return bad
+
+
+def overlay_main():
+    before = png_read(BEFORE)
+    w, h = before[0], before[1]
+    painting0 = open(f"{PLANET}/painting.png", "rb").read()
+    page = Page(CHROME_PORT)
+    page.wait_state("ready", 30)
+    if page.js("document.getElementById('sheet-box').style.display") == "none": fail("no sheet selector for a planet with an overlay")
+    page.js("(() => { const s = document.getElementById('sheet'); s.value = 'overlay'; s.dispatchEvent(new Event('change')); })()")
+    marks = page.js("[...document.querySelectorAll('.brush')].map(b => b.dataset.mark)")
+    if marks != ["town", "ferry", "rugged", "erase"]: fail(f"the overlay sheet's brushes are {marks}")
+    geo = page.js("(() => { const r = document.getElementById('view').getBoundingClientRect();"
+                  " return {left: r.left, top: r.top, width: r.width, cw: document.getElementById('view').width,"
+                  " v: window.studio.view}; })()")
+    v, k = geo["v"], geo["width"] / geo["cw"]
+    to_screen = lambda px, py: (geo["left"] + (px - v["ox"]) * v["scale"] * k, geo["top"] + (py - v["oy"]) * v["scale"] * k)
+    page.js("document.getElementById('radius').value = 1")  # a 3 x 3 stamp: the stroke is 3 rows
+    page.click('.brush[data-mark="town"] .name')
+    y, x0, x1 = 250, w - 10, w + 10  # unwrapped across the seam
+    sx, sy = to_screen(x0 + 0.5, y + 0.5)
+    page.mouse("mousePressed", sx, sy)
+    for i in range(1, 21):
+        sx, sy = to_screen(x0 + 0.5 + (x1 - x0) * i / 20, y + 0.5)
+        page.mouse("mouseMoved", sx, sy)
+    page.mouse("mouseReleased", sx, sy, buttons=0)
+    got = page.js(f"(() => {{ const d = window.studio.ov.data, k = ({y} * {w} + {w - 5}) * 4;"
+                  " return [d[k], d[k + 1], d[k + 2], d[k + 3], window.studio.sheet, window.studio.ovBrush]; })()")
+    if got[:4] != [255, 0, 0, 255]: fail(f"the town stroke did not paint the overlay sheet: ({w - 5}, {y}) holds {got}; errors {page.errors}")
+    page.click('.brush[data-mark="erase"] .name')
+    erased = x1 % w  # the stroke's last pixel: the rest stays one piece
+    sx, sy = to_screen(w + erased + 0.5, y + 0.5)
+    page.mouse("mousePressed", sx, sy)
+    page.mouse("mouseReleased", sx, sy, buttons=0)
+    page.js("(() => { const e = document.querySelector('input[data-mark=\"rugged\"][data-key=\"coast_jitter_px\"]');"
+            " e.value = '9'; e.dispatchEvent(new Event('input')); })()")
+    page.shot("6-overlay")
+    page.click("#plan")
+    page.wait_state("planned", 60)
+    page.shot("7-overlay-planned")
+    saved = png_read(f"{PLANET}/overlay.png")
+    xs = [x % w for x in range(x0, x1 + 1)]
+    kept = (420, 330, "#ff0000")  # the town disc painted before the session
+    bad = overlay_check(saved, y, xs, erased, kept)
+    if bad: fail("the saved overlay: " + "; ".join(bad[:6]))
+    if not overlay_check(before, y, xs, erased, kept): fail("the negative control: the overlay from before passes the stroke check")
+    ok(f"the overlay stroke saved on both sides of the seam (x {x0 % w}..{w - 1} and 0..{x1 % w}, row {y}), the erased pixel and the sheet's blank kept blank (the check fails on the overlay from before)")
+    m = json.load(open(f"{PLANET}/marks.json"))
+    if [mk.get("coast_jitter_px") for mk in m["marks"] if mk["name"] == "rugged"] != [9]: fail(f"marks.json on disk: {m}")
+    if open(f"{PLANET}/painting.png", "rb").read() != painting0: fail("painting.png changed, though only the overlay was painted")
+    ov = json.load(open(f"{OUT}/plan/overlay.json"))
+    towns = [f for f in ov["features"] if f["mark"] == "town" and f["crosses_seam"]]
+    if len(towns) != 1 or towns[0]["pixels"] < 2 * len(xs): fail(f"the plan's town pieces across the seam: {towns}")
+    ok(f"marks.json holds coast_jitter_px 9, painting.png untouched, the plan's overlay.json has the stroke as one piece across the seam ({towns[0]['pixels']} pixels)")
+    if page.errors: fail(f"script errors on the page: {page.errors}")
+    ok("no script or console error on the overlay page")
+
+
+overlay_main() if OVERLAY else main()
