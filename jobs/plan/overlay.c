@@ -645,7 +645,8 @@ int tb_overlay_features_finish(tb_overlay_features_t *self, tb_err_t *err)
         int64_t root = tb_ccl_stream_find(self->ccl[q->mark], q->label);
         q->label = first_piece[q->mark] + comp[q->mark][root];
     }
-    qsort(self->px, (size_t)self->n_px, sizeof *self->px, s_px_comp_cmp);
+    if (self->n_px > 0) /* (qsort takes no NULL, even for no elements) */
+        qsort(self->px, (size_t)self->n_px, sizeof *self->px, s_px_comp_cmp);
     for (int64_t k = 0; k < self->n_px;) {
         int64_t e = k;
         while (e < self->n_px && self->px[e].label == self->px[k].label)
