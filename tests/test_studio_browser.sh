@@ -48,14 +48,19 @@ url=$(sed -n 's/^studio: open \(http.*\)$/\1/p' "$T/studio.out")
 case $url in http://127.0.0.1:*/\?token=????????????????????????????????) ;;
   *) fail "the URL $url is not loopback with a 32-digit token" ;; esac
 
-chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
-  --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$T/chrome" --remote-debugging-port=0 --window-size=1400,1000 --hide-scrollbars \
-  "$url" >"$T/chrome.out" 2>"$T/chrome.log" & # .log: its D-Bus noise is not shown by fail
-chrome_pid=$!
-track $chrome_pid
-for _ in $(seq 150); do [ -s "$T/chrome/DevToolsActivePort" ] && break; sleep 0.1; done
-port=$(head -1 "$T/chrome/DevToolsActivePort" 2>/dev/null) || fail "chromium gave no DevTools port"
+# chromium_on NAME URL: headless chromium on URL with its profile in $T/NAME; sets chrome_pid and
+# port (its DevTools port). Its stderr goes to $T/NAME.log: its D-Bus noise is not shown by fail.
+chromium_on() {
+  chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$T/$1" --remote-debugging-port=0 --window-size=1400,1000 --hide-scrollbars \
+    "$2" >"$T/$1.out" 2>"$T/$1.log" &
+  chrome_pid=$!
+  track $chrome_pid
+  for _ in $(seq 150); do [ -s "$T/$1/DevToolsActivePort" ] && break; sleep 0.1; done
+  port=$(head -1 "$T/$1/DevToolsActivePort" 2>/dev/null) || fail "chromium gave no DevTools port"
+}
+chromium_on chrome "$url"
 
 "$PY" "$SRC/tests/support/studio_drive.py" "$url" "$T/planet" "$T/out" "$T/before.png" \
   "$T/plan-before/plan.json" "$SHOTS" "$port" >"$T/drive.out" 2>&1 ||
@@ -123,14 +128,8 @@ track $studio2_pid
 for _ in $(seq 100); do grep -q 'token=' "$T/studio2.out" 2>/dev/null && break; sleep 0.1; done
 url2=$(sed -n 's/^studio: open \(http.*\)$/\1/p' "$T/studio2.out")
 [ -n "$url2" ] || fail "the overlay planet's studio printed no URL: $(cat "$T/studio2.out" "$T/studio2.err")"
-chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
-  --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$T/chrome2" --remote-debugging-port=0 --window-size=1400,1000 --hide-scrollbars \
-  "$url2" >"$T/chrome2.out" 2>"$T/chrome2.log" &
-chrome2_pid=$!
-track $chrome2_pid
-for _ in $(seq 150); do [ -s "$T/chrome2/DevToolsActivePort" ] && break; sleep 0.1; done
-port2=$(head -1 "$T/chrome2/DevToolsActivePort" 2>/dev/null) || fail "chromium gave no DevTools port"
+chromium_on chrome2 "$url2"
+chrome2_pid=$chrome_pid port2=$port
 "$PY" "$SRC/tests/support/studio_drive.py" --overlay "$url2" "$T/ovplanet" "$T/ovout" \
   "$T/overlay-before.png" "$SHOTS" "$port2" >"$T/drive2.out" 2>&1 ||
   fail "the overlay session: $(cat "$T/drive2.out")"

@@ -63,6 +63,19 @@ int tb_studio_base64_decode(const char *text, size_t n, unsigned char **out, siz
     return 0;
 }
 
+/* Two stamps (strings already) into a and b; -1 with *err for one longer than ours are. */
+static int s_stamps(const cJSON *sa, const cJSON *sb, char a[TB_STUDIO_STAMP_MAX],
+                    char b[TB_STUDIO_STAMP_MAX], tb_err_t *err)
+{
+    if (strlen(sa->valuestring) >= TB_STUDIO_STAMP_MAX ||
+        strlen(sb->valuestring) >= TB_STUDIO_STAMP_MAX)
+        return tb_err_set(err, TB_E_FORMAT, "a stamp longer than %d characters is none of ours",
+                          TB_STUDIO_STAMP_MAX - 1);
+    snprintf(a, TB_STUDIO_STAMP_MAX, "%s", sa->valuestring);
+    snprintf(b, TB_STUDIO_STAMP_MAX, "%s", sb->valuestring);
+    return 0;
+}
+
 /* The object's fields, each of its type; 400 with the shape expected otherwise. */
 static int s_fields(const cJSON *body, const cJSON **png, const cJSON **legend,
                     tb_studio_save_t *out, tb_err_t *err)
@@ -81,13 +94,8 @@ static int s_fields(const cJSON *body, const cJSON **png, const cJSON **legend,
                           "\"painting_stamp\": string, \"legend_stamp\": string, \"force\": "
                           "bool (optional)}"),
                400;
-    if (strlen(ps->valuestring) >= TB_STUDIO_STAMP_MAX ||
-        strlen(ls->valuestring) >= TB_STUDIO_STAMP_MAX)
-        return tb_err_set(err, TB_E_FORMAT, "a stamp longer than %d characters is none of ours",
-                          TB_STUDIO_STAMP_MAX - 1),
-               400;
-    snprintf(out->painting_stamp, sizeof out->painting_stamp, "%s", ps->valuestring);
-    snprintf(out->legend_stamp, sizeof out->legend_stamp, "%s", ls->valuestring);
+    if (s_stamps(ps, ls, out->painting_stamp, out->legend_stamp, err) != 0)
+        return 400;
     out->force = cJSON_IsTrue(force);
     return 0;
 }
@@ -129,13 +137,8 @@ static int s_overlay(const cJSON *body, int64_t w, int64_t h, const char *painti
                           "\"overlay_legend\": object, \"overlay_stamp\": string, "
                           "\"overlay_legend_stamp\": string, or none"),
                400;
-    if (strlen(ps->valuestring) >= TB_STUDIO_STAMP_MAX ||
-        strlen(ls->valuestring) >= TB_STUDIO_STAMP_MAX)
-        return tb_err_set(err, TB_E_FORMAT, "a stamp longer than %d characters is none of ours",
-                          TB_STUDIO_STAMP_MAX - 1),
-               400;
-    snprintf(out->overlay_stamp, sizeof out->overlay_stamp, "%s", ps->valuestring);
-    snprintf(out->overlay_legend_stamp, sizeof out->overlay_legend_stamp, "%s", ls->valuestring);
+    if (s_stamps(ps, ls, out->overlay_stamp, out->overlay_legend_stamp, err) != 0)
+        return 400;
     int code = s_sheet(png->valuestring, w, h, painting_name, TB_PNG_RGBA8, "the overlay sent",
                        &out->overlay, err);
     if (code != 0)
