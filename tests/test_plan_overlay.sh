@@ -118,4 +118,13 @@ rc=0; "$TERRAIN" plan w/badkind_ov.json --out bad >bad.out 2>bad.err || rc=$?
 [ $rc = 2 ] && grep -q 'template.overlay_legend: w/badkind.json: marks\[1\] (ferry).kind: expected "blob", "path" or "coast_jitter"' bad.err ||
   fail "an unknown mark kind: exit $rc, $(cat bad.err)"
 [ ! -e bad/planet_height.png ] || fail "a refused bake wrote planet_height.png"
+# a sheet without transparency (an opaque white background) is read, every pixel unmatched, and
+# the plan says why
+python3 "$SRC/tests/support/overlay_paint.py" w/opaque.png 1250 400 '[["rect",0,0,1250,400,[255,255,255]],["disc",420,330,12,[255,0,0]]]'
+with_overlay w/opaque.json marks.json opaque.png
+"$TERRAIN" plan w/opaque.json --out opaque >opaque.out 2>opaque.err || fail "the plan with an opaque overlay failed: $(cat opaque.err)"
+grep -q 'unmatched pixels dropped (the first at 0,0); more than half the sheet matches no mark: save it with a transparent background (alpha 0 is blank)' opaque.out ||
+  fail "an opaque overlay: $(grep overlay opaque.out)"
+grep -q 'unmatched pixels dropped (the first at 600,20);' ov.out && ! grep -q 'more than half' ov.out ||
+  fail "the transparent overlay was told it is opaque: $(grep overlay ov.out)"
 echo "plan_overlay: ok"

@@ -755,8 +755,13 @@ void tb_overlay_features_line(const tb_overlay_features_t *self, char *buf, size
                  (long long)per_kind[1], (long long)per_kind[2],
                  (long long)self->counts.marked_pixels, (long long)self->counts.unmatched_pixels);
     if (self->counts.unmatched_pixels > 0 && len > 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, " (the first at %lld,%lld)",
-                 (long long)self->counts.unmatched_x, (long long)self->counts.unmatched_y);
+        len += snprintf(buf + len, n - (size_t)len, " (the first at %lld,%lld)",
+                        (long long)self->counts.unmatched_x, (long long)self->counts.unmatched_y);
+    /* a sheet saved without transparency (or with a white matte) has no blank: say so */
+    if (2 * self->counts.unmatched_pixels > self->w * self->h && len > 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len,
+                 "; more than half the sheet matches no mark: save it with a transparent "
+                 "background (alpha 0 is blank)");
 }
 
 void tb_overlay_features_destroy(tb_overlay_features_t **self_p)
