@@ -116,8 +116,9 @@ class Page:
         t0 = time.time()
         seen = set()
         while time.time() - t0 < timeout:
-            st = self.js("document.body.dataset.state")
-            prog = self.js("document.getElementById('progress').textContent")
+            # (null-safe: a new chromium's page can be the studio's URL before its body is parsed)
+            st = self.js("document.body ? document.body.dataset.state : 'loading'")
+            prog = self.js("(document.getElementById('progress') || {}).textContent || ''")
             if prog:
                 seen.add(prog)
             if st == want:
