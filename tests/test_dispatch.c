@@ -228,8 +228,12 @@ START_TEST(test_unordered_delivery_is_completion_order)
         memcpy(sums[unordered], seen.sums, sizeof sums[0]);
         tb_dispatch_stats_t st;
         tb_dispatch_stats(d, &st);
-        /* in job order, results done out of order wait (at most max_held, then only job 0 runs) */
-        ck_assert_uint_le(st.held_peak, unordered ? 2 : 4 + 1);
+        /* in job order, results done out of order wait: jobs 4, 3, 2 and 1 are held for job 0
+         * (then the bound, max_held 4, lets only job 0 start); unordered, none is. held_peak also
+         * counts results queued, in the callback or being checked, which the threads' timing
+         * decides (a CI run under ASan saw 3 unordered), so only its bound is asserted. */
+        ck_assert_uint_eq(st.order_peak, unordered ? 0 : 4);
+        ck_assert_uint_le(st.held_peak, 4 + 1);
         tb_dispatch_destroy(&d);
         free((char *)o.worker_program);
     }

@@ -679,6 +679,7 @@ cJSON *tb_dispatch_record_json(const tb_dispatch_t *self_)
     cJSON_AddNumberToObject(st, "workers_seen", (double)s.workers_seen);
     cJSON_AddNumberToObject(st, "workers_refused", (double)s.workers_refused);
     cJSON_AddNumberToObject(st, "held_peak", (double)s.held_peak);
+    cJSON_AddNumberToObject(st, "order_peak", (double)s.order_peak);
     cJSON_AddNumberToObject(st, "specs_peak", (double)s.specs_peak);
     cJSON_AddNumberToObject(st, "mapped", (double)s.mapped);
     cJSON_AddNumberToObject(st, "verified", (double)s.verified);

@@ -208,6 +208,7 @@ typedef struct {
     double seconds;
     const char *mode;     /* "in-process", "local", "farm" */
     size_t held_peak;     /* the most results waiting for the caller at once */
+    size_t order_peak;    /* of them, the most held back by job order (an earlier job not done) */
     size_t specs_peak;    /* the most lazy specs made and held at once */
     size_t mapped;        /* results delivered as mappings of a file */
     size_t local_started; /* local worker processes started by this engine so far */

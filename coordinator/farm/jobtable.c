@@ -27,7 +27,8 @@ struct tb_jobtable_t {
     size_t *done_fifo;   /* unordered: done, not yet pushed, oldest first */
     size_t fifo_head, fifo_n;
     size_t held;
-    size_t held_bytes; /* of the held results, in memory */
+    size_t held_bytes;      /* of the held results, in memory */
+    size_t order_held_peak; /* job order: the most done results behind an unfinished job */
     /* counters */
     size_t n_done;
     double done_weight, done_cells, total_weight;
@@ -566,8 +567,18 @@ void tb_jobtable_done(tb_jobtable_t *self, size_t index, tb_result_t **result_p,
     self->done_cells += job->cells;
     self->held++;
     self->held_bytes += s_mem_bytes(job->result);
-    if (self->opts.unordered)
+    if (self->opts.unordered) {
         self->done_fifo[(self->fifo_head + self->fifo_n++) % self->n] = index;
+        return;
+    }
+    /* held for order: the held ones past the first unfinished job (the run of done ones before it
+     * may go now; it is held results long at most) */
+    size_t first = self->next_ordered;
+    while (first < self->n && self->jobs[first].state == TB_JOB_DONE)
+        first++;
+    size_t behind = self->held - (first - self->next_ordered);
+    if (first < self->n && behind > self->order_held_peak)
+        self->order_held_peak = behind;
 }
 
 int64_t tb_jobtable_next_delivery(tb_jobtable_t *self, bool keep, tb_result_t **result_p)
@@ -609,6 +620,11 @@ int64_t tb_jobtable_next_wanted(const tb_jobtable_t *self)
 size_t tb_jobtable_held_bytes(const tb_jobtable_t *self)
 {
     return self->held_bytes;
+}
+
+size_t tb_jobtable_order_held_peak(const tb_jobtable_t *self)
+{
+    return self->order_held_peak;
 }
 
 bool tb_jobtable_may_start(const tb_jobtable_t *self, size_t index, bool at_bound)

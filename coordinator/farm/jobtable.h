@@ -253,6 +253,10 @@ int64_t tb_jobtable_next_delivery(tb_jobtable_t *self, bool keep, tb_result_t **
 size_t tb_jobtable_held(const tb_jobtable_t *self);
 size_t tb_jobtable_held_bytes(const tb_jobtable_t *self);
 
+/* Job order: the most done results held at once behind an earlier job not yet done (0 unordered,
+ * and whatever the threads' timing: it counts only what order holds back). */
+size_t tb_jobtable_order_held_peak(const tb_jobtable_t *self);
+
 /* Whether job `index` may start (be prepared or dispatched): always below the bound on held
  * results; at it (`at_bound`), in job order only the job the caller waits for next (else delivery
  * could never move again), unordered none. */

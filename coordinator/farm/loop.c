@@ -1566,6 +1566,9 @@ static bool s_at_bound(tb_loop_t *self, bool lookups)
     bytes += tb_jobtable_held_bytes(self->b.jobs) + self->verifying_bytes + self->votes_bytes;
     if (count > self->b.stats->held_peak)
         self->b.stats->held_peak = count;
+    size_t order = tb_jobtable_order_held_peak(self->b.jobs);
+    if (order > self->b.stats->order_peak)
+        self->b.stats->order_peak = order;
     if (lookups)
         count += self->looking;
     return count >= self->opts->max_held || bytes >= self->opts->max_held_bytes;
