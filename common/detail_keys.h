@@ -20,12 +20,12 @@
  * tb_detail_params_t and tb_tile_params_t; margin 1 when the key shapes what crosses a window's
  * edge (a change voids the measured margin, below), 0 for the per-cell splat rules. */
 #define TB_DETAIL_PASS_KEYS(X)                                                                     \
-    X(relief, amplitude_m, DOUBLE, relief_amplitude_m, 0, 100, 0.6, 1,                             \
+    X(relief, amplitude_m, DOUBLE, relief_amplitude_m, 0, 100, 1.0, 1,                             \
       "Detail relief amplitude on steep ground.")                                                  \
     X(relief, wavelength_m, DOUBLE, relief_wavelength_m, 1, 100000, 48, 1,                         \
       "Wavelength of the first relief octave (snapped to divide the circumference).")              \
     X(relief, octaves, INT, relief_octaves, 1, 8, 4, 1, "Relief octaves.")                         \
-    X(relief, gain, DOUBLE, relief_gain, 0, 1, 0.5, 1, "Amplitude ratio between octaves.")         \
+    X(relief, gain, DOUBLE, relief_gain, 0, 1, 0.6, 1, "Amplitude ratio between octaves.")         \
     X(relief, flat_fraction, DOUBLE, relief_flat_fraction, 0, 1, 0.25, 1,                          \
       "Share of the amplitude left on flat ground.")                                               \
     X(relief, slope_full_deg, DOUBLE, relief_slope_full_deg, 0.1, 89, 25, 1,                       \
@@ -37,13 +37,13 @@
     X(relief, channel_area_m2, DOUBLE, relief_channel_area_m2, 1, 1e12, 1e5, 1,                    \
       "Drainage area from which the relief is zero (a channel); it tapers in over a decade "       \
       "below.")                                                                                    \
-    X(droplets, rounds, INT, droplet_rounds, 0, 64, 4, 1,                                          \
+    X(droplets, rounds, INT, droplet_rounds, 0, 64, 3, 1,                                          \
       "Rounds of droplets; each round reads the heights the previous one left.")                   \
     X(droplets, lifetime, INT, droplet_lifetime, 1, 1000, 20, 1,                                   \
       "Steps a droplet lives; each step is one detail cell.")                                      \
     X(droplets, spawn_block, INT, droplet_spawn_block, 1, 64, 5, 1,                                \
       "One droplet per spawn_block x spawn_block cells per round; must divide the tile's cells.")  \
-    X(droplets, brush_radius, INT, droplet_brush_radius, 0, 8, 2, 1,                               \
+    X(droplets, brush_radius, INT, droplet_brush_radius, 0, 8, 3, 1,                               \
       "Radius of the erosion brush, cells.")                                                       \
     X(droplets, inertia, DOUBLE, droplet_inertia, 0, 0.99, 0.05, 1,                                \
       "Share of the old direction kept at each step.")                                             \
@@ -64,7 +64,7 @@
     X(droplets, settle_cells, INT, droplet_settle_cells, 0, 32, 6, 1,                              \
       "The deposit settles over a tent of this radius twice (exact in integers): a sheet over "    \
       "the low ground, not a speckle of one-cell heaps (0: none).")                                \
-    X(droplets, converge, DOUBLE, droplet_converge, 0, 10, 0.5, 1,                                 \
+    X(droplets, converge, DOUBLE, droplet_converge, 0, 10, 0.25, 1,                                \
       "Erosion times 1 + converge x log2(1 + the water of the rounds before): converging paths "   \
       "deepen into gullies.")                                                                      \
     X(thermal, iterations, INT, thermal_iterations, 0, 1000, 6, 1,                                 \

@@ -105,7 +105,7 @@ row 2 'tiles\.thermal: expected an object, got 6' "$TERRAIN" plan tg/planet.json
 variant ts "m['tiles']['splat']['scree_deg'] = 45"
 row 2 'tiles\.splat\.scree_deg 45 must be below tiles\.splat\.rock_deg 40' "$TERRAIN" plan ts/planet.json --out OUT
 variant tm "m['tiles']['droplets']['lifetime'] = 30"
-row 2 'tiles\.margin_cells 136 is below 216, the provable margin.*tiles\.droplets\.lifetime is 30 \(measured at 20\)' "$TERRAIN" plan tm/planet.json --out OUT
+row 2 'tiles\.margin_cells 136 is below 173, the provable margin.*tiles\.droplets\.lifetime is 30 \(measured at 20\)' "$TERRAIN" plan tm/planet.json --out OUT
 
 # -- legends
 variant lc "l['classes'][0]['name'] = 'low\x1b[31mland'"
