@@ -174,12 +174,14 @@ int64_t tb_detail_margin_bound(const tb_detail_params_t *p)
 double tb_detail_tile_seconds(const tb_detail_params_t *p)
 {
     /* ns a window cell per pass at the defaults (bench_tile --coast, one thread, load 12): resample
-     * 15, relief 34 at 4 octaves, droplets 276 at the defaults' 4 rounds x (20 + 12 carried) steps
-     * / 25 cells, thermal 60 at 6 iterations, the shore 75 (coast tiles), outputs 42 (over the
+     * 15, relief 34 at 4 octaves, droplets 252 at the defaults' 3 rounds x (20 + 12 carried) steps
+     * / 25 cells with a brush of 3 (276 at 4 rounds with a brush of 2, measured there; the new
+     * defaults' droplets cost 0.913 of those, three quiet pairs of bench_tile: the brush is not in
+     * this model), thermal 60 at 6 iterations, the shore 75 (coast tiles), outputs 42 (over the
      * interior, counted per window cell here) */
     double steps = (double)p->droplet_rounds * (p->droplet_lifetime + p->droplet_carry_steps) /
                    ((double)p->droplet_spawn_block * p->droplet_spawn_block);
-    double ns = 15.0 + 34.0 * p->relief_octaves / 4.0 + 276.0 * steps / (4.0 * 32.0 / 25.0) +
+    double ns = 15.0 + 34.0 * p->relief_octaves / 4.0 + 252.0 * steps / (3.0 * 32.0 / 25.0) +
                 60.0 * p->thermal_iterations / 6.0 + 75.0 + 42.0;
     double side = p->size_km * 1000.0 / p->cell_m + 2.0 * p->margin_cells;
     return ns * 1e-9 * side * side;
