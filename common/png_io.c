@@ -6,6 +6,7 @@
 #include <png.h>
 #include <stdbool.h>
 #include <xxhash.h>
+#include <zlib.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,21 @@ static void s_mem_flush(png_structp png)
     (void)png;
 }
 
+/* The zlib level and filters: a level 0..9 with libpng's adaptive filters (it tries all five on
+ * every row and keeps the smallest), or TB_PNG_FAST: the Up filter on every row at level 1, with
+ * zlib's run-length matching for 8-bit grey (png_io.h says what that saves). */
+static void s_set_compression(png_structp png, tb_png_format_t format, int compression)
+{
+    if (compression != TB_PNG_FAST) {
+        png_set_compression_level(png, compression < 0 ? 0 : compression > 9 ? 9 : compression);
+        return;
+    }
+    png_set_compression_level(png, 1);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
+    if (format == TB_PNG_GRAY8)
+        png_set_compression_strategy(png, Z_RLE);
+}
+
 int tb_png_encode(const tb_image_t *img, int compression, unsigned char **out, size_t *bytes_out,
                   tb_err_t *err)
 {
@@ -239,7 +255,7 @@ int tb_png_encode(const tb_image_t *img, int compression, unsigned char **out, s
     png_set_IHDR(png, info, img->w, img->h, img->format == TB_PNG_GRAY16 ? 16 : 8,
                  colour[img->format], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                  PNG_FILTER_TYPE_DEFAULT);
-    png_set_compression_level(png, compression);
+    s_set_compression(png, img->format, compression);
     png_write_info(png, info);
     if (img->format == TB_PNG_GRAY16)
         png_set_swap(png);
@@ -333,7 +349,7 @@ tb_png_writer_t *tb_png_writer_open(const char *path, uint32_t w, uint32_t h,
     /* the same header, compression and filters as tb_png_encode: the same bytes */
     png_set_IHDR(wr->png, wr->info, w, h, format == TB_PNG_GRAY16 ? 16 : 8, colour[format],
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_set_compression_level(wr->png, compression);
+    s_set_compression(wr->png, format, compression);
     png_write_info(wr->png, wr->info);
     if (format == TB_PNG_GRAY16)
         png_set_swap(wr->png);

@@ -27,7 +27,14 @@ int tb_png_read(const char *path, tb_png_format_t want, uint64_t max_pixels, tb_
 int tb_png_read_mem(const void *data, size_t bytes, const char *name, tb_png_format_t want,
                     uint64_t max_pixels, tb_image_t *out, tb_err_t *err);
 
-/* Writes *img to `path` atomically. compression 0..9 (zlib level; 6 is a good default). */
+/* `compression` is a zlib level 0..9 (6 is a good default) with libpng's adaptive filters, or
+ * TB_PNG_FAST: one filter (Up) on every row at level 1, and zlib's run-length matching for 8-bit
+ * grey. On a 2500 x 2500 detail tile's five images (docs/tiles.md, "Files") that took 0.39 s
+ * against 0.72 s at level 1 with adaptive filters, and the files came out 5 % smaller: the
+ * adaptive choice costs more than it saves on smooth heights and sparse masks. */
+#define TB_PNG_FAST (-1)
+
+/* Writes *img to `path` atomically. */
 int tb_png_write(const char *path, const tb_image_t *img, int compression, tb_err_t *err);
 
 /* Encodes *img as PNG bytes into a new buffer the caller frees. */

@@ -34,9 +34,9 @@
 #include "jobs/detail/tile.h"
 #include "jobs/detail/tile_files.h"
 
-#define S_PNG_LEVEL                                                                                \
-    1 /* fast: the coordinator's one thread of encoding keeps up with the workers                  \
-       */
+/* the coordinator encodes every tile's images on one thread as the results come: the fast
+ * encoding (png_io.h) halves that */
+#define S_PNG_LEVEL TB_PNG_FAST
 
 typedef struct {
     tb_bake_ctx_t *ctx;
