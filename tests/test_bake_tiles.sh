@@ -24,6 +24,38 @@ for id in $(json_get "$T/local/tiles/index.json" "' '.join(t['id'] for t in d['t
   [ "$(stat -c %s "$T/local/tiles/$id.r16")" = $((2 * samples)) ] || fail "$id.r16 is not 2 bytes a sample"
 done
 echo "ok: $n tiles, byte-identical in-process and on 2 workers"
+# A tile job's weight is its window's cells with a land cell counting 1.9 (phase_tiles.c): the
+# tiles of one row have windows of one size, so weight / (1 + 0.9 x land share) agrees among them,
+# the share read here from the heights above 0 m (the class raster's land, within a few %). The
+# control: the two tiles' land shares differ (61 and 7 % at this seed), so their weights alone do not.
+python3 - "$T/local" <<'PY' || fail "the tile weights do not follow the land share"
+import array, json, sys
+out = sys.argv[1]
+ix = json.load(open(out + "/tiles/index.json"))
+lo, hi = ix["encoding"]["elevation_m"]
+zero = -lo * 65535 / (hi - lo)
+rows = {}
+for j in json.load(open(out + "/meta.json"))["tiles"]["dispatch"]["jobs"]:
+    tid = j["label"].split()[1]
+    a = array.array("H")
+    a.frombytes(open(f"{out}/tiles/{tid}.r16", "rb").read())
+    share = sum(1 for v in a[::7] if v > zero) / len(a[::7])
+    rows.setdefault(tid[4:], []).append((j["weight"], share, tid))
+pairs = 0
+for row in rows.values():
+    for (w1, s1, t1) in row:
+        for (w2, s2, t2) in row:
+            if t1 >= t2:
+                continue
+            pairs += 1
+            c1, c2 = w1 / (1 + 0.9 * s1), w2 / (1 + 0.9 * s2)
+            print(f"{t1}: weight {w1:.0f}, land {s1:.2f}; {t2}: weight {w2:.0f}, land {s2:.2f}; "
+                  f"window cells {c1:.0f} and {c2:.0f}")
+            assert abs(c1 / c2 - 1) < 0.05, "the window cells implied differ"
+            if abs(s1 - s2) > 0.2:
+                assert abs(w1 / w2 - 1) > 0.1, "the weights do not see the land"
+assert pairs > 0, "no two tiles in one row"
+PY
 # the workers' peaks within each tile job's stated bound (jobs/detail/tile.h, tb_tile_peak_bytes)
 peaks_within "$T/local" dispatch tiles.dispatch
 

@@ -401,6 +401,7 @@ void tb_bake_ctx_free_artifacts(tb_bake_ctx_t *ctx)
     cJSON_Delete(r->record);
     cJSON_Delete(ctx->coast.record);
     free(ctx->tile_list.ids);
+    free(ctx->tile_list.land_share);
     cJSON_Delete(ctx->tile_list.skipped);
     cJSON_Delete(ctx->tile_list.skip_meta);
     cJSON_Delete(ctx->tile_files.entries);

@@ -126,6 +126,7 @@ typedef struct {
 /* TILE_LIST: the detail tiles this bake makes (docs/tiles.md). */
 typedef struct {
     tb_tile_id_t *ids; /* in lattice order (row, then column) */
+    float *land_share; /* per listed tile: the share of its interior's geology cells that is land */
     int n;
     int n_land, n_coast;     /* land and coast tiles of the lattice (the selection aside) */
     cJSON *skipped;          /* a partial bake's tiles it cannot bake, with the reason; owned */

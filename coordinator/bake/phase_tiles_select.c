@@ -28,8 +28,8 @@ static const char *s_skip(const tb_bake_ctx_t *ctx)
 }
 
 /* flags[tile] |= S_LAND, S_SEA, S_SOLVED_LAND (land of a region this bake solved, not borrowed) for
- * what its own cells hold: one pass over the rows. */
-static int s_contents(tb_bake_ctx_t *ctx, uint8_t *flags, tb_err_t *err)
+ * what its own cells hold, and land[tile] its land cells: one pass over the rows. */
+static int s_contents(tb_bake_ctx_t *ctx, uint8_t *flags, int64_t *land, tb_err_t *err)
 {
     const tb_tile_lattice_t *L = &ctx->plan.lattice;
     tb_planet_t *p = ctx->planet;
@@ -58,8 +58,9 @@ static int s_contents(tb_bake_ctx_t *ctx, uint8_t *flags, tb_err_t *err)
         for (int64_t x = 0; x < w; x++) {
             int32_t lm = lrow[x];
             bool here = lm >= 1 && lm <= n_lm && mine[lm];
-            f[x / T] |=
-                is_land[crow[x]] ? (uint8_t)(S_LAND | (here ? S_SOLVED_LAND : 0)) : (uint8_t)S_SEA;
+            bool on = is_land[crow[x]];
+            f[x / T] |= on ? (uint8_t)(S_LAND | (here ? S_SOLVED_LAND : 0)) : (uint8_t)S_SEA;
+            land[(y / T) * L->cols + x / T] += on;
         }
         if ((y + 1) % T == 0 || y + 1 == L->geo_h) {
             tb_planet_release(p, TB_PLANET_CLASSES, y + 1 - T, y + 1);
@@ -178,9 +179,11 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     bool partial = ctx->out->partial, coast = !ctx->opts->no_coast;
     int64_t n_tiles = tb_tile_count(L);
     uint8_t *flags = tb_calloc((size_t)n_tiles + 1, 1, "tile contents", err);
+    int64_t *land = tb_calloc((size_t)n_tiles + 1, sizeof *land, "tile land cells", err);
     t->ids = tb_calloc((size_t)n_tiles + 1, sizeof *t->ids, "tile list", err);
+    t->land_share = tb_calloc((size_t)n_tiles + 1, sizeof *t->land_share, "tile list", err);
     int rc = -1;
-    if (!flags || !t->ids || s_contents(ctx, flags, err) != 0)
+    if (!flags || !land || !t->ids || !t->land_share || s_contents(ctx, flags, land, err) != 0)
         goto done;
     if (partial && coast && ctx->regions.n_missing > 0) {
         rc = s_missing(ctx, err);
@@ -207,6 +210,8 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
                     continue;
                 }
             }
+            int64_t T = L->tile_geo_cells, h = L->geo_h - row * T < T ? L->geo_h - row * T : T;
+            t->land_share[t->n] = (float)((double)land[k] / (double)(T * h));
             t->ids[t->n++] = id;
         }
     if (partial && !ctx->opts->quiet && t->skipped)
@@ -216,6 +221,7 @@ static int s_run(tb_bake_ctx_t *ctx, tb_err_t *err)
     rc = 0;
 done:
     free(flags);
+    free(land);
     return rc;
 }
 
