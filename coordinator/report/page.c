@@ -527,7 +527,8 @@ static void s_card_workers(s_ctx_t *c)
     tb_html_printf(h,
                    "</ul><p class=\"muted\">Per phase, each worker's median seconds per unit of "
                    "work over its jobs that succeeded at the first attempt (a region's box cells x "
-                   "steps, a tile's window cells). The noise is measured on the same run: the "
+                   "steps, a tile's window cells with a land cell counting 1.9). The noise is "
+                   "measured on the same run: the "
                    "largest spread (median absolute deviation over the median) of one worker's "
                    "jobs of that phase, among workers with at least %d; a worker is named slow "
                    "only when the difference exceeds %.0f times it. Jobs of one size (tiles) "
