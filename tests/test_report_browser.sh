@@ -13,8 +13,8 @@
 # really took (within 30 %); its stderr, a pipe, carries a progress line at least every
 # --progress-every 1 seconds in every phase longer than that (negative control: 0 prints none); the
 # finished page's 3D view draws (not blank, the picture changes when the orbit camera turns, no
-# console message) and its walk camera stands 1.7 m above the drawn ground, which passes between
-# the tile's true 2 m heights (negative controls: a copy of the view with the eye at 2.7 m, one that
+# console message) and its walk camera stands 1.7 m above the drawn ground - the tile's ground
+# level, every 2 m sample - which passes between the tile's true 2 m heights (negative controls: a copy of the view with the eye at 2.7 m, one that
 # draws nothing). Screenshots go to BUILD/test-output/report_browser/ (docs/report.md).
 set -euo pipefail
 source "$2/tests/support/bake_test.sh" "$1" "$2"
@@ -210,9 +210,15 @@ if not (o.get("ground_share", 0) > 0.2 and o.get("luma_sd", 0) > 2):
     bad.append(f"the orbit view is blank: {o}")
 if not v.get("changed_share", 0) > 0.05:
     bad.append(f"turning the camera changed {v.get('changed_share')} of the pixels")
-d = json.loads(re.search(r'tbTerrain\((.*)\);', open(f"{out}/report_terrain/{v['tile']}.js").read()).group(1))
-hq = zlib.decompress(base64.b64decode(d["heights"]))
-H = [d["min_m"] + struct.unpack_from("<H", hq, 2 * k)[0] / 65535 * (d["max_m"] - d["min_m"]) for k in range(d["w"] * d["h"])]
+levels = {}
+def level(name):
+    if name not in levels:
+        suffix = {"fine": "", "ground": "_g"}[name]
+        d = json.loads(re.search(r'tbTerrain\((.*)\);', open(f"{out}/report_terrain/{v['tile']}{suffix}.js").read()).group(1))
+        hq = zlib.decompress(base64.b64decode(d["heights"]))
+        levels[name] = (d, [d["min_m"] + struct.unpack_from("<H", hq, 2 * k)[0] / 65535 * (d["max_m"] - d["min_m"])
+                            for k in range(d["w"] * d["h"])])
+    return levels[name]
 meta_t = json.load(open(f"{out}/report_terrain/{v['tile']}.json"))
 n = int(meta_t["samples"]); raw = open(f"{out}/tiles/{v['tile']}.r16", "rb").read()
 idx = json.load(open(f"{out}/tiles/index.json"))
@@ -220,6 +226,9 @@ lo, hi = idx["encoding"]["elevation_m"]
 cell = meta_t["size_m"] / n
 def true(i, j): return lo + struct.unpack_from("<H", raw, 2 * (j * n + i))[0] / 65535 * (hi - lo)
 for p in v["walk"]:
+    # the walk stands on the ground level: every 2 m sample of the tile's centre
+    if p.get("level") != "ground": bad.append(f"the walk camera stands on the {p.get('level')} level, not the 2 m ground")
+    d, H = level(p.get("level") or "fine")
     fx, fz = (p["x"] - p["first_x"]) / p["spacing_m"], (p["z"] - p["first_z"]) / p["spacing_m"]
     i, j = int(fx // 1), int(fz // 1); fx -= i; fz -= j; k = j * d["w"] + i
     g = (H[k] + fx * (H[k + 1] - H[k]) + fz * (H[k + d["w"]] - H[k]) if fx + fz <= 1 else
@@ -232,7 +241,7 @@ for p in v["walk"]:
     near = [true(a, b) for a in range(max(0, ci - int(s)), min(n, ci + int(s) + 1))
             for b in range(max(0, cj - int(s)), min(n, cj + int(s) + 1))]
     q = (d["max_m"] - d["min_m"]) / 65535 + 1e-4
-    print(f"walk at ({p['x']:.1f}, {p['z']:.1f}) m: eyes {eye:.4f} m above the drawn ground "
+    print(f"walk at ({p['x']:.1f}, {p['z']:.1f}) m on the {p.get('level')} level ({p['spacing_m']:g} m): eyes {eye:.4f} m above the drawn ground "
           f"{g:.3f} m (the page says {p['ground_m']:.3f}); true 2 m heights round it {min(near):.2f} .. {max(near):.2f} m")
     if abs(eye - 1.7) > 1e-3: bad.append(f"the walk camera is {eye:.3f} m above the ground, not 1.7")
     if abs(g - p["ground_m"]) > 1e-3: bad.append(f"the page's ground {p['ground_m']} is not the mesh's {g}")

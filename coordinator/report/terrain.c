@@ -57,10 +57,12 @@ static int s_deflate_b64(tb_html_t *h, const void *data, size_t n, tb_err_t *err
 }
 
 /* One level of the copy: samples every `stride` from the block centres, heights over [lo, hi]. */
+/* One level of the copy: the w x hgt blocks of stride x stride samples from interior sample
+ * (i0, j0) on, each block's centre sample. */
 static int s_level(const char *path, const char *id, const char *level, const tb_tile_result_t *r,
-                   int64_t stride, double x0_m, double y0_m, double lo, double hi, tb_err_t *err)
+                   int64_t i0, int64_t j0, int64_t w, int64_t hgt, int64_t stride, double x0_m,
+                   double y0_m, double lo, double hi, tb_err_t *err)
 {
-    int64_t w = r->interior.w / stride, hgt = r->interior.h / stride;
     if (w < 2 || hgt < 2)
         return tb_err_set(err, TB_E_INVALID, "tile %s: %lld x %lld samples at stride %lld", id,
                           (long long)w, (long long)hgt, (long long)stride);
@@ -75,8 +77,8 @@ static int s_level(const char *path, const char *id, const char *level, const tb
     double range = hi > lo ? hi - lo : 1;
     for (int64_t j = 0; j < hgt; j++)
         for (int64_t i = 0; i < w; i++) {
-            size_t src =
-                (size_t)((j * stride + stride / 2) * r->interior.w + i * stride + stride / 2);
+            size_t src = (size_t)((j0 + j * stride + stride / 2) * r->interior.w + i0 + i * stride +
+                                  stride / 2);
             size_t dst = (size_t)(j * w + i);
             double v = (r->height_m[src] - lo) / range * 65535.0;
             uint16_t q = (uint16_t)fmin(65535, fmax(0, floor(v + 0.5)));
@@ -86,12 +88,13 @@ static int s_level(const char *path, const char *id, const char *level, const tb
         }
     double spacing = (double)stride * r->interior.cell_m;
     /* the first sample sits at the centre of the first block */
-    double off = ((double)(stride / 2) + 0.5) * r->interior.cell_m;
+    double offx = ((double)(i0 + stride / 2) + 0.5) * r->interior.cell_m;
+    double offy = ((double)(j0 + stride / 2) + 0.5) * r->interior.cell_m;
     tb_html_printf(&h,
                    "tbTerrain({\"id\":\"%s\",\"level\":\"%s\",\"w\":%lld,\"h\":%lld,"
                    "\"spacing_m\":%.17g,\"x0_m\":%.17g,\"y0_m\":%.17g,\"min_m\":%.17g,"
                    "\"max_m\":%.17g,\"heights\":\"",
-                   id, level, (long long)w, (long long)hgt, spacing, x0_m + off, y0_m + off, lo,
+                   id, level, (long long)w, (long long)hgt, spacing, x0_m + offx, y0_m + offy, lo,
                    hi);
     if (s_deflate_b64(&h, hb, n * 2, err) != 0)
         goto done;
@@ -160,11 +163,20 @@ int tb_terrain_write_tile(const char *out_dir, const tb_tile_lattice_t *L, const
     int64_t coarse = tb_terrain_stride(r->interior.w, TB_TERRAIN_COARSE_MAX);
     if (r->interior.h % fine || r->interior.h % coarse) /* a partial last row: the same strides */
         fine = coarse = tb_terrain_stride(r->interior.w, TB_TERRAIN_FINE_MAX);
+    const int64_t W = r->interior.w, H = r->interior.h;
     snprintf(path, sizeof path, "%s/%s.js", dir, id);
-    if (s_level(path, id, "fine", r, fine, x0_m, y0_m, lo, hi, err) != 0)
+    if (s_level(path, id, "fine", r, 0, 0, W / fine, H / fine, fine, x0_m, y0_m, lo, hi, err) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/%s_c.js", dir, id);
-    if (s_level(path, id, "coarse", r, coarse, x0_m, y0_m, lo, hi, err) != 0)
+    if (s_level(path, id, "coarse", r, 0, 0, W / coarse, H / coarse, coarse, x0_m, y0_m, lo, hi,
+                err) != 0)
+        return -1;
+    /* the walk camera's ground: every 2 m sample of the tile's centre */
+    int64_t gw = W < TB_TERRAIN_GROUND_MAX ? W : TB_TERRAIN_GROUND_MAX;
+    int64_t gh = H < TB_TERRAIN_GROUND_MAX ? H : TB_TERRAIN_GROUND_MAX;
+    snprintf(path, sizeof path, "%s/%s_g.js", dir, id);
+    if (s_level(path, id, "ground", r, (W - gw) / 2, (H - gh) / 2, gw, gh, 1, x0_m, y0_m, lo, hi,
+                err) != 0)
         return -1;
     /* the tile's mean 2 m slope over its land, from its own histogram (bin centres) */
     double sum = 0, cnt = 0;
@@ -183,6 +195,8 @@ int tb_terrain_write_tile(const char *out_dir, const tb_tile_lattice_t *L, const
     cJSON_AddNumberToObject(o, "samples", (double)r->interior.w);
     cJSON_AddNumberToObject(o, "fine_stride", (double)fine);
     cJSON_AddNumberToObject(o, "coarse_stride", (double)coarse);
+    double ground[2] = {(double)gw, (double)gh};
+    cJSON_AddItemToObject(o, "ground", cJSON_CreateDoubleArray(ground, 2));
     cJSON_AddNumberToObject(o, "min_m", lo);
     cJSON_AddNumberToObject(o, "max_m", hi);
     cJSON_AddNumberToObject(

@@ -7,9 +7,12 @@
  *              side (250 x 250 for a 2500-sample tile: every 20 m at 2 m), about 0.2-0.3 MB;
  *   <id>_c.js  the same every `coarse stride` samples, at most 64 a side (50 x 50), for the view
  *              of a whole landmass, about 15 kB;
- *   <id>.json  what the page's index needs: origin, size, strides, the tile's mean 2 m slope and
- *              land share (from the tile's own statistics), its height range, and whether it holds
- *              land of the plan's largest landmass.
+ *   <id>_g.js  every sample of the tile's centre, at most TB_TERRAIN_GROUND_MAX a side (512 m at
+ *              2 m), for the walk camera: the ground at the scale a player stands on it, about
+ *              0.15-0.2 MB;
+ *   <id>.json  what the page's index needs: origin, size, strides, the ground level's samples,
+ *              the tile's mean 2 m slope and land share (from the tile's own statistics), its
+ *              height range, and whether it holds land of the plan's largest landmass.
  * A script calls tbTerrain({...}) with base64 of zlib-deflated little-endian u16 heights (over the
  * tile's own [min_m, max_m]) and RGBA splat bytes, row 0 the tile's north edge. The samples are the
  * tile's own values at the centre of each stride block (no averaging), so the drawn ground passes
@@ -31,6 +34,7 @@
 #define TB_TERRAIN_DIR "report_terrain"
 #define TB_TERRAIN_FINE_MAX 256
 #define TB_TERRAIN_COARSE_MAX 64
+#define TB_TERRAIN_GROUND_MAX 256
 
 /* The smallest divisor of n that leaves at most max samples a side (so strides tile seamlessly). */
 int64_t tb_terrain_stride(int64_t n, int64_t max);

@@ -40,7 +40,7 @@
       (waiting[key] = waiting[key] || []).push(resolve);
       if (waiting[key].length > 1) return;
       var s = document.createElement('script');
-      s.src = 'report_terrain/' + id + (level === 'coarse' ? '_c' : '') + '.js';
+      s.src = 'report_terrain/' + id + (level === 'coarse' ? '_c' : level === 'ground' ? '_g' : '') + '.js';
       s.onerror = function () { reject(new Error('cannot load ' + s.src)); };
       document.head.appendChild(s);
     });
@@ -92,8 +92,9 @@
     for (var c = 0; c < 4; c++)
       for (var j = 0; j < 3; j++) out[j] += PALETTE[c][j] * s[4 * k + c] / t;
   }
-  /* The mesh of one decoded level, placed at (x0 - ox, z0 - oz) of the view's origin. */
-  function buildMesh(g, ox, oz) {
+  /* The mesh of one decoded level, placed at (x0 - ox, z0 - oz) of the view's origin, without the
+   * squares that lie wholly inside `hole` ({x0, z0, x1, z1} in view metres; may be absent). */
+  function buildMesh(g, ox, oz, hole) {
     var n = g.w * g.h, pos = new Float32Array(3 * n), col = new Float32Array(3 * n), c = [0, 0, 0];
     for (var j = 0; j < g.h; j++)
       for (var i = 0; i < g.w; i++) {
@@ -104,10 +105,13 @@
         colourOf(g.splat, k, c);
         col[3 * k] = c[0]; col[3 * k + 1] = c[1]; col[3 * k + 2] = c[2];
       }
-    var idx = new Uint32Array(6 * (g.w - 1) * (g.h - 1)), m = 0;
+    var idx = new Uint32Array(6 * (g.w - 1) * (g.h - 1)), m = 0; /* m < length: a hole was cut */
     for (var jj = 0; jj + 1 < g.h; jj++)
       for (var ii = 0; ii + 1 < g.w; ii++) {
         var a = jj * g.w + ii, b = a + 1, d = a + g.w, e = d + 1;
+        if (hole && pos[3 * a] >= hole.x0 && pos[3 * e] <= hole.x1 && pos[3 * a + 2] >= hole.z0 &&
+            pos[3 * e + 2] <= hole.z1)
+          continue;
         /* (i,j) (i,j+1) (i+1,j) and (i+1,j) (i,j+1) (i+1,j+1): counter-clockwise seen from above */
         idx[m++] = a; idx[m++] = d; idx[m++] = b;
         idx[m++] = b; idx[m++] = d; idx[m++] = e;
@@ -115,7 +119,7 @@
     var geo = new THREE.BufferGeometry();
     geo.setAttribute('position', new THREE.BufferAttribute(pos, 3));
     geo.setAttribute('color', new THREE.BufferAttribute(col, 3));
-    geo.setIndex(new THREE.BufferAttribute(idx, 1));
+    geo.setIndex(new THREE.BufferAttribute(m < idx.length ? idx.slice(0, m) : idx, 1));
     geo.computeVertexNormals();
     var mesh = new THREE.Mesh(geo, new THREE.MeshLambertMaterial({vertexColors: true}));
     mesh.scale.y = exag;
@@ -177,7 +181,7 @@
         var mesh = buildMesh(g, base, oz);
         meshes.push(mesh); scene.add(mesh);
         grounds.push({ox: g.x0 - base, oz: g.y0 - oz, spacing: g.spacing, w: g.w, h: g.h, height: g.height,
-                      base_x: base, base_z: oz});
+                      base_x: base, base_z: oz, level: level, g: g});
         lo = Math.min(lo, t.min_m); hi = Math.max(hi, t.max_m);
         minx = Math.min(minx, dx); maxx = Math.max(maxx, dx + t.size_m);
         minz = Math.min(minz, t.y0_m - oz); maxz = Math.max(maxz, t.y0_m - oz + t.size_m);
@@ -193,7 +197,29 @@
       render();
     });
   }
-  function showTile(id) { return tiles[id] ? show('tile ' + id, [id], 'fine') : Promise.reject(new Error('no copy of ' + id)); }
+  /* A tile: its fine level, and where the copy has it its ground level (every 2 m sample of the
+   * tile's centre) in place of the fine squares under it; ground() reads the ground level first,
+   * so the walk camera stands on the 2 m ground. */
+  function showTile(id) {
+    if (!tiles[id]) return Promise.reject(new Error('no copy of ' + id));
+    return show('tile ' + id, [id], 'fine').then(function () {
+      if (!tiles[id].ground) return;
+      return loadScript(id, 'ground').then(decode).then(function (p) {
+        if (view !== 'tile ' + id || grounds.length !== 1) return; /* another view came first */
+        var f = grounds[0], ox = f.base_x, oz = f.base_z;
+        var hole = {x0: p.x0 - ox, z0: p.y0 - oz, x1: p.x0 - ox + (p.w - 1) * p.spacing,
+                    z1: p.y0 - oz + (p.h - 1) * p.spacing};
+        clear();
+        [buildMesh(f.g, ox, oz, hole), buildMesh(p, ox, oz)].forEach(function (m) { meshes.push(m); scene.add(m); });
+        grounds.push({ox: p.x0 - ox, oz: p.y0 - oz, spacing: p.spacing, w: p.w, h: p.h, height: p.height,
+                      base_x: ox, base_z: oz, level: 'ground', g: p}, f);
+        var status = root.querySelector('.view3d-status');
+        status.textContent += '; every ' + p.spacing + ' m over the ' + ((p.w - 1) * p.spacing).toFixed(0) +
+          ' m at its centre, where the walk starts';
+        render();
+      });
+    });
+  }
   function showLandmass() {
     var ids = (index.landmass.length ? index.landmass : index.tiles.map(function (t) { return t.id; })).slice(0, 400);
     return show('the largest landmass', ids, 'coarse');
@@ -302,7 +328,7 @@
       for (var k = 0; k < 6; k++) {
         if (k) walk(37, 11);
         r.walk.push({x: walker.x, z: walker.z, camera_y: camera.position.y, ground_m: ground(walker.x, walker.z),
-                     first_x: grounds[0].ox, first_z: grounds[0].oz,
+                     first_x: grounds[0].ox, first_z: grounds[0].oz, level: grounds[0].level,
                      spacing_m: grounds[0].spacing, world_x0: grounds[0].base_x, world_z0: grounds[0].base_z});
       }
       r.walk_view = stats(pixels());
