@@ -164,6 +164,47 @@ START_TEST(test_page_has_a_bar_per_bin_and_escapes_errors)
 }
 END_TEST
 
+/* The running page's tile lattice: a running job whose result has arrived ("received") is drawn as
+ * on the coordinator, not as running on a worker; the control is the same job without the flag. */
+START_TEST(test_the_lattice_tells_a_result_on_the_coordinator_from_a_running_job)
+{
+    cJSON *doc =
+        cJSON_Parse("{\"bake\": {\"steps\": 10}, \"live\": {\"records\": {\"tiles\": {\"jobs\": ["
+                    "{\"label\": \"tile c000r000\", \"state\": \"done\", \"weight\": 1},"
+                    "{\"label\": \"tile c001r000\", \"state\": \"running\", \"received\": true,"
+                    " \"weight\": 1},"
+                    "{\"label\": \"tile c002r000\", \"state\": \"running\", \"weight\": 1},"
+                    "{\"label\": \"tile c000r001\", \"state\": \"queued\", \"weight\": 1}]}}}}");
+    ck_assert_ptr_nonnull(doc);
+    tb_tile_lattice_t L = {.cols = 3, .rows = 2, .tile_cells = 2500, .cell_m = 2};
+    tb_report_page_t pg = {.state = "running",
+                           .phase = "tiles",
+                           .trail = "plan,tiles",
+                           .written_unix = 1e9,
+                           .interval_s = 2,
+                           .lattice = &L};
+    char *page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(page);
+    ck_assert_ptr_nonnull(strstr(page, "class=\"tile t-done\" data-tile=\"c000r000\""));
+    ck_assert_ptr_nonnull(strstr(page, "class=\"tile t-coord\" data-tile=\"c001r000\""));
+    ck_assert_ptr_nonnull(strstr(page, "class=\"tile t-running\" data-tile=\"c002r000\""));
+    ck_assert_ptr_nonnull(strstr(page, "class=\"tile t-queued\" data-tile=\"c000r001\""));
+    ck_assert_ptr_nonnull(strstr(page, "on the coordinator 1 <span class=\"sw t-running\"></span>"
+                                       " running 1 "));
+    free(page);
+    cJSON *jobs = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "live"), "records"),
+                            "tiles"),
+        "jobs");
+    cJSON_DeleteItemFromObject(cJSON_GetArrayItem(jobs, 1), "received");
+    page = tb_report_page(doc, &pg, NULL);
+    ck_assert_ptr_nonnull(strstr(page, "class=\"tile t-running\" data-tile=\"c001r000\""));
+    ck_assert_ptr_null(strstr(page, "class=\"tile t-coord\""));
+    free(page);
+    cJSON_Delete(doc);
+}
+END_TEST
+
 /* The verdict's gates on a painted class ("painted.CLASS.STAT") read the class's element of
  * "painted_classes", as `terrain gate` does: the page once looked them up as whole-planet metrics
  * and said every one of them had no value (docs/report.md). */
@@ -575,6 +616,7 @@ Suite *report_suite(void)
     tcase_add_test(t, test_painted_class_gates_have_their_values);
     tcase_add_test(t, test_eta_is_a_list_schedule_at_the_measured_cost);
     tcase_add_test(t, test_eta_reads_the_job_rate_a_received_result_and_the_coordinator);
+    tcase_add_test(t, test_the_lattice_tells_a_result_on_the_coordinator_from_a_running_job);
     suite_add_tcase(s, t);
     return s;
 }

@@ -928,12 +928,16 @@ static void s_lattice_map(s_ctx_t *c)
             continue;
         const char *st = tb_json_str(
             job, "state", cJSON_IsTrue(cJSON_GetObjectItem(job, "done")) ? "done" : "queued");
+        /* a running job whose result arrived is on the coordinator (checked, written): 'c' */
+        bool coord = st[0] == 'r' && cJSON_IsTrue(cJSON_GetObjectItem(job, "received"));
         state[(size_t)row * (size_t)L->cols + (size_t)col] =
-            cJSON_IsTrue(cJSON_GetObjectItem(job, "from_store")) ? 's' : st[0];
+            cJSON_IsTrue(cJSON_GetObjectItem(job, "from_store")) ? 's'
+            : coord                                              ? 'c'
+                                                                 : st[0];
     }
     int cell = (int)fmax(6, fmin(28, 560.0 / (double)(L->cols > L->rows ? L->cols : L->rows)));
-    int counts[6] = {0};
-    const char *cls_of = "-qrdsf";
+    int counts[7] = {0};
+    const char *cls_of = "-qrdsfc";
     tb_html_printf(h,
                    "<h3 id=\"lattice-title\">The tile lattice</h3><svg id=\"lattice\" "
                    "data-chart=\"lattice\" width=\"%lld\" height=\"%lld\" role=\"img\" "
@@ -945,23 +949,32 @@ static void s_lattice_map(s_ctx_t *c)
             const char *p = s ? strchr(cls_of, s) : NULL;
             int k = p ? (int)(p - cls_of) : 0;
             counts[k]++;
-            static const char *names[] = {"none", "queued", "running", "done", "store", "failed"};
+            static const char *names[] = {"none",  "queued", "running", "done",
+                                          "store", "failed", "coord"};
+            static const char *says[] = {"no tile job (ocean, or not chosen)",
+                                         "queued",
+                                         "running on a worker",
+                                         "done",
+                                         "from the store",
+                                         "failed",
+                                         "its result on the coordinator (checked and written)"};
             tb_html_printf(h,
                            "<rect class=\"tile t-%s\" data-tile=\"c%03lldr%03lld\" x=\"%lld\" "
                            "y=\"%lld\" width=\"%d\" height=\"%d\"><title>c%03lldr%03lld: %s"
                            "</title></rect>\n",
                            names[k], (long long)col, (long long)r, (long long)(col * cell),
                            (long long)(r * cell), cell - 1, cell - 1, (long long)col, (long long)r,
-                           k == 0 ? "no tile job (ocean, or not chosen)" : names[k]);
+                           says[k]);
         }
     tb_html_printf(h,
                    "</svg><p class=\"muted\" id=\"lattice-counts\">%lld x %lld tiles, north up: "
                    "<span class=\"sw t-done\"></span> done %d <span class=\"sw t-store\"></span> "
-                   "from the store %d <span class=\"sw t-running\"></span> running %d "
+                   "from the store %d <span class=\"sw t-coord\"></span> on the coordinator %d "
+                   "<span class=\"sw t-running\"></span> running %d "
                    "<span class=\"sw t-queued\"></span> queued %d <span class=\"sw t-failed\">"
                    "</span> failed %d <span class=\"sw t-none\"></span> no job %d%s</p>\n",
-                   (long long)L->cols, (long long)L->rows, counts[3], counts[4], counts[2],
-                   counts[1], counts[5], counts[0],
+                   (long long)L->cols, (long long)L->rows, counts[3], counts[4], counts[6],
+                   counts[2], counts[1], counts[5], counts[0],
                    c->pg->terrain ? "; click a tile to see it in 3D" : "");
     free(state);
 }
