@@ -34,10 +34,6 @@
 #include "jobs/detail/tile.h"
 #include "jobs/detail/tile_files.h"
 
-/* the coordinator encodes every tile's images on one thread as the results come: the fast
- * encoding (png_io.h) halves that */
-#define S_PNG_LEVEL TB_PNG_FAST
-
 typedef struct {
     tb_bake_ctx_t *ctx;
     const tb_tile_lattice_t *L;
@@ -132,7 +128,8 @@ static int s_write_tile(s_tiles_t *t, size_t index, const tb_tile_result_t *r, t
         size_t n = 0;
         if (tb_tile_image(r, (tb_tile_file_t)k, &img, err) != 0)
             goto done;
-        int erc = tb_png_encode(&img, S_PNG_LEVEL, &png, &n, err);
+        /* on the coordinator's one thread as the results come: the fast encoding (png_io.h) */
+        int erc = tb_png_encode(&img, TB_PNG_FAST, &png, &n, err);
         tb_image_free(&img);
         if (erc != 0 ||
             s_write(t, files, id, tb_tile_file_suffix((tb_tile_file_t)k), png, n, err) != 0) {

@@ -55,12 +55,13 @@ static int s_contents(tb_bake_ctx_t *ctx, uint8_t *flags, int64_t *land, tb_err_
         const uint8_t *crow = classes + (size_t)y * (size_t)w;
         const int32_t *lrow = labels + (size_t)y * (size_t)w;
         uint8_t *f = flags + (y / T) * L->cols;
+        int64_t *n_land = land + (y / T) * L->cols;
         for (int64_t x = 0; x < w; x++) {
             int32_t lm = lrow[x];
             bool here = lm >= 1 && lm <= n_lm && mine[lm];
             bool on = is_land[crow[x]];
             f[x / T] |= on ? (uint8_t)(S_LAND | (here ? S_SOLVED_LAND : 0)) : (uint8_t)S_SEA;
-            land[(y / T) * L->cols + x / T] += on;
+            n_land[x / T] += on;
         }
         if ((y + 1) % T == 0 || y + 1 == L->geo_h) {
             tb_planet_release(p, TB_PLANET_CLASSES, y + 1 - T, y + 1);

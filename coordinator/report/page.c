@@ -916,7 +916,18 @@ static void s_lattice_map(s_ctx_t *c)
     if (!L || L->cols <= 0 || L->rows <= 0 || !cJSON_IsObject(rec) || L->cols * L->rows > 40000)
         return;
     size_t n = (size_t)(L->cols * L->rows);
-    char *state = calloc(n, 1); /* 0 no job (ocean, or not chosen), else a letter */
+    /* a tile's state: its CSS class (t-NAME) and what its title says */
+    static const struct {
+        const char *name, *says;
+    } kinds[] = {{"none", "no tile job (ocean, or not chosen)"},
+                 {"queued", "queued"},
+                 {"running", "running on a worker"},
+                 {"done", "done"},
+                 {"store", "from the store"},
+                 {"failed", "failed"},
+                 {"coord", "its result on the coordinator (checked and written)"}};
+    enum { S_NONE, S_QUEUED, S_RUNNING, S_DONE, S_STORE, S_FAILED, S_COORD, S_KINDS };
+    uint8_t *state = calloc(n, 1); /* per tile its kind: S_NONE, no job (ocean, or not chosen) */
     if (!state)
         return;
     const cJSON *job;
@@ -928,16 +939,19 @@ static void s_lattice_map(s_ctx_t *c)
             continue;
         const char *st = tb_json_str(
             job, "state", cJSON_IsTrue(cJSON_GetObjectItem(job, "done")) ? "done" : "queued");
-        /* a running job whose result arrived is on the coordinator (checked, written): 'c' */
-        bool coord = st[0] == 'r' && cJSON_IsTrue(cJSON_GetObjectItem(job, "received"));
-        state[(size_t)row * (size_t)L->cols + (size_t)col] =
-            cJSON_IsTrue(cJSON_GetObjectItem(job, "from_store")) ? 's'
-            : coord                                              ? 'c'
-                                                                 : st[0];
+        /* a running job whose result arrived is on the coordinator (checked, written) */
+        bool store = cJSON_IsTrue(cJSON_GetObjectItem(job, "from_store"));
+        bool received = cJSON_IsTrue(cJSON_GetObjectItem(job, "received"));
+        int k = store                        ? S_STORE
+                : strcmp(st, "done") == 0    ? S_DONE
+                : strcmp(st, "failed") == 0  ? S_FAILED
+                : strcmp(st, "queued") == 0  ? S_QUEUED
+                : strcmp(st, "running") == 0 ? (received ? S_COORD : S_RUNNING)
+                                             : S_NONE;
+        state[(size_t)row * (size_t)L->cols + (size_t)col] = (uint8_t)k;
     }
     int cell = (int)fmax(6, fmin(28, 560.0 / (double)(L->cols > L->rows ? L->cols : L->rows)));
-    int counts[7] = {0};
-    const char *cls_of = "-qrdsfc";
+    int counts[S_KINDS] = {0};
     tb_html_printf(h,
                    "<h3 id=\"lattice-title\">The tile lattice</h3><svg id=\"lattice\" "
                    "data-chart=\"lattice\" width=\"%lld\" height=\"%lld\" role=\"img\" "
@@ -945,26 +959,15 @@ static void s_lattice_map(s_ctx_t *c)
                    (long long)(L->cols * cell + 1), (long long)(L->rows * cell + 1));
     for (int64_t r = 0; r < L->rows; r++)
         for (int64_t col = 0; col < L->cols; col++) {
-            char s = state[r * L->cols + col];
-            const char *p = s ? strchr(cls_of, s) : NULL;
-            int k = p ? (int)(p - cls_of) : 0;
+            int k = state[r * L->cols + col];
             counts[k]++;
-            static const char *names[] = {"none",  "queued", "running", "done",
-                                          "store", "failed", "coord"};
-            static const char *says[] = {"no tile job (ocean, or not chosen)",
-                                         "queued",
-                                         "running on a worker",
-                                         "done",
-                                         "from the store",
-                                         "failed",
-                                         "its result on the coordinator (checked and written)"};
             tb_html_printf(h,
                            "<rect class=\"tile t-%s\" data-tile=\"c%03lldr%03lld\" x=\"%lld\" "
                            "y=\"%lld\" width=\"%d\" height=\"%d\"><title>c%03lldr%03lld: %s"
                            "</title></rect>\n",
-                           names[k], (long long)col, (long long)r, (long long)(col * cell),
+                           kinds[k].name, (long long)col, (long long)r, (long long)(col * cell),
                            (long long)(r * cell), cell - 1, cell - 1, (long long)col, (long long)r,
-                           says[k]);
+                           kinds[k].says);
         }
     tb_html_printf(h,
                    "</svg><p class=\"muted\" id=\"lattice-counts\">%lld x %lld tiles, north up: "
@@ -973,9 +976,9 @@ static void s_lattice_map(s_ctx_t *c)
                    "<span class=\"sw t-running\"></span> running %d "
                    "<span class=\"sw t-queued\"></span> queued %d <span class=\"sw t-failed\">"
                    "</span> failed %d <span class=\"sw t-none\"></span> no job %d%s</p>\n",
-                   (long long)L->cols, (long long)L->rows, counts[3], counts[4], counts[6],
-                   counts[2], counts[1], counts[5], counts[0],
-                   c->pg->terrain ? "; click a tile to see it in 3D" : "");
+                   (long long)L->cols, (long long)L->rows, counts[S_DONE], counts[S_STORE],
+                   counts[S_COORD], counts[S_RUNNING], counts[S_QUEUED], counts[S_FAILED],
+                   counts[S_NONE], c->pg->terrain ? "; click a tile to see it in 3D" : "");
     free(state);
 }
 

@@ -56,9 +56,8 @@ static int s_deflate_b64(tb_html_t *h, const void *data, size_t n, tb_err_t *err
     return 0;
 }
 
-/* One level of the copy: samples every `stride` from the block centres, heights over [lo, hi]. */
 /* One level of the copy: the w x hgt blocks of stride x stride samples from interior sample
- * (i0, j0) on, each block's centre sample. */
+ * (i0, j0) on, each block's centre sample, heights over [lo, hi]. */
 static int s_level(const char *path, const char *id, const char *level, const tb_tile_result_t *r,
                    int64_t i0, int64_t j0, int64_t w, int64_t hgt, int64_t stride, double x0_m,
                    double y0_m, double lo, double hi, tb_err_t *err)

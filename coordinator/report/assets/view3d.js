@@ -164,24 +164,29 @@
     meshes = []; grounds = [];
   }
   /* Shows tiles `ids` at `level`; the view's origin is the first tile's north-west corner, and a
-   * tile across the seam is moved by the circumference so a landmass stays whole. */
-  function show(name, ids, level) {
+   * tile across the seam is moved by the circumference so a landmass stays whole. With `patch`
+   * (one tile's ground level: every 2 m sample of its centre) that is drawn too, in place of the
+   * squares under it, and ground() reads it first, so the walk camera stands on the 2 m ground. */
+  function show(name, ids, level, patch) {
     var status = root.querySelector('.view3d-status');
     status.textContent = 'loading ' + ids.length + ' tile' + (ids.length === 1 ? '' : 's') + '...';
-    return Promise.all(ids.map(function (id) { return loadScript(id, level).then(decode); })).then(function (gs) {
+    var loads = ids.map(function (id) { return loadScript(id, level).then(decode); });
+    loads.push(patch ? loadScript(patch, 'ground').then(decode) : Promise.resolve(null));
+    return Promise.all(loads).then(function (gs) {
+      var p = gs.pop();
       clear();
       view = name;
       var circ = index.circumference_m || 0, ox = tiles[ids[0]].x0_m, oz = tiles[ids[0]].y0_m;
       var lo = Infinity, hi = -Infinity, minx = Infinity, maxx = -Infinity, minz = Infinity, maxz = -Infinity;
+      var hole = p && {x0: p.x0 - ox, z0: p.y0 - oz, x1: p.x0 - ox + (p.w - 1) * p.spacing,
+                       z1: p.y0 - oz + (p.h - 1) * p.spacing};
+      if (p) add(p, ox, oz, 'ground');
       gs.forEach(function (g, n) {
         var t = tiles[ids[n]], dx = t.x0_m - ox;
         if (circ && dx > circ / 2) dx -= circ;
         if (circ && dx < -circ / 2) dx += circ;
         var base = t.x0_m - dx; /* world x of the view's x = 0 for this tile */
-        var mesh = buildMesh(g, base, oz);
-        meshes.push(mesh); scene.add(mesh);
-        grounds.push({ox: g.x0 - base, oz: g.y0 - oz, spacing: g.spacing, w: g.w, h: g.h, height: g.height,
-                      base_x: base, base_z: oz, level: level, g: g});
+        add(g, base, oz, level, n === 0 ? hole : null); /* the patch is the first tile's */
         lo = Math.min(lo, t.min_m); hi = Math.max(hi, t.max_m);
         minx = Math.min(minx, dx); maxx = Math.max(maxx, dx + t.size_m);
         minz = Math.min(minz, t.y0_m - oz); maxz = Math.max(maxz, t.y0_m - oz + t.size_m);
@@ -193,32 +198,22 @@
       walker.x = (minx + maxx) / 2; walker.z = (minz + maxz) / 2;
       status.textContent = name + ': ' + ids.length + ' tile' + (ids.length === 1 ? '' : 's') +
         ' of the reduced copy (' + gs[0].w + ' x ' + gs[0].h + ' samples a tile, every ' +
-        gs[0].spacing + ' m), heights ' + lo.toFixed(1) + ' .. ' + hi.toFixed(1) + ' m';
+        gs[0].spacing + ' m), heights ' + lo.toFixed(1) + ' .. ' + hi.toFixed(1) + ' m' +
+        (p ? '; every ' + p.spacing + ' m over the ' + ((p.w - 1) * p.spacing).toFixed(0) +
+             ' m at its centre, where the walk starts' : '');
       render();
     });
   }
-  /* A tile: its fine level, and where the copy has it its ground level (every 2 m sample of the
-   * tile's centre) in place of the fine squares under it; ground() reads the ground level first,
-   * so the walk camera stands on the 2 m ground. */
+  /* One decoded level into the scene and the walk's ground, placed as buildMesh places it. */
+  function add(g, ox, oz, level, hole) {
+    var mesh = buildMesh(g, ox, oz, hole);
+    meshes.push(mesh); scene.add(mesh);
+    grounds.push({ox: g.x0 - ox, oz: g.y0 - oz, spacing: g.spacing, w: g.w, h: g.h, height: g.height,
+                  base_x: ox, base_z: oz, level: level});
+  }
   function showTile(id) {
     if (!tiles[id]) return Promise.reject(new Error('no copy of ' + id));
-    return show('tile ' + id, [id], 'fine').then(function () {
-      if (!tiles[id].ground) return;
-      return loadScript(id, 'ground').then(decode).then(function (p) {
-        if (view !== 'tile ' + id || grounds.length !== 1) return; /* another view came first */
-        var f = grounds[0], ox = f.base_x, oz = f.base_z;
-        var hole = {x0: p.x0 - ox, z0: p.y0 - oz, x1: p.x0 - ox + (p.w - 1) * p.spacing,
-                    z1: p.y0 - oz + (p.h - 1) * p.spacing};
-        clear();
-        [buildMesh(f.g, ox, oz, hole), buildMesh(p, ox, oz)].forEach(function (m) { meshes.push(m); scene.add(m); });
-        grounds.push({ox: p.x0 - ox, oz: p.y0 - oz, spacing: p.spacing, w: p.w, h: p.h, height: p.height,
-                      base_x: ox, base_z: oz, level: 'ground', g: p}, f);
-        var status = root.querySelector('.view3d-status');
-        status.textContent += '; every ' + p.spacing + ' m over the ' + ((p.w - 1) * p.spacing).toFixed(0) +
-          ' m at its centre, where the walk starts';
-        render();
-      });
-    });
+    return show('tile ' + id, [id], 'fine', tiles[id].ground ? id : null);
   }
   function showLandmass() {
     var ids = (index.landmass.length ? index.landmass : index.tiles.map(function (t) { return t.id; })).slice(0, 400);
