@@ -267,6 +267,91 @@ START_TEST(test_a_halo_too_small_differs)
 }
 END_TEST
 
+/* The late window (tb_coast_window_t's late_margin): the planet run as one window whose counted
+ * cells are a rectangle off its centre (a mouth, islands, the strait within reach), the phases
+ * after the carry over the rectangle and the margin round it. At the margin the block job gives
+ * (the drifts' reaches and the stretch's, 148 here) and wider the counted cells are the whole
+ * pass's, in X cropped (an artificial join, as in a block's window) and kept whole; the tally's
+ * statistics equal a run without the margin. The negative controls: a margin one short of where
+ * this planet stops showing it (measured: the counted cells equal from 89 up, 52 differ at 88; with
+ * X kept whole, equal from 22, 500 differ at 16) gives other cells; a margin that did nothing would
+ * not. The proved margin is a bound over every planet, as the halo is. */
+static int64_t s_late_differing(const s_planet_t *pl, const tb_coast_params_t *p, int64_t margin,
+                                bool keep_x, const s_out_t *whole, tb_coast_stats_t *stats)
+{
+    const tb_coast_region_t r = {280, 640, 180, 470};
+    s_out_t o;
+    s_out_new(&o, pl);
+    tb_coast_planet_t planet = {W,       H,           CELL_M,     o.height,
+                                pl->cls, &pl->legend, pl->mouths, pl->n_mouths};
+    tb_coast_maps_t maps = {o.moved, o.exposure, {0}};
+    tb_coast_window_t win = {r.x0,       r.y0,  r.x1 - r.x0, r.y1 - r.y0,
+                             {{-1, -1}}, false, margin,      keep_x};
+    /* the planet's own bits, from a whole run's sources */
+    tb_coast_tally_t t;
+    tb_err_t err;
+    ck_assert(tb_coast_tally_init(&t, &err) == 0);
+    {
+        s_out_t w0;
+        s_out_new(&w0, pl);
+        tb_coast_planet_t pw = planet;
+        pw.height_m = w0.height;
+        tb_coast_maps_t mw = {w0.moved, w0.exposure, {0}};
+        ck_assert(tb_coast_run_window(p, &pw, &mw, 1, NULL, NULL, NULL, NULL, &t, &err) == 0);
+        win.share = (tb_coast_share_t){
+            {tb_coast_share_bits(t.sources[0]), tb_coast_share_bits(t.sources[1])}};
+        s_out_free(&w0);
+        tb_coast_tally_free(&t);
+        ck_assert(tb_coast_tally_init(&t, &err) == 0);
+    }
+    ck_assert_msg(tb_coast_run_window(p, &planet, &maps, 2, NULL, NULL, NULL, &win, &t, &err) == 0,
+                  "%s", err.msg);
+    *stats = maps.stats;
+    int64_t n = 0;
+    for (int64_t y = r.y0; y < r.y1; y++)
+        for (int64_t x = r.x0; x < r.x1; x++) {
+            size_t i = (size_t)y * W + (size_t)x;
+            n += memcmp(&o.height[i], &whole->height[i], 4) != 0 ||
+                 memcmp(&o.moved[i], &whole->moved[i], 4) != 0 ||
+                 o.exposure[i] != whole->exposure[i];
+        }
+    tb_coast_tally_free(&t);
+    s_out_free(&o);
+    return n;
+}
+
+START_TEST(test_the_late_window_gives_the_counted_cells)
+{
+    tb_coast_params_t p;
+    s_params(&p);
+    tb_coast_halo_t halo;
+    tb_coast_halo(&p, CELL_M, &halo);
+    int64_t margin = halo.second_drift + halo.first_drift + halo.stretch;
+    ck_assert_int_eq(margin, 148);
+    s_planet_t pl;
+    s_planet(&pl);
+    s_out_t whole;
+    s_whole(&pl, &p, &whole);
+    tb_coast_stats_t all, st;
+    ck_assert_int_eq(s_late_differing(&pl, &p, 0, false, &whole, &all), 0);
+    const int64_t good[] = {margin, margin + 37, 89};
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++)
+        for (int keep_x = 0; keep_x < 2; keep_x++) {
+            int64_t n = s_late_differing(&pl, &p, good[k], keep_x, &whole, &st);
+            ck_assert_msg(n == 0, "a late margin of %lld (keep_x %d): %lld cells differ",
+                          (long long)good[k], keep_x, (long long)n);
+            ck_assert(s_same_stats(&all, &st));
+        }
+    const int64_t short_of[][2] = {{88, false}, {16, true}};
+    for (size_t k = 0; k < sizeof short_of / sizeof short_of[0]; k++)
+        ck_assert_msg(s_late_differing(&pl, &p, short_of[k][0], short_of[k][1], &whole, &st) > 0,
+                      "a late margin of %lld (keep_x %d) went unseen", (long long)short_of[k][0],
+                      (int)short_of[k][1]);
+    s_out_free(&whole);
+    s_planet_free(&pl);
+}
+END_TEST
+
 /* ---- the rounds ---- */
 
 /* With the planet's own bits known (an earlier bake's) one full round; with wrong ones two or
@@ -555,6 +640,7 @@ Suite *coast_blocks_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_blocks_give_the_whole_pass);
     tcase_add_test(tc, test_a_halo_too_small_differs);
+    tcase_add_test(tc, test_the_late_window_gives_the_counted_cells);
     tcase_add_test(tc, test_rounds_find_the_planets_bits);
     tcase_add_test(tc, test_planner_fits_the_budget);
     tcase_add_test(tc, test_block_job_round_trips_and_checks);

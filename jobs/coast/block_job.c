@@ -502,9 +502,19 @@ static int s_run(const tb_coast_block_spec_t *s, float *height, int threads,
     /* a probe shares its first drift with its window's own bits: its second drift's sources are
      * then the planet's to within the shares' rounding, which is all a probe is asked (blocks.h) */
     tb_coast_share_t own = {{-1, -1}};
-    tb_coast_window_t win = {
-        ran->ix,       ran->iy, s->interior.w, s->interior.h, s->totals_only ? own : s->share,
-        s->totals_only};
+    /* the phases after the carry over the interior and their own reach round it (a probe stops
+     * after the first drift), not the whole halo the distances, the fetch and the carry need */
+    tb_coast_halo_t halo;
+    tb_coast_halo(&s->params, s->cell_m, &halo);
+    tb_coast_window_t win = {ran->ix,
+                             ran->iy,
+                             s->interior.w,
+                             s->interior.h,
+                             s->totals_only ? own : s->share,
+                             s->totals_only,
+                             halo.first_drift + halo.stretch +
+                                 (s->totals_only ? 0 : halo.second_drift),
+                             s->wraps};
     int rc = tb_coast_run_window(&s->params, &pl, &maps, threads, NULL, progress, user, &win,
                                  &ran->tally, err);
     free(m);

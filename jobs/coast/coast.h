@@ -188,7 +188,7 @@ typedef struct {
 /* The fixed-point bits of the two drifts' shares (sediment.c): 61 minus the bit length of the
  * planet's total source units of that drift, so they are planet-level quantities a window of the
  * planet cannot see. -1: take them from the planet run's own totals (only right when it is the
- * whole planet). tb_coast_share_from_sources gives them from the planet's sources. */
+ * whole planet). tb_coast_share_bits gives them from the planet's sources. */
 typedef struct {
     int bits[2];
 } tb_coast_share_t;
@@ -198,11 +198,19 @@ int tb_coast_share_bits(int64_t units);
 
 /* How tb_coast_run_window runs a window of a planet (jobs/coast/blocks.h): which of its cells the
  * tally counts (a rectangle in the window's own coordinates), the drifts' bits, and whether to stop
- * after the first drift (a round that only asks the sources: the maps are then not final). */
+ * after the first drift (a round that only asks the sources: the maps are then not final).
+ * late_margin > 0: the phases after the carry (the surf, the delta stretch, the drifts, the ground
+ * statistics) run only over the counted cells and late_margin cells round them (clipped to the
+ * window; its columns all kept when keep_x, a window that is the planet's whole width), and the
+ * maps and heights are then the pass's only in the counted cells (docs/coast.md, "Blocks": the late
+ * window). The margin must hold the reach of those phases, tb_coast_halo's second drift + first
+ * drift + stretch (a probe: first drift + stretch); 0: every phase over the whole window. */
 typedef struct {
     int64_t x0, y0, w, h;
     tb_coast_share_t share;
     bool totals_only;
+    int64_t late_margin;
+    bool keep_x;
 } tb_coast_window_t;
 
 /* The whole pass (pass.c): heights rewritten in place, maps and statistics filled. threads >= 1

@@ -527,6 +527,98 @@ static double s_wall_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The late window (tb_coast_window_t's late_margin, docs/coast.md "Blocks"): the rows [y0, y1) and
+ * columns [x0, x1) of the run the phases after the carry run over, its first row and column on the
+ * band's lattice of blocks, so its blocks are the run's and their distances hold. false: the whole
+ * run (no margin, or the margin reaches every edge). */
+typedef struct {
+    int64_t x0, x1, y0, y1;
+} s_late_t;
+
+static bool s_late_rect(const tb_coast_params_t *p, double cell_m, int64_t w, int64_t h,
+                        const tb_coast_region_t *count, const tb_coast_window_t *win, s_late_t *r)
+{
+    const int64_t m = win->late_margin, b = TB_COAST_BAND_BLOCK;
+    if (m <= 0)
+        return false;
+    int64_t x0 = count->x0 - m, x1 = count->x1 + m, y0 = count->y0 - m, y1 = count->y1 + m;
+    x0 = x0 > 0 ? x0 / b * b : 0;
+    y0 = y0 > 0 ? y0 / b * b : 0;
+    x1 = x1 < w ? x1 : w;
+    y1 = y1 < h ? y1 : h;
+    /* a window that is the planet's width keeps its true wrap; every kernel's reach fits the
+     * late window's width (it holds twice the margin) */
+    if (win->keep_x || x1 - x0 < 3 || tb_coast_params_check(p, cell_m, x1 - x0, NULL) != 0) {
+        x0 = 0;
+        x1 = w;
+    }
+    *r = (s_late_t){x0, x1, y0, y1};
+    return x0 > 0 || x1 < w || y0 > 0 || y1 < h;
+}
+
+/* A run-sized array of `size`-byte cells rewritten in place as the late window's rows (each row
+ * moves to a lower address, in order: no row is overwritten before it has moved) ... */
+static void s_late_pack(void *a, size_t size, int64_t w, const s_late_t *r)
+{
+    uint8_t *b = a;
+    size_t row = (size_t)(r->x1 - r->x0) * size;
+    for (int64_t y = r->y0; y < r->y1; y++)
+        memmove(b + (size_t)(y - r->y0) * row, b + ((size_t)y * (size_t)w + (size_t)r->x0) * size,
+                row);
+}
+
+/* ... and back to the run's rows (the last row first); the cells outside the late window are
+ * left holding what nobody reads. */
+static void s_late_unpack(void *a, size_t size, int64_t w, const s_late_t *r)
+{
+    uint8_t *b = a;
+    size_t row = (size_t)(r->x1 - r->x0) * size;
+    for (int64_t y = r->y1 - 1; y >= r->y0; y--)
+        memmove(b + ((size_t)y * (size_t)w + (size_t)r->x0) * size, b + (size_t)(y - r->y0) * row,
+                row);
+}
+
+/* The band of the late window: the run's block distances over its blocks (the late window starts
+ * on a block corner, and a narrower last block holds a subset of the run's block's cells, so every
+ * cell's d2 - the run's - keeps the band's invariant), the stretch's maxima not yet made. */
+static int s_late_band(tb_coast_band_t *band, const s_late_t *r, tb_err_t *err)
+{
+    const int64_t b = TB_COAST_BAND_BLOCK, w = r->x1 - r->x0, h = r->y1 - r->y0;
+    int64_t bw = (w + b - 1) / b, bh = (h + b - 1) / b;
+    size_t n = (size_t)bw * (size_t)bh;
+    uint16_t *dist = tb_malloc(n * sizeof *dist, "coast late band distances", err);
+    float *stretch_max =
+        dist ? tb_malloc(n * sizeof *stretch_max, "coast late band stretch", err) : NULL;
+    if (!stretch_max) {
+        free(dist);
+        return -1;
+    }
+    for (int64_t by = 0; by < bh; by++)
+        memcpy(dist + (size_t)by * (size_t)bw,
+               band->dist + (size_t)(r->y0 / b + by) * (size_t)band->bw + (size_t)(r->x0 / b),
+               (size_t)bw * sizeof *dist);
+    for (size_t i = 0; i < n; i++)
+        stretch_max[i] = TB_COAST_MAX_STRETCH;
+    tb_coast_band_free(band);
+    *band = (tb_coast_band_t){w, h, bw, bh, dist, stretch_max};
+    return 0;
+}
+
+/* The mouths inside the late window, in its cells (in their order). */
+static tb_coast_mouth_t *s_late_mouths(const tb_coast_planet_t *pl, const s_late_t *r, size_t *n,
+                                       tb_err_t *err)
+{
+    tb_coast_mouth_t *m =
+        tb_malloc((pl->n_mouths ? pl->n_mouths : 1) * sizeof *m, "coast late mouths", err);
+    *n = 0;
+    for (size_t k = 0; m && k < pl->n_mouths; k++) {
+        const tb_coast_mouth_t *o = &pl->mouths[k];
+        if (o->x >= r->x0 && o->x < r->x1 && o->y >= r->y0 && o->y < r->y1)
+            m[(*n)++] = (tb_coast_mouth_t){o->x - r->x0, o->y - r->y0, o->eroded_m3};
+    }
+    return m;
+}
+
 int tb_coast_run(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_coast_maps_t *maps,
                  int threads, tb_coast_debug_t *debug,
                  bool (*progress)(void *user, double fraction, const char *note), void *user,
@@ -552,7 +644,7 @@ int tb_coast_run_window(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_co
     s_progress_t prog = {progress, user};
     int64_t w = pl->w, h = pl->h;
     size_t cells = (size_t)w * (size_t)h;
-    tb_coast_window_t whole = {0, 0, w, h, {{-1, -1}}, false};
+    tb_coast_window_t whole = {0, 0, w, h, {{-1, -1}}, false, 0, true};
     if (!win)
         win = &whole;
     if (win->x0 < 0 || win->y0 < 0 || win->w < 0 || win->h < 0 || win->x0 + win->w > w ||
@@ -562,7 +654,14 @@ int tb_coast_run_window(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_co
                           "%lld x %lld cells run",
                           (long long)win->x0, (long long)(win->x0 + win->w), (long long)win->y0,
                           (long long)(win->y0 + win->h), (long long)w, (long long)h);
-    const tb_coast_region_t count = {win->x0, win->x0 + win->w, win->y0, win->y0 + win->h};
+    tb_coast_region_t count = {win->x0, win->x0 + win->w, win->y0, win->y0 + win->h};
+    /* the late window's rectangle, its planet and mouths (pl points there once it is taken) */
+    tb_coast_planet_t *const run_pl = pl;
+    tb_coast_planet_t late;
+    const int64_t run_w = w;
+    s_late_t late_r = {0};
+    tb_coast_mouth_t *late_mouths = NULL;
+    bool late_packed = false;
     /* the pass's own pool (docs/coast.md, "Threads"): the same bits on any number of threads */
     if (threads > TB_COAST_MAX_THREADS)
         threads = TB_COAST_MAX_THREADS;
@@ -601,8 +700,7 @@ int tb_coast_run_window(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_co
     if (tb_coast_band_from_bits(band_bits, w, h, &band, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_BATHYMETRY);
-    acc = tb_malloc(cells * sizeof *acc, "coast sediment work", err);
-    if (!acc || s_progress(&prog, 0.3, "exposure", err) != 0 ||
+    if (s_progress(&prog, 0.3, "exposure", err) != 0 ||
         tb_coast_exposure_fetch_sweeps(pool, p, pl->cell_m, w, h, kind, &wl, debug, err) != 0)
         goto done;
     S_PHASE(TB_COAST_PHASE_EXPOSURE);
@@ -612,7 +710,33 @@ int tb_coast_run_window(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_co
         goto done;
     rc = -1;
     S_PHASE(TB_COAST_PHASE_CARRY);
-    src = tb_malloc(cells * sizeof *src, "coast sediment", err);
+    /* the late window: what the surf, the stretch and the drifts read at a counted cell is within
+     * the margin, and exact there (the distances, the kinds and the carried exposure hold within
+     * the window's halo less their own reaches), so the rest runs over it alone */
+    if (s_late_rect(p, pl->cell_m, w, h, &count, win, &late_r)) {
+        s_late_pack(kind, 1, w, &late_r);
+        s_late_pack(d2, sizeof *d2, w, &late_r);
+        s_late_pack(pl->height_m, sizeof *pl->height_m, w, &late_r);
+        s_late_pack(maps->moved_m, sizeof *maps->moved_m, w, &late_r);
+        s_late_pack(maps->exposure, sizeof *maps->exposure, w, &late_r);
+        late_packed = true;
+        late = *pl;
+        late.w = late_r.x1 - late_r.x0;
+        late.h = late_r.y1 - late_r.y0;
+        late.classes = NULL; /* read only by the kinds, made above */
+        if (!(late_mouths = s_late_mouths(pl, &late_r, &late.n_mouths, err)) ||
+            s_late_band(&band, &late_r, err) != 0)
+            goto done;
+        late.mouths = late_mouths;
+        pl = &late;
+        w = late.w;
+        h = late.h;
+        cells = (size_t)w * (size_t)h;
+        count = (tb_coast_region_t){count.x0 - late_r.x0, count.x1 - late_r.x0,
+                                    count.y0 - late_r.y0, count.y1 - late_r.y0};
+    }
+    acc = tb_malloc(cells * sizeof *acc, "coast sediment work", err);
+    src = acc ? tb_malloc(cells * sizeof *src, "coast sediment", err) : NULL;
     if (!src || s_progress(&prog, 0.6, "surf", err) != 0)
         goto done;
     tb_coast_surf_platform_cut(pool, p, pl->cell_m, w, h, kind, d2, maps->exposure, pl->height_m,
@@ -651,6 +775,12 @@ int tb_coast_run_window(const tb_coast_params_t *p, tb_coast_planet_t *pl, tb_co
 #undef S_PHASE
     rc = s_progress(&prog, 1.0, "done", err);
 done:
+    if (late_packed) {
+        s_late_unpack(run_pl->height_m, sizeof *run_pl->height_m, run_w, &late_r);
+        s_late_unpack(maps->moved_m, sizeof *maps->moved_m, run_w, &late_r);
+        s_late_unpack(maps->exposure, sizeof *maps->exposure, run_w, &late_r);
+    }
+    free(late_mouths);
     tb_coast_band_free(&band);
     tb_coast_waterline_free(&wl);
     free(kind);
