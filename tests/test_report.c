@@ -542,7 +542,8 @@ END_TEST
 
 /* The same record (two workers, 25 s), changed one way at a time:
  * - the running job's rate since its first progress report (0.25 -> 0.5 in 1 s: 2 s left, where its
- *   whole attempt says 5 s): the workers end at 2 + 10 + 10 = 22 s;
+ *   whole attempt says 5 s): the workers end at 2 + 10 + 10 = 22 s; less the time since its latest
+ *   report;
  * - its result arrived ("received": on the coordinator): it holds no worker, its weight is done,
  * the four queued take 20 s on the two workers, and the workers are still two (three "running" and
  * a third worker never counted);
@@ -559,6 +560,11 @@ START_TEST(test_eta_reads_the_job_rate_a_received_result_and_the_coordinator)
     cJSON_AddNumberToObject(rate, "since_s", 1);
     ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
     ck_assert_double_eq_tol(p.eta_s, 22, 1e-9);
+    /* that rate ran to its latest report, 0.75 s before the record: the running job has 1.25 s
+     * left, and its worker's second queued job ends at 21.25 s */
+    cJSON_AddNumberToObject(rate, "age_s", 0.75);
+    ck_assert_int_eq(tb_report_progress_of(r, 0, &p), 0);
+    ck_assert_double_eq_tol(p.eta_s, 21.25, 1e-9);
     cJSON_DeleteItemFromObject(running, "progress_rate");
 
     cJSON_AddBoolToObject(running, "received", true);

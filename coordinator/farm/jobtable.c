@@ -455,7 +455,7 @@ void tb_jobrec_progress(tb_jobrec_t *job, double fraction)
     if (job->state == TB_JOB_LEASED && (job->progress_t0_s <= 0 || fraction < job->progress)) {
         job->progress_t0_s = now;
         job->progress_p0 = job->rate_p1 = (float)fraction;
-        job->rate_t1 = 0;
+        job->rate_t1 = job->rate_t_last = 0;
     } else if (job->state == TB_JOB_LEASED) {
         /* the newer anchor becomes the older once it is a window old, and now the newer one: the
          * rate is always over one to two windows, the latest */
@@ -469,6 +469,7 @@ void tb_jobrec_progress(tb_jobrec_t *job, double fraction)
             job->rate_t1 = (float)(now - t1);
             job->rate_p1 = (float)fraction;
         }
+        job->rate_t_last = (float)(now - job->progress_t0_s);
     }
     job->progress = (float)fraction;
 }
@@ -767,8 +768,12 @@ cJSON *tb_jobtable_job_json(const tb_jobtable_t *self, size_t i,
         cJSON_AddNumberToObject(o, "take_in_s", job->take_in_s);
     if (job->state == TB_JOB_LEASED && job->progress_t0_s > 0) {
         cJSON *r = cJSON_AddObjectToObject(o, "progress_rate");
+        /* the rate over [older anchor, latest report]; the report's age beside it, so a page
+         * written between two reports neither counts that wait as slowness nor as work left */
+        double last = job->progress_t0_s + job->rate_t_last;
         cJSON_AddNumberToObject(r, "from", job->progress_p0);
-        cJSON_AddNumberToObject(r, "since_s", tb_now_s() - job->progress_t0_s);
+        cJSON_AddNumberToObject(r, "since_s", job->rate_t_last);
+        cJSON_AddNumberToObject(r, "age_s", tb_now_s() - last);
     }
     const char *who = !done             ? ""
                       : job->from_store ? "store"

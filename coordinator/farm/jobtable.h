@@ -151,8 +151,9 @@ typedef struct {
     /* its running attempt's rate (report/progress.h), over the last TB_JOB_RATE_WINDOW_S to twice
      * that: two anchors (time, fraction), the older at progress_t0_s, the newer rate_t1 after it;
      * the first is its first progress report, so the spec's transfer and the job's setup are not
-     * its speed */
+     * its speed; and its latest report (`progress`), rate_t_last after the older anchor */
     float progress_p0;
+    float rate_t_last;
     union {                   /* one clock a state */
         double progress_t0_s; /* LEASED: the older anchor's time; 0: no report yet */
         double received_s;    /* VERIFYING: when its result arrived (take_in_s above); 0: none */

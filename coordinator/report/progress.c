@@ -157,8 +157,12 @@ int tb_report_progress_of(const cJSON *record, double age_s, tb_report_progress_
              * transfer and the job's setup are not its speed, nor a slower start beside other
              * jobs), else by its progress since the attempt began, else the measured cost */
             double p0 = tb_json_num(j, "progress_rate.from"),
-                   since = tb_json_num(j, "progress_rate.since_s");
-            double rem = p > p0 && since >= S_MIN_RATE_S ? since * (1 - p) / (p - p0)
+                   since = tb_json_num(j, "progress_rate.since_s"),
+                   stale = tb_json_num(j, "progress_rate.age_s");
+            /* the rate runs to its latest report, `stale` seconds before the record (a record of
+             * an older coordinator measured it to the record: 0), and the record is age_s old */
+            stale = (isfinite(stale) && stale > 0 ? stale : 0) + age_s;
+            double rem = p > p0 && since >= S_MIN_RATE_S ? since * (1 - p) / (p - p0) - stale
                          : p >= S_MIN_PROGRESS && el > 0 ? el * (1 - p) / p
                                                          : wt * c - el;
             last_w = fmin(last_w, wt);
