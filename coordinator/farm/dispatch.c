@@ -420,7 +420,7 @@ static int s_inproc_job(tb_dispatch_t *self, tb_pool_t *pool, size_t i, tb_err_t
         job->error = malloc(strlen(e.msg) + 1);
         if (job->error)
             memcpy(job->error, e.msg, strlen(e.msg) + 1);
-        job->error_code = e.code;
+        job->error_code = (uint8_t)e.code;
         self->stats.failed++;
         if (e.code == TB_E_INTERRUPTED && self->opts.interrupted && *self->opts.interrupted)
             return tb_err_set(err, TB_E_INTERRUPTED, "interrupted");

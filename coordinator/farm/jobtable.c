@@ -379,7 +379,7 @@ static void s_set_error(tb_jobrec_t *job, tb_errcode_t code, const char *msg)
 {
     free(job->error);
     job->error = s_strdup(msg);
-    job->error_code = code;
+    job->error_code = (uint8_t)code;
 }
 
 void tb_jobtable_requeue(tb_jobtable_t *self, size_t index)
@@ -538,7 +538,7 @@ void tb_jobtable_failure(const tb_jobtable_t *self, tb_err_t *err)
         return;
     }
     const tb_jobrec_t *job = &self->jobs[self->failed_job];
-    tb_err_set(err, job->error_code == TB_OK ? TB_E_JOB : job->error_code, "%s",
+    tb_err_set(err, job->error_code == TB_OK ? TB_E_JOB : (tb_errcode_t)job->error_code, "%s",
                job->error ? job->error : "failed");
     if (!job->failed_by_losses)
         tb_err_prefix(err, "%s failed %d times (on %d different workers)", job->label,

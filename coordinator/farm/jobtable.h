@@ -125,8 +125,9 @@ typedef struct {
     float progress;
     uint8_t state; /* tb_job_state_t */
     bool from_store;
-    bool pushed;    /* handed to the delivery queue */
-    int32_t worker; /* the lease holder while LEASED, the producer once DONE; -1 */
+    bool pushed;        /* handed to the delivery queue */
+    uint8_t error_code; /* tb_errcode_t of the last failure */
+    int32_t worker;     /* the lease holder while LEASED, the producer once DONE; -1 */
     uint32_t last_attempt;
     tb_attempt_rec_t *attempts;
     uint16_t n_attempts, cap_attempts;
@@ -134,9 +135,9 @@ typedef struct {
     uint32_t *failed_on; /* connection numbers (registry.h) it failed on or lost */
     uint16_t n_failed_on, cap_failed_on;
     uint16_t failures, lost;
-    tb_errcode_t error_code;
-    float rate_p1; /* LEASED: the newer anchor's fraction */
-    char *error;   /* the last failure's message, heap; NULL */
+    float rate_p1;     /* LEASED: the newer anchor's fraction */
+    float rate_t_last; /* LEASED: its latest report's time after the older anchor (below) */
+    char *error;       /* the last failure's message, heap; NULL */
     tb_result_t *result;
     size_t result_bytes;
     uint64_t result_xxh3;
@@ -153,7 +154,6 @@ typedef struct {
      * the first is its first progress report, so the spec's transfer and the job's setup are not
      * its speed; and its latest report (`progress`), rate_t_last after the older anchor */
     float progress_p0;
-    float rate_t_last;
     union {                   /* one clock a state */
         double progress_t0_s; /* LEASED: the older anchor's time; 0: no report yet */
         double received_s;    /* VERIFYING: when its result arrived (take_in_s above); 0: none */
