@@ -128,3 +128,40 @@ int tb_blob_decode(const void *blob_, size_t blob_bytes, size_t max_raw_bytes, v
     *bytes_out = raw;
     return 0;
 }
+
+int tb_blob_decode_head(const void *blob_, size_t blob_bytes, size_t want, tb_blob_info_t *info,
+                        void **data_out, size_t *bytes_out, tb_err_t *err)
+{
+    const unsigned char *blob = blob_;
+    *data_out = NULL;
+    *bytes_out = 0;
+    if (tb_blob_peek(blob, blob_bytes, info, err) != 0)
+        return -1;
+    size_t n = info->raw_bytes < want ? (size_t)info->raw_bytes : want;
+    unsigned char *data = malloc(n ? n : 1);
+    ZSTD_DStream *z = ZSTD_createDStream();
+    if (!data || !z) {
+        free(data);
+        ZSTD_freeDStream(z);
+        return tb_err_set(err, TB_E_NOMEM, "blob: out of memory for its first %zu bytes", n);
+    }
+    ZSTD_inBuffer in = {blob + TB_BLOB_HEADER_BYTES, (size_t)info->packed_bytes, 0};
+    ZSTD_outBuffer out = {data, n, 0};
+    size_t rc = 0;
+    while (out.pos < n) {
+        size_t before_in = in.pos, before_out = out.pos;
+        rc = ZSTD_decompressStream(z, &out, &in);
+        if (ZSTD_isError(rc) || rc == 0 || (in.pos == before_in && out.pos == before_out))
+            break;
+    }
+    ZSTD_freeDStream(z);
+    if (out.pos < n) {
+        free(data);
+        return tb_err_set(err, TB_E_FORMAT,
+                          "blob: the zstd frame gave %zu of its first %zu bytes: %s", out.pos, n,
+                          ZSTD_isError(rc) ? ZSTD_getErrorName(rc) : "short");
+    }
+    *data_out = data;
+    *bytes_out = n;
+    return 0;
+}

@@ -52,4 +52,12 @@ int tb_blob_peek(const void *blob, size_t blob_bytes, tb_blob_info_t *info, tb_e
 int tb_blob_decode(const void *blob, size_t blob_bytes, size_t max_raw_bytes, void **data_out,
                    size_t *bytes_out, tb_err_t *err);
 
+/* The first min(want, raw size) bytes a blob decompresses to, into a new buffer *data_out of
+ * *bytes_out bytes (malloc'd, the caller frees), with the header's size and checksum in *info.
+ * Only those bytes are decompressed (zstd streaming), so the checksum over the whole is not
+ * verified: for a blob this process made and kept (a job's spec, whose head a result check reads:
+ * tb_job_check_result_head). A malformed header or frame is TB_E_FORMAT. */
+int tb_blob_decode_head(const void *blob, size_t blob_bytes, size_t want, tb_blob_info_t *info,
+                        void **data_out, size_t *bytes_out, tb_err_t *err);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "common/log.h"
 
@@ -137,4 +138,35 @@ void tb_job_output_free(tb_job_output_t *out)
     free(out->data);
     out->data = NULL;
     out->bytes = 0;
+}
+
+/* The spec tb_job_check_result_head is checking on this thread: its head's address, its size and
+ * its hash. */
+static _Thread_local const void *s_known_spec;
+static _Thread_local size_t s_known_bytes;
+static _Thread_local uint64_t s_known_xxh3;
+
+uint64_t tb_job_spec_xxh3(const void *spec, size_t spec_bytes)
+{
+    if (s_known_spec && spec == s_known_spec && spec_bytes == s_known_bytes)
+        return s_known_xxh3;
+    return XXH3_64bits(spec, spec_bytes);
+}
+
+int tb_job_check_result_head(const tb_job_kind_t *kind, const void *head, size_t head_bytes,
+                             size_t spec_bytes, uint64_t spec_xxh3, const void *result,
+                             size_t result_bytes, tb_err_t *err)
+{
+    size_t need = spec_bytes < kind->spec_head_bytes ? spec_bytes : kind->spec_head_bytes;
+    if (kind->spec_head_bytes == 0 || head_bytes < need)
+        return tb_err_set(err, TB_E_INTERNAL,
+                          "%s: a result checked against %zu bytes of its %zu-byte spec (the kind "
+                          "reads %zu)",
+                          kind->name, head_bytes, spec_bytes, kind->spec_head_bytes);
+    s_known_spec = head;
+    s_known_bytes = spec_bytes;
+    s_known_xxh3 = spec_xxh3;
+    int rc = tb_job_check_result(kind, head, spec_bytes, result, result_bytes, err);
+    s_known_spec = NULL;
+    return rc;
 }

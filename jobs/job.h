@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/error.h"
 #include "common/pool.h"
@@ -61,6 +62,12 @@ typedef struct {
      * recomputed. Untrusted bytes: never crashes, allocates little. */
     int (*check_result)(const void *spec, size_t spec_bytes, const void *result,
                         size_t result_bytes, tb_err_t *err);
+    /* Optional. When not 0, result_bound and check_result read no more of the spec than its
+     * first spec_head_bytes bytes (a header whose length they cap below that) and take the spec's
+     * XXH3-64 from tb_job_spec_xxh3: the coordinator can then check a result against a spec it
+     * holds compressed by decoding its head alone (tb_job_check_result_head; a coast block's spec
+     * is up to 170 MB, its head a few kB). */
+    size_t spec_head_bytes;
 } tb_job_kind_t;
 
 /* The kind registered under `name`, or NULL. */
@@ -82,6 +89,18 @@ size_t tb_job_result_bound(const tb_job_kind_t *kind, const void *spec, size_t s
 /* The kind's check_result (0 when it has none), plus the bound. */
 int tb_job_check_result(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
                         const void *result, size_t result_bytes, tb_err_t *err);
+
+/* tb_job_check_result for a spec known by its first head_bytes bytes (min(spec_bytes, the kind's
+ * spec_head_bytes) of them), its size and its XXH3-64: for a kind with spec_head_bytes only
+ * (TB_E_INTERNAL otherwise, or when head_bytes is short). The same answer as the whole spec's. */
+int tb_job_check_result_head(const tb_job_kind_t *kind, const void *head, size_t head_bytes,
+                             size_t spec_bytes, uint64_t spec_xxh3, const void *result,
+                             size_t result_bytes, tb_err_t *err);
+
+/* The XXH3-64 of spec[0..spec_bytes), for a kind's result_bound and check_result: the hash
+ * tb_job_check_result_head was given when it is checking this spec on this thread, else computed.
+ */
+uint64_t tb_job_spec_xxh3(const void *spec, size_t spec_bytes);
 
 /* Large results read in place. A check (or a scatter) that reads a result through its memory may
  * say, as it goes, which bytes it is done with: tb_job_result_done(p, bytes) hands [p, p + bytes)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blob.h"
 #include "common/hash.h"
 #include "jobs/coast/blocks.h"
 #include "jobs/coast/methods.h"
@@ -554,6 +555,38 @@ START_TEST(test_block_job_round_trips_and_checks)
     ck_assert_int_eq(tb_job_check_result(kind, other, on, out.data, out.bytes, &err), -1);
     ck_assert_msg(strstr(err.msg, "answers spec") != NULL, "%s", err.msg);
     ck_assert_int_eq(tb_job_check_result(kind, spec, n, out.data, out.bytes - 1, &err), -1);
+    /* the coordinator checks a result against the head of the compressed spec it keeps
+     * (jobwork.c): the blob's first bytes are the spec's, and the head with the whole spec's hash
+     * gives the whole spec's answer; another hash, or a head shorter than the kind reads, does
+     * not pass */
+    void *blob, *head;
+    size_t blob_n, head_n;
+    tb_blob_info_t info;
+    ck_assert(tb_blob_encode(spec, n, 0, &blob, &blob_n, &err) == 0);
+    size_t want = n > 4096 ? 4096 : n - 1;
+    ck_assert_msg(tb_blob_decode_head(blob, blob_n, want, &info, &head, &head_n, &err) == 0, "%s",
+                  err.msg);
+    ck_assert(head_n == want && memcmp(head, spec, want) == 0 && info.raw_bytes == n);
+    free(head);
+    ck_assert(kind->spec_head_bytes > 0 && kind->spec_head_bytes < n);
+    ck_assert(
+        tb_blob_decode_head(blob, blob_n, kind->spec_head_bytes, &info, &head, &head_n, &err) == 0);
+    ck_assert_msg(tb_job_check_result_head(kind, head, head_n, n, info.raw_xxh3, out.data,
+                                           out.bytes, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(tb_job_check_result_head(kind, head, head_n, n, info.raw_xxh3 ^ 1, out.data,
+                                              out.bytes, &err),
+                     -1);
+    ck_assert_msg(strstr(err.msg, "answers spec") != NULL, "%s", err.msg);
+    ck_assert_int_eq(tb_job_check_result_head(kind, head, head_n - 1, n, info.raw_xxh3, out.data,
+                                              out.bytes, &err),
+                     -1);
+    ck_assert_int_eq(err.code, TB_E_INTERNAL);
+    /* outside a head check the hash is computed from the bytes */
+    ck_assert(tb_job_spec_xxh3(spec, n) == info.raw_xxh3);
+    ck_assert(tb_job_spec_xxh3(spec, n - 1) != info.raw_xxh3);
+    free(head);
+    free(blob);
     /* scatter refuses block 0's result as block 1's, and as a probe's */
     tb_coast_tally_t sum;
     ck_assert(tb_coast_tally_init(&sum, &err) == 0);

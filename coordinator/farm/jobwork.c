@@ -30,18 +30,34 @@ void tb_jobwork_result_done_hook(tb_result_t *result)
         tb_job_set_result_done(NULL, NULL);
 }
 
-int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
-                     tb_result_t *result, tb_err_t *err)
+/* tb_jobwork_check against the whole spec (head_bytes 0) or its head. */
+static int s_check(const tb_job_kind_t *kind, const void *spec, size_t head_bytes,
+                   size_t spec_bytes, uint64_t spec_xxh3, tb_result_t *result, tb_err_t *err)
 {
     /* a check reads a large mapped result once, in order: what it has read leaves memory as it
      * goes (two helper threads checking two results of gigabytes held both at once) */
     tb_jobwork_result_done_hook(result);
-    int r = tb_job_check_result(kind, spec, spec_bytes, tb_result_data(result),
-                                tb_result_bytes(result), err);
+    const void *data = tb_result_data(result);
+    size_t bytes = tb_result_bytes(result);
+    int r = head_bytes ? tb_job_check_result_head(kind, spec, head_bytes, spec_bytes, spec_xxh3,
+                                                  data, bytes, err)
+                       : tb_job_check_result(kind, spec, spec_bytes, data, bytes, err);
     tb_job_set_result_done(NULL, NULL);
     /* what the check touched of a mapping need not stay resident until the caller reads it */
     tb_result_done_with(result, 0, tb_result_bytes(result));
     return r;
+}
+
+int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
+                     tb_result_t *result, tb_err_t *err)
+{
+    return s_check(kind, spec, 0, spec_bytes, 0, result, err);
+}
+
+int tb_jobwork_check_head(const tb_job_kind_t *kind, const void *head, size_t head_bytes,
+                          size_t spec_bytes, uint64_t spec_xxh3, tb_result_t *result, tb_err_t *err)
+{
+    return s_check(kind, head, head_bytes, spec_bytes, spec_xxh3, result, err);
 }
 
 /* The raw spec of a job: `spec` when the job holds it, else its blob decoded into *owned (which
@@ -64,6 +80,34 @@ static const void *s_raw_spec(const void *spec, size_t spec_bytes, const void *b
                    spec_bytes);
         return NULL;
     }
+    return *owned;
+}
+
+/* The spec a verify task checks its result against: the whole spec (*head_bytes 0), or, for a
+ * kind whose check reads only its head (tb_job_kind_t.spec_head_bytes) when the job holds only its
+ * compressed spec, that head decoded alone (*head_bytes) with the whole spec's hash from the blob's
+ * header, which this coordinator wrote (a 300 km planet's coast block spec is 150 MB raw; two
+ * checks at once held 300 MB for the few kB they read). NULL with v->err set on failure. */
+static const void *s_check_spec(tb_verify_t *v, void **owned, size_t *head_bytes,
+                                uint64_t *spec_xxh3)
+{
+    *head_bytes = 0;
+    size_t want = v->kind->spec_head_bytes;
+    if (v->spec || !v->spec_blob || want == 0 || want >= v->spec_bytes)
+        return s_raw_spec(v->spec, v->spec_bytes, v->spec_blob, v->spec_blob_bytes, owned, &v->err);
+    tb_blob_info_t info;
+    size_t n = 0;
+    if (tb_blob_decode_head(v->spec_blob, v->spec_blob_bytes, want, &info, owned, &n, &v->err) != 0)
+        return NULL;
+    if (info.raw_bytes != v->spec_bytes || n != want) {
+        free(*owned);
+        *owned = NULL;
+        tb_err_set(&v->err, TB_E_INTERNAL, "the job's spec is %llu bytes compressed, not its %zu",
+                   (unsigned long long)info.raw_bytes, v->spec_bytes);
+        return NULL;
+    }
+    *head_bytes = n;
+    *spec_xxh3 = info.raw_xxh3;
     return *owned;
 }
 
@@ -156,10 +200,13 @@ void tb_verify_run(tb_task_t *task)
             return;
     }
     /* Checked before it is stored or used: it must answer this job's spec (docs/distribution.md,
-     * "Verifying results"); anything else is a failed attempt by its worker. */
+     * "Verifying results"); anything else is a failed attempt by its worker. A kind whose check
+     * reads only the spec's head is checked against the head of the compressed spec, not the
+     * whole spec decoded (s_check_spec). */
     void *owned = NULL;
-    const void *spec =
-        s_raw_spec(v->spec, v->spec_bytes, v->spec_blob, v->spec_blob_bytes, &owned, &v->err);
+    size_t head_bytes = 0;
+    uint64_t spec_xxh3 = 0;
+    const void *spec = s_check_spec(v, &owned, &head_bytes, &spec_xxh3);
     if (!spec) {
         tb_result_destroy(&v->result);
         if (v->sinking)
@@ -167,7 +214,9 @@ void tb_verify_run(tb_task_t *task)
         return;
     }
     v->outcome = TB_OUT_WRONG;
-    int checked = tb_jobwork_check(v->kind, spec, v->spec_bytes, v->result, &v->err);
+    int checked = head_bytes ? tb_jobwork_check_head(v->kind, spec, head_bytes, v->spec_bytes,
+                                                     spec_xxh3, v->result, &v->err)
+                             : tb_jobwork_check(v->kind, spec, v->spec_bytes, v->result, &v->err);
     free(owned);
     if (checked != 0) {
         tb_result_destroy(&v->result);

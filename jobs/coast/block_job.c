@@ -887,7 +887,7 @@ static int s_job_check(const void *spec, size_t n, const void *result, size_t by
     tb_coast_tally_free(&got.tally);
     if (rc != 0)
         return -1;
-    uint64_t want = XXH3_64bits(spec, n);
+    uint64_t want = tb_job_spec_xxh3(spec, n);
     if (got.spec_xxh3 != want)
         return tb_err_set(err, TB_E_CHECKSUM,
                           "coast block result answers spec %016llx, not this job's %016llx",
@@ -916,4 +916,7 @@ const tb_job_kind_t tb_job_kind_coast_block = {
     .summary = "the coastal pass over one block's window of the planet, giving its interior",
     .result_bound = s_result_bound,
     .check_result = s_job_check,
+    /* both read the preamble alone: magic, version, the header's length, a header of at most
+     * S_MAX_HEADER bytes (s_spec_head) */
+    .spec_head_bytes = 12 + S_MAX_HEADER,
 };
