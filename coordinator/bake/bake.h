@@ -19,13 +19,15 @@
 #include "jobs/stats/stats.h"
 
 #define TB_BAKE_MAX_ONLY 4096
-/* A coast block job's memory at most (its spec, 5 bytes a window cell, is cut and sent by the
- * coordinator, two at once on its helper threads, and decoded again to check each result: 1.8 GB a
- * job keeps a spec under 170 MB, and the coordinator's coast phase under its 1.5 GB budget; at
- * 3 GB the 300 km demo's coast phase peaked at 2.5 GB). 1.8 GB under the block model of 56 bytes a
- * window cell holds the windows of the 1.5 GB of the former 46. The blocks' bytes do not depend on
- * it. */
-#define TB_BAKE_COAST_JOB_MAX 1.8e9
+/* A coast block job's memory at most. Its spec, 5 bytes a window cell, is cut by the coordinator,
+ * two at once on its helper threads, compressed and sent; the result is checked against the head of
+ * the compressed spec alone (tb_job_kind_t.spec_head_bytes), so the coordinator holds a raw spec
+ * only while it cuts it. 2.4 GB a job keeps a spec under 200 MB (the 300 km demo: 24 x 2 blocks,
+ * windows 4.19 times the planet's cells, against 20 x 6 and 7.05 at the former 1.8 GB, when each
+ * check decoded the whole spec again); at 3 GB the kernel's first touch of each job's fresh memory
+ * cost more than the smaller halo saved (bench_coast, docs/coast.md "What blocks cost"). The
+ * blocks' bytes do not depend on it. */
+#define TB_BAKE_COAST_JOB_MAX 2.4e9
 
 /* The memory one job may take by default: three quarters of this machine's (the workers of a
  * local bake run here; a farm's are told with --job-memory-gb). */
