@@ -141,6 +141,16 @@ int tb_bake_meta_write(tb_bake_ctx_t *ctx, tb_err_t *err)
     if (ctx->made & TB_ART_BIT(COAST)) {
         cJSON *coast = tb_coast_stats_to_json(&ctx->coast.stats);
         cJSON_AddNumberToObject(coast, "seconds", ctx->coast.seconds);
+        /* the rounds, and the final round's bits: a rerun on the same inputs starts from them
+         * (coordinator/bake/phase_coast.c, s_known_share) */
+        cJSON_AddNumberToObject(coast, "blocks", ctx->coast.blocks);
+        cJSON_AddNumberToObject(coast, "rounds", ctx->coast.rounds);
+        cJSON_AddBoolToObject(coast, "probed", ctx->coast.probed);
+        cJSON_AddBoolToObject(coast, "known_share", ctx->coast.known);
+        cJSON *bits = cJSON_CreateArray();
+        for (int k = 0; bits && k < 2; k++)
+            cJSON_AddItemToArray(bits, cJSON_CreateNumber(ctx->coast.share.bits[k]));
+        cJSON_AddItemToObject(coast, "share_bits", bits);
         cJSON_AddItemToObject(coast, "dispatch", cJSON_Duplicate(ctx->coast.record, true));
         cJSON_AddItemToObject(meta, "coast", coast);
     } else {

@@ -120,7 +120,11 @@ typedef struct {
 typedef struct {
     tb_coast_stats_t stats;
     double seconds;
-    cJSON *record; /* the coast job's dispatch record; owned */
+    cJSON *record;          /* the coast job's dispatch record; owned */
+    int blocks, rounds;     /* the layout's blocks; the rounds run, a probe included */
+    bool probed;            /* the first round was a probe */
+    bool known;             /* the first round took the previous bake's bits (s_known_share) */
+    tb_coast_share_t share; /* the final round's bits ({-1, -1}: one whole block) */
 } tb_bake_coast_t;
 
 /* TILE_LIST: the detail tiles this bake makes (docs/tiles.md). */

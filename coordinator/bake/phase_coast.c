@@ -11,8 +11,9 @@
  * (the coast artifact). With `--no-coast` height_m is the composite itself (a second name of its
  * file, no copy), and the moved map, the exposure and the coast artifact are not made. Either way
  * the phase measures the extent of height_m against the manifest's elevation_m, which the bake is
- * judged on. Reads: plan, classes, composite_m, regions (their river mouths). Writes: height_m,
- * extent; moved_m, exposure and coast with the pass. */
+ * judged on. A rerun on the same inputs takes the previous bake's bits and runs no probe
+ * (s_known_share). Reads: plan, classes, composite_m, regions (their river mouths); previous when
+ * there is one. Writes: height_m, extent; moved_m, exposure and coast with the pass. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,46 @@ static int s_round(tb_bake_ctx_t *ctx, const tb_coast_layout_t *l, s_round_t *r,
     return 0;
 }
 
+/* The previous bake's final bits, into *share, when it ran the coast on these very inputs (its
+ * coast phase's input key is this one's: the same composite, classes, mouths, plan and tool) in
+ * blocks. A rerun then runs one full round where a first bake probes first, and takes that round
+ * from the store. The bits are checked as any round's are: tb_coast_share_next calls a round final
+ * only when its tally proves it used the planet's own bits (the first drift's sources do not depend
+ * on them, and with the first drift's right the second's are exact), so a meta.json that lies costs
+ * rounds, never a byte of the planet. */
+static bool s_known_share(const tb_bake_ctx_t *ctx, const tb_coast_layout_t *l,
+                          tb_coast_share_t *share)
+{
+    const cJSON *prev = ctx->previous.meta, *p;
+    if (!prev || ctx->n_records == 0 || ctx->opts->dispatch.fresh)
+        return false;
+    char key[17];
+    snprintf(key, sizeof key, "%016llx",
+             (unsigned long long)ctx->records[ctx->n_records - 1].input_key);
+    bool same = false;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(prev, "phases"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(p, "input_key");
+        same = same || (cJSON_IsString(name) && strcmp(name->valuestring, "coast") == 0 &&
+                        cJSON_IsString(k) && strcmp(k->valuestring, key) == 0);
+    }
+    const cJSON *coast = cJSON_GetObjectItemCaseSensitive(prev, "coast");
+    const cJSON *blocks = cJSON_GetObjectItemCaseSensitive(coast, "blocks");
+    const cJSON *bits = cJSON_GetObjectItemCaseSensitive(coast, "share_bits");
+    if (!same || !cJSON_IsNumber(blocks) || blocks->valuedouble != (double)l->n ||
+        !cJSON_IsArray(bits) || cJSON_GetArraySize(bits) != 2)
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const cJSON *b = cJSON_GetArrayItem(bits, k);
+        if (!cJSON_IsNumber(b) || b->valuedouble < 0 || b->valuedouble > 61 ||
+            b->valuedouble != (double)(int)b->valuedouble)
+            return false;
+        share->bits[k] = (int)b->valuedouble;
+    }
+    return true;
+}
+
 /* The pass in blocks: rounds until one used the planet's own bits (tb_coast_share_next). */
 static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
@@ -185,12 +226,18 @@ static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
     tb_coast_classes_from_legend(&m->legend, &r.legend);
     bool whole = tb_coast_layout_is_whole(&l), final = false;
     r.share = whole ? (tb_coast_share_t){{-1, -1}} : (tb_coast_share_t){{30, 30}};
-    r.probe = !whole;
+    bool known = !whole && s_known_share(ctx, &l, &r.share);
+    r.probe = !whole && !known;
+    ctx->coast.blocks = (int)l.n;
+    ctx->coast.probed = r.probe;
+    ctx->coast.known = known;
     if (!ctx->opts->quiet && !whole)
         tb_log_info("coast: %zu blocks (%lld x %lld) with a halo of %lld cells, each job at most "
-                    "%.2f GB; a probe round first",
+                    "%.2f GB; %s",
                     l.n, (long long)l.nx, (long long)l.ny, (long long)l.halo,
-                    (double)l.peak_bytes / 1e9);
+                    (double)l.peak_bytes / 1e9,
+                    known ? "no probe: the bits of the previous bake, on the same inputs"
+                          : "a probe round first");
     for (int round = 0; !final; round++) {
         if (round == 4) {
             tb_err_set(err, TB_E_INTERNAL, "the coast's blocks did not settle in 4 rounds");
@@ -203,6 +250,8 @@ static int s_pass(tb_bake_ctx_t *ctx, tb_err_t *err)
         have_sum = true;
         if (s_round(ctx, &l, &r, err) != 0)
             goto done;
+        ctx->coast.rounds = round + 1;
+        ctx->coast.share = r.share;
         tb_coast_share_t next;
         if (tb_coast_share_next(&r.sum, &r.share, r.probe, &next, &final, err) != 0)
             goto done;
@@ -319,6 +368,8 @@ done:
 const tb_phase_t tb_phase_coast = {
     .name = "coast",
     .reads = TB_ART_BIT(PLAN) | TB_ART_BIT(CLASSES) | TB_ART_BIT(COMPOSITE_M) | TB_ART_BIT(REGIONS),
+    /* the previous bake's final bits, on the same inputs (s_known_share) */
+    .reads_maybe = TB_ART_BIT(PREVIOUS),
     .writes = TB_ART_BIT(HEIGHT_M) | TB_ART_BIT(EXTENT),
     .writes_maybe = TB_ART_BIT(MOVED_M) | TB_ART_BIT(EXPOSURE) | TB_ART_BIT(COAST),
     .writes_files = true,
