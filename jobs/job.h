@@ -66,7 +66,7 @@ typedef struct {
      * first spec_head_bytes bytes (a header whose length they cap below that) and take the spec's
      * XXH3-64 from tb_job_spec_xxh3: the coordinator can then check a result against a spec it
      * holds compressed by decoding its head alone (tb_job_check_result_head; a coast block's spec
-     * is up to 170 MB, its head a few kB). */
+     * is up to 200 MB, its head a few kB). */
     size_t spec_head_bytes;
 } tb_job_kind_t;
 

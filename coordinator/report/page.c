@@ -1131,8 +1131,12 @@ static void s_coast(s_ctx_t *c)
         tb_html_printf(h, "<p class=\"warn\">Over 5 %% of the sediment was not placed: it has "
                           "nowhere to go and the deposition gates are wrong (docs/coast.md).</p>");
     tb_html_printf(h, "</div><div><h4>The coast job</h4><table>");
-    static const s_row_t job[] = {{"phase", "coast.seconds", "s", 1, 1}};
-    s_rows(c, job, 1);
+    /* blocks and rounds: a rerun on the same inputs runs one round (docs/coast.md, "In the bake")
+     */
+    static const s_row_t job[] = {{"phase", "coast.seconds", "s", 1, 1},
+                                  {"blocks", "coast.blocks", NULL, 1, 0},
+                                  {"rounds (a probe included)", "coast.rounds", NULL, 1, 0}};
+    s_rows(c, job, sizeof job / sizeof job[0]);
     s_dispatch_rows(c, "coast.dispatch");
     const cJSON *j0 = tb_json_path(c->doc, "coast.dispatch.jobs.0");
     if (j0) {
