@@ -236,40 +236,30 @@ static bool s_unchanged(tb_bake_ctx_t *ctx, const tb_phase_t *ph, tb_phase_recor
     const cJSON *prev = ctx->previous.meta;
     if (!ph->reusable || !prev || ctx->opts->dispatch.fresh || tb_bake_reuses_outputs(ctx))
         return false;
-    char key[17];
-    snprintf(key, sizeof key, "%016llx", (unsigned long long)rec->input_key);
-    const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(prev, "outputs"), *p, *f;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(prev, "phases"))
+    const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(prev, "outputs"), *f;
+    const cJSON *p = tb_bake_previous_phase(ctx, ph->name, rec->input_key);
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(p, "files");
+    if (!p || !cJSON_IsArray(files) || cJSON_GetArraySize(files) == 0)
+        return false;
+    cJSON_ArrayForEach(f, files)
     {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(p, "input_key");
-        const cJSON *files = cJSON_GetObjectItemCaseSensitive(p, "files");
-        if (!cJSON_IsString(name) || strcmp(name->valuestring, ph->name) != 0 ||
-            !cJSON_IsString(k) || strcmp(k->valuestring, key) != 0 || !cJSON_IsArray(files) ||
-            cJSON_GetArraySize(files) == 0)
-            continue;
-        cJSON_ArrayForEach(f, files)
-        {
-            const cJSON *want = cJSON_GetObjectItemCaseSensitive(outputs, f->valuestring);
-            char have[17];
-            if (!cJSON_IsString(f) || !cJSON_IsString(want) ||
-                s_file_hash(ctx, f->valuestring, have) != 0 || strcmp(have, want->valuestring) != 0)
-                return false;
-        }
-        cJSON_ArrayForEach(f, files)
-        {
-            const char *hex =
-                cJSON_GetObjectItemCaseSensitive(outputs, f->valuestring)->valuestring;
-            if (cJSON_GetObjectItemCaseSensitive(ctx->hashes, f->valuestring))
-                cJSON_ReplaceItemInObjectCaseSensitive(ctx->hashes, f->valuestring,
-                                                       cJSON_CreateString(hex));
-            else
-                cJSON_AddStringToObject(ctx->hashes, f->valuestring, hex);
-        }
-        rec->files = cJSON_Duplicate(files, true);
-        return true;
+        const cJSON *want = cJSON_GetObjectItemCaseSensitive(outputs, f->valuestring);
+        char have[17];
+        if (!cJSON_IsString(f) || !cJSON_IsString(want) ||
+            s_file_hash(ctx, f->valuestring, have) != 0 || strcmp(have, want->valuestring) != 0)
+            return false;
     }
-    return false;
+    cJSON_ArrayForEach(f, files)
+    {
+        const char *hex = cJSON_GetObjectItemCaseSensitive(outputs, f->valuestring)->valuestring;
+        if (cJSON_GetObjectItemCaseSensitive(ctx->hashes, f->valuestring))
+            cJSON_ReplaceItemInObjectCaseSensitive(ctx->hashes, f->valuestring,
+                                                   cJSON_CreateString(hex));
+        else
+            cJSON_AddStringToObject(ctx->hashes, f->valuestring, hex);
+    }
+    rec->files = cJSON_Duplicate(files, true);
+    return true;
 }
 
 /* After a phase made its artifacts: each raster's hash from its cells, each value's the one its

@@ -287,6 +287,9 @@ int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err);
  * rerun into a directory keeps the files and tiles that did not change: docs/bake.md, "Resume")
  * into ctx->previous; true when meta.json was. */
 bool tb_bake_previous_read(tb_bake_ctx_t *ctx);
+/* The previous bake's meta.json record of phase `name` when it had this input key (its
+ * "phases" entry), else NULL: what a rerun may keep of that phase (driver.c, phase_coast.c). */
+const cJSON *tb_bake_previous_phase(const tb_bake_ctx_t *ctx, const char *name, uint64_t input_key);
 
 /* The driver's last step in such a bake: out_dir/meta.json as it was, with "tiles" replaced by
  * ctx->tiles.meta and the hashes of every file this run wrote (ctx->hashes) put in "outputs".

@@ -164,20 +164,11 @@ static int s_round(tb_bake_ctx_t *ctx, const tb_coast_layout_t *l, s_round_t *r,
 static bool s_known_share(const tb_bake_ctx_t *ctx, const tb_coast_layout_t *l,
                           tb_coast_share_t *share)
 {
-    const cJSON *prev = ctx->previous.meta, *p;
+    const cJSON *prev = ctx->previous.meta;
     if (!prev || ctx->n_records == 0 || ctx->opts->dispatch.fresh)
         return false;
-    char key[17];
-    snprintf(key, sizeof key, "%016llx",
-             (unsigned long long)ctx->records[ctx->n_records - 1].input_key);
-    bool same = false;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(prev, "phases"))
-    {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(p, "input_key");
-        same = same || (cJSON_IsString(name) && strcmp(name->valuestring, "coast") == 0 &&
-                        cJSON_IsString(k) && strcmp(k->valuestring, key) == 0);
-    }
+    bool same =
+        tb_bake_previous_phase(ctx, "coast", ctx->records[ctx->n_records - 1].input_key) != NULL;
     const cJSON *coast = cJSON_GetObjectItemCaseSensitive(prev, "coast");
     const cJSON *blocks = cJSON_GetObjectItemCaseSensitive(coast, "blocks");
     const cJSON *bits = cJSON_GetObjectItemCaseSensitive(coast, "share_bits");

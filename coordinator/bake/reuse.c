@@ -102,6 +102,22 @@ bool tb_bake_previous_read(tb_bake_ctx_t *ctx)
     return true;
 }
 
+const cJSON *tb_bake_previous_phase(const tb_bake_ctx_t *ctx, const char *name, uint64_t input_key)
+{
+    char key[17];
+    snprintf(key, sizeof key, "%016llx", (unsigned long long)input_key);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(ctx->previous.meta, "phases"))
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(p, "input_key");
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0 && cJSON_IsString(k) &&
+            strcmp(k->valuestring, key) == 0)
+            return p;
+    }
+    return NULL;
+}
+
 int tb_bake_reuse_check(tb_bake_ctx_t *ctx, tb_err_t *err)
 {
     const tb_bake_opts_t *o = ctx->opts;

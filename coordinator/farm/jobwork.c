@@ -54,12 +54,6 @@ int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_by
     return s_check(kind, spec, 0, spec_bytes, 0, result, err);
 }
 
-int tb_jobwork_check_head(const tb_job_kind_t *kind, const void *head, size_t head_bytes,
-                          size_t spec_bytes, uint64_t spec_xxh3, tb_result_t *result, tb_err_t *err)
-{
-    return s_check(kind, head, head_bytes, spec_bytes, spec_xxh3, result, err);
-}
-
 /* The raw spec of a job: `spec` when the job holds it, else its blob decoded into *owned (which
  * the caller frees). A lazy job keeps only its compressed spec once that is made (the raw bytes of
  * a 300 km planet's coast block are 500 MB, of its largest region 340 MB): the check decodes it
@@ -214,9 +208,7 @@ void tb_verify_run(tb_task_t *task)
         return;
     }
     v->outcome = TB_OUT_WRONG;
-    int checked = head_bytes ? tb_jobwork_check_head(v->kind, spec, head_bytes, v->spec_bytes,
-                                                     spec_xxh3, v->result, &v->err)
-                             : tb_jobwork_check(v->kind, spec, v->spec_bytes, v->result, &v->err);
+    int checked = s_check(v->kind, spec, head_bytes, v->spec_bytes, spec_xxh3, v->result, &v->err);
     free(owned);
     if (checked != 0) {
         tb_result_destroy(&v->result);

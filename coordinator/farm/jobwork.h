@@ -145,9 +145,5 @@ void tb_jobwork_result_done_hook(tb_result_t *result);
  * the check reads them, and all of them after). 0, or -1 with *err. */
 int tb_jobwork_check(const tb_job_kind_t *kind, const void *spec, size_t spec_bytes,
                      tb_result_t *result, tb_err_t *err);
-/* ... against a spec's head, size and hash (tb_job_check_result_head). */
-int tb_jobwork_check_head(const tb_job_kind_t *kind, const void *head, size_t head_bytes,
-                          size_t spec_bytes, uint64_t spec_xxh3, tb_result_t *result,
-                          tb_err_t *err);
 
 #endif
