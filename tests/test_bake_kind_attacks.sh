@@ -105,7 +105,9 @@ echo "ok: negative control - without the check the wrong coast result is used an
 tile_attack() {
   local name=$1 attack=$2 from=$3 same=$4 what=$5 job answered
   attacked "$name" "$attack" "$from" "region coast_block"
-  job=$(grep -oE 'dispatch: job [0-9]+ \(tile c[0-9]+r[0-9]+\) attempt 1 to attacker' "$T/$name.err" | grep -oE 'c[0-9]+r[0-9]+' || true)
+  # (the first tile job the attacker was given is the one it answers: the result is verified off the
+  # dispatch loop, so the attacker can be handed the second tile before it leaves)
+  job=$(grep -oE 'dispatch: job [0-9]+ \(tile c[0-9]+r[0-9]+\) attempt 1 to attacker' "$T/$name.err" | head -1 | grep -oE 'c[0-9]+r[0-9]+' || true)
   answered=$(grep -oE 'picked .* \(tile c[0-9]+r[0-9]+\)' "$T/$name-attack/client.out" | grep -oE '\(tile c[0-9]+r[0-9]+' | grep -oE 'c[0-9]+r[0-9]+' || true)
   [ -n "$job" ] && [ -n "$answered" ] || fail "$what: the attacker did not answer a tile job with a tile result"
   { [ "$same" = 1 ] && [ "$answered" = "$job" ]; } || { [ "$same" = 0 ] && [ "$answered" != "$job" ]; } ||
