@@ -515,6 +515,41 @@ START_TEST(test_sea_floor_reads_32_cells)
 }
 END_TEST
 
+/* A 64 x 64 grid of 2 m cells holding a straight face at 30 degrees to the columns, rising `rise`
+ * metres over 1.5 m of the face's normal, or (rise < 0) a plane at 38 degrees. */
+static void s_face_grid(float *z, double rise)
+{
+    for (int64_t j = 0; j < 64; j++)
+        for (int64_t i = 0; i < 64; i++) {
+            double d = 2.0 * (double)i * cos(M_PI / 6) + 2.0 * (double)j * sin(M_PI / 6) - 60.0;
+            double u = d / 1.5 + 0.5;
+            u = u < 0 ? 0 : (u > 1 ? 1 : u);
+            z[j * 64 + i] = rise < 0 ? (float)(tan(38 * M_PI / 180) * d) : (float)(1 + rise * u);
+        }
+}
+
+START_TEST(test_face_rise_reads_an_oblique_low_cliff_on_the_grid)
+{
+    float z[64 * 64];
+    /* on the face: (i, j) with 2 i cos 30 + 2 j sin 30 = 60, i.e. (26, 15) */
+    s_face_grid(z, 3.0);
+    double on = tb_ground_face_rise(z, 64, 64, 2.0, 26, 15, 2);
+    double away = tb_ground_face_rise(z, 64, 64, 2.0, 10, 15, 2);
+    s_face_grid(z, 1.8);
+    double low = tb_ground_face_rise(z, 64, 64, 2.0, 26, 15, 2);
+    s_face_grid(z, -1);
+    double plane = tb_ground_face_rise(z, 64, 64, 2.0, 26, 15, 2);
+    fprintf(stderr,
+            "face rise: 3 m face %.2f m, 10 cells off it %.2f, 1.8 m face %.2f, 38-degree "
+            "plane %.2f\n",
+            on, away, low, plane);
+    ck_assert(on >= 2.0 && on <= 3.0 + 1e-6);
+    ck_assert(away == 0); /* controls: nothing steep near the point, a face under 2 m, a plane */
+    ck_assert(low < 2.0);
+    ck_assert(plane == 0);
+}
+END_TEST
+
 Suite *detail_ground_suite(void)
 {
     Suite *s = suite_create("detail_ground");
@@ -527,6 +562,7 @@ Suite *detail_ground_suite(void)
     tcase_add_test(tc, test_tiles_with_the_shore_are_seamless);
     tcase_add_test(tc, test_a_line_filter_out_of_memory_fails_the_tile);
     tcase_add_test(tc, test_sea_floor_reads_32_cells);
+    tcase_add_test(tc, test_face_rise_reads_an_oblique_low_cliff_on_the_grid);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -231,3 +231,34 @@ void tb_ground_curvature(const float *height_m, int64_t w, int64_t h, double cel
         }
     }
 }
+
+double tb_ground_face_rise(const float *height_m, int64_t w, int64_t h, double cell_m, int64_t x,
+                           int64_t y, int64_t r)
+{
+    double best = 0;
+    for (int64_t j = y - r; j <= y + r; j++)
+        for (int64_t i = x - r; i <= x + r; i++) {
+            if (i < 0 || j < 0 || i >= w || j >= h)
+                continue;
+            /* the runs along +x, -x, +y, -y from (i, j), rising or falling */
+            static const int64_t dir[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+            for (int d = 0; d < 4; d++) {
+                double rise = 0, sign = 0;
+                int64_t a = i, b = j;
+                for (;;) {
+                    int64_t na = a + dir[d][0], nb = b + dir[d][1];
+                    if (na < 0 || nb < 0 || na >= w || nb >= h)
+                        break;
+                    double dz = (double)height_m[nb * w + na] - (double)height_m[b * w + a];
+                    if (!(fabs(dz) > cell_m) || (sign != 0 && dz * sign < 0))
+                        break;
+                    sign = dz > 0 ? 1 : -1;
+                    rise += fabs(dz);
+                    a = na;
+                    b = nb;
+                }
+                best = rise > best ? rise : best;
+            }
+        }
+    return best;
+}

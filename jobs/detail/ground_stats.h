@@ -49,4 +49,12 @@ int tb_ground_spectrum(const float *height_m, int64_t stride, int64_t n, double 
 void tb_ground_curvature(const float *height_m, int64_t w, int64_t h, double cell_m,
                          const uint8_t *mask, double *mean, double *p99, int64_t *cells);
 
+/* A cliff face on the grid itself near (x, y) (cells): the largest rise of a run of steps steeper
+ * than 45 degrees between 4-neighbours (along one row or one column, one sign, each step more
+ * than a cell's length in height), over the runs that start within r cells of the point. A
+ * transect's samples, bilinear along a line oblique to the grid, spread a face that rises within
+ * one or two cells over three or four samples and read it as 40-odd degrees; the grid's own
+ * neighbours keep it. NAN heights end a run. */
+double tb_ground_face_rise(const float *height_m, int64_t w, int64_t h, double cell_m, int64_t x,
+                           int64_t y, int64_t r);
 #endif

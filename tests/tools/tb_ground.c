@@ -16,7 +16,9 @@
  *       N shore-normal transects (waterline cells spread evenly along the shore, the normal from
  *       the land mask's gradient over 40 m), each -60 .. +160 m: what each shows, the steepest step
  * between neighbouring samples and whether it is on a cliff face (a run of steps above 45 degrees
- *       rising 2 m or more); a beach: no step over 10 degrees in the first 40 m inland
+ *       rising 2 m or more; where the samples show none but a step over 38 degrees, the same rule
+ *       on the grid's own neighbours within 2 cells of it, tb_ground_face_rise); a beach: no step
+ *       over 10 degrees in the first 40 m inland
  *   tb_ground seafloor HEIGHTS --cell-m C [--size W,H] [--range LO,HI] [--below M] [--above M2]
  *                      [--to-cell-m C2] [--step N]
  *       the curvature statistic over sea cells deeper than M metres (default 10) and shallower than
@@ -303,7 +305,7 @@ static void s_transects(const s_grid_t *g, int want)
         }
     printf("transects: %lld waterline cells; %d transects, -60 .. +160 m at %g m\n", (long long)nw,
            want, g->cell_m);
-    int beaches = 0, cliffs = 0, steep_off = 0;
+    int beaches = 0, cliffs = 0, steep_off = 0, grid_faces = 0;
     for (int t = 0; t < want && nw > 0; t++) {
         int64_t at = wl[(int64_t)((double)nw * (t + 0.5) / want)], ci = at % w, cj = at / w;
         /* the normal: the gradient of the land mask (height above 0) over a 40 m box, pointing
@@ -348,6 +350,14 @@ static void s_transects(const s_grid_t *g, int want)
         }
         top_rise = face_rise > top_rise ? face_rise : top_rise;
         on_cliff = top_rise >= 2;
+        /* a steep step off a face the samples show: is it a face on the grid's own neighbours,
+         * which the samples cross obliquely? */
+        double grid_rise = 0;
+        if (!on_cliff && steep > 38)
+            grid_rise = tb_ground_face_rise(
+                g->z, w, h, g->cell_m, (int64_t)floor((double)ci + 0.5 + gx * steep_at / g->cell_m),
+                (int64_t)floor((double)cj + 0.5 + gy * steep_at / g->cell_m), 2);
+        bool grid_face = grid_rise >= 2;
         /* what it shows: the height 20 m and 100 m inland, the depth 40 m out, the steepest step
          * of the first 40 m inland and the highest point there (a beach's berm) */
         int k0 = (int)(60.0 / g->cell_m), k20 = (int)(80.0 / g->cell_m),
@@ -361,17 +371,25 @@ static void s_transects(const s_grid_t *g, int want)
         const char *what = on_cliff ? "platform and cliff" : (near < 10 ? "beach" : "slope");
         beaches += !on_cliff && near < 10;
         cliffs += on_cliff;
-        steep_off += steep > 38 && !on_cliff;
+        steep_off += steep > 38 && !on_cliff && !grid_face;
+        grid_faces += grid_face;
         printf("  %2d at (%lld, %lld): %s; z at +20 m %.1f, +100 m %.1f, -40 m %.1f; first 40 m: "
                "steepest %.1f deg, top %.1f m; steepest step %.1f deg at %+.0f m%s\n",
                t, (long long)ci, (long long)cj, what, z20, z100, d40, near, berm, steep, steep_at,
-               on_cliff ? " (cliff face)" : (steep > 38 ? " (NOT a cliff face)" : ""));
+               on_cliff ? " (cliff face)"
+                        : (grid_face ? " (a cliff face on the grid)"
+                                     : (steep > 38 ? " (NOT a cliff face)" : "")));
         if (on_cliff)
             printf("      cliff face: %.1f m of steps over 45 degrees\n", top_rise);
+        if (grid_face)
+            printf(
+                "      cliff face on the grid: %.1f m of neighbour steps over 45 degrees within 2 "
+                "cells (the samples cross it obliquely)\n",
+                grid_rise);
     }
     printf("transects: %d beach, %d platform and cliff, %d with a step over the "
-           "talus off a cliff face\n",
-           beaches, cliffs, steep_off);
+           "talus off a cliff face, %d more on a cliff face only the grid's neighbours show\n",
+           beaches, cliffs, steep_off, grid_faces);
     free(wl);
 }
 
