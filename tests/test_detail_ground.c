@@ -515,36 +515,45 @@ START_TEST(test_sea_floor_reads_32_cells)
 }
 END_TEST
 
-/* A 64 x 64 grid of 2 m cells holding a straight face at 30 degrees to the columns, rising `rise`
- * metres over 1.5 m of the face's normal, or (rise < 0) a plane at 38 degrees. */
-static void s_face_grid(float *z, double rise)
+/* A 64 x 64 grid of 2 m cells holding a straight face whose normal is `deg` degrees off the rows,
+ * rising `rise` metres at `face_deg` along its normal from the line 2 i cos + 2 j sin = 60 m, or
+ * (rise < 0) a plane at 38 degrees. */
+static void s_face_grid(float *z, double rise, double deg, double face_deg)
 {
+    double a = deg * M_PI / 180, t = tan(face_deg * M_PI / 180);
     for (int64_t j = 0; j < 64; j++)
         for (int64_t i = 0; i < 64; i++) {
-            double d = 2.0 * (double)i * cos(M_PI / 6) + 2.0 * (double)j * sin(M_PI / 6) - 60.0;
-            double u = d / 1.5 + 0.5;
-            u = u < 0 ? 0 : (u > 1 ? 1 : u);
-            z[j * 64 + i] = rise < 0 ? (float)(tan(38 * M_PI / 180) * d) : (float)(1 + rise * u);
+            double d = 2.0 * (double)i * cos(a) + 2.0 * (double)j * sin(a) - 60.0;
+            double u = d < 0 ? 0 : (d * t > rise ? rise : d * t);
+            z[j * 64 + i] = rise < 0 ? (float)(tan(38 * M_PI / 180) * d) : (float)(1 + u);
         }
 }
 
 START_TEST(test_face_rise_reads_an_oblique_low_cliff_on_the_grid)
 {
     float z[64 * 64];
-    /* on the face: (i, j) with 2 i cos 30 + 2 j sin 30 = 60, i.e. (26, 15) */
-    s_face_grid(z, 3.0);
+    /* on the face: (26, 15) at 30 degrees, (32, 10) at 45, (28, 10) at 22.5 */
+    s_face_grid(z, 3.0, 30, 63);
     double on = tb_ground_face_rise(z, 64, 64, 2.0, 26, 15, 2);
     double away = tb_ground_face_rise(z, 64, 64, 2.0, 10, 15, 2);
-    s_face_grid(z, 1.8);
+    /* a face with its normal on a diagonal, 4 m high at 70 degrees: over 45 along the rows too */
+    s_face_grid(z, 4.0, 45, 70);
+    double oblique = tb_ground_face_rise(z, 64, 64, 2.0, 32, 10, 2);
+    s_face_grid(z, 1.8, 30, 63);
     double low = tb_ground_face_rise(z, 64, 64, 2.0, 26, 15, 2);
-    s_face_grid(z, -1);
+    s_face_grid(z, -1, 30, 0);
     double plane = tb_ground_face_rise(z, 64, 64, 2.0, 26, 15, 2);
+    s_face_grid(z, 3.0, 22.5, 44);
+    double gentle = tb_ground_face_rise(z, 64, 64, 2.0, 28, 10, 2);
     fprintf(stderr,
-            "face rise: 3 m face %.2f m, 10 cells off it %.2f, 1.8 m face %.2f, 38-degree "
-            "plane %.2f\n",
-            on, away, low, plane);
+            "face rise: a 3 m face at 63 degrees %.2f m, 10 cells off it %.2f; 4 m at 70 degrees, "
+            "45 off the rows %.2f; at 44 degrees %.2f; a 1.8 m face %.2f; a 38-degree plane %.2f\n",
+            on, away, oblique, gentle, low, plane);
     ck_assert(on >= 2.0 && on <= 3.0 + 1e-6);
-    ck_assert(away == 0); /* controls: nothing steep near the point, a face under 2 m, a plane */
+    ck_assert(oblique >= 2.0);
+    /* controls: nothing steep near the point, a face under 45 degrees, one under 2 m, a plane */
+    ck_assert(away == 0);
+    ck_assert(gentle == 0);
     ck_assert(low < 2.0);
     ck_assert(plane == 0);
 }

@@ -240,9 +240,12 @@ double tb_ground_face_rise(const float *height_m, int64_t w, int64_t h, double c
         for (int64_t i = x - r; i <= x + r; i++) {
             if (i < 0 || j < 0 || i >= w || j >= h)
                 continue;
-            /* the runs along +x, -x, +y, -y from (i, j), rising or falling */
-            static const int64_t dir[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
-            for (int d = 0; d < 4; d++) {
+            /* the runs along the rows, the columns and the diagonals from (i, j), rising or
+             * falling; a diagonal step is over 45 degrees when it rises more than its length */
+            static const int64_t dir[8][2] = {{1, 0}, {-1, 0},  {0, 1},  {0, -1},
+                                              {1, 1}, {-1, -1}, {1, -1}, {-1, 1}};
+            for (int d = 0; d < 8; d++) {
+                double len = d < 4 ? cell_m : cell_m * 1.4142135623730951;
                 double rise = 0, sign = 0;
                 int64_t a = i, b = j;
                 for (;;) {
@@ -250,7 +253,7 @@ double tb_ground_face_rise(const float *height_m, int64_t w, int64_t h, double c
                     if (na < 0 || nb < 0 || na >= w || nb >= h)
                         break;
                     double dz = (double)height_m[nb * w + na] - (double)height_m[b * w + a];
-                    if (!(fabs(dz) > cell_m) || (sign != 0 && dz * sign < 0))
+                    if (!(fabs(dz) > len) || (sign != 0 && dz * sign < 0))
                         break;
                     sign = dz > 0 ? 1 : -1;
                     rise += fabs(dz);

@@ -50,8 +50,8 @@ void tb_ground_curvature(const float *height_m, int64_t w, int64_t h, double cel
                          const uint8_t *mask, double *mean, double *p99, int64_t *cells);
 
 /* A cliff face on the grid itself near (x, y) (cells): the largest rise of a run of steps steeper
- * than 45 degrees between 4-neighbours (along one row or one column, one sign, each step more
- * than a cell's length in height), over the runs that start within r cells of the point. A
+ * than 45 degrees between neighbours (along one row, column or diagonal, one sign, each step
+ * rising more than its length), over the runs that start within r cells of the point. A
  * transect's samples, bilinear along a line oblique to the grid, spread a face that rises within
  * one or two cells over three or four samples and read it as 40-odd degrees; the grid's own
  * neighbours keep it. NAN heights end a run. */

@@ -20,6 +20,10 @@
 /* The beach's equilibrium profile joins the shelf over this run past the closure depth: the sand
  * wedge's toe (at 12 m it drew a ring round every islet in the hillshade, 11 degrees steep) */
 #define S_JOIN_M 40.0
+/* The least angle of a cliff face: well over the 45 degrees a face is told by, so that the 2 m
+ * grid's steps read it as over 45 along a row, column or diagonal whatever its direction (55 x
+ * cos 22.5: 52.8 degrees at the worst; a face at 46 read 44 along a row 18 degrees off it) */
+#define S_FACE_MIN_DEG 55.0
 
 double tb_shore_dean_a(double grain_mm)
 {
@@ -100,7 +104,7 @@ typedef struct {
     double *h;
     uint8_t *sand;
     tb_fbm_window_t noise; /* tb_noise_fbm's bits at table lookups */
-    double dean_a, closure_x, fade0, fade1, foot_b, berm_end, tan_cliff, tan_scree;
+    double dean_a, closure_x, fade0, fade1, foot_b, berm_end, tan_cliff, tan_scree, tan_face;
     tb_shore_stats_t *per_row;
 } s_shore_t;
 
@@ -126,10 +130,14 @@ static double s_beach(const s_shore_t *c, double y, double h)
 static double s_cliff(const s_shore_t *c, double y, double e, double P, double H, double nu)
 {
     const tb_detail_params_t *p = c->in->p;
-    /* a bank under 2 m stands at the scree's angle, a cliff from 4 m at the cliff's: a metre of
-     * platform edge is no cliff face, and nothing but a cliff face is steeper than the talus */
-    double u_h = H <= 2 ? 0 : (H >= 4 ? 1 : (H - 2) / 2);
-    double tc = c->tan_scree + (c->tan_cliff - c->tan_scree) * u_h * u_h * (3 - 2 * u_h),
+    /* a bank under 3 m stands at the scree's angle; from 3 m a face at S_FACE_MIN_DEG (55),
+     * steepening to the cliff's angle by 5 m. Nothing but a cliff face is steeper than the talus,
+     * and a face is one where it rises 2 m or more above its apron (0.7 of H at the most sheltered)
+     * at over 45 degrees: a ramp from the scree's angle would cross the talus on banks of 2 m (38.3
+     * degrees on a 2.3 m bank of the demo), so the angle steps from the scree's to the face's */
+    double u_h = H >= 5 ? 1 : (H - 3) / 2;
+    double tf = c->tan_face < c->tan_cliff ? c->tan_face : c->tan_cliff;
+    double tc = H < 3 ? c->tan_scree : tf + (c->tan_cliff - tf) * u_h * u_h * (3 - 2 * u_h),
            ts = c->tan_scree;
     double top = e * p->shore_surf_reach_m; /* where the surf's reach ended */
     double t = P + s_clamp(H + tc * (y - top), 0.1 * H, H);
@@ -253,6 +261,7 @@ int tb_shore_dean_sunamura(const tb_shore_in_t *in, double *h, uint8_t *sand,
     c.berm_end = c.foot_b + p->shore_berm_width_m;
     c.tan_cliff = tan(p->shore_cliff_deg * M_PI / 180.0);
     c.tan_scree = tan(p->shore_scree_deg * M_PI / 180.0);
+    c.tan_face = tan(S_FACE_MIN_DEG * M_PI / 180.0);
     double circ = (double)win->lattice_w * win->cell_m;
     tb_noise_t noise;
     if (tb_noise_init(&noise, in->seed, TB_SALT_TILE_SHORE, circ, S_OUTLINE_WAVELENGTH_M, err) !=

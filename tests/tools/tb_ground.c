@@ -382,10 +382,11 @@ static void s_transects(const s_grid_t *g, int want)
         if (on_cliff)
             printf("      cliff face: %.1f m of steps over 45 degrees\n", top_rise);
         if (grid_face)
-            printf(
-                "      cliff face on the grid: %.1f m of neighbour steps over 45 degrees within 2 "
-                "cells (the samples cross it obliquely)\n",
-                grid_rise);
+            printf("      cliff face on the grid: %.1f m of neighbour steps over 45 degrees (rows, "
+                   "columns, "
+                   "diagonals) within 2 "
+                   "cells (the samples cross it obliquely)\n",
+                   grid_rise);
     }
     printf("transects: %d beach, %d platform and cliff, %d with a step over the "
            "talus off a cliff face, %d more on a cliff face only the grid's neighbours show\n",
