@@ -18,18 +18,39 @@
  * landmass for a split by drainage basin (land cells over the cells of the largest D8 basin at the
  * last step) and whether every thread count gave the same bits (heights and drainage area).
  *
- *   scripts/bench solve [--threads 1,2] [--size N] [--warmup N] [--steps N] [--uplift-mm-yr U]
- *                       [--seed S] [--bound cell|box] [--only mfd|d8] [--demo-region N]
- *                       [--state PATH] [--no-flood-compare]
+ * --sizes N,N.. runs the grid at each box edge in turn (e.g. 2048,4472: 4.2 M and 20.0 M cells)
+ * and prints each size's total per land cell-step over the first's, by thread count (median).
+ *
+ * --load stream|spin runs the timed steps beside one other single-thread process that the bench
+ * starts itself and kills after them: `stream`, a loop reading and writing 256 MiB of floats (a
+ * neighbour that competes for the memory system, like a second solve or a bake's coordinator);
+ * `spin`, an integer loop that touches no memory (a neighbour that competes for a core only).
+ *
+ * --counts N: after the timed run, N more steps from the same warmed-up heights (the state cache;
+ * a temporary one when --state is not given) on one thread under valgrind's callgrind, and a row
+ * of instructions per land cell-step for each phase (the inclusive instructions of each phase's
+ * function; route is the step's remainder: the uplift, the router and the step's bookkeeping).
+ * Counts do not move with the machine's load, as times do; they are one thread's (a phase split
+ * over two threads executes about as many instructions in all). Needs valgrind (Debian's
+ * package); N steps under callgrind take about 50 times as long as N native steps.
+ *
+ *   scripts/bench solve [--threads 1,2] [--size N | --sizes N,N..] [--warmup N] [--steps N]
+ *                       [--uplift-mm-yr U] [--seed S] [--bound cell|box] [--only mfd|d8]
+ *                       [--demo-region N] [--state PATH] [--no-flood-compare]
+ *                       [--load stream|spin] [--counts N]
  *
  * --state PATH caches the warmed-up heights in PATH.<parameters> (development: a long warm-up is
  * then paid once). Timing is wall clock; the machine is shared, so run it twice before believing
  * a difference under 10 %, and read `uptime` first.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "common/args.h"
@@ -57,6 +78,10 @@ typedef struct {
     bool no_flood_compare;
     int64_t threads[S_MAX_T];
     int nthreads;
+    const char *load, *sizes_text;
+    int64_t counts;
+    int64_t sizes[S_MAX_T];
+    int nsizes;
 } s_opts_t;
 
 /* One landmass to solve: box, mask, U, K and the initial heights. */
@@ -311,6 +336,48 @@ done:
     return rc;
 }
 
+/* The state cache's file for the configuration `tag` (mfd, d8) of these options. */
+static void s_state_path(const s_opts_t *o, const char *tag, char *path, size_t size)
+{
+    snprintf(path, size, "%s.%s.%lld.%lld.%lld.%lld.%g", o->state, tag, (long long)o->demo_region,
+             (long long)o->size, (long long)o->warmup, (long long)o->seed, o->uplift_mm_yr);
+}
+
+/* The named background load (--load): a child process that runs until killed, and with its
+ * parent. 0 when no load is asked for, -1 when it cannot start. */
+static pid_t s_load_start(const char *name)
+{
+    if (!name)
+        return 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1)
+        _exit(0);
+    if (strcmp(name, "stream") == 0) {
+        size_t n = (size_t)64 << 20; /* 256 MiB of floats */
+        volatile float *a = calloc(n, sizeof(float));
+        if (!a)
+            _exit(1);
+        for (;;)
+            for (size_t i = 0; i < n; i++)
+                a[i] = a[i] * 0.5f + 1.0f;
+    }
+    volatile uint64_t x = 1;
+    for (;;)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+}
+
+static void s_load_stop(pid_t pid)
+{
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+}
+
 /* The warmed-up heights: from the state cache, or warm-up steps on the most threads asked for
  * (any thread count gives the same bits). */
 static int s_warm(const s_opts_t *o, const s_case_t *c, const char *tag, float *hw, tb_err_t *err)
@@ -319,9 +386,7 @@ static int s_warm(const s_opts_t *o, const s_case_t *c, const char *tag, float *
     char path[1100];
     FILE *f = NULL;
     if (o->state) {
-        snprintf(path, sizeof path, "%s.%s.%lld.%lld.%lld.%lld.%g", o->state, tag,
-                 (long long)o->demo_region, (long long)o->size, (long long)o->warmup,
-                 (long long)o->seed, o->uplift_mm_yr);
+        s_state_path(o, tag, path, sizeof path);
         f = fopen(path, "rb");
         if (f) {
             size_t got = fread(hw, sizeof(float), c->cells, f);
@@ -397,7 +462,8 @@ static void s_flood_compare(const s_case_t *c, const float *h, int64_t step)
     free(b);
 }
 
-static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, const char *label)
+static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, const char *label,
+                 double *median_total)
 {
     tb_err_t err;
     s_case_t c = *c0;
@@ -410,11 +476,21 @@ static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, con
         return -1;
     }
     bool same = true;
-    if (s_timed(o, &c, hw, r, &err) != 0) {
+    pid_t load = s_load_start(o->load);
+    if (load < 0) {
+        fprintf(stderr, "bench solve: --load %s: cannot start the load process\n", o->load);
+        free(hw);
+        return -1;
+    }
+    int timed = s_timed(o, &c, hw, r, &err);
+    s_load_stop(load);
+    if (timed != 0) {
         fprintf(stderr, "bench solve: %s\n", err.msg);
         free(hw);
         return -1;
     }
+    for (int i = 0; median_total && i < o->nthreads; i++)
+        median_total[i] = r[i].med[S_PHASES];
     for (int i = 0; i < o->nthreads; i++) {
         char name[64], what[96];
         snprintf(name, sizeof name, "%s T%lld", label, (long long)o->threads[i]);
@@ -464,9 +540,107 @@ static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, con
     return same ? 0 : 1;
 }
 
+/* --counts: instructions per land cell-step of each phase, from o->counts steps of the MFD
+ * configuration on one thread under callgrind, started from the state cache the timed run wrote
+ * (so the warm-up is read, not run, under valgrind). Returns 0, or -1 with the reason printed. */
+static int s_counts(const s_opts_t *o, const s_case_t *c)
+{
+    char exe[1024], out[1100], cmd[4096], region[64] = "";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        fprintf(stderr, "bench solve: --counts: cannot read /proc/self/exe\n");
+        return -1;
+    }
+    exe[n] = 0;
+    if (system("command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null "
+               "2>&1") != 0) {
+        fprintf(stderr, "bench solve: --counts needs valgrind and callgrind_annotate (Debian's "
+                        "valgrind package: apt-get install valgrind)\n");
+        return -1;
+    }
+    if (o->demo_region)
+        snprintf(region, sizeof region, " --demo-region %lld", (long long)o->demo_region);
+    snprintf(out, sizeof out, "%s.callgrind", o->state);
+    snprintf(cmd, sizeof cmd,
+             "valgrind --tool=callgrind --callgrind-out-file='%s' --collect-atstart=no "
+             "--toggle-collect=tb_geology_run '%s' --only mfd --threads 1 --state '%s' "
+             "--no-flood-compare --size %lld --warmup %lld --steps %lld --seed %lld "
+             "--uplift-mm-yr %.17g --bound %s%s >/dev/null 2>'%s.log'",
+             out, exe, o->state, (long long)o->size, (long long)o->warmup, (long long)o->counts,
+             (long long)o->seed, o->uplift_mm_yr, o->bound, region, out);
+    double t0 = s_now();
+    if (system(cmd) != 0) {
+        fprintf(stderr, "bench solve: --counts: the run under callgrind failed (see %s.log)\n",
+                out);
+        return -1;
+    }
+    double t1 = s_now();
+    snprintf(cmd, sizeof cmd, "callgrind_annotate --inclusive=yes --threshold=100 '%s'", out);
+    FILE *f = popen(cmd, "r");
+    /* the step's function and each phase's, in the order of the table's columns */
+    static const char *const fn[] = {"tb_geology_run",
+                                     "tb_sinks_fill_bands",
+                                     "tb_accum_mfd_bands",
+                                     "tb_spl_erode_bands",
+                                     "tb_hillslope_diffuse_bands",
+                                     "tb_clamp_repose_bands",
+                                     "s_tick"};
+    double ir[7] = {0};
+    char line[4096];
+    while (f && fgets(line, sizeof line, f)) {
+        /* "  551,476,981 (100.0%)  ???:tb_geology_run [/path/bench_solve]" */
+        char *p = line, *paren = strstr(line, " ("), *br = strstr(line, " [");
+        if (!paren || !br)
+            continue;
+        double v = 0;
+        bool digits = false;
+        for (; p < paren; p++)
+            if (*p >= '0' && *p <= '9') {
+                v = v * 10 + (*p - '0');
+                digits = true;
+            } else if (*p != ',' && *p != ' ')
+                break;
+        if (!digits || p < paren)
+            continue;
+        *br = 0;
+        char *name = strrchr(paren, ':');
+        if (!name)
+            continue;
+        name++;
+        for (int q = 0; q < 7; q++)
+            if (strcmp(name, fn[q]) == 0 && ir[q] == 0)
+                ir[q] = v;
+    }
+    if (!f || pclose(f) != 0 || ir[0] == 0) {
+        fprintf(stderr, "bench solve: --counts: no count of tb_geology_run in %s\n", out);
+        return -1;
+    }
+    double per = (double)c->land * (double)o->counts, v[S_PHASES + 1];
+    /* columns: route, sinks, stack, accum, spl, hill, clamp, total */
+    v[1] = ir[1] / per;
+    v[2] = 0; /* MFD builds no stack */
+    v[3] = ir[2] / per;
+    v[4] = ir[3] / per;
+    v[5] = ir[4] / per;
+    v[6] = ir[5] / per;
+    v[7] = (ir[0] - ir[6]) / per;
+    v[0] = v[7] - v[1] - v[3] - v[4] - v[5] - v[6];
+    char what[160];
+    snprintf(what, sizeof what,
+             "instructions per land cell-step (callgrind, 1 thread, steps "
+             "%lld..%lld, %.0f s under valgrind)",
+             (long long)o->warmup + 1, (long long)(o->warmup + o->counts), t1 - t0);
+    s_row("MFD p=1 Ir", v, what);
+    remove(out);
+    snprintf(cmd, sizeof cmd, "%s.log", out);
+    remove(cmd);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    s_opts_t o = {2048, 50, 15, 0.2, 7, "cell", "both", NULL, "1", 0, false, {0}, 0};
+    s_opts_t o = {2048, 50,    15,  0.2, 7,    "cell", "both", NULL, "1",
+                  0,    false, {0}, 0,   NULL, NULL,   0,      {0},  0};
     tb_opt_t opts[] = {
         {"threads", TB_OPT_STRING, &o.threads_text, NULL, "T,T..", "thread counts (1)"},
         {"size", TB_OPT_INT, &o.size, NULL, "N", "box edge in cells (2048)"},
@@ -481,6 +655,12 @@ int main(int argc, char **argv)
         {"state", TB_OPT_STRING, &o.state, NULL, "PATH", "cache the warmed-up heights in PATH.*"},
         {"no-flood-compare", TB_OPT_FLAG, &o.no_flood_compare, NULL, NULL,
          "skip the whole-box priority-flood comparison (profiling)"},
+        {"sizes", TB_OPT_STRING, &o.sizes_text, NULL, "N,N..",
+         "grid box edges run in turn, each against the first (e.g. 2048,4472)"},
+        {"load", TB_OPT_STRING, &o.load, NULL, "stream|spin",
+         "time beside one other single-thread process the bench starts"},
+        {"counts", TB_OPT_INT, &o.counts, NULL, "N",
+         "then N steps under callgrind: instructions per phase (0: none)"},
     };
     int nopts = TB_ARGS_N(opts);
     tb_err_t err;
@@ -494,29 +674,80 @@ int main(int argc, char **argv)
         if (bad && o.nthreads >= 1)
             snprintf(err.msg, sizeof err.msg, "--threads: 1..256 each");
     }
+    if (!bad && o.sizes_text) {
+        o.nsizes = tb_args_int_list(o.sizes_text, "--sizes", o.sizes, S_MAX_T, &err);
+        bad = o.nsizes < 1;
+        for (int i = 0; !bad && i < o.nsizes; i++)
+            bad = o.sizes[i] < 3;
+        if (bad && o.nsizes >= 1)
+            snprintf(err.msg, sizeof err.msg, "--sizes: box edges of 3 cells or more each");
+        if (!bad && o.demo_region)
+            bad = snprintf(err.msg, sizeof err.msg, "--sizes: not with --demo-region") > 0;
+    }
+    if (!bad && o.load && strcmp(o.load, "stream") != 0 && strcmp(o.load, "spin") != 0)
+        bad = snprintf(err.msg, sizeof err.msg, "--load: expected stream or spin, got \"%s\"",
+                       o.load) > 0;
+    if (!bad && (o.counts < 0 || o.counts > 100))
+        bad = snprintf(err.msg, sizeof err.msg, "--counts: expected 0..100 steps, got %lld",
+                       (long long)o.counts) > 0;
+    if (!bad && o.counts > 0 && strcmp(o.only, "d8") == 0)
+        bad = snprintf(err.msg, sizeof err.msg,
+                       "--counts: counts the MFD step; not with --only d8") > 0;
     if (bad || o.size < 3 || o.steps < 1 || o.warmup < 0) {
         fprintf(stderr, "bench solve: %s\n",
                 bad ? err.msg : "--size 3.., --steps 1.., --warmup 0..");
         tb_args_usage(stderr, "bench_solve [options]", opts, nopts);
         return 2;
     }
-    s_case_t c = {0};
-    if ((o.demo_region ? s_demo_case(&o, &c, &err) : s_grid_case(&o, &c, &err)) != 0) {
-        fprintf(stderr, "bench solve: %s\n", err.msg);
-        s_case_free(&c);
-        return 1;
+    /* --counts reads the warmed-up heights back: a temporary state cache when none is given */
+    char tmp_state[64] = "";
+    if (o.counts > 0 && !o.state) {
+        snprintf(tmp_state, sizeof tmp_state, "/tmp/bench_solve_counts.%ld", (long)getpid());
+        o.state = tmp_state;
     }
-    printf("bench solve: %s, manifest default physics, hillslope bound %s, warm-up %lld steps, "
-           "timed %lld steps, threads %s (%d cores)\n",
-           c.what, o.bound, (long long)o.warmup, (long long)o.steps, o.threads_text,
-           tb_pool_default_threads());
-    printf("%-14s %7s %7s %7s %7s %7s %7s %7s %7s   (ns per land cell-step)\n", "config", "route",
-           "sinks", "stack", "accum", "spl", "hill", "clamp", "total");
+    if (o.nsizes == 0)
+        o.sizes[o.nsizes++] = o.size;
+    double med[S_MAX_T][S_MAX_T];
     int rc = 0;
-    if (strcmp(o.only, "d8") != 0)
-        rc |= s_run(&o, &c, 1.0, "MFD p=1");
-    if (strcmp(o.only, "mfd") != 0)
-        rc |= s_run(&o, &c, 0.0, "D8 (p=0)");
-    s_case_free(&c);
+    for (int z = 0; z < o.nsizes && rc == 0; z++) {
+        o.size = o.sizes[z];
+        s_case_t c = {0};
+        if ((o.demo_region ? s_demo_case(&o, &c, &err) : s_grid_case(&o, &c, &err)) != 0) {
+            fprintf(stderr, "bench solve: %s\n", err.msg);
+            s_case_free(&c);
+            return 1;
+        }
+        printf("bench solve: %s, manifest default physics, hillslope bound %s, warm-up %lld "
+               "steps, timed %lld steps, threads %s (%d cores)%s%s%s\n",
+               c.what, o.bound, (long long)o.warmup, (long long)o.steps, o.threads_text,
+               tb_pool_default_threads(), o.load ? ", beside one other process: " : "",
+               o.load ? o.load : "",
+               !o.load                         ? ""
+               : strcmp(o.load, "stream") == 0 ? " (one thread reading and writing 256 MiB)"
+                                               : " (one thread of integer arithmetic)");
+        printf("%-14s %7s %7s %7s %7s %7s %7s %7s %7s   (ns per land cell-step)\n", "config",
+               "route", "sinks", "stack", "accum", "spl", "hill", "clamp", "total");
+        if (strcmp(o.only, "d8") != 0)
+            rc |= s_run(&o, &c, 1.0, "MFD p=1", med[z]);
+        if (rc == 0 && o.counts > 0 && s_counts(&o, &c) != 0)
+            rc = 1;
+        if (strcmp(o.only, "mfd") != 0)
+            rc |= s_run(&o, &c, 0.0, "D8 (p=0)", strcmp(o.only, "d8") == 0 ? med[z] : NULL);
+        if (tmp_state[0]) {
+            char path[1100];
+            s_state_path(&o, "mfd", path, sizeof path);
+            remove(path);
+            s_state_path(&o, "d8", path, sizeof path);
+            remove(path);
+        }
+        s_case_free(&c);
+    }
+    for (int z = 1; z < o.nsizes && rc == 0; z++)
+        for (int i = 0; i < o.nthreads; i++)
+            printf("size %lld against %lld, T%lld (%s, median): %.1f / %.1f ns per land "
+                   "cell-step = %.2fx\n",
+                   (long long)o.sizes[z], (long long)o.sizes[0], (long long)o.threads[i],
+                   strcmp(o.only, "d8") == 0 ? "D8" : "MFD", med[z][i], med[0][i],
+                   med[z][i] / med[0][i]);
     return rc ? 1 : 0;
 }
