@@ -212,6 +212,55 @@ START_TEST(test_flat_plateau_drains)
 }
 END_TEST
 
+/* One workspace resolving terrain after terrain, as the solve's steps do: the lakes' budget follows
+ * the earlier calls (sinks.c, s_budget: half a box, twice the last lakes' work, probes after a
+ * fallback), which must change the cost only. Each call against the whole-box flood on a fresh
+ * workspace; the sequence must take both the fallback and the lakes alone, so both budgets ran. */
+START_TEST(test_the_budget_history_changes_no_bit)
+{
+    tb_frame_t box = tb_geo_box(2000, 200, 850, 0, 300, 160);
+    s_case_t a;
+    uint8_t *mask;
+    float *h;
+    s_island(&box, 8, 20, 0, &mask, &h);
+    s_open(&a, &box, mask, h);
+    free(mask);
+    free(h);
+    const double amp[] = {0, 1e-3, 8, 0, 0.02, 8, 0.2, 1e-3, 8, 8};
+    int64_t lakes_only = 0, fell_back = 0;
+    for (size_t r = 0; r < sizeof amp / sizeof amp[0]; r++) {
+        s_island(&box, amp[r], amp[r] > 1 ? 20 : 0, 0, &mask, &h);
+        memcpy(a.h, h, a.topo.n * sizeof(float));
+        for (size_t c = 0; c < a.topo.n; c++)
+            if (!(a.node[c] & TB_NODE_SOLVED))
+                a.h[c] = 0;
+        s_case_t b;
+        s_open(&b, &box, mask, h);
+        int64_t before = tb_sinks_stats(a.sinks)->fallbacks;
+        s_resolve(&a);
+        tb_router_jitter_t jit = s_jit(3);
+        tb_receivers_d8(&b.topo, b.node, b.h, &jit, b.dir, b.pits);
+        ck_assert_int_eq(
+            tb_sinks_fill_priority_flood_full(b.sinks, &b.topo, b.node, b.h, b.dir, &jit, NULL), 0);
+        if (tb_sinks_stats(a.sinks)->fallbacks > before)
+            fell_back++;
+        else
+            lakes_only++;
+        for (size_t c = 0; c < a.topo.n; c++) {
+            ck_assert_msg(memcmp(&a.h[c], &b.h[c], sizeof(float)) == 0,
+                          "call %zu, cell %zu: %.9g vs %.9g", r, c, a.h[c], b.h[c]);
+            ck_assert_uint_eq(a.dir[c], b.dir[c]);
+        }
+        s_close(&b);
+        free(mask);
+        free(h);
+    }
+    ck_assert_int_gt(fell_back, 0);
+    ck_assert_int_gt(lakes_only, 0);
+    s_close(&a);
+}
+END_TEST
+
 START_TEST(test_a_pit_listed_twice_floods_once)
 {
     /* The worklist can name a pit twice; the closed-basin flood once overran its cell list on that
@@ -310,6 +359,7 @@ Suite *sinks_suite(void)
     tcase_add_test(tc, test_lakes_equal_the_whole_box_flood);
     tcase_add_test(tc, test_lakes_equal_the_whole_box_flood_with_ties);
     tcase_add_test(tc, test_flat_plateau_drains);
+    tcase_add_test(tc, test_the_budget_history_changes_no_bit);
     tcase_add_test(tc, test_a_pit_listed_twice_floods_once);
     tcase_add_test(tc, test_same_bits_in_any_box);
     suite_add_tcase(s, tc);
