@@ -202,6 +202,20 @@ static void s_push(s_work_t *self, size_t c, float h)
     self->queued++;
 }
 
+/* The lowest bucket held (`now` empty, something queued): its digit, its byte level in *lv. */
+static unsigned s_lowest(const s_work_t *self, int *lv)
+{
+    int l = 0, word = 0;
+    while (self->used[l][word] == 0) {
+        if (++word == S_DIGITS / 64) {
+            word = 0;
+            l++;
+        }
+    }
+    *lv = l;
+    return (unsigned)word * 64 + (unsigned)__builtin_ctzll(self->used[l][word]);
+}
+
 /* Pops a cell of the lowest level (the queue is not empty). The lowest keys are in the first
  * bucket held at the lowest byte level: their bytes above it equal last's and that byte is the
  * smallest there; once last is their least key they share its bytes down to that one, so every one
@@ -209,15 +223,9 @@ static void s_push(s_work_t *self, size_t c, float h)
 static size_t s_pop(s_work_t *self)
 {
     if (self->now.n == 0) {
-        int lv = 0, word = 0;
-        while (self->used[lv][word] == 0) {
-            if (++word == S_DIGITS / 64) {
-                word = 0;
-                lv++;
-            }
-        }
-        unsigned d = (unsigned)word * 64 + (unsigned)__builtin_ctzll(self->used[lv][word]);
-        self->used[lv][word] &= ~(1ull << (d & 63));
+        int lv;
+        unsigned d = s_lowest(self, &lv);
+        self->used[lv][d >> 6] &= ~(1ull << (d & 63));
         s_bucket_t *bk = &self->bucket[lv][d];
         self->last = bk->min;
         size_t n = bk->n;
@@ -235,14 +243,8 @@ static uint32_t s_min_key(const s_work_t *self)
 {
     if (self->now.n > 0)
         return self->last;
-    int lv = 0, word = 0;
-    while (self->used[lv][word] == 0) {
-        if (++word == S_DIGITS / 64) {
-            word = 0;
-            lv++;
-        }
-    }
-    unsigned d = (unsigned)word * 64 + (unsigned)__builtin_ctzll(self->used[lv][word]);
+    int lv;
+    unsigned d = s_lowest(self, &lv);
     return self->bucket[lv][d].min;
 }
 
@@ -856,7 +858,7 @@ static int64_t s_fill(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
         return 0;
     self->stats.calls++;
     /* Cost only, never bits: a box where one cell in 64 is a pit is a flat start's nest of lakes,
-     * which the one-pass flood does at once; otherwise the lakes get half the box of work. */
+     * which the one-pass flood does at once; otherwise the lakes get s_budget's work. */
     int flat = npits > t->n / 64;
     size_t budget = flat ? 0 : s_budget(self, t->n);
     s_work_t *wk = &self->work[0];

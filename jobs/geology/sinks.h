@@ -18,7 +18,8 @@
  * the lake alone is flooded, seeded by its rim, then the lake and its rim are re-routed. A fill can
  * leave a pit behind on the rim (a lake that spills into another depression, or a chain of cells an
  * ulp apart on an old lake bed that diffusion roughened); it joins the worklist and is grown next,
- * so a chain costs its length. When the lakes have touched half the box's cells, or from the start
+ * so a chain costs its length. When the lakes' work passes a budget that follows the earlier calls
+ * (half the box's cells at least; sinks.c, s_budget), or from the start
  * when one cell in 64 is a pit (a flat start's nest of lakes), the closed basins of the pits left
  * (everything draining into them) are flooded in one pass instead. Each lake fill only raises cells
  * towards mu and the work stops only when no pit remains, i.e. at mu, so neither the order of the
