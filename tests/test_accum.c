@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/pool.h"
 #include "jobs/geology/accumulation.h"
 #include "jobs/geology/receivers.h"
 #include "jobs/geology/sinks.h"
@@ -182,6 +183,108 @@ START_TEST(test_mfd_same_bits_in_any_box)
 }
 END_TEST
 
+/* An oracle for the walk at p = 1, written from the formulas of accumulation.h and nothing of its
+ * code: cells taken highest first (a sort, where the walk has counters, a chase and two cells at
+ * a time), each pulling q_n * w over its higher neighbours and dividing by its outgoing weights,
+ * the eight lanes summed in the fixed tree (k + 4 first, then (0 + 2) + (1 + 3)) or, for the
+ * negative control, one after another. */
+static const float s_cw[8] = {0.25f, 0.5f, 0.25f, 0.5f, 0.5f, 0.25f, 0.5f, 0.25f};
+
+static float s_sum8(const float v[8], bool tree)
+{
+    if (!tree)
+        return ((((((v[0] + v[1]) + v[2]) + v[3]) + v[4]) + v[5]) + v[6]) + v[7];
+    return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
+}
+
+static const float *s_sort_h;
+static int s_higher_first(const void *a, const void *b)
+{
+    float x = s_sort_h[*(const int32_t *)a], y = s_sort_h[*(const int32_t *)b];
+    return (x < y) - (x > y);
+}
+
+static void s_sorted_pull(const s_field_t *f, bool tree, float *area)
+{
+    const tb_topo_t *t = &f->topo;
+    size_t n = t->n, m = 0;
+    int32_t *cells = malloc(n * sizeof(int32_t));
+    float *q = calloc(n, sizeof(float));
+    for (size_t c = 0; c < n; c++)
+        if (f->node[c] & TB_NODE_SOLVED)
+            cells[m++] = (int32_t)c;
+    s_sort_h = f->h;
+    qsort(cells, m, sizeof(int32_t), s_higher_first);
+    for (size_t s = 0; s < m; s++) {
+        size_t c = (size_t)cells[s];
+        int64_t i = (int64_t)(c % (size_t)t->w), j = (int64_t)(c / (size_t)t->w);
+        float hc = f->h[c], pull[8], out[8];
+        for (int k = 0; k < 8; k++) {
+            int64_t nb = tb_topo_nb_checked(t, i, j, k);
+            float hn = f->h[nb], up = hn - hc, dn = hc - hn;
+            pull[k] = hn > hc ? q[nb] * (up > 1e-20f ? up : 1e-20f) * s_cw[k] : 0.0f;
+            out[k] = hn < hc ? (dn > 1e-20f ? dn : 1e-20f) * s_cw[k] : 0.0f;
+        }
+        float a = (float)t->cell_area_m2 + s_sum8(pull, tree), w = s_sum8(out, tree);
+        area[c] = a;
+        q[c] = w > 0 ? a / w : 0;
+    }
+    free(cells);
+    free(q);
+}
+
+START_TEST(test_mfd_walk_equals_a_sorted_pull)
+{
+    /* Wide enough for the walk's fast cells (rows of 8 and more, two ready cells at a time) and,
+     * on two threads, for a band boundary with its shared counters and hand-overs. */
+    tb_frame_t box = tb_geo_box(3000, 300, 20, 10, 300, 200);
+    uint8_t *mask;
+    float *h;
+    s_pitted(&box, &mask, &h);
+    s_field_t f;
+    s_open(&f, &box, mask, h);
+    s_route(&f, true, 5e-4);
+    size_t n = f.topo.n;
+    float *want = calloc(n, sizeof(float)), *serial = calloc(n, sizeof(float));
+    s_sorted_pull(&f, true, want);
+    s_sorted_pull(&f, false, serial);
+    size_t cells = 0, differ = 0;
+    for (size_t c = 0; c < n; c++)
+        if (f.node[c] & TB_NODE_SOLVED) {
+            cells++;
+            differ += memcmp(&want[c], &serial[c], sizeof(float)) != 0;
+        }
+    /* negative control: the comparison below sees the order of a sum */
+    ck_assert_uint_gt(differ, cells / 100);
+    tb_pool_t *pool = tb_pool_new(2, NULL);
+    ck_assert_ptr_nonnull(pool);
+    for (int nbands = 1; nbands <= 2; nbands++) {
+        tb_band_t bands[2];
+        int got = tb_topo_bands(&f.topo, f.node, nbands, false, bands);
+        ck_assert_int_eq(got, nbands);
+        tb_accum_t *a = tb_accum_new(n, f.topo.w, NULL);
+        tb_accum_prepare(a, &f.topo, f.node);
+        memset(f.area, 0, n * sizeof(float));
+        size_t stuck = tb_accum_mfd_bands(a, &f.topo, f.node, f.h, 1, f.coast, f.ncoast, f.area,
+                                          NULL, NULL, NULL, pool, bands, nbands, NULL);
+        ck_assert_uint_eq(stuck, 0);
+        for (size_t c = 0; c < n; c++)
+            if (f.node[c] & TB_NODE_SOLVED)
+                ck_assert_msg(memcmp(&want[c], &f.area[c], sizeof(float)) == 0,
+                              "%d bands, cell %zu: walk %.9g, sorted pull %.9g", nbands, c,
+                              f.area[c], want[c]);
+        tb_accum_destroy(&a);
+    }
+    ck_assert_uint_gt(cells, 8000);
+    tb_pool_destroy(&pool);
+    free(want);
+    free(serial);
+    s_close(&f);
+    free(mask);
+    free(h);
+}
+END_TEST
+
 /* The ramp (docs/solve.md): a plane rising at an aspect of 22.5 degrees, where D8's cardinal and
  * diagonal descents tie exactly. Solved cells are those below a contour line u = u0, u the distance
  * along the gradient, so every flow line starts at the same contour (the divide: above it the box
@@ -277,6 +380,7 @@ Suite *accum_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_drainage_closes);
     tcase_add_test(tc, test_mfd_same_bits_in_any_box);
+    tcase_add_test(tc, test_mfd_walk_equals_a_sorted_pull);
     tcase_add_test(tc, test_ramp_mfd_spreads_d8_gathers);
     suite_add_tcase(s, tc);
     return s;

@@ -201,36 +201,61 @@ static inline s_v4 s_and(s_v4i m, s_v4 a)
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
-/* Three bits to bytes 0..2 of a little-endian word, one a bit. */
-static const uint32_t s_bytes3[8] = {0, 0x1, 0x100, 0x101, 0x10000, 0x10001, 0x10100, 0x10101};
+/* The release masks of the eight neighbours as bytes of 0xff (adding one subtracts one), by the
+ * eight bits of `lower`: bytes 0..2 are the row below (columns i - 1 .. i + 1), bytes 8 and 10 the
+ * west and east neighbours (byte 9 is the cell itself, never released), bytes 0..2 of the second
+ * vector the row above. A table, so a release builds no mask (8 KiB: in L1 through the walk). */
+#define S_B(l, k) (uint8_t)(0u - (((l) >> (k)) & 1u))
+#define S_M(l)                                                                                     \
+    {                                                                                              \
+        {S_B(l, 0), S_B(l, 1), S_B(l, 2), 0, 0, 0, 0, 0, S_B(l, 3), 0, S_B(l, 4), 0, 0, 0, 0, 0},  \
+        {                                                                                          \
+            S_B(l, 5), S_B(l, 6), S_B(l, 7), 0                                                     \
+        }                                                                                          \
+    }
+#define S_M4(l) S_M(l), S_M((l) + 1), S_M((l) + 2), S_M((l) + 3)
+#define S_M16(l) S_M4(l), S_M4((l) + 4), S_M4((l) + 8), S_M4((l) + 12)
+#define S_M64(l) S_M16(l), S_M16((l) + 16), S_M16((l) + 32), S_M16((l) + 48)
+typedef struct {
+    _Alignas(16) uint8_t below_mid[16];
+    uint8_t above[4];
+} s_rmask_t;
+static const s_rmask_t s_rmask[256] = {S_M64(0), S_M64(64), S_M64(128), S_M64(192)};
+#undef S_B
+#undef S_M
+#undef S_M4
+#undef S_M16
+#undef S_M64
 
-/* The releases of inner cell c (row stride W >= 4) at once: its three rows of counters are read
- * and written four bytes at a time (columns i - 1 .. i + 2: the caller makes sure no other thread
- * writes them), one subtracted where `lower` has the neighbour, byte by byte (a fixed
- * neighbour's counter wraps without borrowing from the next), c's own counter set to `mode`.
- * Returns the freed neighbours (counters now 0) as bits 4 r + (dx + 1) of rows r = 0 (below), 1,
- * 2 (above): in neighbour order. */
+/* The releases of inner cell c (row stride W >= 8) at once: the row below and c's own row are
+ * read and written eight bytes at a time (columns i - 1 .. i + 6), the row above four (i - 1 ..
+ * i + 2); the caller makes sure no other thread writes them. One is subtracted where `lower` has
+ * the neighbour, byte by byte (a fixed neighbour's counter wraps without borrowing from the next),
+ * and c's own counter is set to `mode`. Returns the freed neighbours (counters now 0) as bits
+ * 8 r + (dx + 1) of rows r = 0 (below), 1, 2 (above): in neighbour order. */
 static inline unsigned s_release_rows(uint8_t *pend, size_t c, ptrdiff_t W, unsigned lower,
                                       uint8_t mode)
 {
     uint8_t *dn = pend + c - W - 1, *mid = pend + c - 1, *up = pend + c + W - 1;
-    uint32_t a, b, u;
-    memcpy(&a, dn, 4);
-    memcpy(&b, mid, 4);
+    const s_rmask_t *rm = &s_rmask[lower];
+    __m128i m = _mm_load_si128((const __m128i *)rm->below_mid);
+    uint32_t mu, u;
+    memcpy(&mu, rm->above, 4);
     memcpy(&u, up, 4);
-    uint32_t mb = ((lower >> 3) & 1) | ((lower >> 4) & 1) << 16;
-    __m128i m = _mm_setr_epi32((int)s_bytes3[lower & 7], (int)mb, (int)s_bytes3[lower >> 5], 0);
-    __m128i v = _mm_sub_epi8(_mm_setr_epi32((int)a, (int)b, (int)u, 0), m);
+    __m128i v = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)dn),
+                                   _mm_loadl_epi64((const __m128i *)mid));
+    __m128i vu = _mm_cvtsi32_si128((int)u), mv = _mm_cvtsi32_si128((int)mu);
+    v = _mm_add_epi8(v, m);
+    vu = _mm_add_epi8(vu, mv);
     __m128i zero = _mm_setzero_si128();
-    __m128i freed = _mm_and_si128(_mm_cmpeq_epi8(v, zero), _mm_sub_epi8(zero, m));
-    a = (uint32_t)_mm_cvtsi128_si32(v);
-    b = (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(v, 0x55));
-    u = (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(v, 0xaa));
-    b = (b & ~0xff00u) | (uint32_t)mode << 8;
-    memcpy(dn, &a, 4);
-    memcpy(mid, &b, 4);
+    unsigned freed = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(v, zero), m));
+    unsigned freed_up = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(vu, zero), mv));
+    _mm_storel_epi64((__m128i *)dn, v);
+    _mm_storeh_pd((double *)mid, _mm_castsi128_pd(v));
+    u = (uint32_t)_mm_cvtsi128_si32(vu);
     memcpy(up, &u, 4);
-    return (unsigned)_mm_movemask_epi8(freed);
+    pend[c] = mode;
+    return freed | freed_up << 16;
 }
 #endif
 
@@ -367,6 +392,32 @@ static void s_hand_over(tb_accum_t *self, const s_band_t *bd, int b, size_t n)
     atomic_store_explicit(&ib->n, k + 1, memory_order_release);
 }
 
+#if defined(__SSE2__)
+/* The releases of a fast cell (s_release_rows), the freed cells routed in neighbour order. */
+static inline void s_release_fast(tb_accum_t *self, s_chase_t *ch, size_t c, ptrdiff_t W,
+                                  unsigned lower, uint8_t mode)
+{
+    unsigned freed = s_release_rows(self->pending, c, W, lower, mode);
+    while (freed) {
+        int p = __builtin_ctz(freed);
+        freed &= freed - 1;
+        s_route(ch, (size_t)((ptrdiff_t)c + ((p >> 3) - 1) * W + (p & 7) - 1));
+    }
+}
+#endif
+
+/* The outgoing weight sum by drop alone (S_DONE_LINEAR), for a cell whose every exponent weight
+ * underflowed: rare, so out of the walk's line. */
+__attribute__((noinline, cold)) static float
+s_linear_wsum(const s_ctx_t *x, size_t c, const ptrdiff_t *off, float hc, unsigned lower)
+{
+    float wsum = 0;
+    for (int k = 0; k < 8; k++)
+        if (lower & (1u << k))
+            wsum += s_weight(&x->wt, hc - x->h[(ptrdiff_t)c + off[k]], k, S_DONE_LINEAR);
+    return wsum;
+}
+
 /* Processes solved cell c of band b, whose higher neighbours are all done: its area and q, then the
  * releases of its lower neighbours. `slow`: c may have a lower neighbour whose counter another
  * band shares (atomic) or owns (handed over). Returns 1 when c had nowhere to send its area. */
@@ -407,25 +458,17 @@ static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch
         }
     }
     uint8_t mode = S_DONE;
-    if (!(wsum > 0) && lower) {
+    if (__builtin_expect(!(wsum > 0) && lower, 0)) {
         mode = S_DONE_LINEAR;
-        for (int k = 0; k < 8; k++)
-            if (lower & (1u << k))
-                wsum += s_weight(&x->wt, hc - h[(ptrdiff_t)c + off[k]], k, mode);
+        wsum = s_linear_wsum(x, c, off, hc, lower);
     }
     x->area[c] = a;
     self->q[c] = wsum > 0 ? a / wsum : 0;
     /* Fixed neighbours need no test: their counters start at 0 each step, so a decrement wraps
      * far from 0. */
 #if defined(__SSE2__)
-    if (!slow && tb_topo_edge(nd) == 0 && t->w >= 4) {
-        ptrdiff_t W = (ptrdiff_t)t->w;
-        unsigned freed = s_release_rows(self->pending, c, W, lower, mode);
-        while (freed) {
-            int p = __builtin_ctz(freed);
-            freed &= freed - 1;
-            s_route(ch, (size_t)((ptrdiff_t)c + ((p >> 2) - 1) * W + (p & 3) - 1));
-        }
+    if (!slow && tb_topo_edge(nd) == 0 && t->w >= 8) {
+        s_release_fast(self, ch, c, (ptrdiff_t)t->w, lower, mode);
         return wsum > 0 ? 0 : 1;
     }
 #endif
@@ -467,6 +510,37 @@ static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch
     }
     return wsum > 0 ? 0 : 1;
 }
+
+#if defined(__SSE2__)
+/* What the pull of a fast cell leaves for its release. */
+typedef struct {
+    unsigned lower;
+    uint8_t mode;
+    int stuck;
+} s_pulled_t;
+
+/* s_process up to the releases, for a fast cell (p = 1, inner column, away from other bands, rows
+ * of at least 8): its area and q, in the processing order. */
+static inline s_pulled_t s_pull_fast(const s_ctx_t *x, s_band_t *bd, size_t c, ptrdiff_t W)
+{
+    tb_accum_t *self = x->self;
+    float hc = x->h[c], wsum;
+    unsigned lower;
+    if (x->order)
+        x->order[bd->order_at + bd->norder] = (int32_t)c;
+    bd->norder++;
+    float a = (float)x->t->cell_area_m2 + s_pull_linear_v(x->h, self->q, c, W, hc, &wsum, &lower);
+    uint8_t mode = S_DONE;
+    if (__builtin_expect(!(wsum > 0) && lower, 0)) {
+        mode = S_DONE_LINEAR;
+        wsum = s_linear_wsum(x, c, x->t->noff[0], hc, lower);
+    }
+    x->area[c] = a;
+    self->q[c] = wsum > 0 ? a / wsum : 0;
+    return (s_pulled_t){lower, mode, !(wsum > 0)};
+}
+
+#endif
 
 /* Chases what the neighbouring bands handed over (cells of row r0 and of row r1 - 1) once the
  * sweep has reached their row; until then they wait in the inbox. Returns how many were taken. */
@@ -528,23 +602,41 @@ static void s_count_band(void *ctx_, size_t b, int thread)
         uint8_t *restrict pend = self->pending + row;
         /* Floats only: every higher neighbour counts. A fixed neighbour (0 m) can only be higher
          * than a solved cell below sea level, which is recounted below. */
+        int below = 0; /* a solved cell under the sea: rare, recounted cell by cell */
         for (int64_t i = 1; i < w - 1; i++) {
             float hc = hr[i];
             int cnt = (hr[i - W - 1] > hc) + (hr[i - W] > hc) + (hr[i - W + 1] > hc) +
                       (hr[i - 1] > hc) + (hr[i + 1] > hc) + (hr[i + W - 1] > hc) +
                       (hr[i + W] > hc) + (hr[i + W + 1] > hc);
-            pend[i] = (uint8_t)(cnt * (nd[i] & TB_NODE_SOLVED));
+            int solved = nd[i] & TB_NODE_SOLVED;
+            pend[i] = (uint8_t)(cnt * solved);
+            below |= solved & (hc < 0);
         }
-        for (int64_t i = 1; i < w - 1; i++)
-            if ((nd[i] & TB_NODE_SOLVED) && hr[i] < 0)
-                pend[i] = s_count(t, node, h, row + (size_t)i);
+        if (below)
+            for (int64_t i = 1; i < w - 1; i++)
+                if ((nd[i] & TB_NODE_SOLVED) && hr[i] < 0)
+                    pend[i] = s_count(t, node, h, row + (size_t)i);
         for (int64_t i = 0; i < w; i += w - 1)
             pend[i] = (nd[i] & TB_NODE_SOLVED) ? s_count(t, node, h, row + (size_t)i) : 0;
-        /* The cells with nothing above them, in a list the sweep takes when it reaches the row:
-         * written without a branch (every cell is stored, a ready one kept), so only the row's
-         * start of the list array is touched. */
+        /* The cells with nothing above them, in raster order, in a list the sweep takes when it
+         * reaches the row; only the row's start of the list array is touched. */
         int32_t *restrict list = self->ready + row, n = 0;
-        for (int64_t i = 0; i < w; i++) {
+        int64_t i = 0;
+#if defined(__SSE2__)
+        /* sixteen cells a test: a ready cell is solved with a zero count */
+        const __m128i one = _mm_set1_epi8(TB_NODE_SOLVED), zero = _mm_setzero_si128();
+        for (; i + 16 <= w; i += 16) {
+            __m128i sv = _mm_and_si128(_mm_loadu_si128((const __m128i *)(nd + i)), one);
+            __m128i pz = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(pend + i)), zero);
+            unsigned bits = (unsigned)_mm_movemask_epi8(_mm_and_si128(pz, _mm_cmpeq_epi8(sv, one)));
+            while (bits) {
+                list[n++] = (int32_t)(row + (size_t)i + (size_t)__builtin_ctz(bits));
+                bits &= bits - 1;
+            }
+        }
+#endif
+        /* written without a branch (every cell is stored, a ready one kept) */
+        for (; i < w; i++) {
             list[n] = (int32_t)(row + (size_t)i);
             n += (nd[i] & TB_NODE_SOLVED) && pend[i] == 0;
         }
@@ -564,6 +656,10 @@ static void s_walk_band(void *ctx_, size_t b_, int thread)
     s_band_t *bd = &self->band[b];
     size_t w = (size_t)x->t->w;
     s_chase_t ch = {self->stack + bd->lo, 0, 0, 0, self->later[b], 0};
+#if defined(__SSE2__)
+    const ptrdiff_t W = (ptrdiff_t)w;
+    const int pair = x->wt.linear && w >= 8;
+#endif
     int32_t *later_next = self->later[b] + w;
     size_t done = 0;
     int dir = bd->dir0, idle = 0;
@@ -592,6 +688,23 @@ static void s_walk_band(void *ctx_, size_t b_, int thread)
             while (ch.top > 0) {
                 size_t c = (size_t)ch.stack[--ch.top];
                 int slow = c < bd->slow_lo || c >= bd->slow_hi;
+#if defined(__SSE2__)
+                /* Two ready cells at once when both are fast: neither is higher than the other
+                 * (each would still wait for it), so their pulls are independent, and the chain
+                 * of dependent loads from a release to the next cell's pull is shared by two. */
+                if (pair && ch.top > 0 && !slow && tb_topo_edge(x->node[c]) == 0) {
+                    size_t c2 = (size_t)ch.stack[ch.top - 1];
+                    if (c2 >= bd->slow_lo && c2 < bd->slow_hi && tb_topo_edge(x->node[c2]) == 0) {
+                        ch.top--;
+                        s_pulled_t p1 = s_pull_fast(x, bd, c, W), p2 = s_pull_fast(x, bd, c2, W);
+                        s_release_fast(self, &ch, c, W, p1.lower, p1.mode);
+                        s_release_fast(self, &ch, c2, W, p2.lower, p2.mode);
+                        bd->stuck += (size_t)(p1.stuck + p2.stuck);
+                        done += 2;
+                        continue;
+                    }
+                }
+#endif
                 bd->stuck += (size_t)(slow ? s_process(x, bd, b, &ch, c, 1)
                                            : s_process(x, bd, b, &ch, c, 0));
                 done++;
