@@ -521,9 +521,14 @@ static void s_flux_row(const tb_hillslope_t *self, const tb_topo_t *t, const uin
         if (z < 0)
             lo = hi = 1;
     }
-    for (int f = 0; f < 4; f++) { /* clear what the buffer held before */
-        if (r->dhi > r->dlo)
-            memset(r->f[f] + r->dlo, 0, (size_t)(r->dhi - r->dlo) * sizeof(float));
+    /* Clear what the buffer held before outside the span computed now (s_row_fluxes writes every
+     * column of [lo, hi) when it runs, and it runs whenever that span is not empty). */
+    int64_t c0 = r->dhi < lo ? r->dhi : lo, c1 = r->dlo > hi ? r->dlo : hi;
+    for (int f = 0; f < 4; f++) {
+        if (c0 > r->dlo)
+            memset(r->f[f] + r->dlo, 0, (size_t)(c0 - r->dlo) * sizeof(float));
+        if (r->dhi > c1)
+            memset(r->f[f] + c1, 0, (size_t)(r->dhi - c1) * sizeof(float));
         r->f[f][0] = r->f[f][w - 1] = 0; /* the edge columns, written whenever a row is computed */
     }
     if (hi > lo || first || t->wraps)
