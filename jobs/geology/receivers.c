@@ -1,7 +1,13 @@
 /* D8 receivers with a world-keyed, per-step tie-break jitter; see receivers.h. */
 #include "jobs/geology/receivers.h"
 
+#include <string.h>
+
 #include "common/hash.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* 1 / distance in cells: slopes compare in cell units, the metres cancel. */
 static const float s_inv_dist[8] = {0.70710678f, 1.0f,        0.70710678f, 1.0f,
@@ -66,39 +72,14 @@ static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off,
 /* Code of a cell whose two steepest descents are close enough for the jitter to matter. */
 #define S_NEAR_TIE 9
 
-void tb_receivers_d8_row(const tb_topo_t *t, const uint8_t *node, const float *h,
-                         const tb_router_jitter_t *jit, int64_t j, uint8_t *dir, int32_t *pits,
-                         size_t *npits)
+/* Columns [i0, i1) of row j once the inner columns hold their marks: see tb_receivers_d8_row. */
+static void s_settle(const tb_topo_t *t, const uint8_t *node, const float *h,
+                     const tb_router_jitter_t *jit, int64_t j, int64_t ly, int64_t i0, int64_t i1,
+                     uint8_t *dir, int32_t *pits, size_t *npits)
 {
     size_t row = (size_t)j * (size_t)t->w;
-    int64_t w = t->w, ly = tb_frame_lattice_y(t->box, j);
-    /* Inner columns, branch-free so it vectorises: the steepest and second steepest descent. A
-     * cell whose second steepest, scaled up by 1 + J, comes within a hair of the steepest scaled
-     * down by 1 - J is marked; only those take the hash below. The mark is conservative (a margin
-     * of 1e-5 over float rounding), and the jittered answer equals the plain one whenever the
-     * jitter cannot matter, so the mark changes no result, only the work. */
-    const float *restrict hc = h + row;
-    uint8_t *restrict out = dir + row;
-    ptrdiff_t o[8]; /* local copies: the byte stores below may alias anything */
-    for (int k = 0; k < 8; k++)
-        o[k] = t->noff[0][k];
-    float up = (float)(1 + jit->amplitude), down = (float)((1 - jit->amplitude) * (1 - 1e-5));
-    int jitter = jit->amplitude > 0;
-    for (int64_t i = 1; i < w - 1; i++) {
-        float best = 0, second = 0;
-        int bk = TB_DIR_NONE;
-        for (int k = 0; k < 8; k++) {
-            float sk = (hc[i] - hc[i + o[k]]) * s_inv_dist[k];
-            int gt = sk > best;
-            float lo = gt ? best : sk;
-            second = lo > second ? lo : second;
-            best = gt ? sk : best;
-            bk = gt ? k : bk;
-        }
-        int near = jitter && second > 0 && !(second * up < best * down);
-        out[i] = (uint8_t)(near ? S_NEAR_TIE : bk);
-    }
-    for (int64_t i = 0; i < w; i++) {
+    int64_t w = t->w;
+    for (int64_t i = i0; i < i1; i++) {
         size_t c = row + (size_t)i;
         uint8_t nd = node[c];
         if (!(nd & TB_NODE_SOLVED)) {
@@ -117,6 +98,100 @@ void tb_receivers_d8_row(const tb_topo_t *t, const uint8_t *node, const float *h
         if (d == TB_DIR_NONE)
             pits[(*npits)++] = (int32_t)c;
     }
+}
+
+void tb_receivers_d8_row(const tb_topo_t *t, const uint8_t *node, const float *h,
+                         const tb_router_jitter_t *jit, int64_t j, uint8_t *dir, int32_t *pits,
+                         size_t *npits)
+{
+    size_t row = (size_t)j * (size_t)t->w;
+    int64_t w = t->w, ly = tb_frame_lattice_y(t->box, j);
+    /* Inner columns, branch-free so it vectorises: the steepest and second steepest descent. A
+     * cell whose second steepest, scaled up by 1 + J, comes within a hair of the steepest scaled
+     * down by 1 - J is marked; only those take the hash below. The mark is conservative (a margin
+     * of 1e-5 over float rounding), and the jittered answer equals the plain one whenever the
+     * jitter cannot matter, so the mark changes no result, only the work. */
+    const float *restrict hc = h + row;
+    uint8_t *restrict out = dir + row;
+    ptrdiff_t o[8]; /* local copies: the byte stores below may alias anything */
+    for (int k = 0; k < 8; k++)
+        o[k] = t->noff[0][k];
+    float up = (float)(1 + jit->amplitude), down = (float)((1 - jit->amplitude) * (1 - 1e-5));
+    int jitter = jit->amplitude > 0;
+    int64_t i = 1;
+#if defined(__SSE2__)
+    /* Four cells at a time, lane for lane the scalar loop below: min and max are its selects
+     * (minps(best, sk) is `sk > best ? best : sk`, maxps(a, b) is `a > b ? a : b`), and the
+     * arithmetic is the same float operations. */
+    {
+        const __m128 vup = _mm_set1_ps(up), vdown = _mm_set1_ps(down), zero = _mm_setzero_ps();
+        const __m128i none = _mm_set1_epi32(TB_DIR_NONE), tie = _mm_set1_epi32(S_NEAR_TIE);
+        const __m128i jmask = _mm_set1_epi32(jitter ? -1 : 0);
+        for (; i + 4 <= w - 1; i += 4) {
+            __m128 hv = _mm_loadu_ps(hc + i), best = zero, second = zero;
+            __m128i bk = none;
+            for (int k = 0; k < 8; k++) {
+                __m128 sk = _mm_mul_ps(_mm_sub_ps(hv, _mm_loadu_ps(hc + i + o[k])),
+                                       _mm_set1_ps(s_inv_dist[k]));
+                __m128i gt = _mm_castps_si128(_mm_cmpgt_ps(sk, best));
+                second = _mm_max_ps(_mm_min_ps(best, sk), second);
+                best = _mm_max_ps(sk, best);
+                bk = _mm_or_si128(_mm_and_si128(gt, _mm_set1_epi32(k)), _mm_andnot_si128(gt, bk));
+            }
+            __m128i near = _mm_and_si128(
+                jmask, _mm_castps_si128(_mm_and_ps(
+                           _mm_cmpgt_ps(second, zero),
+                           _mm_cmpnlt_ps(_mm_mul_ps(second, vup), _mm_mul_ps(best, vdown)))));
+            __m128i res = _mm_or_si128(_mm_and_si128(near, tie), _mm_andnot_si128(near, bk));
+            res = _mm_packs_epi32(res, res);
+            uint32_t four = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(res, res));
+            memcpy(out + i, &four, 4);
+        }
+    }
+#endif
+    for (; i < w - 1; i++) {
+        float best = 0, second = 0;
+        int bk = TB_DIR_NONE;
+        for (int k = 0; k < 8; k++) {
+            float sk = (hc[i] - hc[i + o[k]]) * s_inv_dist[k];
+            int gt = sk > best;
+            float lo = gt ? best : sk;
+            second = lo > second ? lo : second;
+            best = gt ? sk : best;
+            bk = gt ? k : bk;
+        }
+        int near = jitter && second > 0 && !(second * up < best * down);
+        out[i] = (uint8_t)(near ? S_NEAR_TIE : bk);
+    }
+    /* Fixed cells get no receiver; a marked cell takes the hash, a pit is listed (in raster
+     * order); the edge columns take the general neighbour offsets. */
+    s_settle(t, node, h, jit, j, ly, 0, 1, dir, pits, npits);
+    i = 1;
+#if defined(__SSE2__)
+    /* Sixteen inner cells a test: most are solved with a plain receiver, and need nothing. */
+    {
+        const __m128i one = _mm_set1_epi8(TB_NODE_SOLVED), none = _mm_set1_epi8(TB_DIR_NONE);
+        const __m128i tie = _mm_set1_epi8(S_NEAR_TIE);
+        for (; i + 16 <= w - 1; i += 16) {
+            size_t c = row + (size_t)i;
+            __m128i solved = _mm_cmpeq_epi8(
+                _mm_and_si128(_mm_loadu_si128((const __m128i *)(node + c)), one), one);
+            __m128i d = _mm_loadu_si128((const __m128i *)(dir + c));
+            unsigned todo = (unsigned)_mm_movemask_epi8(_mm_and_si128(
+                solved, _mm_or_si128(_mm_cmpeq_epi8(d, tie), _mm_cmpeq_epi8(d, none))));
+            if (_mm_movemask_epi8(solved) != 0xffff) /* fixed cells: TB_DIR_NONE */
+                _mm_storeu_si128(
+                    (__m128i *)(dir + c),
+                    _mm_or_si128(_mm_and_si128(solved, d), _mm_andnot_si128(solved, none)));
+            while (todo) {
+                int64_t at = i + __builtin_ctz(todo);
+                todo &= todo - 1;
+                s_settle(t, node, h, jit, j, ly, at, at + 1, dir, pits, npits);
+            }
+        }
+    }
+#endif
+    s_settle(t, node, h, jit, j, ly, i, w, dir, pits, npits);
 }
 
 size_t tb_receivers_d8(const tb_topo_t *t, const uint8_t *node, const float *h,
