@@ -1,15 +1,26 @@
 /* The world-position hash; see hash.h. Integers are packed little-endian explicitly so the value is
  * the same on every host a farm may mix. */
 #include <stddef.h>
+#include <string.h>
 
 #include "common/hash.h"
 
+/* The hash is taken inline (the header carries the whole of XXH3): a cell's hash is 16 bytes, for
+ * which the call into the shared library and its dispatch cost more than the hash. XXH3's output
+ * has been frozen since xxHash 0.8.0, so the bits are those of the library's function. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* Little-endian bytes of v; on a little-endian host that is v's own representation (GCC rebuilt
+ * the byte loop with some eighty shifts and ors). */
 static void s_put64(unsigned char *p, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, sizeof v);
+#else
     for (int i = 0; i < 8; i++)
         p[i] = (unsigned char)(v >> (8 * i));
+#endif
 }
 
 uint64_t tb_hash_key(uint64_t seed, uint32_t salt, int64_t step)
