@@ -262,16 +262,12 @@ static inline unsigned s_release_rows(uint8_t *pend, size_t c, ptrdiff_t W, unsi
 /* The eight neighbours of inner cell c of a row of stride W, in tb_nb order: lanes 0..3 (row
  * below and west) in *a, 4..7 (east and row above) in *b. Reads p[c - W - 1 .. c + W + 1] only. */
 #if defined(__SSE__)
-/* With SSE the west and east neighbours are loaded alone and put in with two shufps and a movss:
- * SSE2 has no two-source byte shuffle, and the general shuffles below cost about ten instructions
- * each there (a tenth of the walk's). The same lanes. */
 static inline void s_nb8(const float *p, size_t c, ptrdiff_t W, s_v4 *a, s_v4 *b)
 {
-    __m128 lo = _mm_loadu_ps(p + c - W - 1), hi = _mm_loadu_ps(p + c + W - 2);
-    __m128 west = _mm_load_ss(p + c - 1), east = _mm_load_ss(p + c + 1);
-    __m128 t = _mm_shuffle_ps(lo, west, _MM_SHUFFLE(0, 0, 2, 2)); /* lo2 lo2 west west */
-    *a = (s_v4)_mm_shuffle_ps(lo, t, _MM_SHUFFLE(2, 0, 1, 0));    /* lo0 lo1 lo2 west */
-    *b = (s_v4)_mm_move_ss(hi, east);                             /* east hi1 hi2 hi3 */
+    __m128 va, vb;
+    tb_topo_nb8_ps(p, c, W, &va, &vb);
+    *a = (s_v4)va;
+    *b = (s_v4)vb;
 }
 #else
 static inline void s_nb8(const float *p, size_t c, ptrdiff_t W, s_v4 *a, s_v4 *b)

@@ -35,23 +35,72 @@ static uint8_t s_jittered(const float *h, size_t c, const ptrdiff_t *off,
     return bk;
 }
 
-/* The receiver of solved cell c (neighbour offsets off) at local column i, lattice row ly; i < 0
- * means "work the position out from c" (only done when the jitter is needed). */
-static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off,
+#if defined(__SSE2__)
+/* The loop of s_receiver for an inner cell, its eight slopes in two vectors. The loop keeps the
+ * first steepest slope above 0 (bk, best) and the second largest of {0, 0, the eight slopes}
+ * (second); that is best again when the largest value occurs twice, else the largest of the
+ * others and 0. Maxima of floats round nothing, so these are its values. */
+static inline int s_steepest_v(const float *h, size_t c, ptrdiff_t W, float *best_out,
+                               float *second_out)
+{
+    __m128 na, nb;
+    tb_topo_nb8_ps(h, c, W, &na, &nb);
+    __m128 hcv = _mm_set1_ps(h[c]);
+    __m128 sa = _mm_mul_ps(_mm_sub_ps(hcv, na), _mm_loadu_ps(s_inv_dist));
+    __m128 sb = _mm_mul_ps(_mm_sub_ps(hcv, nb), _mm_loadu_ps(s_inv_dist + 4));
+    __m128 m = _mm_max_ps(sa, sb);
+    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+    float best = _mm_cvtss_f32(m);
+    if (!(best > 0)) {
+        *best_out = *second_out = 0;
+        return TB_DIR_NONE;
+    }
+    __m128 bv = _mm_set1_ps(best), ea = _mm_cmpeq_ps(sa, bv), eb = _mm_cmpeq_ps(sb, bv);
+    unsigned eq = (unsigned)(_mm_movemask_ps(ea) | _mm_movemask_ps(eb) << 4);
+    float second = best;
+    if ((eq & (eq - 1)) == 0) { /* one steepest: the largest of the others and 0 */
+        __m128 r = _mm_max_ps(_mm_andnot_ps(ea, sa), _mm_andnot_ps(eb, sb));
+        r = _mm_max_ps(r, _mm_shuffle_ps(r, r, _MM_SHUFFLE(1, 0, 3, 2)));
+        r = _mm_max_ps(r, _mm_shuffle_ps(r, r, _MM_SHUFFLE(2, 3, 0, 1)));
+        second = _mm_cvtss_f32(r);
+        second = second > 0 ? second : 0;
+    }
+    *best_out = best;
+    *second_out = second;
+    return __builtin_ctz(eq);
+}
+#endif
+
+/* The receiver of solved cell c (neighbour offsets off; `inner`: an inner column's, off the
+ * wrap) at local column i, lattice row ly; i < 0 means "work the position out from c" (only done
+ * when the jitter is needed). */
+static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off, int inner,
                                  const tb_router_jitter_t *jit, const tb_frame_t *box, int64_t i,
                                  int64_t ly)
 {
-    /* Branch-free (the same selects as tb_receivers_d8_row): on the flats the sink resolution
-     * re-routes, which of eight drops is steepest is a coin toss for a branch predictor. */
-    float hc = h[c], best = 0, second = 0;
+    float best = 0, second = 0;
     int bk = TB_DIR_NONE;
-    for (int k = 0; k < 8; k++) {
-        float sk = (hc - h[(ptrdiff_t)c + off[k]]) * s_inv_dist[k];
-        int gt = sk > best;
-        float lo = gt ? best : sk;
-        second = lo > second ? lo : second;
-        best = gt ? sk : best;
-        bk = gt ? k : bk;
+#if defined(__SSE2__)
+    if (inner) {
+        bk = s_steepest_v(h, c, (ptrdiff_t)box->w, &best, &second);
+    } else
+#else
+    (void)inner;
+#endif
+    {
+        /* Branch-free (the same selects as tb_receivers_d8_row): on the flats the sink
+         * resolution re-routes, which of eight drops is steepest is a coin toss for a branch
+         * predictor. */
+        float hc = h[c];
+        for (int k = 0; k < 8; k++) {
+            float sk = (hc - h[(ptrdiff_t)c + off[k]]) * s_inv_dist[k];
+            int gt = sk > best;
+            float lo = gt ? best : sk;
+            second = lo > second ? lo : second;
+            best = gt ? sk : best;
+            bk = gt ? k : bk;
+        }
     }
     /* The jitter can only matter when some other lower neighbour, scaled up by 1 + J, reaches the
      * steepest scaled down by 1 - J (the margin covers rounding in the jittered products). */
@@ -88,7 +137,7 @@ static void s_settle(const tb_topo_t *t, const uint8_t *node, const float *h,
         }
         uint8_t d = dir[c];
         if (i == 0 || i == w - 1)
-            d = s_receiver(h, c, t->noff[tb_topo_edge(nd)], jit, t->box, i, ly);
+            d = s_receiver(h, c, t->noff[tb_topo_edge(nd)], 0, jit, t->box, i, ly);
         else if (d == S_NEAR_TIE) {
             int64_t lx = t->box->x0 + i;
             lx = lx >= t->box->lattice_w ? lx - t->box->lattice_w : lx;
@@ -214,7 +263,8 @@ size_t tb_receivers_d8_cells(const tb_topo_t *t, const uint8_t *node, const floa
     size_t pits = 0;
     for (size_t s = 0; s < count; s++) {
         size_t c = (size_t)cells[s];
-        uint8_t d = s_receiver(h, c, t->noff[tb_topo_edge(node[c])], jit, t->box, -1, 0);
+        int e = tb_topo_edge(node[c]);
+        uint8_t d = s_receiver(h, c, t->noff[e], e == 0, jit, t->box, -1, 0);
         dir[c] = d;
         pits += d == TB_DIR_NONE;
     }

@@ -114,4 +114,21 @@ static inline uint64_t tb_topo_world_key(const tb_topo_t *t, size_t c)
     return (uint64_t)(t->box->y0 + j) * (uint64_t)t->box->lattice_w + (uint64_t)lx;
 }
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+/* The eight neighbours of inner cell c (edge 0) of a row of stride W, in tb_nb order: lanes 0..3
+ * (the row below and west) in *a, 4..7 (east and the row above) in *b. Reads p[c - W - 1 ..
+ * c + W + 1] only. The west and east neighbours are loaded alone and put in with two shufps and a
+ * movss: SSE2 has no two-source byte shuffle, and a general shuffle costs about ten instructions
+ * there. */
+static inline void tb_topo_nb8_ps(const float *p, size_t c, ptrdiff_t W, __m128 *a, __m128 *b)
+{
+    __m128 lo = _mm_loadu_ps(p + c - W - 1), hi = _mm_loadu_ps(p + c + W - 2);
+    __m128 west = _mm_load_ss(p + c - 1), east = _mm_load_ss(p + c + 1);
+    __m128 t = _mm_shuffle_ps(lo, west, _MM_SHUFFLE(0, 0, 2, 2)); /* lo2 lo2 west west */
+    *a = _mm_shuffle_ps(lo, t, _MM_SHUFFLE(2, 0, 1, 0));          /* lo0 lo1 lo2 west */
+    *b = _mm_move_ss(hi, east);                                   /* east hi1 hi2 hi3 */
+}
+#endif
+
 #endif
