@@ -311,8 +311,11 @@ static void s_flood(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node, f
             break;
         }
         float next = tb_next_up(h[c]);
+        /* a solved cell's neighbours by its offsets; a fixed one's (a seed, possibly on the
+         * ring) checked */
+        const ptrdiff_t *off = (node[c] & TB_NODE_SOLVED) ? t->noff[tb_topo_edge(node[c])] : NULL;
         for (int k = 0; k < 8; k++) {
-            int64_t n = s_nb_any(t, node, c, k);
+            int64_t n = off ? (int64_t)((ptrdiff_t)c + off[k]) : s_nb_any(t, node, c, k);
             if (n < 0 || self->mark[n] != S_CLOSED)
                 continue;
             self->mark[n] = S_QUEUED;
@@ -352,8 +355,9 @@ static size_t s_seed_border(tb_sinks_t *self, const tb_topo_t *t, const uint8_t 
     size_t ntouched = 0;
     for (size_t s = 0; s < self->nclosed; s++) {
         size_t c = (size_t)self->closed[s];
+        const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
         for (int k = 0; k < 8; k++) {
-            size_t n = tb_topo_nb(t, node[c], c, k);
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
             if (self->mark[n] == S_NONE) {
                 self->mark[n] = S_QUEUED;
                 self->touched[ntouched++] = (int32_t)n;
@@ -379,8 +383,9 @@ static int s_closed_basins(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *
     }
     for (size_t s = 0; s < self->nclosed; s++) {
         size_t c = (size_t)self->closed[s];
+        const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
         for (int k = 0; k < 8; k++) {
-            size_t n = tb_topo_nb(t, node[c], c, k);
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
             if ((node[n] & TB_NODE_SOLVED) && self->mark[n] == S_NONE && dir[n] == 7 - k) {
                 self->mark[n] = S_CLOSED;
                 self->closed[self->nclosed++] = (int32_t)n;
@@ -508,8 +513,9 @@ static int s_grow(tb_sinks_t *self, s_work_t *wk, const tb_topo_t *t, const uint
         self->stamp[c] = in;
         if (s_list_add(wk, &wk->lake, (int32_t)c) != 0)
             return -1;
+        const ptrdiff_t *off = t->noff[tb_topo_edge(node[c])];
         for (int k = 0; k < 8; k++) {
-            size_t n = tb_topo_nb(t, node[c], c, k);
+            size_t n = (size_t)((ptrdiff_t)c + off[k]);
             if (self->stamp[n] == in || self->stamp[n] == rim)
                 continue;
             self->stamp[n] = rim;
@@ -521,8 +527,9 @@ static int s_grow(tb_sinks_t *self, s_work_t *wk, const tb_topo_t *t, const uint
         if (!(node[b] & TB_NODE_SOLVED))
             return 0;
         float hb = h[b];
+        const ptrdiff_t *ob = t->noff[tb_topo_edge(node[b])];
         for (int k = 0; k < 8; k++) {
-            size_t n = tb_topo_nb(t, node[b], b, k);
+            size_t n = (size_t)((ptrdiff_t)b + ob[k]);
             if (h[n] < hb && self->stamp[n] != in)
                 return 0;
         }
