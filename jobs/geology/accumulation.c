@@ -388,20 +388,6 @@ static void s_hand_over(tb_accum_t *self, const s_band_t *bd, int b, size_t n)
     atomic_store_explicit(&ib->n, k + 1, memory_order_release);
 }
 
-#if defined(__SSE2__)
-/* The releases of a fast cell (s_release_rows), the freed cells routed in neighbour order. */
-static inline void s_release_fast(tb_accum_t *self, s_chase_t *ch, size_t c, ptrdiff_t W,
-                                  unsigned lower, uint8_t mode)
-{
-    unsigned freed = s_release_rows(self->pending, c, W, lower, mode);
-    while (freed) {
-        int p = __builtin_ctz(freed);
-        freed &= freed - 1;
-        s_route(ch, (size_t)((ptrdiff_t)c + ((p >> 3) - 1) * W + (p & 7) - 1));
-    }
-}
-#endif
-
 /* The outgoing weight sum by drop alone (S_DONE_LINEAR), for a cell whose every exponent weight
  * underflowed: rare, so out of the walk's line. */
 __attribute__((noinline, cold)) static float
@@ -414,11 +400,19 @@ s_linear_wsum(const s_ctx_t *x, size_t c, const ptrdiff_t *off, float hc, unsign
     return wsum;
 }
 
-/* Processes solved cell c of band b, whose higher neighbours are all done: its area and q, then the
- * releases of its lower neighbours. `slow`: c may have a lower neighbour whose counter another
- * band shares (atomic) or owns (handed over). Returns 1 when c had nowhere to send its area. */
-static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c,
-                            int slow)
+/* What the pull of a cell leaves for its releases. */
+typedef struct {
+    unsigned lower; /* the strictly lower neighbours, bit k for direction k */
+    uint8_t mode;   /* S_DONE or S_DONE_LINEAR */
+    int stuck;      /* nowhere to send the area */
+} s_pulled_t;
+
+/* The first half of processing solved cell c of band b, whose higher neighbours are all done: its
+ * place in the order, its area and q. `slow` as in s_release. Inlined by force: the walk calls
+ * it from three places with `slow` a constant, and a call in the walk's loop costs a quarter of
+ * the walk's time. */
+static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x, s_band_t *bd,
+                                                               size_t c, int slow)
 {
     tb_accum_t *self = x->self;
     const tb_topo_t *t = x->t;
@@ -460,15 +454,34 @@ static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch
     }
     x->area[c] = a;
     self->q[c] = wsum > 0 ? a / wsum : 0;
-    /* Fixed neighbours need no test: their counters start at 0 each step, so a decrement wraps
-     * far from 0. */
+    return (s_pulled_t){lower, mode, !(wsum > 0)};
+}
+
+/* The second half: c's counter set to its mode and the releases of its lower neighbours, the
+ * freed ones routed in neighbour order. `slow`: c may have a lower neighbour whose counter another
+ * band shares (atomic) or owns (handed over). Fixed neighbours need no test: their counters start
+ * at 0 each step, so a decrement wraps far from 0. */
+static inline __attribute__((always_inline)) void
+s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int slow, s_pulled_t pu)
+{
+    tb_accum_t *self = x->self;
+    const tb_topo_t *t = x->t;
+    uint8_t nd = x->node[c];
+    const ptrdiff_t *off = t->noff[tb_topo_edge(nd)];
+    unsigned lower = pu.lower;
 #if defined(__SSE2__)
     if (!slow && tb_topo_edge(nd) == 0 && t->w >= 8) {
-        s_release_fast(self, ch, c, (ptrdiff_t)t->w, lower, mode);
-        return wsum > 0 ? 0 : 1;
+        ptrdiff_t W = (ptrdiff_t)t->w;
+        unsigned freed = s_release_rows(self->pending, c, W, lower, pu.mode);
+        while (freed) {
+            int p = __builtin_ctz(freed);
+            freed &= freed - 1;
+            s_route(ch, (size_t)((ptrdiff_t)c + ((p >> 3) - 1) * W + (p & 7) - 1));
+        }
+        return;
     }
 #endif
-    self->pending[c] = mode;
+    self->pending[c] = pu.mode;
     if (!slow) {
         /* Only this thread writes these eight counters, so every one is written, less one where
          * the neighbour is lower, without a branch (how many of eight are lower, and which one a
@@ -488,7 +501,7 @@ static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch
             freed &= freed - 1;
             s_route(ch, (size_t)((ptrdiff_t)c + off[k]));
         }
-        return wsum > 0 ? 0 : 1;
+        return;
     }
     while (lower) {
         int k = __builtin_ctz(lower);
@@ -504,39 +517,17 @@ static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch
         else
             s_hand_over(self, bd, b, n);
     }
-    return wsum > 0 ? 0 : 1;
 }
 
-#if defined(__SSE2__)
-/* What the pull of a fast cell leaves for its release. */
-typedef struct {
-    unsigned lower;
-    uint8_t mode;
-    int stuck;
-} s_pulled_t;
-
-/* s_process up to the releases, for a fast cell (p = 1, inner column, away from other bands, rows
- * of at least 8): its area and q, in the processing order. */
-static inline s_pulled_t s_pull_fast(const s_ctx_t *x, s_band_t *bd, size_t c, ptrdiff_t W)
+/* Processes solved cell c of band b: s_pull, then s_release. Returns 1 when c had nowhere to send
+ * its area. */
+static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c,
+                            int slow)
 {
-    tb_accum_t *self = x->self;
-    float hc = x->h[c], wsum;
-    unsigned lower;
-    if (x->order)
-        x->order[bd->order_at + bd->norder] = (int32_t)c;
-    bd->norder++;
-    float a = (float)x->t->cell_area_m2 + s_pull_linear_v(x->h, self->q, c, W, hc, &wsum, &lower);
-    uint8_t mode = S_DONE;
-    if (__builtin_expect(!(wsum > 0) && lower, 0)) {
-        mode = S_DONE_LINEAR;
-        wsum = s_linear_wsum(x, c, x->t->noff[0], hc, lower);
-    }
-    x->area[c] = a;
-    self->q[c] = wsum > 0 ? a / wsum : 0;
-    return (s_pulled_t){lower, mode, !(wsum > 0)};
+    s_pulled_t pu = s_pull(x, bd, c, slow);
+    s_release(x, bd, b, ch, c, slow, pu);
+    return pu.stuck;
 }
-
-#endif
 
 /* Chases what the neighbouring bands handed over (cells of row r0 and of row r1 - 1) once the
  * sweep has reached their row; until then they wait in the inbox. Returns how many were taken. */
@@ -652,10 +643,8 @@ static void s_walk_band(void *ctx_, size_t b_, int thread)
     s_band_t *bd = &self->band[b];
     size_t w = (size_t)x->t->w;
     s_chase_t ch = {self->stack + bd->lo, 0, 0, 0, self->later[b], 0};
-#if defined(__SSE2__)
-    const ptrdiff_t W = (ptrdiff_t)w;
-    const int pair = x->wt.linear && w >= 8;
-#endif
+    /* two cells at a time at p = 1, which test_accum checks bit for bit against a sorted pull */
+    const int pair = x->wt.linear;
     int32_t *later_next = self->later[b] + w;
     size_t done = 0;
     int dir = bd->dir0, idle = 0;
@@ -684,23 +673,22 @@ static void s_walk_band(void *ctx_, size_t b_, int thread)
             while (ch.top > 0) {
                 size_t c = (size_t)ch.stack[--ch.top];
                 int slow = c < bd->slow_lo || c >= bd->slow_hi;
-#if defined(__SSE2__)
-                /* Two ready cells at once when both are fast: neither is higher than the other
-                 * (each would still wait for it), so their pulls are independent, and the chain
-                 * of dependent loads from a release to the next cell's pull is shared by two. */
-                if (pair && ch.top > 0 && !slow && tb_topo_edge(x->node[c]) == 0) {
+                /* Two ready cells away from other bands at once: neither is higher than the
+                 * other (each would still wait for it), so their pulls are independent, and the
+                 * chain of dependent loads from a release to the next cell's pull is shared by
+                 * two. */
+                if (pair && ch.top > 0 && !slow) {
                     size_t c2 = (size_t)ch.stack[ch.top - 1];
-                    if (c2 >= bd->slow_lo && c2 < bd->slow_hi && tb_topo_edge(x->node[c2]) == 0) {
+                    if (c2 >= bd->slow_lo && c2 < bd->slow_hi) {
                         ch.top--;
-                        s_pulled_t p1 = s_pull_fast(x, bd, c, W), p2 = s_pull_fast(x, bd, c2, W);
-                        s_release_fast(self, &ch, c, W, p1.lower, p1.mode);
-                        s_release_fast(self, &ch, c2, W, p2.lower, p2.mode);
+                        s_pulled_t p1 = s_pull(x, bd, c, 0), p2 = s_pull(x, bd, c2, 0);
+                        s_release(x, bd, b, &ch, c, 0, p1);
+                        s_release(x, bd, b, &ch, c2, 0, p2);
                         bd->stuck += (size_t)(p1.stuck + p2.stuck);
                         done += 2;
                         continue;
                     }
                 }
-#endif
                 bd->stuck += (size_t)(slow ? s_process(x, bd, b, &ch, c, 1)
                                            : s_process(x, bd, b, &ch, c, 0));
                 done++;
