@@ -581,8 +581,8 @@ static int s_counts(const s_opts_t *o, const s_case_t *c)
     static const char *const fn[] = {
         "tb_geology_run", "tb_sinks_fill_bands", "tb_accum_mfd_bands", "tb_spl_erode_bands",
         "tb_hillslope_diffuse_bands", "tb_clamp_repose_bands", "s_tick",
-        /* once a run, not a step: the classification, the coast
-         * list, the bands and the end-of-run products */
+        /* once a run, not a step: the classification, the coast list, the bands and the
+         * end-of-run products */
         "tb_topo_classify", "tb_accum_coast", "tb_accum_prepare", "tb_topo_bands", "s_products"};
     enum { S_FN = sizeof fn / sizeof fn[0], S_ONCE = 7 };
     double ir[S_FN] = {0};

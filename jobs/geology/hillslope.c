@@ -436,40 +436,6 @@ static inline float s_flux(const tb_hillslope_t *self, const s_consts_t *q, size
 /* Columns a block of s_row_fluxes: 8 row stretches of 4 bytes, 8 KiB of L1. */
 #define S_FLUX_BLOCK 256
 
-static void s_row_fluxes_span(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
-                              const s_consts_t *q, size_t row, float thr, int first,
-                              float *const fx[4], int64_t lo, int64_t hi);
-
-/* The forward-face fluxes of row j (0 <= j < h-1) into fx. */
-static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                         const float *h, const s_consts_t *q, int64_t j, float thr, int first,
-                         float *const fx[4], int64_t lo, int64_t hi)
-{
-    int64_t w = t->w;
-    size_t row = (size_t)j * (size_t)w;
-    /* In blocks of columns, the four faces of a block at a time: a face reads eight row
-     * stretches (heights now and at the start, rates, limiters, of rows j and j + 1), which for
-     * a whole row of a wide box would not stay in L1 until the next face. */
-    for (int64_t blo = lo; blo < hi; blo += S_FLUX_BLOCK) {
-        int64_t bhi = blo + S_FLUX_BLOCK < hi ? blo + S_FLUX_BLOCK : hi;
-        s_row_fluxes_span(self, t, h, q, row, thr, first, fx, blo, bhi);
-    }
-    for (int f = 0; f < 4; f++) {
-        int k = f + 4;
-        float *out = fx[f];
-        const float *h0 = self->h0;
-        for (int64_t i = 0; i < w; i += w - 1) {
-            int64_t ni = i + tb_nb_dx[k];
-            out[i] = 0;
-            if (!t->wraps && (ni < 0 || ni >= w))
-                continue;
-            size_t c = row + (size_t)i, n = (size_t)((ptrdiff_t)c + s_off(t, i)[k]);
-            out[i] = s_flux(self, q, c, n, k, h0[n] - h0[c], h[c], h[n], thr);
-        }
-    }
-    (void)node;
-}
-
 /* The inner columns [lo, hi) of s_row_fluxes' four faces. */
 static void s_row_fluxes_span(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
                               const s_consts_t *q, size_t row, float thr, int first,
@@ -513,6 +479,36 @@ static void s_row_fluxes_span(const tb_hillslope_t *self, const tb_topo_t *t, co
             }
         }
     }
+}
+
+/* The forward-face fluxes of row j (0 <= j < h-1) into fx. */
+static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                         const float *h, const s_consts_t *q, int64_t j, float thr, int first,
+                         float *const fx[4], int64_t lo, int64_t hi)
+{
+    int64_t w = t->w;
+    size_t row = (size_t)j * (size_t)w;
+    /* In blocks of columns, the four faces of a block at a time: a face reads eight row
+     * stretches (heights now and at the start, rates, limiters, of rows j and j + 1), which for
+     * a whole row of a wide box would not stay in L1 until the next face. */
+    for (int64_t blo = lo; blo < hi; blo += S_FLUX_BLOCK) {
+        int64_t bhi = blo + S_FLUX_BLOCK < hi ? blo + S_FLUX_BLOCK : hi;
+        s_row_fluxes_span(self, t, h, q, row, thr, first, fx, blo, bhi);
+    }
+    for (int f = 0; f < 4; f++) {
+        int k = f + 4;
+        float *out = fx[f];
+        const float *h0 = self->h0;
+        for (int64_t i = 0; i < w; i += w - 1) {
+            int64_t ni = i + tb_nb_dx[k];
+            out[i] = 0;
+            if (!t->wraps && (ni < 0 || ni >= w))
+                continue;
+            size_t c = row + (size_t)i, n = (size_t)((ptrdiff_t)c + s_off(t, i)[k]);
+            out[i] = s_flux(self, q, c, n, k, h0[n] - h0[c], h[c], h[n], thr);
+        }
+    }
+    (void)node;
 }
 
 /* A row of forward-face fluxes: four faces, the span of columns computed for this firing, and
