@@ -504,9 +504,12 @@ static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, con
             wall += r[i].mean[q];
         wall *= (double)(b->cell_steps - a->cell_steps) * 1e-9 / (double)(b->steps - a->steps);
         double steps = (double)(b->steps - a->steps);
-        printf("%-14s serial %.1f %% of the time (sinks), band walks waiting %.1f %% of thread "
-               "time",
+        int64_t lakes = b->sink_lakes - a->sink_lakes;
+        printf("%-14s serial %.1f %% of the time (sinks), %.1f %% of the lakes in bands, band "
+               "walks waiting %.1f %% of thread time",
                "", 100 * (b->serial_s - a->serial_s) / (wall * steps),
+               lakes > 0 ? 100.0 * (double)(b->sink_band_lakes - a->sink_band_lakes) / (double)lakes
+                         : 0.0,
                100 * (b->wait_s - a->wait_s) / (wall * steps * (double)o->threads[i]));
         if (i > 0)
             printf(", speedup %.2fx (mean) %.2fx (median) over T%lld",

@@ -133,6 +133,33 @@ static void s_island(const tb_frame_t *box, double amplitude, double dome, doubl
         }
 }
 
+/* Land over the whole box on an ulp ladder: each cell one float ulp above its west neighbour, so
+ * every cell drains west. When dam >= 0, cups open to the east (a wall of `dam` ulps above the
+ * ladder's level at the cup's west side: its west column and its north and south rows, 51 x 25
+ * cells, one every 100 columns and 40 rows) trap the ladder: each fills as a lake whose fill lifts
+ * the cells east of its mouth into the next lake, and so on, the chained lakes of a young plateau,
+ * which pass the box's cells in work (276 pits, 69 000 cells of work in a box of 48 000). */
+static void s_ladder(const tb_frame_t *box, int64_t dam, uint8_t **mask, float **h)
+{
+    *mask = tb_geo_bytes(box);
+    *h = tb_geo_floats(box);
+    for (int64_t j = 0; j < box->h; j++)
+        for (int64_t i = 0; i < box->w; i++) {
+            size_t c = tb_idx(box->w, i, j);
+            int64_t up = i, ci = i % 100 - 10, cj = j % 40 - 8;
+            if (dam >= 0 && ci >= 0 && ci <= 50 && cj >= 0 && cj <= 24 &&
+                (ci == 0 || cj == 0 || cj == 24))
+                up = i - ci + dam;
+            float v = 100.0f;
+            uint32_t bits;
+            memcpy(&bits, &v, sizeof bits);
+            bits += (uint32_t)up;
+            memcpy(&v, &bits, sizeof v);
+            (*mask)[c] = 1;
+            (*h)[c] = v;
+        }
+}
+
 START_TEST(test_noise_has_pits_and_they_are_resolved)
 {
     tb_frame_t box = tb_geo_box(2000, 200, 950, 20, 100, 80);
@@ -261,6 +288,68 @@ START_TEST(test_the_budget_history_changes_no_bit)
 }
 END_TEST
 
+/* Band workers on a pool of two threads (tb_sinks_fill_bands, as the solve calls it with two
+ * threads), terrain after terrain on one workspace so the budget's history runs too, against the
+ * whole-box flood on a fresh workspace: the same bits with 2 and 4 bands. Most calls are chained
+ * lakes (s_ladder), whose work passes half a band; each band's worker gets its rows' share of the
+ * call's budget and must finish most of them: over three quarters of the lakes in bands (87-88 %;
+ * 49-51 % when a band's budget was half its cells, as before 8 December). */
+START_TEST(test_band_workers_give_the_whole_box_flood)
+{
+    tb_frame_t box = tb_geo_box(2000, 200, 850, 0, 300, 160);
+    tb_pool_t *pool = tb_pool_new(2, NULL);
+    ck_assert_ptr_nonnull(pool);
+    /* An island's noise of this amplitude, or (below 0) a ladder with cups walled -amp ulps high */
+    const double amp[] = {8,    0.2, -60, -60, -60,  -75, -60, -75, 8,
+                          0.02, -90, -45, 8,   1e-3, 8,   -60, -60, -60};
+    for (int nbands = 2; nbands <= 4; nbands += 2) {
+        tb_sinks_t *ws = tb_sinks_new((size_t)(box.w * box.h), NULL); /* kept from call to call */
+        ck_assert_ptr_nonnull(ws);
+        for (size_t r = 0; r < sizeof amp / sizeof amp[0]; r++) {
+            uint8_t *mask;
+            float *h;
+            if (amp[r] < 0)
+                s_ladder(&box, (int64_t)-amp[r], &mask, &h);
+            else
+                s_island(&box, amp[r], amp[r] > 1 ? 20 : 0, 0, &mask, &h);
+            s_case_t a, b;
+            s_open(&a, &box, mask, h);
+            s_open(&b, &box, mask, h);
+            tb_sinks_destroy(&a.sinks);
+            a.sinks = ws;
+            tb_band_t bands[4];
+            ck_assert_int_eq(tb_topo_bands(&a.topo, a.node, nbands, false, bands), nbands);
+            tb_router_jitter_t jit = s_jit(3);
+            a.npits = tb_receivers_d8(&a.topo, a.node, a.h, &jit, a.dir, a.pits);
+            tb_err_t err;
+            ck_assert_msg(tb_sinks_fill_bands(a.sinks, &a.topo, a.node, a.h, a.dir, a.pits, a.npits,
+                                              &jit, pool, bands, nbands, &err) >= 0,
+                          "%s", err.msg);
+            tb_receivers_d8(&b.topo, b.node, b.h, &jit, b.dir, b.pits);
+            ck_assert_int_eq(
+                tb_sinks_fill_priority_flood_full(b.sinks, &b.topo, b.node, b.h, b.dir, &jit, NULL),
+                0);
+            for (size_t c = 0; c < a.topo.n; c++) {
+                ck_assert_msg(memcmp(&a.h[c], &b.h[c], sizeof(float)) == 0,
+                              "%d bands, call %zu, cell %zu: %.9g vs %.9g", nbands, r, c, a.h[c],
+                              b.h[c]);
+                ck_assert_uint_eq(a.dir[c], b.dir[c]);
+            }
+            a.sinks = NULL;
+            s_close(&a);
+            s_close(&b);
+            free(mask);
+            free(h);
+        }
+        const tb_sinks_stats_t *st = tb_sinks_stats(ws);
+        ck_assert_msg(st->band_lakes > 3 * st->lakes / 4, "%d bands: %lld of %lld lakes in bands",
+                      nbands, (long long)st->band_lakes, (long long)st->lakes);
+        tb_sinks_destroy(&ws);
+    }
+    tb_pool_destroy(&pool);
+}
+END_TEST
+
 START_TEST(test_a_pit_listed_twice_floods_once)
 {
     /* The worklist can name a pit twice; the closed-basin flood once overran its cell list on that
@@ -360,6 +449,7 @@ Suite *sinks_suite(void)
     tcase_add_test(tc, test_lakes_equal_the_whole_box_flood_with_ties);
     tcase_add_test(tc, test_flat_plateau_drains);
     tcase_add_test(tc, test_the_budget_history_changes_no_bit);
+    tcase_add_test(tc, test_band_workers_give_the_whole_box_flood);
     tcase_add_test(tc, test_a_pit_listed_twice_floods_once);
     tcase_add_test(tc, test_same_bits_in_any_box);
     suite_add_tcase(s, tc);

@@ -613,5 +613,6 @@ void tb_geology_phase_times(const tb_geology_t *g, tb_geology_phases_t *out)
     out->serial_s += ss->serial_s;
     out->bands = g->nbands;
     out->sink_lakes = ss->lakes;
+    out->sink_band_lakes = ss->band_lakes;
     out->sink_fallbacks = ss->fallbacks;
 }

@@ -54,6 +54,7 @@ typedef struct {
     int64_t pits;                /* pits found by the router, summed over steps */
     int64_t closed_cells;        /* cells flooded, summed over steps */
     int64_t sink_lakes;          /* lakes grown, summed over steps */
+    int64_t sink_band_lakes;     /* ... of them by band workers, in parallel */
     int64_t sink_fallbacks;      /* steps whose pits ended in the closed-basin flood */
     int64_t hillslope_updates;   /* hillslope cell updates, summed over sub-steps and steps */
     int64_t clamp_moves;         /* cells lowered by the clamp */

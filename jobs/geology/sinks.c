@@ -736,6 +736,7 @@ typedef struct {
     size_t npits;
     const tb_band_t *bands;
     int nbands;
+    size_t budget; /* the call's lakes budget (s_budget), shared out by rows */
 } s_band_ctx_t;
 
 /* The first index of sorted v[0..n) holding a value >= x. */
@@ -768,8 +769,12 @@ static void s_band_task(void *ctx_, size_t b, int thread)
     wk->zhi = (size_t)(bd->r1 - 2) * w;
     wk->defer.n = 0;
     wk->nomem = 0;
+    /* The band's share of the call's budget by rows: a band whose lakes chain (a young plateau
+     * spills from lake to lake, 2.2 cells of work a box cell) finishes them here, not on one
+     * thread after all the bands. */
+    size_t budget = (size_t)((double)x->budget * (double)(hi - lo) / (double)x->t->n) + 4096;
     int rc = s_lakes(x->self, wk, x->t, x->node, x->h, x->dir, x->jit, x->pits + from, to - from,
-                     (hi - lo) / 2 + 4096);
+                     budget);
     if (rc == 1) /* the budget: the rest goes to the serial pass */
         for (size_t s = 0; s < wk->pits.n; s++)
             s_list_add(wk, &wk->defer, wk->pits.v[s]);
@@ -876,12 +881,13 @@ static int64_t s_fill(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
     const int32_t *todo = pits;
     size_t ntodo = npits;
     int64_t before = self->stats.lake_cells + self->stats.basin_cells;
+    size_t band_work = 0; /* the band workers' lakes work, learnt with the serial pass's */
     if (nbands > 1 && tb_pool_threads(pool) > 1 && !flat) {
         /* The lakes that stay inside a band, one worker a band; then the rest on this thread. */
         if (s_workers(self, 1 + nbands) != 0)
             return tb_err_set(err, TB_E_NOMEM, "sinks: out of memory for %d workers", nbands);
         wk = &self->work[0];
-        s_band_ctx_t x = {self, t, node, h, dir, jit, pits, npits, bands, nbands};
+        s_band_ctx_t x = {self, t, node, h, dir, jit, pits, npits, bands, nbands, budget};
         tb_pool_run(pool, (size_t)nbands, s_band_task, &x);
         *serial_from = s_now();
         wk->defer.n = 0;
@@ -889,9 +895,11 @@ static int64_t s_fill(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
             s_work_t *bw = &self->work[1 + b];
             if (bw->nomem)
                 return tb_err_set(err, TB_E_NOMEM, "sinks: the lake lists cannot grow");
+            band_work += bw->work;
             for (size_t s = 0; s < bw->defer.n; s++)
                 s_list_add(wk, &wk->defer, bw->defer.v[s]);
             s_stats_add(&self->stats, &bw->stats);
+            self->stats.band_lakes += bw->stats.lakes;
             memset(&bw->stats, 0, sizeof bw->stats);
         }
         todo = wk->defer.v; /* this worker's zone is the box: it defers nothing */
@@ -899,7 +907,7 @@ static int64_t s_fill(tb_sinks_t *self, const tb_topo_t *t, const uint8_t *node,
     }
     int rc = s_lakes(self, wk, t, node, h, dir, jit, todo, ntodo, budget);
     if (!flat && rc >= 0)
-        s_budget_learn(self, rc == 0, wk->work);
+        s_budget_learn(self, rc == 0, band_work + wk->work);
     s_stats_add(&self->stats, &wk->stats);
     memset(&wk->stats, 0, sizeof wk->stats);
     if (rc < 0)

@@ -43,6 +43,7 @@ typedef struct {
     int64_t calls;       /* calls that had pits */
     int64_t lakes;       /* lakes grown */
     int64_t one_cell;    /* ... of them one-cell lakes taken on the fast path */
+    int64_t band_lakes;  /* ... of them resolved by band workers, in parallel */
     int64_t lake_cells;  /* cells in grown lakes */
     int64_t rim_cells;   /* rim cells looked at */
     int64_t fallbacks;   /* calls that ended in the closed-basin flood */
