@@ -282,3 +282,25 @@ size_t tb_receivers_d8_cells(const tb_topo_t *t, const uint8_t *node, const floa
     }
     return pits;
 }
+
+size_t tb_receivers_d8_after_rise(const tb_topo_t *t, const uint8_t *node, const float *h,
+                                  const tb_router_jitter_t *jit, size_t p, uint8_t *dir,
+                                  int32_t *pits)
+{
+    int e = tb_topo_edge(node[p]);
+    const ptrdiff_t *off = t->noff[e];
+    dir[p] = s_receiver(h, p, off, e == 0, jit, t->box, -1, 0);
+    size_t npits = 0;
+    for (int k = 0; k < 8; k++) {
+        size_t n = (size_t)((ptrdiff_t)p + off[k]);
+        uint8_t nd = node[n];
+        if (!(nd & TB_NODE_SOLVED) || dir[n] != 7 - k)
+            continue;
+        int en = tb_topo_edge(nd);
+        uint8_t d = s_receiver(h, n, t->noff[en], en == 0, jit, t->box, -1, 0);
+        dir[n] = d;
+        if (d == TB_DIR_NONE)
+            pits[npits++] = (int32_t)n;
+    }
+    return npits;
+}

@@ -42,4 +42,13 @@ size_t tb_receivers_d8_cells(const tb_topo_t *t, const uint8_t *node, const floa
                              const tb_router_jitter_t *jit, const int32_t *cells, size_t count,
                              uint8_t *dir);
 
+/* D8 receivers after solved cell p alone rose (a one-cell lake): p's, then those of its solved
+ * neighbours that drained into p, in neighbour order (no other receiver can change: the rise only
+ * lowers the others' slopes to p, which were not their steepest). The same results as
+ * tb_receivers_d8_cells on p and on those neighbours, in one call. Writes those neighbours that are
+ * now pits to pits[] (capacity 8, in neighbour order) and returns their number. */
+size_t tb_receivers_d8_after_rise(const tb_topo_t *t, const uint8_t *node, const float *h,
+                                  const tb_router_jitter_t *jit, size_t p, uint8_t *dir,
+                                  int32_t *pits);
+
 #endif

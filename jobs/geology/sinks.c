@@ -646,16 +646,10 @@ static int s_one_cell_lake(s_work_t *wk, const tb_topo_t *t, const uint8_t *node
     if (!pour)
         return 0;
     h[p] = tb_next_up(m);
-    int32_t cell = (int32_t)p;
-    tb_receivers_d8_cells(t, node, h, jit, &cell, 1, dir);
-    for (int k = 0; k < 8; k++) {
-        size_t n = (size_t)((ptrdiff_t)p + off[k]);
-        if (!(node[n] & TB_NODE_SOLVED) || dir[n] != 7 - k)
-            continue;
-        int32_t d = (int32_t)n;
-        if (tb_receivers_d8_cells(t, node, h, jit, &d, 1, dir) > 0)
-            s_list_add(wk, &wk->pits, d);
-    }
+    int32_t left[8];
+    size_t nleft = tb_receivers_d8_after_rise(t, node, h, jit, p, dir, left);
+    for (size_t s = 0; s < nleft; s++)
+        s_list_add(wk, &wk->pits, left[s]);
     return 1;
 }
 
