@@ -285,10 +285,39 @@ START_TEST(test_mfd_walk_equals_a_sorted_pull)
 }
 END_TEST
 
+/* A receiver from its definition (docs/solve.md, the router): over the strictly lower neighbours,
+ * the first highest (double)(drop x 1 / distance) x (1 + J u), u the neighbour's byte of the
+ * cell's hash (key, lattice x, lattice y) mapped to [-1, 1] as b / 127.5 - 1; with J = 0 the
+ * plain steepest descent. No shortcut for cells whose jitter cannot matter, and no vector. */
+static uint8_t s_receiver_by_definition(const s_field_t *f, const tb_router_jitter_t *jit, size_t c)
+{
+    static const float inv_dist[8] = {0.70710678f, 1.0f,        0.70710678f, 1.0f,
+                                      1.0f,        0.70710678f, 1.0f,        0.70710678f};
+    const tb_frame_t *box = f->topo.box;
+    int64_t i = (int64_t)c % box->w, j = (int64_t)c / box->w;
+    int64_t lx = tb_frame_lattice_x(box, i), ly = tb_frame_lattice_y(box, j);
+    uint64_t bits = tb_hash_cell(jit->key, lx, ly);
+    double best = 0;
+    uint8_t bk = TB_DIR_NONE;
+    for (int k = 0; k < 8; k++) {
+        float d = f->h[c] - f->h[tb_topo_nb(&f->topo, f->node[c], c, k)];
+        if (!(d > 0))
+            continue;
+        double u = (double)((bits >> (8 * k)) & 0xff) / 127.5 - 1.0;
+        double score = (double)(d * inv_dist[k]) * (1.0 + jit->amplitude * u);
+        if (score > best) {
+            best = score;
+            bk = (uint8_t)k;
+        }
+    }
+    return bk;
+}
+
 /* The row router (four cells a vector, sixteen a settling test) against the cell router, which
- * takes each cell alone through the general neighbour offsets: the same receiver for every cell
- * and the same pits in raster order, on half-metre terraces full of exact and near ties, with and
- * without the jitter, in a box that wraps and one that does not. */
+ * takes each cell alone through the general neighbour offsets, and both against the receiver by
+ * definition: the same receiver for every cell and the same pits in raster order, on half-metre
+ * terraces full of exact and near ties, with and without the jitter, in a box that wraps and one
+ * that does not. */
 static void s_routers_agree(const tb_frame_t *box, double jitter, uint8_t *dir_out)
 {
     uint8_t *mask;
@@ -318,6 +347,10 @@ static void s_routers_agree(const tb_frame_t *box, double jitter, uint8_t *dir_o
             want++;
         }
         routed += (f.node[c] & TB_NODE_SOLVED) && f.dir[c] != TB_DIR_NONE;
+        if (f.node[c] & TB_NODE_SOLVED)
+            ck_assert_msg(f.dir[c] == s_receiver_by_definition(&f, &jit, c),
+                          "cell %zu: router %d, by definition %d", c, f.dir[c],
+                          s_receiver_by_definition(&f, &jit, c));
     }
     ck_assert_uint_eq(want, npits);
     ck_assert_uint_eq(cell_pits, npits);

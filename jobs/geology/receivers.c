@@ -25,12 +25,52 @@ static const double s_unit[256] = {S_U64(0), S_U64(64), S_U64(128), S_U64(192)};
 #undef S_U16
 #undef S_U64
 
-/* The jittered argmax over the strictly lower neighbours; only called on a near tie. */
+/* The jittered argmax over the strictly lower neighbours; only called on a near tie. Each lower
+ * neighbour's score is (double)(drop x 1 / distance) x (1 + J u), u the neighbour's hash byte
+ * mapped to [-1, 1]; the first highest score above 0 wins. */
 static uint8_t s_jittered(const float *h, size_t c, const ptrdiff_t *off,
                           const tb_router_jitter_t *jit, int64_t lx, int64_t ly)
 {
     uint64_t bits = tb_hash_cell(jit->key, lx, ly);
     float hc = h[c];
+#if defined(__SSE2__)
+    /* The same float and double operations as the loop below, two neighbours a vector: a maximum
+     * rounds nothing, so the first lane holding the highest score is the loop's choice. */
+    float nb[8];
+    for (int k = 0; k < 8; k++)
+        nb[k] = h[(ptrdiff_t)c + off[k]];
+    __m128 hcv = _mm_set1_ps(hc), zero = _mm_setzero_ps();
+    __m128 da = _mm_sub_ps(hcv, _mm_loadu_ps(nb)), db = _mm_sub_ps(hcv, _mm_loadu_ps(nb + 4));
+    __m128 la = _mm_cmpgt_ps(da, zero), lb = _mm_cmpgt_ps(db, zero); /* strictly lower */
+    if ((_mm_movemask_ps(la) | _mm_movemask_ps(lb)) == 0)
+        return TB_DIR_NONE;
+    __m128 pa = _mm_mul_ps(da, _mm_loadu_ps(s_inv_dist));
+    __m128 pb = _mm_mul_ps(db, _mm_loadu_ps(s_inv_dist + 4));
+    __m128d amp = _mm_set1_pd(jit->amplitude), one = _mm_set1_pd(1.0), s[4];
+    for (int q = 0; q < 4; q++) {
+        __m128 p = q < 2 ? pa : pb, l = q < 2 ? la : lb;
+        if (q & 1) {
+            p = _mm_movehl_ps(p, p);
+            l = _mm_unpackhi_ps(l, l);
+        } else {
+            l = _mm_unpacklo_ps(l, l);
+        }
+        __m128d u =
+            _mm_set_pd(s_unit[(bits >> (16 * q + 8)) & 0xff], s_unit[(bits >> (16 * q)) & 0xff]);
+        __m128d v = _mm_mul_pd(_mm_cvtps_pd(p), _mm_add_pd(one, _mm_mul_pd(amp, u)));
+        s[q] = _mm_and_pd(v, _mm_castps_pd(l)); /* 0 where not lower */
+    }
+    __m128d m = _mm_max_pd(_mm_max_pd(s[0], s[1]), _mm_max_pd(s[2], s[3]));
+    m = _mm_max_pd(m, _mm_unpackhi_pd(m, m));
+    double best = _mm_cvtsd_f64(m);
+    if (!(best > 0))
+        return TB_DIR_NONE;
+    __m128d bv = _mm_set1_pd(best);
+    unsigned eq = 0;
+    for (int q = 0; q < 4; q++)
+        eq |= (unsigned)_mm_movemask_pd(_mm_cmpeq_pd(s[q], bv)) << (2 * q);
+    return (uint8_t)__builtin_ctz(eq);
+#else
     double best = 0;
     uint8_t bk = TB_DIR_NONE;
     for (int k = 0; k < 8; k++) {
@@ -45,6 +85,7 @@ static uint8_t s_jittered(const float *h, size_t c, const ptrdiff_t *off,
         }
     }
     return bk;
+#endif
 }
 
 #if defined(__SSE2__)
