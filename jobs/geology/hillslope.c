@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/simd.h"
+
 #define S_MAX_LEVEL 10 /* rates up to 1024, the manifest's cap on max_hillslope_substeps */
 #define S_R2_CAP (0.99f * 0.99f)
 
@@ -45,6 +47,7 @@ struct tb_hillslope_t {
     int32_t *list;   /* cells with a face above level 1, highest touch first */
     int32_t *first, *last; /* per row and touch level: first and last column at that level */
     float *next;           /* Jacobi buffer of the sparse passes */
+    bool avx2;             /* the kernels' AVX2 copies run (common/simd.h) */
 };
 
 tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
@@ -54,6 +57,7 @@ tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
         return NULL;
     self->cells = cells;
     self->w = w;
+    self->avx2 = tb_simd_avx2();
     int ok = (self->own = tb_calloc(cells, 1, "hillslope levels", err)) &&
              (self->level = tb_calloc(cells, 1, "hillslope levels", err)) &&
              (self->touch = tb_calloc(cells, 1, "hillslope levels", err)) &&
@@ -212,8 +216,8 @@ static void s_ring(tb_hillslope_t *self, const tb_topo_t *t)
 /* M of the forward faces E, NW, N, NE (into fm[0..3]) of row j's cells, every column whose face
  * has its far end in the box's memory at the plain offset (a wrapping box's seam faces are
  * recomputed where they are used). */
-static void s_forward_row(const float *h, int64_t w, int64_t j, const float ic2[8],
-                          float *const fm[4])
+static inline __attribute__((always_inline)) void
+s_forward_row(const float *h, int64_t w, int64_t j, const float ic2[8], float *const fm[4])
 {
     const ptrdiff_t W = (ptrdiff_t)w;
     const float *restrict hc = h + (size_t)j * (size_t)w;
@@ -229,9 +233,10 @@ static void s_forward_row(const float *h, int64_t w, int64_t j, const float ic2[
     fm[1][w - 1] = s_mk(hc[W + w - 2] - hc[w - 1], ic2[5]);
 }
 
-static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                           const float *h, const s_consts_t *q, int cap, int64_t c0, int64_t c1,
-                           int64_t j0, int64_t j1, float *fbuf)
+static inline __attribute__((always_inline)) uint8_t
+s_need_rows_k(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
+              const s_consts_t *q, int cap, int64_t c0, int64_t c1, int64_t j0, int64_t j1,
+              float *fbuf)
 {
     int64_t w = t->w;
     uint8_t top = 0;
@@ -295,6 +300,36 @@ static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8
             top = own[i] > top ? own[i] : top;
     }
     return top;
+}
+
+/* The kernels with two copies (common/simd.h): the same C, compiled for x86-64's baseline and for
+ * AVX2, so the same float operations on each element; which runs is the workspace's avx2. */
+static uint8_t s_need_rows_sse2(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                                const float *h, const s_consts_t *q, int cap, int64_t c0,
+                                int64_t c1, int64_t j0, int64_t j1, float *fbuf)
+{
+    return s_need_rows_k(self, t, node, h, q, cap, c0, c1, j0, j1, fbuf);
+}
+
+#if TB_SIMD_HAVE_AVX2
+TB_SIMD_AVX2 static uint8_t s_need_rows_avx2(tb_hillslope_t *self, const tb_topo_t *t,
+                                             const uint8_t *node, const float *h,
+                                             const s_consts_t *q, int cap, int64_t c0, int64_t c1,
+                                             int64_t j0, int64_t j1, float *fbuf)
+{
+    return s_need_rows_k(self, t, node, h, q, cap, c0, c1, j0, j1, fbuf);
+}
+#endif
+
+static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                           const float *h, const s_consts_t *q, int cap, int64_t c0, int64_t c1,
+                           int64_t j0, int64_t j1, float *fbuf)
+{
+#if TB_SIMD_HAVE_AVX2
+    if (self->avx2)
+        return s_need_rows_avx2(self, t, node, h, q, cap, c0, c1, j0, j1, fbuf);
+#endif
+    return s_need_rows_sse2(self, t, node, h, q, cap, c0, c1, j0, j1, fbuf);
 }
 
 /* C: the level used (the highest own level in the 3 x 3, or `box_top` for the BOX control), the
@@ -437,9 +472,10 @@ static inline float s_flux(const tb_hillslope_t *self, const s_consts_t *q, size
 #define S_FLUX_BLOCK 256
 
 /* The inner columns [lo, hi) of s_row_fluxes' four faces. */
-static void s_row_fluxes_span(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
-                              const s_consts_t *q, size_t row, float thr, int first,
-                              float *const fx[4], int64_t lo, int64_t hi)
+static inline __attribute__((always_inline)) void
+s_row_fluxes_span_k(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
+                    const s_consts_t *q, size_t row, float thr, int first, float *const fx[4],
+                    int64_t lo, int64_t hi)
 {
     for (int f = 0; f < 4; f++) {
         int k = f + 4;
@@ -479,6 +515,36 @@ static void s_row_fluxes_span(const tb_hillslope_t *self, const tb_topo_t *t, co
             }
         }
     }
+}
+
+static void s_row_fluxes_span_sse2(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
+                                   const s_consts_t *q, size_t row, float thr, int first,
+                                   float *const fx[4], int64_t lo, int64_t hi)
+{
+    s_row_fluxes_span_k(self, t, h, q, row, thr, first, fx, lo, hi);
+}
+
+#if TB_SIMD_HAVE_AVX2
+TB_SIMD_AVX2 static void s_row_fluxes_span_avx2(const tb_hillslope_t *self, const tb_topo_t *t,
+                                                const float *h, const s_consts_t *q, size_t row,
+                                                float thr, int first, float *const fx[4],
+                                                int64_t lo, int64_t hi)
+{
+    s_row_fluxes_span_k(self, t, h, q, row, thr, first, fx, lo, hi);
+}
+#endif
+
+static void s_row_fluxes_span(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
+                              const s_consts_t *q, size_t row, float thr, int first,
+                              float *const fx[4], int64_t lo, int64_t hi)
+{
+#if TB_SIMD_HAVE_AVX2
+    if (self->avx2) {
+        s_row_fluxes_span_avx2(self, t, h, q, row, thr, first, fx, lo, hi);
+        return;
+    }
+#endif
+    s_row_fluxes_span_sse2(self, t, h, q, row, thr, first, fx, lo, hi);
 }
 
 /* The forward-face fluxes of row j (0 <= j < h-1) into fx. */
@@ -564,8 +630,10 @@ static void s_flux_row(const tb_hillslope_t *self, const tb_topo_t *t, const uin
 /* Row j's update: forward faces from fx, backward ones from the row below's (below) and from the
  * west neighbour's E face, added in neighbour order 0..7. Only cells next to a computed face can
  * move: the union of this row's span and what the row below holds. */
-static void s_update_row(const tb_topo_t *t, const uint8_t *node, float *h, int64_t j,
-                         const s_fluxrow_t *cur, const s_fluxrow_t *bel)
+static inline __attribute__((always_inline)) void s_update_row_k(const tb_topo_t *t,
+                                                                 const uint8_t *node, float *h,
+                                                                 int64_t j, const s_fluxrow_t *cur,
+                                                                 const s_fluxrow_t *bel)
 {
     int64_t w = t->w;
     int64_t ulo = cur->lo < bel->dlo ? cur->lo : bel->dlo;
@@ -607,6 +675,34 @@ static void s_update_row(const tb_topo_t *t, const uint8_t *node, float *h, int6
             sum += ne[i];
             hr[i] += sum;
         }
+}
+
+static void s_update_row_sse2(const tb_topo_t *t, const uint8_t *node, float *h, int64_t j,
+                              const s_fluxrow_t *cur, const s_fluxrow_t *bel)
+{
+    s_update_row_k(t, node, h, j, cur, bel);
+}
+
+#if TB_SIMD_HAVE_AVX2
+TB_SIMD_AVX2 static void s_update_row_avx2(const tb_topo_t *t, const uint8_t *node, float *h,
+                                           int64_t j, const s_fluxrow_t *cur,
+                                           const s_fluxrow_t *bel)
+{
+    s_update_row_k(t, node, h, j, cur, bel);
+}
+#endif
+
+static void s_update_row(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+                         float *h, int64_t j, const s_fluxrow_t *cur, const s_fluxrow_t *bel)
+{
+#if TB_SIMD_HAVE_AVX2
+    if (self->avx2) {
+        s_update_row_avx2(t, node, h, j, cur, bel);
+        return;
+    }
+#endif
+    (void)self;
+    s_update_row_sse2(t, node, h, j, cur, bel);
 }
 
 /* What the band sections of one call share. */
@@ -757,7 +853,7 @@ static void s_dense_task(void *ctx_, size_t b_, int thread)
             cur = own[slot];
             slot ^= 1;
         }
-        s_update_row(t, x->node, x->h, j, &cur, &below);
+        s_update_row(self, t, x->node, x->h, j, &cur, &below);
         below = cur;
     }
 }
