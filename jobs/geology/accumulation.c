@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/simd.h"
+
 #define S_DONE 0xff        /* processed, partition by exponent */
 #define S_PAD 16           /* bytes of counters past the box */
 #define S_DONE_LINEAR 0xfe /* processed, every exponent weight underflowed: partition by drop */
@@ -49,6 +51,7 @@ struct tb_accum_t {
     int32_t **later;    /* per band: two row-sized lists of cells freed in the sweep's next row */
     int32_t *later_mem;
     atomic_int finished; /* bands whose walk is over */
+    bool avx2;           /* the count pass's and the walk's AVX2 copies run (common/simd.h) */
 };
 
 tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
@@ -58,6 +61,7 @@ tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
         return NULL;
     self->cells = cells;
     self->w = w;
+    self->avx2 = tb_simd_avx2();
     size_t rows = cells / (size_t)w + 1;
     /* The counters have S_PAD bytes beyond the box: the release of a cell updates its three rows of
      * counters four bytes at a time (s_release4), one byte past its last neighbour. */
@@ -567,7 +571,7 @@ static void s_wait(tb_accum_t *self, s_band_t *bd, int nbands)
  * the ready lists of the cells that start with none. Fixed cells get 0 every step, because
  * decrements wrap their counters. Inner columns have one offset per direction, so the count
  * vectorises. */
-static void s_count_band(void *ctx_, size_t b, int thread)
+static inline __attribute__((always_inline)) void s_count_band_k(void *ctx_, size_t b, int thread)
 {
     (void)thread;
     const s_ctx_t *x = ctx_;
@@ -631,10 +635,12 @@ static void s_count_band(void *ctx_, size_t b, int thread)
     }
 }
 
+TB_SIMD_TASK(s_count_band, ((const s_ctx_t *)ctx_)->self->avx2)
+
 /* The walk of band b: sweeps over its rows, alternately in each direction, until every solved
  * cell of the band is done. With one band the first sweep does everything; with several, a later
  * sweep takes what the neighbours handed over after the sweep passed its row. */
-static void s_walk_band(void *ctx_, size_t b_, int thread)
+static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size_t b_, int thread)
 {
     (void)thread;
     const s_ctx_t *x = ctx_;
@@ -707,6 +713,8 @@ static void s_walk_band(void *ctx_, size_t b_, int thread)
     bd->walk_s = s_now() - t0;
     atomic_fetch_add_explicit(&self->finished, 1, memory_order_acq_rel);
 }
+
+TB_SIMD_TASK(s_walk_band, ((const s_ctx_t *)ctx_)->self->avx2)
 
 /* Sizes the per-band state for nbands bands and sets it up for this call. */
 static int s_setup(tb_accum_t *self, const tb_topo_t *t, const tb_band_t *bands, int nbands)
