@@ -334,8 +334,9 @@ static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8
 
 /* C: the level used (the highest own level in the 3 x 3, or `box_top` for the BOX control), the
  * limiter and the inverse rate. Fixed cells get level 0, limiter 1, rate 1. */
-static void s_level_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                         tb_hillslope_bound_t bound, uint8_t box_top, int64_t j0, int64_t j1)
+static inline __attribute__((always_inline)) void
+s_level_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
+             tb_hillslope_bound_t bound, uint8_t box_top, int64_t j0, int64_t j1)
 {
     int64_t w = t->w;
     const ptrdiff_t W = (ptrdiff_t)w;
@@ -380,9 +381,9 @@ static void s_level_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t
  * per row the first and last column at each touch level (a firing of level L only has work
  * between those of the levels >= L); rows [i0, i1) get their spans reset, rows [j0, j1) are
  * counted. Returns the highest touch level; *solved and at[L] count the solved cells. */
-static int s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, int64_t i0,
-                        int64_t i1, int64_t j0, int64_t j1, size_t *solved,
-                        size_t at[S_MAX_LEVEL + 2])
+static inline __attribute__((always_inline)) int
+s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, int64_t i0, int64_t i1,
+             int64_t j0, int64_t j1, size_t *solved, size_t at[S_MAX_LEVEL + 2])
 {
     int64_t w = t->w;
     const ptrdiff_t W = (ptrdiff_t)w;
@@ -771,14 +772,16 @@ static void s_need_task(void *ctx_, size_t b, int thread)
                                 x->bands[b].r1, fbuf);
 }
 
-static void s_level_task(void *ctx_, size_t b, int thread)
+static inline __attribute__((always_inline)) void s_level_task_k(void *ctx_, size_t b, int thread)
 {
     (void)thread;
     s_ctx_t *x = ctx_;
     s_level_rows(x->self, x->t, x->node, x->bound, x->box_top, x->bands[b].r0, x->bands[b].r1);
 }
 
-static void s_touch_task(void *ctx_, size_t b, int thread)
+TB_SIMD_TASK(s_level_task, ((const s_ctx_t *)ctx_)->self->avx2)
+
+static inline __attribute__((always_inline)) void s_touch_task_k(void *ctx_, size_t b, int thread)
 {
     (void)thread;
     s_ctx_t *x = ctx_;
@@ -788,6 +791,8 @@ static void s_touch_task(void *ctx_, size_t b, int thread)
     x->most[b] = s_touch_rows(x->self, x->t, x->node, i0, i1, x->bands[b].r0, x->bands[b].r1,
                               &x->solved[b], x->at[b]);
 }
+
+TB_SIMD_TASK(s_touch_task, ((const s_ctx_t *)ctx_)->self->avx2)
 
 /* The list of cells above touch level 1, highest first, raster order within a level: band b
  * writes its cells of level L from fill[b][L]. */
