@@ -4,9 +4,13 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/simd.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if TB_SIMD_HAVE_AVX2
+#include <immintrin.h>
 #endif
 
 /* 1 / distance in cells: slopes compare in cell units, the metres cancel. */
@@ -174,6 +178,42 @@ static inline uint8_t s_receiver(const float *h, size_t c, const ptrdiff_t *off,
 /* Code of a cell whose two steepest descents are close enough for the jitter to matter. */
 #define S_NEAR_TIE 9
 
+#if TB_SIMD_HAVE_AVX2
+/* tb_receivers_d8_row's vector loop eight cells at a time (common/simd.h), from column i while a
+ * whole vector fits before column w - 1; returns the first column it left. Lane for lane the
+ * four-cell loop's operations: vminps, vmaxps and the compares are minps, maxps, cmpgtps and
+ * cmpnltps on eight lanes, the blend is its and/andnot select. */
+TB_SIMD_AVX2 static int64_t s_row_avx2(const float *hc, uint8_t *out, const ptrdiff_t o[8],
+                                       int64_t i, int64_t w, float up, float down, int jitter)
+{
+    const __m256 vup = _mm256_set1_ps(up), vdown = _mm256_set1_ps(down), zero = _mm256_setzero_ps();
+    const __m256i none = _mm256_set1_epi32(TB_DIR_NONE), tie = _mm256_set1_epi32(S_NEAR_TIE);
+    const __m256i jmask = _mm256_set1_epi32(jitter ? -1 : 0);
+    for (; i + 8 <= w - 1; i += 8) {
+        __m256 hv = _mm256_loadu_ps(hc + i), best = zero, second = zero;
+        __m256i bk = none;
+        for (int k = 0; k < 8; k++) {
+            __m256 sk = _mm256_mul_ps(_mm256_sub_ps(hv, _mm256_loadu_ps(hc + i + o[k])),
+                                      _mm256_set1_ps(s_inv_dist[k]));
+            __m256i gt = _mm256_castps_si256(_mm256_cmp_ps(sk, best, _CMP_GT_OQ));
+            second = _mm256_max_ps(_mm256_min_ps(best, sk), second);
+            best = _mm256_max_ps(sk, best);
+            bk = _mm256_blendv_epi8(bk, _mm256_set1_epi32(k), gt);
+        }
+        __m256i near =
+            _mm256_and_si256(jmask, _mm256_castps_si256(_mm256_and_ps(
+                                        _mm256_cmp_ps(second, zero, _CMP_GT_OQ),
+                                        _mm256_cmp_ps(_mm256_mul_ps(second, vup),
+                                                      _mm256_mul_ps(best, vdown), _CMP_NLT_UQ))));
+        __m256i res = _mm256_blendv_epi8(bk, tie, near);
+        __m128i p16 =
+            _mm_packs_epi32(_mm256_castsi256_si128(res), _mm256_extracti128_si256(res, 1));
+        _mm_storel_epi64((__m128i *)(out + i), _mm_packus_epi16(p16, p16));
+    }
+    return i;
+}
+#endif
+
 /* Columns [i0, i1) of row j once the inner columns hold their marks: see tb_receivers_d8_row. */
 static void s_settle(const tb_topo_t *t, const uint8_t *node, const float *h,
                      const tb_router_jitter_t *jit, int64_t j, int64_t ly, int64_t i0, int64_t i1,
@@ -221,6 +261,10 @@ void tb_receivers_d8_row(const tb_topo_t *t, const uint8_t *node, const float *h
     float up = (float)(1 + jit->amplitude), down = (float)((1 - jit->amplitude) * (1 - 1e-5));
     int jitter = jit->amplitude > 0;
     int64_t i = 1;
+#if TB_SIMD_HAVE_AVX2
+    if (t->avx2)
+        i = s_row_avx2(hc, out, o, i, w, up, down, jitter);
+#endif
 #if defined(__SSE2__)
     /* Four cells at a time, lane for lane the scalar loop below: min and max are its selects
      * (minps(best, sk) is `sk > best ? best : sk`, maxps(a, b) is `a > b ? a : b`), and the

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/simd.h"
+
 int tb_topo_init(tb_topo_t *t, const tb_frame_t *box, tb_err_t *err)
 {
     memset(t, 0, sizeof *t);
@@ -33,6 +35,7 @@ int tb_topo_init(tb_topo_t *t, const tb_frame_t *box, tb_err_t *err)
         t->noff[2][k] = base + (tb_nb_dx[k] > 0 ? 1 - (ptrdiff_t)t->w : tb_nb_dx[k]);
         t->len_m[k] = tb_nb_dist[k] * t->cell_m;
     }
+    t->avx2 = tb_simd_avx2();
     return 0;
 }
 

@@ -41,6 +41,7 @@ typedef struct {
     ptrdiff_t noff[3][8];  /* neighbour offsets: [0] inner columns, [1] west column, [2] east */
     double len_m[8];       /* centre-to-centre distance to neighbour k, metres */
     const tb_frame_t *box; /* the frame, for lattice coordinates (hashes); owned by the caller */
+    bool avx2;             /* the router's AVX2 copy runs (common/simd.h; read by tb_topo_init) */
 } tb_topo_t;
 
 /* Fills *t for a box. Refuses boxes under 3 x 3 cells, wrapping boxes narrower than 3 columns and
