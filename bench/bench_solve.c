@@ -26,10 +26,14 @@
  * neighbour that competes for the memory system, like a second solve or a bake's coordinator);
  * `spin`, an integer loop that touches no memory (a neighbour that competes for a core only).
  *
+ * Each thread count's solver first runs one untimed step from a copy of the warmed-up heights, so
+ * what it learns from call to call (the sinks' lakes budget) is trained as in a run (s_timed).
+ *
  * --counts N: after the timed run, N more steps from the same warmed-up heights (the state cache;
- * a temporary one when --state is not given) on one thread under valgrind's callgrind, and a row
- * of instructions per land cell-step for each phase (the inclusive instructions of each phase's
- * function; route is the step's remainder: the uplift, the router and the step's bookkeeping).
+ * a temporary one when --state is not given; after the same priming step, which is not counted)
+ * on one thread under valgrind's callgrind, and a row of instructions per land cell-step for each
+ * phase (the inclusive instructions of each phase's function; route is the step's remainder: the
+ * uplift, the router and the step's bookkeeping).
  * Counts do not move with the machine's load, as times do; they are one thread's (a phase split
  * over two threads executes about as many instructions in all). Needs valgrind (Debian's
  * package); N steps under callgrind take about 50 times as long as N native steps.
