@@ -1,8 +1,8 @@
 /* Which vector variant of the solve's kernels runs (jobs/geology): the plain build targets x86-64's
- * baseline (SSE2), and a few auto-vectorised loops have a second copy compiled for AVX2, chosen at
+ * baseline (SSE2), and the solve's vector loops have a second copy compiled for AVX2, chosen at
  * run time. Both copies are the same C: the same float operations in the same order on each
  * element, without contraction (-ffp-contract=off), so the bits do not depend on the variant
- * (test_hillslope compares them on one terrain); only the time does.
+ * (test_geology compares them over a whole solve); only the time does.
  *
  * TB_SIMD in the environment: "sse2" keeps the baseline copies (to compare, or on a CPU whose AVX2
  * is slow); unset, empty or "auto" takes AVX2 where the CPU has it. Any other value is reported on
@@ -52,7 +52,8 @@
 #endif
 
 /* True when the AVX2 copies should run: built, the CPU has AVX2, and TB_SIMD does not say "sse2".
- * Reads the environment: call it when a workspace is made, not in a loop. */
+ * Reads the environment: tb_topo_init calls it once a box, and the kernels read the topology's
+ * avx2. */
 bool tb_simd_avx2(void);
 
 #endif

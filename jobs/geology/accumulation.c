@@ -51,7 +51,6 @@ struct tb_accum_t {
     int32_t **later;    /* per band: two row-sized lists of cells freed in the sweep's next row */
     int32_t *later_mem;
     atomic_int finished; /* bands whose walk is over */
-    bool avx2;           /* the count pass's and the walk's AVX2 copies run (common/simd.h) */
 };
 
 tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
@@ -61,7 +60,6 @@ tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
         return NULL;
     self->cells = cells;
     self->w = w;
-    self->avx2 = tb_simd_avx2();
     size_t rows = cells / (size_t)w + 1;
     /* The counters have S_PAD bytes beyond the box: the release of a cell updates its three rows of
      * counters four bytes at a time (s_release4), one byte past its last neighbour. */
@@ -635,7 +633,7 @@ static inline __attribute__((always_inline)) void s_count_band_k(void *ctx_, siz
     }
 }
 
-TB_SIMD_TASK(s_count_band, ((const s_ctx_t *)ctx_)->self->avx2)
+TB_SIMD_TASK(s_count_band, ((const s_ctx_t *)ctx_)->t->avx2)
 
 /* The walk of band b: sweeps over its rows, alternately in each direction, until every solved
  * cell of the band is done. With one band the first sweep does everything; with several, a later
@@ -714,7 +712,7 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
     atomic_fetch_add_explicit(&self->finished, 1, memory_order_acq_rel);
 }
 
-TB_SIMD_TASK(s_walk_band, ((const s_ctx_t *)ctx_)->self->avx2)
+TB_SIMD_TASK(s_walk_band, ((const s_ctx_t *)ctx_)->t->avx2)
 
 /* Sizes the per-band state for nbands bands and sets it up for this call. */
 static int s_setup(tb_accum_t *self, const tb_topo_t *t, const tb_band_t *bands, int nbands)

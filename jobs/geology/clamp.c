@@ -24,7 +24,6 @@ struct tb_clamp_t {
     int32_t *flag;  /* one row: cells the smallest allowance would lower */
     s_scan_t *scan; /* per band */
     int nscan;
-    bool avx2; /* s_mark_row's AVX2 copy runs (common/simd.h) */
 };
 
 tb_clamp_t *tb_clamp_new(size_t cells, int64_t w, tb_err_t *err)
@@ -34,7 +33,6 @@ tb_clamp_t *tb_clamp_new(size_t cells, int64_t w, tb_err_t *err)
         return NULL;
     self->cap = cells;
     self->w = w;
-    self->avx2 = tb_simd_avx2();
     self->ring = tb_malloc(cells * sizeof(int32_t), "clamp worklist", err);
     self->queued = self->ring ? tb_calloc(cells, 1, "clamp flags", err) : NULL;
     self->flag = self->queued ? tb_calloc((size_t)w, sizeof(int32_t), "clamp row", err) : NULL;
@@ -163,17 +161,15 @@ TB_SIMD_AVX2 static void s_mark_row_avx2(const s_clamp_t *s, const float *h, int
 }
 #endif
 
-/* s_mark_row in the copy `avx2` names (common/simd.h). */
-static void s_mark_row(bool avx2, const s_clamp_t *s, const float *h, int64_t j,
-                       int32_t *restrict fl)
+/* s_mark_row in the copy the box's topology names (common/simd.h). */
+static void s_mark_row(const s_clamp_t *s, const float *h, int64_t j, int32_t *restrict fl)
 {
 #if TB_SIMD_HAVE_AVX2
-    if (avx2) {
+    if (s->t->avx2) {
         s_mark_row_avx2(s, h, j, fl);
         return;
     }
 #endif
-    (void)avx2;
     s_mark_row_sse2(s, h, j, fl);
 }
 
@@ -230,7 +226,7 @@ int64_t tb_clamp_repose(tb_clamp_t *self, const tb_topo_t *t, const uint8_t *nod
     int64_t w = t->w;
     for (int64_t j = 1; j < t->h - 1; j++) {
         size_t row = (size_t)j * (size_t)w;
-        s_mark_row(self->avx2, &s, h, j, self->flag);
+        s_mark_row(&s, h, j, self->flag);
         for (int64_t i = 0; i < w; i++) {
             size_t c = row + (size_t)i;
             if (!self->flag[i] || !(node[c] & TB_NODE_SOLVED))
@@ -264,7 +260,7 @@ static void s_scan_band(void *ctx_, size_t b, int thread)
     sc->nhits = 0;
     sc->failed = 0;
     for (int64_t j = x->bands[b].r0; j < x->bands[b].r1; j++) {
-        s_mark_row(x->self->avx2, x->s, x->h, j, sc->flag);
+        s_mark_row(x->s, x->h, j, sc->flag);
         for (size_t i = 0; i < w; i++) {
             size_t c = (size_t)j * w + i;
             if (!sc->flag[i] || !(x->node[c] & TB_NODE_SOLVED) ||

@@ -47,7 +47,6 @@ struct tb_hillslope_t {
     int32_t *list;   /* cells with a face above level 1, highest touch first */
     int32_t *first, *last; /* per row and touch level: first and last column at that level */
     float *next;           /* Jacobi buffer of the sparse passes */
-    bool avx2;             /* the kernels' AVX2 copies run (common/simd.h) */
 };
 
 tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
@@ -57,7 +56,6 @@ tb_hillslope_t *tb_hillslope_new(size_t cells, int64_t w, tb_err_t *err)
         return NULL;
     self->cells = cells;
     self->w = w;
-    self->avx2 = tb_simd_avx2();
     int ok = (self->own = tb_calloc(cells, 1, "hillslope levels", err)) &&
              (self->level = tb_calloc(cells, 1, "hillslope levels", err)) &&
              (self->touch = tb_calloc(cells, 1, "hillslope levels", err)) &&
@@ -234,9 +232,9 @@ s_forward_row(const float *h, int64_t w, int64_t j, const float ic2[8], float *c
 }
 
 static inline __attribute__((always_inline)) uint8_t
-s_need_rows_k(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
-              const s_consts_t *q, int cap, int64_t c0, int64_t c1, int64_t j0, int64_t j1,
-              float *fbuf)
+s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
+            const s_consts_t *q, int cap, int64_t c0, int64_t c1, int64_t j0, int64_t j1,
+            float *fbuf)
 {
     int64_t w = t->w;
     uint8_t top = 0;
@@ -300,36 +298,6 @@ s_need_rows_k(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, con
             top = own[i] > top ? own[i] : top;
     }
     return top;
-}
-
-/* The kernels with two copies (common/simd.h): the same C, compiled for x86-64's baseline and for
- * AVX2, so the same float operations on each element; which runs is the workspace's avx2. */
-static uint8_t s_need_rows_sse2(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                                const float *h, const s_consts_t *q, int cap, int64_t c0,
-                                int64_t c1, int64_t j0, int64_t j1, float *fbuf)
-{
-    return s_need_rows_k(self, t, node, h, q, cap, c0, c1, j0, j1, fbuf);
-}
-
-#if TB_SIMD_HAVE_AVX2
-TB_SIMD_AVX2 static uint8_t s_need_rows_avx2(tb_hillslope_t *self, const tb_topo_t *t,
-                                             const uint8_t *node, const float *h,
-                                             const s_consts_t *q, int cap, int64_t c0, int64_t c1,
-                                             int64_t j0, int64_t j1, float *fbuf)
-{
-    return s_need_rows_k(self, t, node, h, q, cap, c0, c1, j0, j1, fbuf);
-}
-#endif
-
-static uint8_t s_need_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                           const float *h, const s_consts_t *q, int cap, int64_t c0, int64_t c1,
-                           int64_t j0, int64_t j1, float *fbuf)
-{
-#if TB_SIMD_HAVE_AVX2
-    if (self->avx2)
-        return s_need_rows_avx2(self, t, node, h, q, cap, c0, c1, j0, j1, fbuf);
-#endif
-    return s_need_rows_sse2(self, t, node, h, q, cap, c0, c1, j0, j1, fbuf);
 }
 
 /* C: the level used (the highest own level in the 3 x 3, or `box_top` for the BOX control), the
@@ -474,9 +442,9 @@ static inline float s_flux(const tb_hillslope_t *self, const s_consts_t *q, size
 
 /* The inner columns [lo, hi) of s_row_fluxes' four faces. */
 static inline __attribute__((always_inline)) void
-s_row_fluxes_span_k(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
-                    const s_consts_t *q, size_t row, float thr, int first, float *const fx[4],
-                    int64_t lo, int64_t hi)
+s_row_fluxes_span(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
+                  const s_consts_t *q, size_t row, float thr, int first, float *const fx[4],
+                  int64_t lo, int64_t hi)
 {
     for (int f = 0; f < 4; f++) {
         int k = f + 4;
@@ -518,40 +486,11 @@ s_row_fluxes_span_k(const tb_hillslope_t *self, const tb_topo_t *t, const float 
     }
 }
 
-static void s_row_fluxes_span_sse2(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
-                                   const s_consts_t *q, size_t row, float thr, int first,
-                                   float *const fx[4], int64_t lo, int64_t hi)
-{
-    s_row_fluxes_span_k(self, t, h, q, row, thr, first, fx, lo, hi);
-}
-
-#if TB_SIMD_HAVE_AVX2
-TB_SIMD_AVX2 static void s_row_fluxes_span_avx2(const tb_hillslope_t *self, const tb_topo_t *t,
-                                                const float *h, const s_consts_t *q, size_t row,
-                                                float thr, int first, float *const fx[4],
-                                                int64_t lo, int64_t hi)
-{
-    s_row_fluxes_span_k(self, t, h, q, row, thr, first, fx, lo, hi);
-}
-#endif
-
-static void s_row_fluxes_span(const tb_hillslope_t *self, const tb_topo_t *t, const float *h,
-                              const s_consts_t *q, size_t row, float thr, int first,
-                              float *const fx[4], int64_t lo, int64_t hi)
-{
-#if TB_SIMD_HAVE_AVX2
-    if (self->avx2) {
-        s_row_fluxes_span_avx2(self, t, h, q, row, thr, first, fx, lo, hi);
-        return;
-    }
-#endif
-    s_row_fluxes_span_sse2(self, t, h, q, row, thr, first, fx, lo, hi);
-}
-
 /* The forward-face fluxes of row j (0 <= j < h-1) into fx. */
-static void s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                         const float *h, const s_consts_t *q, int64_t j, float thr, int first,
-                         float *const fx[4], int64_t lo, int64_t hi)
+static inline __attribute__((always_inline)) void
+s_row_fluxes(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
+             const s_consts_t *q, int64_t j, float thr, int first, float *const fx[4], int64_t lo,
+             int64_t hi)
 {
     int64_t w = t->w;
     size_t row = (size_t)j * (size_t)w;
@@ -590,8 +529,9 @@ typedef struct {
  * where a cell's touch level reaches lr, in this row or the next (a fixed cell here owns faces to
  * the next row, and its own touch level is 0), one either side (a fixed cell's east face); zeros
  * elsewhere. Reads rows j and j + 1. */
-static void s_flux_row(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                       const float *h, const s_consts_t *q, int lr, int64_t j, s_fluxrow_t *r)
+static inline __attribute__((always_inline)) void
+s_flux_row(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
+           const s_consts_t *q, int lr, int64_t j, s_fluxrow_t *r)
 {
     int64_t w = t->w;
     int first = lr == 0;
@@ -631,10 +571,10 @@ static void s_flux_row(const tb_hillslope_t *self, const tb_topo_t *t, const uin
 /* Row j's update: forward faces from fx, backward ones from the row below's (below) and from the
  * west neighbour's E face, added in neighbour order 0..7. Only cells next to a computed face can
  * move: the union of this row's span and what the row below holds. */
-static inline __attribute__((always_inline)) void s_update_row_k(const tb_topo_t *t,
-                                                                 const uint8_t *node, float *h,
-                                                                 int64_t j, const s_fluxrow_t *cur,
-                                                                 const s_fluxrow_t *bel)
+static inline __attribute__((always_inline)) void s_update_row(const tb_topo_t *t,
+                                                               const uint8_t *node, float *h,
+                                                               int64_t j, const s_fluxrow_t *cur,
+                                                               const s_fluxrow_t *bel)
 {
     int64_t w = t->w;
     int64_t ulo = cur->lo < bel->dlo ? cur->lo : bel->dlo;
@@ -676,34 +616,6 @@ static inline __attribute__((always_inline)) void s_update_row_k(const tb_topo_t
             sum += ne[i];
             hr[i] += sum;
         }
-}
-
-static void s_update_row_sse2(const tb_topo_t *t, const uint8_t *node, float *h, int64_t j,
-                              const s_fluxrow_t *cur, const s_fluxrow_t *bel)
-{
-    s_update_row_k(t, node, h, j, cur, bel);
-}
-
-#if TB_SIMD_HAVE_AVX2
-TB_SIMD_AVX2 static void s_update_row_avx2(const tb_topo_t *t, const uint8_t *node, float *h,
-                                           int64_t j, const s_fluxrow_t *cur,
-                                           const s_fluxrow_t *bel)
-{
-    s_update_row_k(t, node, h, j, cur, bel);
-}
-#endif
-
-static void s_update_row(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node,
-                         float *h, int64_t j, const s_fluxrow_t *cur, const s_fluxrow_t *bel)
-{
-#if TB_SIMD_HAVE_AVX2
-    if (self->avx2) {
-        s_update_row_avx2(t, node, h, j, cur, bel);
-        return;
-    }
-#endif
-    (void)self;
-    s_update_row_sse2(t, node, h, j, cur, bel);
 }
 
 /* What the band sections of one call share. */
@@ -760,7 +672,10 @@ static int s_grow_flux(tb_hillslope_t *self, int64_t w, int nbands)
     return 0;
 }
 
-static void s_need_task(void *ctx_, size_t b, int thread)
+/* The passes over the box run in two copies, for x86-64's baseline and for AVX2 (TB_SIMD_TASK,
+ * common/simd.h; the topology says which): the same C, so the same float operations on each
+ * element. The rows' kernels are inlined by force, so that each copy compiles them whole. */
+static inline __attribute__((always_inline)) void s_need_task_k(void *ctx_, size_t b, int thread)
 {
     (void)thread;
     s_ctx_t *x = ctx_;
@@ -772,6 +687,8 @@ static void s_need_task(void *ctx_, size_t b, int thread)
                                 x->bands[b].r1, fbuf);
 }
 
+TB_SIMD_TASK(s_need_task, ((const s_ctx_t *)ctx_)->t->avx2)
+
 static inline __attribute__((always_inline)) void s_level_task_k(void *ctx_, size_t b, int thread)
 {
     (void)thread;
@@ -779,7 +696,7 @@ static inline __attribute__((always_inline)) void s_level_task_k(void *ctx_, siz
     s_level_rows(x->self, x->t, x->node, x->bound, x->box_top, x->bands[b].r0, x->bands[b].r1);
 }
 
-TB_SIMD_TASK(s_level_task, ((const s_ctx_t *)ctx_)->self->avx2)
+TB_SIMD_TASK(s_level_task, ((const s_ctx_t *)ctx_)->t->avx2)
 
 static inline __attribute__((always_inline)) void s_touch_task_k(void *ctx_, size_t b, int thread)
 {
@@ -792,7 +709,7 @@ static inline __attribute__((always_inline)) void s_touch_task_k(void *ctx_, siz
                               &x->solved[b], x->at[b]);
 }
 
-TB_SIMD_TASK(s_touch_task, ((const s_ctx_t *)ctx_)->self->avx2)
+TB_SIMD_TASK(s_touch_task, ((const s_ctx_t *)ctx_)->t->avx2)
 
 /* The list of cells above touch level 1, highest first, raster order within a level: band b
  * writes its cells of level L from fill[b][L]. */
@@ -809,7 +726,8 @@ static void s_list_task(void *ctx_, size_t b, int thread)
 
 /* The flux row between band b and b + 1 (band b's last row), from the heights before the firing:
  * both bands read it, neither computes it (each would race the other's update). */
-static void s_boundary_task(void *ctx_, size_t b, int thread)
+static inline __attribute__((always_inline)) void s_boundary_task_k(void *ctx_, size_t b,
+                                                                    int thread)
 {
     (void)thread;
     s_ctx_t *x = ctx_;
@@ -823,10 +741,12 @@ static void s_boundary_task(void *ctx_, size_t b, int thread)
     x->bnd[b] = r;
 }
 
+TB_SIMD_TASK(s_boundary_task, ((const s_ctx_t *)ctx_)->t->avx2)
+
 /* A dense Jacobi pass of band b for the firing of level lr (0: the first firing, every face).
  * Row-lagged: the fluxes of row j read rows j and j+1 before row j moves. The row below the band
  * and the band's last row take the boundary rows computed before (s_boundary_task). */
-static void s_dense_task(void *ctx_, size_t b_, int thread)
+static inline __attribute__((always_inline)) void s_dense_task_k(void *ctx_, size_t b_, int thread)
 {
     (void)thread;
     s_ctx_t *x = ctx_;
@@ -858,10 +778,12 @@ static void s_dense_task(void *ctx_, size_t b_, int thread)
             cur = own[slot];
             slot ^= 1;
         }
-        s_update_row(self, t, x->node, x->h, j, &cur, &below);
+        s_update_row(t, x->node, x->h, j, &cur, &below);
         below = cur;
     }
 }
+
+TB_SIMD_TASK(s_dense_task, ((const s_ctx_t *)ctx_)->t->avx2)
 
 /* A sparse Jacobi pass over the listed cells whose touch reaches lr, in chunks: every new height
  * first (reads only), then every write. */
