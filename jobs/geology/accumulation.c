@@ -351,6 +351,10 @@ typedef struct {
     float *area;
     int32_t *order;
     int nbands;
+    /* read for every cell: copied out of the topology, as a store to a counter could alias it */
+    ptrdiff_t W; /* row stride */
+    float a0;    /* a cell's own area, (float) of the topology's */
+    bool rows;   /* W >= 8: inner releases take whole rows (s_release_rows) */
 } s_ctx_t;
 
 static double s_now(void)
@@ -369,6 +373,8 @@ typedef struct {
     size_t wlo, wspan;
     int32_t *later;
     size_t nlater;
+    int32_t *order; /* the band's part of the order, or NULL */
+    size_t norder;  /* cells processed */
 } s_chase_t;
 
 /* A cell of this band that has just been freed: chased when its row is reached, listed for the
@@ -393,12 +399,14 @@ static void s_hand_over(tb_accum_t *self, const s_band_t *bd, int b, size_t n)
 /* The outgoing weight sum by drop alone (S_DONE_LINEAR), for a cell whose every exponent weight
  * underflowed: rare, so out of the walk's line. */
 __attribute__((noinline, cold)) static float
-s_linear_wsum(const s_ctx_t *x, size_t c, const ptrdiff_t *off, float hc, unsigned lower)
+s_linear_wsum(const float *h, size_t c, const ptrdiff_t *off, float hc, unsigned lower)
 {
     float wsum = 0;
     for (int k = 0; k < 8; k++)
-        if (lower & (1u << k))
-            wsum += s_weight(&x->wt, hc - x->h[(ptrdiff_t)c + off[k]], k, S_DONE_LINEAR);
+        if (lower & (1u << k)) {
+            float drop = hc - h[(ptrdiff_t)c + off[k]];
+            wsum += (drop > S_MIN_DROP ? drop : S_MIN_DROP) * s_cw[k]; /* s_weight, S_DONE_LINEAR */
+        }
     return wsum;
 }
 
@@ -406,31 +414,32 @@ s_linear_wsum(const s_ctx_t *x, size_t c, const ptrdiff_t *off, float hc, unsign
 typedef struct {
     unsigned lower; /* the strictly lower neighbours, bit k for direction k */
     uint8_t mode;   /* S_DONE or S_DONE_LINEAR */
+    uint8_t edge;   /* tb_topo_edge of the cell */
     int stuck;      /* nowhere to send the area */
 } s_pulled_t;
 
-/* The first half of processing solved cell c of band b, whose higher neighbours are all done: its
- * place in the order, its area and q. `slow` as in s_release. Inlined by force: the walk calls
- * it from three places with `slow` a constant, and a call in the walk's loop costs a quarter of
- * the walk's time. */
-static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x, s_band_t *bd,
+/* The first half of processing solved cell c, whose higher neighbours are all done: its place in
+ * the band's order, its area and q. `slow` as in s_release. Inlined by force: the walk calls it
+ * from three places with `slow` a constant, and a call in the walk's loop costs a quarter of the
+ * walk's time. The walk passes a copy of the context, so nothing it reads per cell is loaded
+ * again after each store to the counters. */
+static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x, s_chase_t *ch,
                                                                size_t c, int slow)
 {
     tb_accum_t *self = x->self;
-    const tb_topo_t *t = x->t;
     uint8_t nd = x->node[c];
-    const ptrdiff_t *off = t->noff[tb_topo_edge(nd)];
+    const ptrdiff_t *off = x->t->noff[tb_topo_edge(nd)];
     const float *h = x->h;
-    float hc = h[c], a = (float)t->cell_area_m2, wsum = 0;
+    float hc = h[c], a = x->a0, wsum = 0;
     unsigned lower = 0;
-    if (x->order)
-        x->order[bd->order_at + bd->norder] = (int32_t)c;
-    bd->norder++;
+    if (ch->order)
+        ch->order[ch->norder] = (int32_t)c;
+    ch->norder++;
     if (x->wt.linear) {
         /* Inner cells away from other bands read every neighbour's q; the others read only the
          * higher neighbours' (a lower one of another band may be in the middle of a write). */
         if (!slow && tb_topo_edge(nd) == 0)
-            a += s_pull_linear_v(h, self->q, c, (ptrdiff_t)t->w, hc, &wsum, &lower);
+            a += s_pull_linear_v(h, self->q, c, x->W, hc, &wsum, &lower);
         else
             a += s_pull_linear(h, self->q, c, off, hc, &wsum, &lower);
     } else {
@@ -452,11 +461,11 @@ static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x,
     uint8_t mode = S_DONE;
     if (__builtin_expect(!(wsum > 0) && lower, 0)) {
         mode = S_DONE_LINEAR;
-        wsum = s_linear_wsum(x, c, off, hc, lower);
+        wsum = s_linear_wsum(h, c, off, hc, lower);
     }
     x->area[c] = a;
     self->q[c] = wsum > 0 ? a / wsum : 0;
-    return (s_pulled_t){lower, mode, !(wsum > 0)};
+    return (s_pulled_t){lower, mode, (uint8_t)tb_topo_edge(nd), !(wsum > 0)};
 }
 
 /* The second half: c's counter set to its mode and the releases of its lower neighbours, the
@@ -467,13 +476,10 @@ static inline __attribute__((always_inline)) void
 s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int slow, s_pulled_t pu)
 {
     tb_accum_t *self = x->self;
-    const tb_topo_t *t = x->t;
-    uint8_t nd = x->node[c];
-    const ptrdiff_t *off = t->noff[tb_topo_edge(nd)];
     unsigned lower = pu.lower;
 #if defined(__SSE2__)
-    if (!slow && tb_topo_edge(nd) == 0 && t->w >= 8) {
-        ptrdiff_t W = (ptrdiff_t)t->w;
+    if (!slow && pu.edge == 0 && x->rows) {
+        ptrdiff_t W = x->W;
         unsigned freed = s_release_rows(self->pending, c, W, lower, pu.mode);
         while (freed) {
             int p = __builtin_ctz(freed);
@@ -483,6 +489,7 @@ s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int sl
         return;
     }
 #endif
+    const ptrdiff_t *off = x->t->noff[pu.edge];
     self->pending[c] = pu.mode;
     if (!slow) {
         /* Only this thread writes these eight counters, so every one is written, less one where
@@ -526,14 +533,14 @@ s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int sl
 static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c,
                             int slow)
 {
-    s_pulled_t pu = s_pull(x, bd, c, slow);
+    s_pulled_t pu = s_pull(x, ch, c, slow);
     s_release(x, bd, b, ch, c, slow, pu);
     return pu.stuck;
 }
 
 /* Chases what the neighbouring bands handed over (cells of row r0 and of row r1 - 1) once the
  * sweep has reached their row; until then they wait in the inbox. Returns how many were taken. */
-static size_t s_poll(s_band_t *bd, s_chase_t *ch)
+static inline __attribute__((always_inline)) size_t s_poll(s_band_t *bd, s_chase_t *ch)
 {
     size_t got = 0;
     s_inbox_t *ibs[2] = {&bd->in_top, &bd->in_bot};
@@ -641,12 +648,21 @@ TB_SIMD_TASK(s_count_band, ((const s_ctx_t *)ctx_)->t->avx2)
 static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size_t b_, int thread)
 {
     (void)thread;
-    const s_ctx_t *x = ctx_;
+    const s_ctx_t xv = *(const s_ctx_t *)ctx_, *x = &xv; /* a copy: see s_pull */
     tb_accum_t *self = x->self;
     int b = (int)b_;
     s_band_t *bd = &self->band[b];
     size_t w = (size_t)x->t->w;
-    s_chase_t ch = {self->stack + bd->lo, 0, 0, 0, self->later[b], 0};
+    const size_t slow_lo = bd->slow_lo, slow_hi = bd->slow_hi;
+    size_t stuck = 0;
+    s_chase_t ch = {self->stack + bd->lo,
+                    0,
+                    0,
+                    0,
+                    self->later[b],
+                    0,
+                    x->order ? x->order + bd->order_at : NULL,
+                    0};
     /* two cells at a time at p = 1, which test_accum checks bit for bit against a sorted pull */
     const int pair = x->wt.linear;
     int32_t *later_next = self->later[b] + w;
@@ -676,25 +692,25 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
                 got += s_poll(bd, &ch);
             while (ch.top > 0) {
                 size_t c = (size_t)ch.stack[--ch.top];
-                int slow = c < bd->slow_lo || c >= bd->slow_hi;
+                int slow = c < slow_lo || c >= slow_hi;
                 /* Two ready cells away from other bands at once: neither is higher than the
                  * other (each would still wait for it), so their pulls are independent, and the
                  * chain of dependent loads from a release to the next cell's pull is shared by
                  * two. */
                 if (pair && ch.top > 0 && !slow) {
                     size_t c2 = (size_t)ch.stack[ch.top - 1];
-                    if (c2 >= bd->slow_lo && c2 < bd->slow_hi) {
+                    if (c2 >= slow_lo && c2 < slow_hi) {
                         ch.top--;
-                        s_pulled_t p1 = s_pull(x, bd, c, 0), p2 = s_pull(x, bd, c2, 0);
+                        s_pulled_t p1 = s_pull(x, &ch, c, 0), p2 = s_pull(x, &ch, c2, 0);
                         s_release(x, bd, b, &ch, c, 0, p1);
                         s_release(x, bd, b, &ch, c2, 0, p2);
-                        bd->stuck += (size_t)(p1.stuck + p2.stuck);
+                        stuck += (size_t)(p1.stuck + p2.stuck);
                         done += 2;
                         continue;
                     }
                 }
-                bd->stuck += (size_t)(slow ? s_process(x, bd, b, &ch, c, 1)
-                                           : s_process(x, bd, b, &ch, c, 0));
+                stuck += (size_t)(slow ? s_process(x, bd, b, &ch, c, 1)
+                                       : s_process(x, bd, b, &ch, c, 0));
                 done++;
             }
         }
@@ -708,6 +724,8 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
             break;
         s_wait(self, bd, x->nbands);
     }
+    bd->stuck = stuck;
+    bd->norder = ch.norder;
     bd->walk_s = s_now() - t0;
     atomic_fetch_add_explicit(&self->finished, 1, memory_order_acq_rel);
 }
@@ -807,8 +825,17 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
                           int32_t *order, size_t *seg_start, size_t *seg_count, tb_pool_t *pool,
                           const tb_band_t *bands, int nbands, double *wait_s)
 {
-    s_ctx_t x = {self,    t,     node,  h, {(float)exponent, exponent == 1, {0}, {0}},
-                 area_m2, order, nbands};
+    s_ctx_t x = {self,
+                 t,
+                 node,
+                 h,
+                 {(float)exponent, exponent == 1, {0}, {0}},
+                 area_m2,
+                 order,
+                 nbands,
+                 (ptrdiff_t)t->w,
+                 (float)t->cell_area_m2,
+                 t->w >= 8};
     for (int k = 0; k < 8; k++) {
         x.wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
         x.wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
