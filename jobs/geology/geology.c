@@ -487,8 +487,9 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
     g->spl_calls = 0;
     memset(g->area, 0, t->n * sizeof(float));
     float *h = height_m;
-    tb_hillslope_params_t hp = {p->diffusion_m2_yr, p->dt_yr, tan(p->talus_deg * M_PI / 180),
-                                p->max_hillslope_substeps, g->opt.hillslope_bound};
+    tb_hillslope_params_t hp = {
+        p->diffusion_m2_yr,     p->dt_yr, tan(p->talus_deg * M_PI / 180), p->max_hillslope_substeps,
+        g->opt.hillslope_bound, false};
     tb_spl_params_t sp = {p->m, p->n, p->dt_yr};
     tb_geology_phases_t *ph = &g->phases;
     tb_hillslope_stats_t hs = {0, 0};

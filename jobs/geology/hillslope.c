@@ -99,6 +99,7 @@ typedef struct {
     float cw[8];        /* coeff * w_k */
     float inv_crit2[8]; /* 1 / (Sc dx dist_k)^2 */
     int cap_level;
+    bool full_spans; /* tb_hillslope_params_t's */
 } s_consts_t;
 
 /* M of a drop d across a face whose 1 / (critical height)^2 is ic2: 1 / (1 - r^2), r capped. */
@@ -536,7 +537,7 @@ s_flux_row(const tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, 
     int64_t w = t->w;
     int first = lr == 0;
     int64_t lo = 1, hi = w - 1;
-    if (!first && !t->wraps) {
+    if (!first && !t->wraps && !q->full_spans) {
         int64_t a = w, z = -1;
         for (int64_t rr = j; rr <= j + 1; rr++)
             for (int L = lr; L <= S_MAX_LEVEL; L++) {
@@ -852,6 +853,7 @@ int tb_hillslope_diffuse_bands(tb_hillslope_t *self, const tb_topo_t *t, const u
         double crit = p->critical_slope * t->len_m[k];
         q->inv_crit2[k] = (float)(1 / (crit * crit));
     }
+    q->full_spans = p->full_spans;
     q->cap_level = 0;
     while (q->cap_level < S_MAX_LEVEL && (2 << q->cap_level) <= p->max_substeps)
         q->cap_level++;

@@ -33,6 +33,7 @@
 #ifndef TB_GEOLOGY_HILLSLOPE_H
 #define TB_GEOLOGY_HILLSLOPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,10 @@ typedef struct {
     double critical_slope; /* Sc = tan(talus) */
     int max_substeps;      /* the highest rate is the largest power of two not above this */
     tb_hillslope_bound_t bound;
+    /* A reference for tests: every dense firing computes every column, instead of only those
+     * between the first and last cell whose touch level reaches it (the faces outside fire at
+     * no time, so the heights must come out bit for bit the same). */
+    bool full_spans;
 } tb_hillslope_params_t;
 
 typedef struct {
