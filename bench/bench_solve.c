@@ -131,10 +131,11 @@ static int s_grid_case(const s_opts_t *o, s_case_t *c, tb_err_t *err)
     c->p = m.solve;
     c->seed = (uint64_t)o->seed;
     c->cells = (size_t)(n * n);
-    c->mask = malloc(c->cells);
-    c->u = malloc(c->cells * sizeof(float));
-    c->k = malloc(c->cells * sizeof(float));
-    c->h0 = malloc(c->cells * sizeof(float));
+    /* as a worker allocates a region's grids (jobs/region.c): tb_malloc's huge pages */
+    c->mask = tb_malloc(c->cells, "bench mask", NULL);
+    c->u = tb_malloc(c->cells * sizeof(float), "bench uplift", NULL);
+    c->k = tb_malloc(c->cells * sizeof(float), "bench erodibility", NULL);
+    c->h0 = tb_malloc(c->cells * sizeof(float), "bench heights", NULL);
     if (!c->mask || !c->u || !c->k || !c->h0)
         return tb_err_set(err, TB_E_NOMEM, "out of memory");
     uint64_t key = tb_hash_key((uint64_t)o->seed, TB_SALT_TEST, 0);
@@ -182,10 +183,10 @@ static int s_demo_case(const s_opts_t *o, s_case_t *c, tb_err_t *err)
     c->cells = (size_t)(c->box.w * c->box.h);
     c->p = pm->solve;
     c->seed = pm->seed;
-    c->mask = malloc(c->cells);
-    c->u = malloc(c->cells * sizeof(float));
-    c->k = malloc(c->cells * sizeof(float));
-    c->h0 = calloc(c->cells, sizeof(float));
+    c->mask = tb_malloc(c->cells, "bench mask", NULL);
+    c->u = tb_malloc(c->cells * sizeof(float), "bench uplift", NULL);
+    c->k = tb_malloc(c->cells * sizeof(float), "bench erodibility", NULL);
+    c->h0 = tb_calloc(c->cells, sizeof(float), "bench heights", NULL);
     if (!c->mask || !c->u || !c->k || !c->h0) {
         tb_err_set(err, TB_E_NOMEM, "out of memory");
         goto done;
@@ -303,7 +304,7 @@ static int s_timed(const s_opts_t *o, const s_case_t *c, const float *hw, s_resu
         s_lane_t *l = &lane[i];
         l->pool = tb_pool_new((int)o->threads[i], err);
         l->g = l->pool ? tb_geology_new(&c->box, &c->p, c->seed, err) : NULL;
-        l->h = malloc(c->cells * sizeof(float));
+        l->h = tb_malloc(c->cells * sizeof(float), "bench heights", NULL);
         l->ck =
             (s_clock_t){.g = l->g, .per = calloc(ns * (S_PHASES + 1), sizeof(double)), .steps = ns};
         if (!l->g || !l->h || !l->ck.per) {
@@ -487,7 +488,7 @@ static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, con
     tb_err_t err;
     s_case_t c = *c0;
     c.p.mfd_exponent = mfd_exponent;
-    float *hw = malloc(c.cells * sizeof(float));
+    float *hw = tb_malloc(c.cells * sizeof(float), "bench heights", NULL);
     s_result_t r[S_MAX_T];
     if (!hw || s_warm(o, &c, mfd_exponent > 0 ? "mfd" : "d8", hw, &err) != 0) {
         fprintf(stderr, "bench solve: %s\n", hw ? err.msg : "out of memory");
