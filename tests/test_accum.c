@@ -1,6 +1,8 @@
 /* Drainage area (jobs/geology/accumulation.h): drainage closes for D8 and MFD on terrain full of
  * pits, MFD is the same float sum in any box, and on a planar ramp at 22.5 degrees MFD spreads the
- * flow along a contour where D8 gathers it into a few lines (docs/solve.md). */
+ * flow along a contour where D8 gathers it into a few lines (docs/solve.md); the walk, on one and
+ * two bands and in column strips of any width, gives the bits of a pull over the cells sorted
+ * highest first. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -275,6 +277,56 @@ START_TEST(test_mfd_walk_equals_a_sorted_pull)
                               f.area[c], want[c]);
         tb_accum_destroy(&a);
     }
+    /* One band in column strips: 4, 8 and 32 columns wide hand cells over many strip boundaries
+     * and need passes over the strips; 1024 is the solve's (one strip on this box). The same
+     * bits, and an order in which every cell comes after its higher neighbours. */
+    int32_t *order = malloc(n * sizeof(int32_t));
+    size_t *pos = malloc(n * sizeof(size_t));
+    int most = 0;
+    const int widths[] = {2, 3, 5, TB_ACCUM_STRIP_LOG2};
+    for (int s = 0; s < 4; s++) {
+        tb_band_t one;
+        tb_topo_bands(&f.topo, f.node, 1, false, &one);
+        tb_accum_t *a = tb_accum_new(n, f.topo.w, NULL);
+        tb_accum_set_strips(a, widths[s]);
+        tb_accum_prepare(a, &f.topo, f.node);
+        memset(f.area, 0, n * sizeof(float));
+        size_t start = 0, count = 0;
+        size_t stuck = tb_accum_mfd_bands(a, &f.topo, f.node, f.h, 1, f.coast, f.ncoast, f.area,
+                                          order, &start, &count, pool, &one, 1, NULL);
+        ck_assert_uint_eq(stuck, 0);
+        ck_assert_uint_eq(count, cells);
+        int passes = tb_accum_strip_passes(a);
+        most = passes > most ? passes : most;
+        for (size_t c = 0; c < n; c++) {
+            pos[c] = SIZE_MAX;
+            if (f.node[c] & TB_NODE_SOLVED)
+                ck_assert_msg(memcmp(&want[c], &f.area[c], sizeof(float)) == 0,
+                              "strips of 2^%d columns, cell %zu: walk %.9g, sorted pull %.9g",
+                              widths[s], c, f.area[c], want[c]);
+        }
+        for (size_t i = 0; i < count; i++) {
+            ck_assert_uint_eq(pos[order[start + i]], SIZE_MAX); /* once */
+            pos[order[start + i]] = i;
+        }
+        for (size_t c = 0; c < n; c++)
+            if (f.node[c] & TB_NODE_SOLVED)
+                for (int k = 0; k < 8; k++) {
+                    int64_t nb = tb_topo_nb_checked(&f.topo, (int64_t)(c % (size_t)f.topo.w),
+                                                    (int64_t)(c / (size_t)f.topo.w), k);
+                    if (nb >= 0 && (f.node[nb] & TB_NODE_SOLVED) && f.h[nb] > f.h[c])
+                        ck_assert_msg(pos[nb] < pos[c],
+                                      "strips of 2^%d columns: cell %zu before its higher "
+                                      "neighbour %lld",
+                                      widths[s], c, (long long)nb);
+                }
+        fprintf(stderr, "walk in strips of %d columns: %d passes over the strips\n", 1 << widths[s],
+                passes);
+        tb_accum_destroy(&a);
+    }
+    ck_assert_int_gt(most, 2); /* cells went back to strips that had had their turn */
+    free(order);
+    free(pos);
     ck_assert_uint_gt(cells, 8000);
     tb_pool_destroy(&pool);
     free(want);

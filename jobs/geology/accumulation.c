@@ -22,6 +22,12 @@ typedef struct {
     size_t taken;    /* entries the consumer has taken */
 } s_inbox_t;
 
+/* A growing list of cells. */
+typedef struct {
+    int32_t *v;
+    size_t n, cap;
+} s_list32_t;
+
 /* One band's walk state; each on its own cache lines. */
 typedef struct {
     int64_t r0, r1;
@@ -51,6 +57,12 @@ struct tb_accum_t {
     int32_t **later;    /* per band: two row-sized lists of cells freed in the sweep's next row */
     int32_t *later_mem;
     atomic_int finished; /* bands whose walk is over */
+    /* The one-band walk in column strips (s_strips_k) */
+    int strip_log2;     /* strips of 2^strip_log2 columns; 0: whole rows */
+    int32_t *strip_at;  /* per row: the ready cells the strips have taken */
+    s_list32_t *handed; /* per strip: cells other strips freed in it */
+    int nhanded;        /* strips handed has room for */
+    int passes;         /* the last strip walk's passes over the strips */
 };
 
 tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
@@ -60,6 +72,7 @@ tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
         return NULL;
     self->cells = cells;
     self->w = w;
+    self->strip_log2 = TB_ACCUM_STRIP_LOG2;
     size_t rows = cells / (size_t)w + 1;
     /* The counters have S_PAD bytes beyond the box: the release of a cell updates its three rows of
      * counters four bytes at a time (s_release4), one byte past its last neighbour. */
@@ -67,7 +80,8 @@ tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
              (self->q = tb_calloc(cells, sizeof(float), "accumulation partition", err)) &&
              (self->ready = tb_malloc(cells * sizeof(int32_t), "accumulation lists", err)) &&
              (self->nready = tb_malloc(rows * sizeof(int32_t), "accumulation rows", err)) &&
-             (self->stack = tb_malloc(cells * sizeof(int32_t), "accumulation stack", err));
+             (self->stack = tb_malloc(cells * sizeof(int32_t), "accumulation stack", err)) &&
+             (self->strip_at = tb_calloc(rows, sizeof(int32_t), "accumulation strips", err));
     if (!ok) {
         tb_accum_destroy(&self);
         return NULL;
@@ -89,6 +103,10 @@ void tb_accum_destroy(tb_accum_t **self_p)
     free(self->inbox_mem);
     free(self->later_mem);
     free(self->later);
+    free(self->strip_at);
+    for (int k = 0; k < self->nhanded; k++)
+        free(self->handed[k].v);
+    free(self->handed);
     free(self);
     *self_p = NULL;
 }
@@ -282,8 +300,9 @@ static inline void s_nb8(const float *p, size_t c, ptrdiff_t W, s_v4 *a, s_v4 *b
 
 /* The pull (area received) and outgoing weight sum of solved cell c at p = 1: lane-wise over the
  * eight neighbours, then summed in the fixed tree of s_tree. Inner columns only. */
-static inline float s_pull_linear_v(const float *h, const float *q, size_t c, ptrdiff_t W, float hc,
-                                    float *wsum, unsigned *lower)
+static inline __attribute__((always_inline)) float s_pull_linear_v(const float *h, const float *q,
+                                                                   size_t c, ptrdiff_t W, float hc,
+                                                                   float *wsum, unsigned *lower)
 {
     s_v4 ha, hb, qa, qb;
     s_nb8(h, c, W, &ha, &hb);
@@ -305,8 +324,10 @@ static inline float s_pull_linear_v(const float *h, const float *q, size_t c, pt
 }
 
 /* The same for any column (neighbour offsets off), one lane at a time. */
-static inline float s_pull_linear(const float *h, const float *q, size_t c, const ptrdiff_t *off,
-                                  float hc, float *wsum, unsigned *lower)
+static inline __attribute__((always_inline)) float s_pull_linear(const float *h, const float *q,
+                                                                 size_t c, const ptrdiff_t *off,
+                                                                 float hc, float *wsum,
+                                                                 unsigned *lower)
 {
     float hn[8], qn[8], pull[8], wd[8];
     for (int k = 0; k < 8; k++) {
@@ -379,7 +400,7 @@ typedef struct {
 
 /* A cell of this band that has just been freed: chased when its row is reached, listed for the
  * next row otherwise (a neighbour of a reached cell is at most one row ahead). */
-static inline void s_route(s_chase_t *ch, size_t n)
+static inline __attribute__((always_inline)) void s_route(s_chase_t *ch, size_t n)
 {
     if (n - ch->wlo < ch->wspan)
         ch->stack[ch->top++] = (int32_t)n;
@@ -468,6 +489,22 @@ static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x,
     return (s_pulled_t){lower, mode, (uint8_t)tb_topo_edge(nd), !(wsum > 0)};
 }
 
+/* One subtracted from the counter of each neighbour in `lower` (offsets off), every counter
+ * written, without a branch; returns the freed ones (counters now 0) as bits k. */
+static inline __attribute__((always_inline)) unsigned
+s_release_each(uint8_t *pend, size_t c, const ptrdiff_t *off, unsigned lower)
+{
+    unsigned freed = 0;
+    for (int k = 0; k < 8; k++) {
+        size_t n = (size_t)((ptrdiff_t)c + off[k]);
+        unsigned d = (lower >> k) & 1;
+        uint8_t v = (uint8_t)(pend[n] - d);
+        pend[n] = v;
+        freed |= (d & (v == 0)) << k;
+    }
+    return freed;
+}
+
 /* The second half: c's counter set to its mode and the releases of its lower neighbours, the
  * freed ones routed in neighbour order. `slow`: c may have a lower neighbour whose counter another
  * band shares (atomic) or owns (handed over). Fixed neighbours need no test: their counters start
@@ -496,15 +533,7 @@ s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int sl
          * the neighbour is lower, without a branch (how many of eight are lower, and which one a
          * release frees, are coin tosses to a branch predictor); then the freed ones are routed in
          * neighbour order, as the loop below would. */
-        uint8_t *pend = self->pending;
-        unsigned freed = 0;
-        for (int k = 0; k < 8; k++) {
-            size_t n = (size_t)((ptrdiff_t)c + off[k]);
-            unsigned d = (lower >> k) & 1;
-            uint8_t v = (uint8_t)(pend[n] - d);
-            pend[n] = v;
-            freed |= (d & (v == 0)) << k;
-        }
+        unsigned freed = s_release_each(self->pending, c, off, lower);
         while (freed) {
             int k = __builtin_ctz(freed);
             freed &= freed - 1;
@@ -530,8 +559,8 @@ s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int sl
 
 /* Processes solved cell c of band b: s_pull, then s_release. Returns 1 when c had nowhere to send
  * its area. */
-static inline int s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c,
-                            int slow)
+static inline __attribute__((always_inline)) int s_process(const s_ctx_t *x, s_band_t *bd, int b,
+                                                           s_chase_t *ch, size_t c, int slow)
 {
     s_pulled_t pu = s_pull(x, ch, c, slow);
     s_release(x, bd, b, ch, c, slow, pu);
@@ -732,6 +761,211 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
 
 TB_SIMD_TASK(s_walk_band, ((const s_ctx_t *)ctx_)->t->avx2)
 
+/* ---- the one-band walk in column strips ---- */
+
+/* What a strip's chase needs beyond s_chase_t: its strip and where the others' cells go. */
+typedef struct {
+    s_chase_t ch;
+    uint64_t inv_w; /* ceil(2^64 / W): s_col */
+    int64_t w;
+    int k, ls; /* the strip, 2^ls columns a strip */
+    s_list32_t *handed;
+    int nomem;
+} s_strip_t;
+
+/* The column of cell c, by a multiply: floor(c / W) is the high half of c ceil(2^64 / W) exactly,
+ * as c W < 2^62 (boxes are under 2^31 cells), and a division would be on the chase's path. */
+static inline size_t s_col(const s_strip_t *st, size_t c)
+{
+#if defined(__SIZEOF_INT128__)
+    uint64_t j = (uint64_t)(((unsigned __int128)c * st->inv_w) >> 64);
+    return c - (size_t)j * (size_t)st->w;
+#else
+    return (size_t)((uint32_t)c % (uint32_t)st->w);
+#endif
+}
+
+static void s_hand_strip(s_strip_t *st, int kn, size_t n)
+{
+    s_list32_t *l = &st->handed[kn];
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 1024;
+        int32_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            st->nomem = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (int32_t)n;
+}
+
+/* A freed cell n in column col: chased or listed for the next row if in this strip (s_route),
+ * handed to its strip otherwise. */
+static inline __attribute__((always_inline)) void s_strip_route(s_strip_t *st, size_t n,
+                                                                int64_t col)
+{
+    int kn = (int)(col >> st->ls);
+    if (kn == st->k)
+        s_route(&st->ch, n);
+    else
+        s_hand_strip(st, kn, n);
+}
+
+/* s_release for the one-band walk: no cell is slow, and a cell in its strip's first or last
+ * column (or an edge column, whose west or east neighbour may wrap) routes each freed cell by its
+ * column. col: c's column. */
+static inline __attribute__((always_inline)) void
+s_strip_release(const s_ctx_t *x, s_strip_t *st, size_t c, int64_t col, s_pulled_t pu)
+{
+    tb_accum_t *self = x->self;
+    ptrdiff_t W = x->W;
+    int64_t m = ((int64_t)1 << st->ls) - 1;
+    int side = (col & m) == 0 || (col & m) == m; /* a neighbour may lie in another strip */
+#if defined(__SSE2__)
+    if (pu.edge == 0 && x->rows) {
+        unsigned freed = s_release_rows(self->pending, c, W, pu.lower, pu.mode);
+        while (freed) {
+            int p = __builtin_ctz(freed);
+            freed &= freed - 1;
+            size_t n = (size_t)((ptrdiff_t)c + ((p >> 3) - 1) * W + (p & 7) - 1);
+            if (side)
+                s_strip_route(st, n, col + (p & 7) - 1);
+            else
+                s_route(&st->ch, n);
+        }
+        return;
+    }
+#endif
+    const ptrdiff_t *off = x->t->noff[pu.edge];
+    self->pending[c] = pu.mode;
+    unsigned freed = s_release_each(self->pending, c, off, pu.lower);
+    while (freed) {
+        int k = __builtin_ctz(freed);
+        freed &= freed - 1;
+        size_t n = (size_t)((ptrdiff_t)c + off[k]);
+        s_strip_route(st, n, (int64_t)s_col(st, n));
+    }
+}
+
+/* Chases the strip's stack empty, two ready cells at a time at p = 1 (as s_walk_band_k: neither
+ * of two ready cells is higher than the other). Returns the cells processed. */
+static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t *x, s_strip_t *st,
+                                                                  size_t *stuck)
+{
+    s_chase_t *ch = &st->ch;
+    size_t done = 0;
+    while (ch->top > 0) {
+        size_t c = (size_t)ch->stack[--ch->top];
+        if (x->wt.linear && ch->top > 0) {
+            size_t c2 = (size_t)ch->stack[--ch->top];
+            s_pulled_t p1 = s_pull(x, ch, c, 0), p2 = s_pull(x, ch, c2, 0);
+            s_strip_release(x, st, c, (int64_t)s_col(st, c), p1);
+            s_strip_release(x, st, c2, (int64_t)s_col(st, c2), p2);
+            *stuck += (size_t)(p1.stuck + p2.stuck);
+            done += 2;
+            continue;
+        }
+        s_pulled_t pu = s_pull(x, ch, c, 0);
+        s_strip_release(x, st, c, (int64_t)s_col(st, c), pu);
+        *stuck += (size_t)pu.stuck;
+        done++;
+    }
+    return done;
+}
+
+/* The walk of one band (band 0, the box's inner rows) strip by strip: each strip first chases
+ * what the strips before it handed it, then sweeps its rows upwards as s_walk_band_k sweeps whole
+ * rows, chasing in the rows reached; then passes over the strips chase what was handed to strips
+ * that had had their turn, until nothing is handed. */
+static inline __attribute__((always_inline)) void s_strips_k(void *ctx_, size_t b_, int thread)
+{
+    (void)b_;
+    (void)thread;
+    const s_ctx_t xv = *(const s_ctx_t *)ctx_, *x = &xv; /* a copy: see s_pull */
+    tb_accum_t *self = x->self;
+    s_band_t *bd = &self->band[0];
+    size_t w = (size_t)x->t->w;
+    int ls = self->strip_log2, ns = (int)((w + ((size_t)1 << ls) - 1) >> ls);
+    s_strip_t st = {
+        {self->stack, 0, 0, 0, self->later[0], 0, x->order ? x->order + bd->order_at : NULL, 0},
+        UINT64_MAX / w + 1,
+        (int64_t)w,
+        0,
+        ls,
+        self->handed,
+        0};
+    s_chase_t *ch = &st.ch;
+    size_t stuck = 0, done = 0;
+    int32_t *later_next = self->later[0] + w;
+    double t0 = s_now();
+    for (int64_t j = bd->r0; j < bd->r1; j++)
+        self->strip_at[j] = 0;
+    int pass = 0;
+    for (;; pass++) {
+        size_t before = done;
+        for (int k = 0; k < ns; k++) {
+            st.k = k;
+            s_list32_t *l = &st.handed[k];
+            ch->wlo = 0;
+            ch->wspan = SIZE_MAX; /* handed cells are ready: chased anywhere in the strip */
+            while (l->n > 0) {
+                while (l->n > 0)
+                    ch->stack[ch->top++] = l->v[--l->n];
+                done += s_strip_chase(x, &st, &stuck);
+            }
+            if (pass > 0)
+                continue;
+            int64_t x1 = (int64_t)(((size_t)k + 1) << ls);
+            ch->nlater = 0;
+            for (int64_t j = bd->r0; j < bd->r1; j++) {
+                size_t row = (size_t)j * w;
+                ch->wlo = bd->lo;
+                ch->wspan = row + w - bd->lo;
+                int32_t *from = ch->later;
+                size_t nfrom = ch->nlater;
+                ch->later = later_next;
+                later_next = from;
+                ch->nlater = 0;
+                for (size_t s = 0; s < nfrom; s++)
+                    ch->stack[ch->top++] = from[s];
+                /* this strip's ready cells of the row, last first (the list is in raster order) */
+                int32_t a = self->strip_at[j], z = a;
+                while (z < self->nready[j] &&
+                       (int64_t)((size_t)self->ready[row + (size_t)z] - row) < x1)
+                    z++;
+                for (int32_t s = z; s-- > a;)
+                    ch->stack[ch->top++] = self->ready[row + (size_t)s];
+                self->strip_at[j] = z;
+                done += s_strip_chase(x, &st, &stuck);
+            }
+        }
+        if (st.nomem || done == bd->solved || (pass > 0 && done == before))
+            break;
+    }
+    for (int64_t j = bd->r0; j < bd->r1; j++)
+        self->nready[j] = 0;
+    for (int k = 0; k < ns; k++)
+        st.handed[k].n = 0;
+    self->passes = st.nomem ? -1 : pass + 1; /* -1: a list could not grow */
+    bd->stuck = stuck;
+    bd->norder = ch->norder;
+    bd->walk_s = s_now() - t0;
+}
+
+TB_SIMD_TASK(s_strips, ((const s_ctx_t *)ctx_)->t->avx2)
+
+void tb_accum_set_strips(tb_accum_t *self, int log2_columns)
+{
+    self->strip_log2 = log2_columns < 0 ? 0 : log2_columns > 20 ? 20 : log2_columns;
+}
+
+int tb_accum_strip_passes(const tb_accum_t *self)
+{
+    return self->passes > 0 ? self->passes : 0;
+}
+
 /* Sizes the per-band state for nbands bands and sets it up for this call. */
 static int s_setup(tb_accum_t *self, const tb_topo_t *t, const tb_band_t *bands, int nbands)
 {
@@ -844,7 +1078,24 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
     if ((nbands > 1 && nbands > tb_pool_threads(pool)) || s_setup(self, t, bands, nbands) != 0)
         return SIZE_MAX;
     tb_pool_run(pool, (size_t)nbands, s_count_band, &x);
-    tb_pool_run(pool, (size_t)nbands, s_walk_band, &x);
+    self->passes = 0;
+    size_t strip = (size_t)1 << self->strip_log2;
+    if (nbands == 1 && self->strip_log2 > 0 && (size_t)t->w > strip) {
+        int ns = (int)(((size_t)t->w + strip - 1) / strip);
+        if (ns > self->nhanded) {
+            s_list32_t *hl = realloc(self->handed, (size_t)ns * sizeof *hl);
+            if (!hl)
+                return SIZE_MAX;
+            memset(hl + self->nhanded, 0, (size_t)(ns - self->nhanded) * sizeof *hl);
+            self->handed = hl;
+            self->nhanded = ns;
+        }
+        tb_pool_run(pool, 1, s_strips, &x);
+        if (self->passes < 0)
+            return SIZE_MAX;
+    } else {
+        tb_pool_run(pool, (size_t)nbands, s_walk_band, &x);
+    }
     size_t stuck = 0;
     for (int b = 0; b < nbands; b++) {
         const s_band_t *bd = &self->band[b];
