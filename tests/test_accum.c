@@ -278,8 +278,9 @@ START_TEST(test_mfd_walk_equals_a_sorted_pull)
         tb_accum_destroy(&a);
     }
     /* One band in column strips: 4, 8 and 32 columns wide hand cells over many strip boundaries
-     * and need passes over the strips; 1024 is the solve's (one strip on this box). The same
-     * bits, and an order in which every cell comes after its higher neighbours. */
+     * and need passes over the strips; 1024 is the solve's (whole rows on this box, narrower
+     * than two strips). The same bits, and an order in which every cell comes after its higher
+     * neighbours. */
     int32_t *order = malloc(n * sizeof(int32_t));
     size_t *pos = malloc(n * sizeof(size_t));
     int most = 0;

@@ -1079,8 +1079,11 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
         return SIZE_MAX;
     tb_pool_run(pool, (size_t)nbands, s_count_band, &x);
     self->passes = 0;
+    /* Strips from two full strips up: a box barely wider than one gains nothing from a narrow
+     * second strip (the demo planet's largest region, 1245 columns: the walk 28.2 -> 29.0 ns a
+     * land cell-step with two) */
     size_t strip = (size_t)1 << self->strip_log2;
-    if (nbands == 1 && self->strip_log2 > 0 && (size_t)t->w > strip) {
+    if (nbands == 1 && self->strip_log2 > 0 && (size_t)t->w >= 2 * strip) {
         int ns = (int)(((size_t)t->w + strip - 1) / strip);
         if (ns > self->nhanded) {
             s_list32_t *hl = realloc(self->handed, (size_t)ns * sizeof *hl);

@@ -59,7 +59,7 @@ size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast);
  * rows are swept and the cells freed in them chased, and a cell freed in another strip waits for
  * that strip's turn (a later pass over the strips when the strip has had its turn). A chase runs
  * down a river into rows the sweep left tens of rows before; in a strip those rows are a strip's
- * width of bytes back, not a box's (docs/solve.md). Boxes no wider than a strip and walks of
+ * width of bytes back, not a box's (docs/solve.md). Boxes narrower than two strips and walks of
  * several bands sweep whole rows. Cost only: the areas are the same bits. */
 #define TB_ACCUM_STRIP_LOG2 10
 
