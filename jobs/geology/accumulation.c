@@ -155,11 +155,16 @@ typedef struct {
 /* The partition weight of a drop (metres, > 0) towards neighbour direction k. Both ends of a link
  * evaluate it from the same float drop, so the sender's W and the receiver's pull agree bit for
  * bit. mode S_DONE_LINEAR is the fallback for exponents so high that every weight underflowed. */
+static inline float s_weight_linear(float drop, int k)
+{
+    return (drop > S_MIN_DROP ? drop : S_MIN_DROP) * s_cw[k];
+}
+
 static inline float s_weight(const s_weights_t *wt, float drop, int k, uint8_t mode)
 {
-    drop = drop > S_MIN_DROP ? drop : S_MIN_DROP;
     if (wt->linear || mode == S_DONE_LINEAR)
-        return drop * s_cw[k];
+        return s_weight_linear(drop, k);
+    drop = drop > S_MIN_DROP ? drop : S_MIN_DROP;
     return powf(drop * wt->inv_dist[k], wt->exponent) * wt->contour[k];
 }
 
@@ -424,10 +429,8 @@ s_linear_wsum(const float *h, size_t c, const ptrdiff_t *off, float hc, unsigned
 {
     float wsum = 0;
     for (int k = 0; k < 8; k++)
-        if (lower & (1u << k)) {
-            float drop = hc - h[(ptrdiff_t)c + off[k]];
-            wsum += (drop > S_MIN_DROP ? drop : S_MIN_DROP) * s_cw[k]; /* s_weight, S_DONE_LINEAR */
-        }
+        if (lower & (1u << k))
+            wsum += s_weight_linear(hc - h[(ptrdiff_t)c + off[k]], k);
     return wsum;
 }
 
