@@ -235,6 +235,61 @@ static void s_sorted_pull(const s_field_t *f, bool tree, float *area)
     free(q);
 }
 
+/* The one-band walk of f in column strips of 2^log2 columns for each log2 in widths[0..nw): the
+ * bits of `want`, and an order in which every solved cell comes once, after its higher
+ * neighbours. Returns the most passes over the strips a walk took. */
+static int s_check_strips(s_field_t *f, const float *want, size_t cells, tb_pool_t *pool,
+                          const int *widths, int nw)
+{
+    size_t n = f->topo.n;
+    int32_t *order = malloc(n * sizeof(int32_t));
+    size_t *pos = malloc(n * sizeof(size_t));
+    int most = 0;
+    for (int s = 0; s < nw; s++) {
+        tb_band_t one;
+        tb_topo_bands(&f->topo, f->node, 1, false, &one);
+        tb_accum_t *a = tb_accum_new(n, f->topo.w, NULL);
+        tb_accum_set_strips(a, widths[s]);
+        tb_accum_prepare(a, &f->topo, f->node);
+        memset(f->area, 0, n * sizeof(float));
+        size_t start = 0, count = 0;
+        size_t stuck = tb_accum_mfd_bands(a, &f->topo, f->node, f->h, 1, f->coast, f->ncoast,
+                                          f->area, order, &start, &count, pool, &one, 1, NULL);
+        ck_assert_uint_eq(stuck, 0);
+        ck_assert_uint_eq(count, cells);
+        int passes = tb_accum_strip_passes(a);
+        most = passes > most ? passes : most;
+        for (size_t c = 0; c < n; c++) {
+            pos[c] = SIZE_MAX;
+            if (f->node[c] & TB_NODE_SOLVED)
+                ck_assert_msg(memcmp(&want[c], &f->area[c], sizeof(float)) == 0,
+                              "strips of 2^%d columns, cell %zu: walk %.9g, sorted pull %.9g",
+                              widths[s], c, f->area[c], want[c]);
+        }
+        for (size_t i = 0; i < count; i++) {
+            ck_assert_uint_eq(pos[order[start + i]], SIZE_MAX); /* once */
+            pos[order[start + i]] = i;
+        }
+        for (size_t c = 0; c < n; c++)
+            if (f->node[c] & TB_NODE_SOLVED)
+                for (int k = 0; k < 8; k++) {
+                    int64_t nb = tb_topo_nb_checked(&f->topo, (int64_t)(c % (size_t)f->topo.w),
+                                                    (int64_t)(c / (size_t)f->topo.w), k);
+                    if (nb >= 0 && (f->node[nb] & TB_NODE_SOLVED) && f->h[nb] > f->h[c])
+                        ck_assert_msg(pos[nb] < pos[c],
+                                      "strips of 2^%d columns: cell %zu before its higher "
+                                      "neighbour %lld",
+                                      widths[s], c, (long long)nb);
+                }
+        fprintf(stderr, "walk in strips of %d columns: %d passes over the strips\n", 1 << widths[s],
+                passes);
+        tb_accum_destroy(&a);
+    }
+    free(order);
+    free(pos);
+    return most;
+}
+
 START_TEST(test_mfd_walk_equals_a_sorted_pull)
 {
     /* Wide enough for the walk's fast cells (rows of 8 and more, two ready cells at a time) and,
@@ -279,55 +334,40 @@ START_TEST(test_mfd_walk_equals_a_sorted_pull)
     }
     /* One band in column strips: 4, 8 and 32 columns wide hand cells over many strip boundaries
      * and need passes over the strips; 1024 is the solve's (whole rows on this box, narrower
-     * than two strips). The same bits, and an order in which every cell comes after its higher
-     * neighbours. */
-    int32_t *order = malloc(n * sizeof(int32_t));
-    size_t *pos = malloc(n * sizeof(size_t));
-    int most = 0;
+     * than two strips). */
     const int widths[] = {2, 3, 5, TB_ACCUM_STRIP_LOG2};
-    for (int s = 0; s < 4; s++) {
-        tb_band_t one;
-        tb_topo_bands(&f.topo, f.node, 1, false, &one);
-        tb_accum_t *a = tb_accum_new(n, f.topo.w, NULL);
-        tb_accum_set_strips(a, widths[s]);
-        tb_accum_prepare(a, &f.topo, f.node);
-        memset(f.area, 0, n * sizeof(float));
-        size_t start = 0, count = 0;
-        size_t stuck = tb_accum_mfd_bands(a, &f.topo, f.node, f.h, 1, f.coast, f.ncoast, f.area,
-                                          order, &start, &count, pool, &one, 1, NULL);
-        ck_assert_uint_eq(stuck, 0);
-        ck_assert_uint_eq(count, cells);
-        int passes = tb_accum_strip_passes(a);
-        most = passes > most ? passes : most;
-        for (size_t c = 0; c < n; c++) {
-            pos[c] = SIZE_MAX;
-            if (f.node[c] & TB_NODE_SOLVED)
-                ck_assert_msg(memcmp(&want[c], &f.area[c], sizeof(float)) == 0,
-                              "strips of 2^%d columns, cell %zu: walk %.9g, sorted pull %.9g",
-                              widths[s], c, f.area[c], want[c]);
-        }
-        for (size_t i = 0; i < count; i++) {
-            ck_assert_uint_eq(pos[order[start + i]], SIZE_MAX); /* once */
-            pos[order[start + i]] = i;
-        }
-        for (size_t c = 0; c < n; c++)
-            if (f.node[c] & TB_NODE_SOLVED)
-                for (int k = 0; k < 8; k++) {
-                    int64_t nb = tb_topo_nb_checked(&f.topo, (int64_t)(c % (size_t)f.topo.w),
-                                                    (int64_t)(c / (size_t)f.topo.w), k);
-                    if (nb >= 0 && (f.node[nb] & TB_NODE_SOLVED) && f.h[nb] > f.h[c])
-                        ck_assert_msg(pos[nb] < pos[c],
-                                      "strips of 2^%d columns: cell %zu before its higher "
-                                      "neighbour %lld",
-                                      widths[s], c, (long long)nb);
-                }
-        fprintf(stderr, "walk in strips of %d columns: %d passes over the strips\n", 1 << widths[s],
-                passes);
-        tb_accum_destroy(&a);
-    }
+    int most = s_check_strips(&f, want, cells, pool, widths, 4);
     ck_assert_int_gt(most, 2); /* cells went back to strips that had had their turn */
-    free(order);
-    free(pos);
+    /* A box round the whole planet with land across its seam: the first and the last strip hand
+     * each other cells across it (the edge columns' neighbours wrap). */
+    {
+        tb_frame_t ring = tb_geo_box(300, 300, 0, 40, 300, 200);
+        ck_assert(tb_frame_wraps(&ring));
+        uint8_t *rmask = tb_geo_bytes(&ring);
+        float *rh = tb_geo_floats(&ring);
+        tb_geo_noise(&ring, 9, 20, rh);
+        for (int64_t j = 10; j < ring.h - 10; j++)
+            for (int64_t i = 0; i < ring.w; i++)
+                rmask[tb_idx(ring.w, i, j)] = 1;
+        s_field_t r;
+        s_open(&r, &ring, rmask, rh);
+        s_route(&r, true, 5e-4);
+        float *rwant = calloc(r.topo.n, sizeof(float));
+        s_sorted_pull(&r, true, rwant);
+        size_t rcells = 0, seam = 0;
+        for (size_t c = 0; c < r.topo.n; c++)
+            if (r.node[c] & TB_NODE_SOLVED) {
+                rcells++;
+                seam += c % (size_t)ring.w == 0;
+            }
+        ck_assert_uint_gt(seam, 100);
+        const int rwidths[] = {3, 5};
+        ck_assert_int_gt(s_check_strips(&r, rwant, rcells, pool, rwidths, 2), 1);
+        free(rwant);
+        s_close(&r);
+        free(rmask);
+        free(rh);
+    }
     ck_assert_uint_gt(cells, 8000);
     tb_pool_destroy(&pool);
     free(want);
