@@ -35,7 +35,8 @@ typedef struct {
     size_t slow_lo, slow_hi; /* cells outside [slow_lo, slow_hi) may release into other bands */
     size_t atom_lo, atom_hi; /* counters outside [atom_lo, atom_hi) are shared with a neighbour */
     size_t solved, order_at, norder, stuck;
-    int dir0; /* the first sweep's direction */
+    int dir0;   /* the first sweep's direction */
+    int passes; /* a strip walk's passes over the strips; -1: a list could not grow */
     double wait_s, walk_s;
     s_inbox_t in_top, in_bot; /* cells of row r0 freed by band b - 1, of row r1 - 1 by band b + 1 */
     char pad[64];
@@ -57,12 +58,12 @@ struct tb_accum_t {
     int32_t **later;    /* per band: two row-sized lists of cells freed in the sweep's next row */
     int32_t *later_mem;
     atomic_int finished; /* bands whose walk is over */
-    /* The one-band walk in column strips (s_strips_k) */
+    /* The walk in column strips (s_strips_walk) */
     int strip_log2;     /* strips of 2^strip_log2 columns; 0: whole rows */
     int32_t *strip_at;  /* per row: the ready cells the strips have taken */
-    s_list32_t *handed; /* per strip: cells other strips freed in it */
-    int nhanded;        /* strips handed has room for */
-    int passes;         /* the last strip walk's passes over the strips */
+    s_list32_t *handed; /* per band and strip: cells other strips or bands freed in it */
+    int nhanded;        /* lists handed has room for */
+    int passes;         /* the last strip walk's most passes over the strips (a band's) */
 };
 
 tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
@@ -508,6 +509,31 @@ s_release_each(uint8_t *pend, size_t c, const ptrdiff_t *off, unsigned lower)
     return freed;
 }
 
+/* The releases of a cell that may have a lower neighbour whose counter another band shares
+ * (atomic) or owns: a freed cell of another band is handed over to it; returns this band's freed
+ * ones as bits k (offsets off). */
+static inline __attribute__((always_inline)) unsigned
+s_release_shared(tb_accum_t *self, s_band_t *bd, int b, size_t c, const ptrdiff_t *off,
+                 unsigned lower)
+{
+    unsigned mine = 0;
+    while (lower) {
+        int k = __builtin_ctz(lower);
+        lower &= lower - 1;
+        size_t n = (size_t)((ptrdiff_t)c + off[k]);
+        uint8_t left = (n < bd->atom_lo || n >= bd->atom_hi)
+                           ? __atomic_sub_fetch(&self->pending[n], 1, __ATOMIC_ACQ_REL)
+                           : --self->pending[n];
+        if (left != 0)
+            continue;
+        if (n >= bd->lo && n < bd->hi)
+            mine |= 1u << k;
+        else
+            s_hand_over(self, bd, b, n);
+    }
+    return mine;
+}
+
 /* The second half: c's counter set to its mode and the releases of its lower neighbours, the
  * freed ones routed in neighbour order. `slow`: c may have a lower neighbour whose counter another
  * band shares (atomic) or owns (handed over). Fixed neighbours need no test: their counters start
@@ -544,19 +570,11 @@ s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int sl
         }
         return;
     }
-    while (lower) {
-        int k = __builtin_ctz(lower);
-        lower &= lower - 1;
-        size_t n = (size_t)((ptrdiff_t)c + off[k]);
-        uint8_t left = (n < bd->atom_lo || n >= bd->atom_hi)
-                           ? __atomic_sub_fetch(&self->pending[n], 1, __ATOMIC_ACQ_REL)
-                           : --self->pending[n];
-        if (left != 0)
-            continue;
-        if (n >= bd->lo && n < bd->hi)
-            s_route(ch, n);
-        else
-            s_hand_over(self, bd, b, n);
+    unsigned freed = s_release_shared(self, bd, b, c, off, lower);
+    while (freed) {
+        int k = __builtin_ctz(freed);
+        freed &= freed - 1;
+        s_route(ch, (size_t)((ptrdiff_t)c + off[k]));
     }
 }
 
@@ -764,16 +782,18 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
 
 TB_SIMD_TASK(s_walk_band, ((const s_ctx_t *)ctx_)->t->avx2)
 
-/* ---- the one-band walk in column strips ---- */
+/* ---- the walk in column strips ---- */
 
 /* What a strip's chase needs beyond s_chase_t: its strip and where the others' cells go. */
 typedef struct {
     s_chase_t ch;
     uint64_t inv_w; /* ceil(2^64 / W): s_col */
     int64_t w;
-    int k, ls; /* the strip, 2^ls columns a strip */
-    s_list32_t *handed;
+    int k, ls;          /* the strip, 2^ls columns a strip */
+    s_list32_t *handed; /* the band's lists, one a strip */
     int nomem;
+    s_band_t *bd; /* the band, b */
+    int b;
 } s_strip_t;
 
 /* The column of cell c, by a multiply: floor(c / W) is the high half of c ceil(2^64 / W) exactly,
@@ -816,18 +836,18 @@ static inline __attribute__((always_inline)) void s_strip_route(s_strip_t *st, s
         s_hand_strip(st, kn, n);
 }
 
-/* s_release for the one-band walk: no cell is slow, and a cell in its strip's first or last
- * column (or an edge column, whose west or east neighbour may wrap) routes each freed cell by its
- * column. col: c's column. */
+/* s_release for the strip walk. A cell in its strip's first or last column (or an edge column,
+ * whose west or east neighbour may wrap) routes each freed cell by its column; a slow cell (as in
+ * s_release) also hands cells of other bands over. col: c's column. */
 static inline __attribute__((always_inline)) void
-s_strip_release(const s_ctx_t *x, s_strip_t *st, size_t c, int64_t col, s_pulled_t pu)
+s_strip_release(const s_ctx_t *x, s_strip_t *st, size_t c, int64_t col, int slow, s_pulled_t pu)
 {
     tb_accum_t *self = x->self;
     ptrdiff_t W = x->W;
     int64_t m = ((int64_t)1 << st->ls) - 1;
     int side = (col & m) == 0 || (col & m) == m; /* a neighbour may lie in another strip */
 #if defined(__SSE2__)
-    if (pu.edge == 0 && x->rows) {
+    if (!slow && pu.edge == 0 && x->rows) {
         unsigned freed = s_release_rows(self->pending, c, W, pu.lower, pu.mode);
         while (freed) {
             int p = __builtin_ctz(freed);
@@ -843,7 +863,8 @@ s_strip_release(const s_ctx_t *x, s_strip_t *st, size_t c, int64_t col, s_pulled
 #endif
     const ptrdiff_t *off = x->t->noff[pu.edge];
     self->pending[c] = pu.mode;
-    unsigned freed = s_release_each(self->pending, c, off, pu.lower);
+    unsigned freed = slow ? s_release_shared(self, st->bd, st->b, c, off, pu.lower)
+                          : s_release_each(self->pending, c, off, pu.lower);
     while (freed) {
         int k = __builtin_ctz(freed);
         freed &= freed - 1;
@@ -853,79 +874,124 @@ s_strip_release(const s_ctx_t *x, s_strip_t *st, size_t c, int64_t col, s_pulled
 }
 
 /* Chases the strip's stack empty, two ready cells at a time at p = 1 (as s_walk_band_k: neither
- * of two ready cells is higher than the other). Returns the cells processed. */
+ * of two ready cells is higher than the other) when neither is slow. `multi`: the walk has
+ * several bands, so cells near their boundaries are slow. Returns the cells processed. */
 static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t *x, s_strip_t *st,
-                                                                  size_t *stuck)
+                                                                  size_t *stuck, const int multi)
 {
     s_chase_t *ch = &st->ch;
+    const size_t slow_lo = st->bd->slow_lo, slow_hi = st->bd->slow_hi;
     size_t done = 0;
     while (ch->top > 0) {
         size_t c = (size_t)ch->stack[--ch->top];
-        if (x->wt.linear && ch->top > 0) {
-            size_t c2 = (size_t)ch->stack[--ch->top];
-            s_pulled_t p1 = s_pull(x, ch, c, 0), p2 = s_pull(x, ch, c2, 0);
-            s_strip_release(x, st, c, (int64_t)s_col(st, c), p1);
-            s_strip_release(x, st, c2, (int64_t)s_col(st, c2), p2);
-            *stuck += (size_t)(p1.stuck + p2.stuck);
-            done += 2;
-            continue;
+        int slow = multi && (c < slow_lo || c >= slow_hi);
+        if (x->wt.linear && ch->top > 0 && !slow) {
+            size_t c2 = (size_t)ch->stack[ch->top - 1];
+            if (!multi || (c2 >= slow_lo && c2 < slow_hi)) {
+                ch->top--;
+                s_pulled_t p1 = s_pull(x, ch, c, 0), p2 = s_pull(x, ch, c2, 0);
+                s_strip_release(x, st, c, (int64_t)s_col(st, c), 0, p1);
+                s_strip_release(x, st, c2, (int64_t)s_col(st, c2), 0, p2);
+                *stuck += (size_t)(p1.stuck + p2.stuck);
+                done += 2;
+                continue;
+            }
         }
-        s_pulled_t pu = s_pull(x, ch, c, 0);
-        s_strip_release(x, st, c, (int64_t)s_col(st, c), pu);
+        s_pulled_t pu = slow ? s_pull(x, ch, c, 1) : s_pull(x, ch, c, 0);
+        if (slow)
+            s_strip_release(x, st, c, (int64_t)s_col(st, c), 1, pu);
+        else
+            s_strip_release(x, st, c, (int64_t)s_col(st, c), 0, pu);
         *stuck += (size_t)pu.stuck;
         done++;
     }
     return done;
 }
 
-/* The walk of one band (band 0, the box's inner rows) strip by strip: each strip first chases
- * what the strips before it handed it, then sweeps its rows upwards as s_walk_band_k sweeps whole
- * rows, chasing in the rows reached; then passes over the strips chase what was handed to strips
- * that had had their turn, until nothing is handed. */
-static inline __attribute__((always_inline)) void s_strips_k(void *ctx_, size_t b_, int thread)
+/* Chases what was handed to the strip (ready cells: chased anywhere in the strip), then puts the
+ * window of reached rows back. */
+static inline __attribute__((always_inline)) size_t s_strip_take(const s_ctx_t *x, s_strip_t *st,
+                                                                 size_t *stuck, const int multi)
 {
-    (void)b_;
-    (void)thread;
+    s_chase_t *ch = &st->ch;
+    s_list32_t *l = &st->handed[st->k];
+    size_t done = 0, wlo = ch->wlo, wspan = ch->wspan;
+    ch->wlo = 0;
+    ch->wspan = SIZE_MAX;
+    while (l->n > 0) {
+        while (l->n > 0)
+            ch->stack[ch->top++] = l->v[--l->n];
+        done += s_strip_chase(x, st, stuck, multi);
+    }
+    ch->wlo = wlo;
+    ch->wspan = wspan;
+    return done;
+}
+
+/* What the neighbouring bands handed over, put on the lists of the cells' strips. */
+static size_t s_strip_poll(s_strip_t *st)
+{
+    size_t got = 0;
+    s_inbox_t *ibs[2] = {&st->bd->in_top, &st->bd->in_bot};
+    for (int s = 0; s < 2; s++) {
+        s_inbox_t *ib = ibs[s];
+        size_t n = atomic_load_explicit(&ib->n, memory_order_acquire);
+        for (; ib->taken < n; ib->taken++, got++) {
+            size_t c = (size_t)ib->v[ib->taken];
+            s_hand_strip(st, (int)(s_col(st, c) >> st->ls), c);
+        }
+    }
+    return got;
+}
+
+/* The walk of band b strip by strip: each strip first chases what was handed to it, then sweeps
+ * its rows as s_walk_band_k sweeps whole rows (in the band's first direction), chasing in the rows
+ * reached; then passes over the strips chase what was handed to strips that had had their turn,
+ * until nothing is handed. With several bands (multi), what the neighbouring bands hand over is
+ * taken at every row and between passes, and a band with nothing to do waits for them. */
+static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size_t b_,
+                                                                const int multi)
+{
     const s_ctx_t xv = *(const s_ctx_t *)ctx_, *x = &xv; /* a copy: see s_pull */
     tb_accum_t *self = x->self;
-    s_band_t *bd = &self->band[0];
+    int b = (int)b_;
+    s_band_t *bd = &self->band[b];
     size_t w = (size_t)x->t->w;
     int ls = self->strip_log2, ns = (int)((w + ((size_t)1 << ls) - 1) >> ls);
-    s_strip_t st = {
-        {self->stack, 0, 0, 0, self->later[0], 0, x->order ? x->order + bd->order_at : NULL, 0},
-        UINT64_MAX / w + 1,
-        (int64_t)w,
-        0,
-        ls,
-        self->handed,
-        0};
+    s_strip_t st = {{self->stack + bd->lo, 0, 0, 0, self->later[b], 0,
+                     x->order ? x->order + bd->order_at : NULL, 0},
+                    UINT64_MAX / w + 1,
+                    (int64_t)w,
+                    0,
+                    ls,
+                    self->handed + (size_t)b * (size_t)ns,
+                    0,
+                    bd,
+                    b};
     s_chase_t *ch = &st.ch;
     size_t stuck = 0, done = 0;
-    int32_t *later_next = self->later[0] + w;
+    int32_t *later_next = self->later[b] + w;
+    const int dir = bd->dir0;
     double t0 = s_now();
     for (int64_t j = bd->r0; j < bd->r1; j++)
         self->strip_at[j] = 0;
-    int pass = 0;
+    int pass = 0, idle = 0;
     for (;; pass++) {
-        size_t before = done;
+        size_t before = done, got = 0;
         for (int k = 0; k < ns; k++) {
             st.k = k;
-            s_list32_t *l = &st.handed[k];
-            ch->wlo = 0;
-            ch->wspan = SIZE_MAX; /* handed cells are ready: chased anywhere in the strip */
-            while (l->n > 0) {
-                while (l->n > 0)
-                    ch->stack[ch->top++] = l->v[--l->n];
-                done += s_strip_chase(x, &st, &stuck);
-            }
+            if (multi)
+                got += s_strip_poll(&st);
+            done += s_strip_take(x, &st, &stuck, multi);
             if (pass > 0)
                 continue;
             int64_t x1 = (int64_t)(((size_t)k + 1) << ls);
             ch->nlater = 0;
-            for (int64_t j = bd->r0; j < bd->r1; j++) {
+            for (int64_t j = dir > 0 ? bd->r0 : bd->r1 - 1; j >= bd->r0 && j < bd->r1; j += dir) {
+                /* The reached rows: from the sweep's first row to j. */
                 size_t row = (size_t)j * w;
-                ch->wlo = bd->lo;
-                ch->wspan = row + w - bd->lo;
+                ch->wlo = dir > 0 ? bd->lo : row;
+                ch->wspan = dir > 0 ? row + w - bd->lo : bd->hi - row;
                 int32_t *from = ch->later;
                 size_t nfrom = ch->nlater;
                 ch->later = later_next;
@@ -941,23 +1007,49 @@ static inline __attribute__((always_inline)) void s_strips_k(void *ctx_, size_t 
                 for (int32_t s = z; s-- > a;)
                     ch->stack[ch->top++] = self->ready[row + (size_t)s];
                 self->strip_at[j] = z;
-                done += s_strip_chase(x, &st, &stuck);
+                done += s_strip_chase(x, &st, &stuck, multi);
+                if (multi) {
+                    got += s_strip_poll(&st);
+                    done += s_strip_take(x, &st, &stuck, multi);
+                }
             }
         }
-        if (st.nomem || done == bd->solved || (pass > 0 && done == before))
+        if (st.nomem || done == bd->solved)
             break;
+        if (pass == 0 || done > before || got > 0) {
+            idle = 0;
+            continue;
+        }
+        /* Nothing was handed: the rest waits for another band (or, after a bug, for nothing). */
+        if (!multi || ++idle > 2 + 2 * x->nbands)
+            break;
+        s_wait(self, bd, x->nbands);
     }
     for (int64_t j = bd->r0; j < bd->r1; j++)
         self->nready[j] = 0;
     for (int k = 0; k < ns; k++)
         st.handed[k].n = 0;
-    self->passes = st.nomem ? -1 : pass + 1; /* -1: a list could not grow */
+    bd->passes = st.nomem ? -1 : pass + 1; /* -1: a list could not grow */
     bd->stuck = stuck;
     bd->norder = ch->norder;
     bd->walk_s = s_now() - t0;
+    atomic_fetch_add_explicit(&self->finished, 1, memory_order_acq_rel);
 }
 
-TB_SIMD_TASK(s_strips, ((const s_ctx_t *)ctx_)->t->avx2)
+static inline __attribute__((always_inline)) void s_strips1_k(void *ctx_, size_t b_, int thread)
+{
+    (void)thread;
+    s_strips_walk(ctx_, b_, 0);
+}
+
+static inline __attribute__((always_inline)) void s_stripsn_k(void *ctx_, size_t b_, int thread)
+{
+    (void)thread;
+    s_strips_walk(ctx_, b_, 1);
+}
+
+TB_SIMD_TASK(s_strips1, ((const s_ctx_t *)ctx_)->t->avx2)
+TB_SIMD_TASK(s_stripsn, ((const s_ctx_t *)ctx_)->t->avx2)
 
 void tb_accum_set_strips(tb_accum_t *self, int log2_columns)
 {
@@ -1086,19 +1178,23 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
      * second strip (the demo planet's largest region, 1245 columns: the walk 28.2 -> 29.0 ns a
      * land cell-step with two) */
     size_t strip = (size_t)1 << self->strip_log2;
-    if (nbands == 1 && self->strip_log2 > 0 && (size_t)t->w >= 2 * strip) {
-        int ns = (int)(((size_t)t->w + strip - 1) / strip);
-        if (ns > self->nhanded) {
-            s_list32_t *hl = realloc(self->handed, (size_t)ns * sizeof *hl);
+    if (self->strip_log2 > 0 && (size_t)t->w >= 2 * strip) {
+        int nl = nbands * (int)(((size_t)t->w + strip - 1) / strip);
+        if (nl > self->nhanded) {
+            s_list32_t *hl = realloc(self->handed, (size_t)nl * sizeof *hl);
             if (!hl)
                 return SIZE_MAX;
-            memset(hl + self->nhanded, 0, (size_t)(ns - self->nhanded) * sizeof *hl);
+            memset(hl + self->nhanded, 0, (size_t)(nl - self->nhanded) * sizeof *hl);
             self->handed = hl;
-            self->nhanded = ns;
+            self->nhanded = nl;
         }
-        tb_pool_run(pool, 1, s_strips, &x);
-        if (self->passes < 0)
-            return SIZE_MAX;
+        tb_pool_run(pool, (size_t)nbands, nbands > 1 ? s_stripsn : s_strips1, &x);
+        for (int b = 0; b < nbands; b++) {
+            if (self->band[b].passes < 0)
+                return SIZE_MAX;
+            if (self->band[b].passes > self->passes)
+                self->passes = self->band[b].passes;
+        }
     } else {
         tb_pool_run(pool, (size_t)nbands, s_walk_band, &x);
     }

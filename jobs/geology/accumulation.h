@@ -55,18 +55,18 @@ void tb_accum_prepare(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node)
  * (capacity: the box), in raster order; returns their number. Static for a solve mask. */
 size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast);
 
-/* One band's walk goes over the box in column strips of 2^TB_ACCUM_STRIP_LOG2 columns: a strip's
- * rows are swept and the cells freed in them chased, and a cell freed in another strip waits for
- * that strip's turn (a later pass over the strips when the strip has had its turn). A chase runs
- * down a river into rows the sweep left tens of rows before; in a strip those rows are a strip's
- * width of bytes back, not a box's (docs/solve.md). Boxes narrower than two strips and walks of
- * several bands sweep whole rows. Cost only: the areas are the same bits. */
+/* Each band's walk goes over its rows in column strips of 2^TB_ACCUM_STRIP_LOG2 columns: a strip's
+ * rows are swept and the cells freed in them chased, and a cell freed in another strip (or handed
+ * over by a neighbouring band) waits for that strip's turn (a later pass over the strips when the
+ * strip has had its turn). A chase runs down a river into rows the sweep left tens of rows before;
+ * in a strip those rows are a strip's width of bytes back, not a box's (docs/solve.md). Boxes
+ * narrower than two strips sweep whole rows. Cost only: the areas are the same bits. */
 #define TB_ACCUM_STRIP_LOG2 10
 
-/* Strips of 2^log2_columns columns for the one-band walk (0: whole rows); for tests. */
+/* Strips of 2^log2_columns columns for the walk (0: whole rows); for tests. */
 void tb_accum_set_strips(tb_accum_t *self, int log2_columns);
 
-/* The last one-band walk's passes over its strips (0 when it swept whole rows). */
+/* The last walk's passes over its strips, the most of any band's (0 when it swept whole rows). */
 int tb_accum_strip_passes(const tb_accum_t *self);
 
 /* MFD drainage area in m2 of every solved cell (its own cell included) and of every coast cell (the
