@@ -844,8 +844,10 @@ s_strip_release(const s_ctx_t *x, s_strip_t *st, size_t c, int64_t col, int slow
 {
     tb_accum_t *self = x->self;
     ptrdiff_t W = x->W;
+    /* a neighbour may lie in another strip: c is in its strip's first column ((col + 1) & m is
+     * 1) or last (0) */
     int64_t m = ((int64_t)1 << st->ls) - 1;
-    int side = (col & m) == 0 || (col & m) == m; /* a neighbour may lie in another strip */
+    int side = (uint64_t)((col + 1) & m) <= 1;
 #if defined(__SSE2__)
     if (!slow && pu.edge == 0 && x->rows) {
         unsigned freed = s_release_rows(self->pending, c, W, pu.lower, pu.mode);
