@@ -7,7 +7,9 @@
  * it times a number of steps at each thread count and prints per-phase ns per cell-step (mean,
  * and the median a neighbour's burst on a shared machine does not move), then the same with D8
  * only (mfd_exponent 0). --demo-region N instead solves region N of the built-in demo planet
- * (jobs/plan, jobs/uplift: its uplift and erodibility, held ocean, a flat start as in a bake).
+ * (jobs/plan, jobs/uplift: its uplift and erodibility, held ocean, a flat start as in a bake);
+ * --circumference-km KM makes that the demo planet of KM km (25 by default; 100 is the size a
+ * render farm bakes, whose largest region is a 21 M-cell box).
  *
  * The thread counts run in turns of 5 steps (each from the same warmed-up heights), so a burst of
  * other work on the shared machine lands on all of them alike.
@@ -40,7 +42,8 @@
  *
  *   scripts/bench solve [--threads 1,2] [--size N | --sizes N,N..] [--warmup N] [--steps N]
  *                       [--uplift-mm-yr U] [--seed S] [--bound cell|box] [--only mfd|d8]
- *                       [--demo-region N] [--state PATH] [--no-flood-compare]
+ *                       [--demo-region N [--circumference-km KM]] [--state PATH]
+ *                       [--no-flood-compare]
  *                       [--load stream|spin] [--counts N]
  *
  * --state PATH caches the warmed-up heights in PATH.<parameters> (development: a long warm-up is
@@ -86,6 +89,7 @@ typedef struct {
     int64_t counts;
     int64_t sizes[S_MAX_T];
     int nsizes;
+    double circumference_km; /* the demo planet's (--demo-region) */
 } s_opts_t;
 
 /* One landmass to solve: box, mask, U, K and the initial heights. */
@@ -160,7 +164,7 @@ static int s_demo_case(const s_opts_t *o, s_case_t *c, tb_err_t *err)
 {
     tb_manifest_t m;
     tb_image_t painting = {0};
-    if (tb_demo_planet(TB_DEMO_SEED, TB_DEMO_CIRCUMFERENCE_KM, &m, &painting, err) != 0)
+    if (tb_demo_planet(TB_DEMO_SEED, o->circumference_km, &m, &painting, err) != 0)
         return -1;
     tb_plan_t *plan = tb_plan_new_image(&m, &painting, tb_pool_default_threads(), err);
     tb_image_free(&painting);
@@ -171,8 +175,8 @@ static int s_demo_case(const s_opts_t *o, s_case_t *c, tb_err_t *err)
     tb_uplift_probes_t probes;
     const tb_manifest_t *pm = tb_plan_manifest(plan);
     if (o->demo_region < 1 || o->demo_region > tb_plan_region_count(plan)) {
-        tb_err_set(err, TB_E_INVALID, "--demo-region %lld: the demo planet has regions 1..%d",
-                   (long long)o->demo_region, tb_plan_region_count(plan));
+        tb_err_set(err, TB_E_INVALID, "--demo-region %lld: the %g km demo planet has regions 1..%d",
+                   (long long)o->demo_region, o->circumference_km, tb_plan_region_count(plan));
         goto done;
     }
     const tb_plan_region_t *reg = tb_plan_region(plan, (int)o->demo_region - 1);
@@ -198,8 +202,10 @@ static int s_demo_case(const s_opts_t *o, s_case_t *c, tb_err_t *err)
     for (size_t x = 0; x < c->cells; x++)
         c->land += c->mask[x] == 1;
     snprintf(c->what, sizeof c->what,
-             "demo planet region %lld: %lld x %lld box, %zu land cells, its uplift, flat start",
-             (long long)o->demo_region, (long long)c->box.w, (long long)c->box.h, c->land);
+             "%g km demo planet's region %lld: %lld x %lld box, %zu land cells, its uplift, flat "
+             "start",
+             o->circumference_km, (long long)o->demo_region, (long long)c->box.w,
+             (long long)c->box.h, c->land);
     rc = 0;
 done:
     tb_grid_destroy(&classes);
@@ -359,8 +365,11 @@ done:
 /* The state cache's file for the configuration `tag` (mfd, d8) of these options. */
 static void s_state_path(const s_opts_t *o, const char *tag, char *path, size_t size)
 {
-    snprintf(path, size, "%s.%s.%lld.%lld.%lld.%lld.%g", o->state, tag, (long long)o->demo_region,
-             (long long)o->size, (long long)o->warmup, (long long)o->seed, o->uplift_mm_yr);
+    char km[32] = "";
+    if (o->demo_region && o->circumference_km != TB_DEMO_CIRCUMFERENCE_KM)
+        snprintf(km, sizeof km, ".%gkm", o->circumference_km);
+    snprintf(path, size, "%s.%s.%lld.%lld.%lld.%lld.%g%s", o->state, tag, (long long)o->demo_region,
+             (long long)o->size, (long long)o->warmup, (long long)o->seed, o->uplift_mm_yr, km);
 }
 
 /* The named background load (--load): a child process that runs until killed, and with its
@@ -568,7 +577,7 @@ static int s_run(const s_opts_t *o, const s_case_t *c0, double mfd_exponent, con
  * (so the warm-up is read, not run, under valgrind). Returns 0, or -1 with the reason printed. */
 static int s_counts(const s_opts_t *o, const s_case_t *c)
 {
-    char exe[1024], out[1100], cmd[4096], region[64] = "";
+    char exe[1024], out[1100], cmd[4096], region[128] = "";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
         fprintf(stderr, "bench solve: --counts: cannot read /proc/self/exe\n");
@@ -582,7 +591,8 @@ static int s_counts(const s_opts_t *o, const s_case_t *c)
         return -1;
     }
     if (o->demo_region)
-        snprintf(region, sizeof region, " --demo-region %lld", (long long)o->demo_region);
+        snprintf(region, sizeof region, " --demo-region %lld --circumference-km %.17g",
+                 (long long)o->demo_region, o->circumference_km);
     snprintf(out, sizeof out, "%s.callgrind", o->state);
     snprintf(cmd, sizeof cmd,
              "valgrind --tool=callgrind --callgrind-out-file='%s' --collect-atstart=no "
@@ -666,8 +676,25 @@ static int s_counts(const s_opts_t *o, const s_case_t *c)
 
 int main(int argc, char **argv)
 {
-    s_opts_t o = {2048, 50,    15,  0.2, 7,    "cell", "both", NULL, "1",
-                  0,    false, {0}, 0,   NULL, NULL,   0,      {0},  0};
+    s_opts_t o = {2048,
+                  50,
+                  15,
+                  0.2,
+                  7,
+                  "cell",
+                  "both",
+                  NULL,
+                  "1",
+                  0,
+                  false,
+                  {0},
+                  0,
+                  NULL,
+                  NULL,
+                  0,
+                  {0},
+                  0,
+                  TB_DEMO_CIRCUMFERENCE_KM};
     tb_opt_t opts[] = {
         {"threads", TB_OPT_STRING, &o.threads_text, NULL, "T,T..", "thread counts (1)"},
         {"size", TB_OPT_INT, &o.size, NULL, "N", "box edge in cells (2048)"},
@@ -679,6 +706,8 @@ int main(int argc, char **argv)
         {"only", TB_OPT_STRING, &o.only, NULL, "mfd|d8", "run one configuration"},
         {"demo-region", TB_OPT_INT, &o.demo_region, NULL, "N",
          "solve region N of the demo planet instead of the grid"},
+        {"circumference-km", TB_OPT_DOUBLE, &o.circumference_km, NULL, "KM",
+         "the demo planet's circumference, with --demo-region (25)"},
         {"state", TB_OPT_STRING, &o.state, NULL, "PATH", "cache the warmed-up heights in PATH.*"},
         {"no-flood-compare", TB_OPT_FLAG, &o.no_flood_compare, NULL, NULL,
          "skip the whole-box priority-flood comparison (profiling)"},
@@ -711,6 +740,10 @@ int main(int argc, char **argv)
         if (!bad && o.demo_region)
             bad = snprintf(err.msg, sizeof err.msg, "--sizes: not with --demo-region") > 0;
     }
+    if (!bad && o.circumference_km != TB_DEMO_CIRCUMFERENCE_KM && !o.demo_region)
+        bad =
+            snprintf(err.msg, sizeof err.msg,
+                     "--circumference-km: only with --demo-region (it sizes the demo planet)") > 0;
     if (!bad && o.load && strcmp(o.load, "stream") != 0 && strcmp(o.load, "spin") != 0)
         bad = snprintf(err.msg, sizeof err.msg, "--load: expected stream or spin, got \"%s\"",
                        o.load) > 0;
