@@ -58,6 +58,7 @@ struct tb_accum_t {
     int32_t **later;    /* per band: two row-sized lists of cells freed in the sweep's next row */
     int32_t *later_mem;
     atomic_int finished; /* bands whose walk is over */
+    atomic_int failed;   /* a band's list could not grow: every band stops */
     /* The walk in column strips (s_strips_walk) */
     int strip_log2;     /* strips of 2^strip_log2 columns; 0: whole rows */
     int32_t *strip_at;  /* per row: the ready cells the strips have taken */
@@ -445,7 +446,7 @@ typedef struct {
 
 /* The first half of processing solved cell c, whose higher neighbours are all done: its place in
  * the band's order, its area and q. `slow` as in s_release. Inlined by force: the walk calls it
- * from three places with `slow` a constant, and a call in the walk's loop costs a quarter of the
+ * from several places with `slow` a constant, and a call in the walk's loop costs a quarter of the
  * walk's time. The walk passes a copy of the context, so nothing it reads per cell is loaded
  * again after each store to the counters. */
 static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x, s_chase_t *ch,
@@ -607,14 +608,15 @@ static inline __attribute__((always_inline)) size_t s_poll(s_band_t *bd, s_chase
 }
 
 /* Waits until a neighbouring band hands something over, or every other band has finished (then
- * nothing more can come). */
+ * nothing more can come), or a band failed (then the walk is given up). */
 static void s_wait(tb_accum_t *self, s_band_t *bd, int nbands)
 {
     double t0 = s_now();
     for (unsigned spin = 0;; spin++) {
         if (atomic_load_explicit(&bd->in_top.n, memory_order_acquire) > bd->in_top.taken ||
             atomic_load_explicit(&bd->in_bot.n, memory_order_acquire) > bd->in_bot.taken ||
-            atomic_load_explicit(&self->finished, memory_order_acquire) >= nbands - 1)
+            atomic_load_explicit(&self->finished, memory_order_acquire) >= nbands - 1 ||
+            atomic_load_explicit(&self->failed, memory_order_relaxed))
             break;
         if (spin > 64)
             sched_yield();
@@ -1016,7 +1018,12 @@ static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size
                 }
             }
         }
-        if (st.nomem || done == bd->solved)
+        if (st.nomem) {
+            /* a cell was dropped: no band can finish, so none waits for another */
+            atomic_store_explicit(&self->failed, 1, memory_order_relaxed);
+            break;
+        }
+        if (done == bd->solved || atomic_load_explicit(&self->failed, memory_order_relaxed))
             break;
         if (pass == 0 || done > before || got > 0) {
             idle = 0;
@@ -1117,6 +1124,7 @@ static int s_setup(tb_accum_t *self, const tb_topo_t *t, const tb_band_t *bands,
         atomic_init(&bd->in_bot.n, 0);
     }
     atomic_init(&self->finished, 0);
+    atomic_init(&self->failed, 0);
     return 0;
 }
 

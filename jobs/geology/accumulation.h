@@ -66,7 +66,8 @@ size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast);
 /* Strips of 2^log2_columns columns for the walk (0: whole rows); for tests. */
 void tb_accum_set_strips(tb_accum_t *self, int log2_columns);
 
-/* The last walk's passes over its strips, the most of any band's (0 when it swept whole rows). */
+/* The last walk's passes over its strips, the most of any band's (0 when it swept whole rows); with
+ * several bands a band's passes include those it made after waiting for its neighbours. */
 int tb_accum_strip_passes(const tb_accum_t *self);
 
 /* MFD drainage area in m2 of every solved cell (its own cell included) and of every coast cell (the
@@ -87,7 +88,8 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
  * after one of another band only in real time (see tb_spl_erode_bands). wait_s[2 b] (may be NULL)
  * receives the seconds band b's thread spent waiting for other bands, wait_s[2 b + 1] its whole
  * walk. Same bits as one thread. The bands wait on each other, so there must be no more bands than
- * the pool has threads; SIZE_MAX when there are, or when memory runs out (nothing is computed). */
+ * the pool has threads; SIZE_MAX when there are (nothing is computed), or when memory runs out (the
+ * areas and the order are then incomplete). */
 size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                           double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
                           int32_t *order, size_t *seg_start, size_t *seg_count, tb_pool_t *pool,
