@@ -36,7 +36,7 @@ typedef struct {
     size_t atom_lo, atom_hi; /* counters outside [atom_lo, atom_hi) are shared with a neighbour */
     size_t solved, order_at, norder, stuck;
     int dir0;   /* the first sweep's direction */
-    int passes; /* a strip walk's passes over the strips; -1: a list could not grow */
+    int passes; /* a strip walk's passes over the strips */
     double wait_s, walk_s;
     s_inbox_t in_top, in_bot; /* cells of row r0 freed by band b - 1, of row r1 - 1 by band b + 1 */
     char pad[64];
@@ -589,6 +589,27 @@ static inline __attribute__((always_inline)) int s_process(const s_ctx_t *x, s_b
     return pu.stuck;
 }
 
+/* The sweep of band bd, going dir, reaches the row that starts at cell `row`: the window of
+ * reached rows (from the sweep's first row to this one), the cells listed for this row (the two
+ * `later` lists swap) and the ready cells ready[row + a .. row + z) on the stack, last first, so
+ * the stack hands them out in raster order. */
+static inline __attribute__((always_inline)) void
+s_reach_row(s_chase_t *ch, const s_band_t *bd, int dir, size_t row, size_t w, int32_t **later_next,
+            const int32_t *ready, int32_t a, int32_t z)
+{
+    ch->wlo = dir > 0 ? bd->lo : row;
+    ch->wspan = dir > 0 ? row + w - bd->lo : bd->hi - row;
+    int32_t *from = ch->later;
+    size_t nfrom = ch->nlater;
+    ch->later = *later_next;
+    *later_next = from;
+    ch->nlater = 0;
+    for (size_t s = 0; s < nfrom; s++)
+        ch->stack[ch->top++] = from[s];
+    for (int32_t s = z; s-- > a;)
+        ch->stack[ch->top++] = ready[row + (size_t)s];
+}
+
 /* Chases what the neighbouring bands handed over (cells of row r0 and of row r1 - 1) once the
  * sweep has reached their row; until then they wait in the inbox. Returns how many were taken. */
 static inline __attribute__((always_inline)) size_t s_poll(s_band_t *bd, s_chase_t *ch)
@@ -725,20 +746,8 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
         size_t before = done, got = 0;
         ch.nlater = 0;
         for (int64_t j = dir > 0 ? bd->r0 : bd->r1 - 1; j >= bd->r0 && j < bd->r1; j += dir) {
-            /* The reached rows: from the sweep's first row to j. */
-            size_t row = (size_t)j * w;
-            ch.wlo = dir > 0 ? bd->lo : row;
-            ch.wspan = dir > 0 ? row + w - bd->lo : bd->hi - row;
-            int32_t *from = ch.later;
-            size_t nfrom = ch.nlater;
-            ch.later = later_next;
-            later_next = from;
-            ch.nlater = 0;
-            for (size_t s = 0; s < nfrom; s++)
-                ch.stack[ch.top++] = from[s];
-            /* last first, so the stack hands them out in raster order */
-            for (int32_t s = self->nready[j]; s-- > 0;)
-                ch.stack[ch.top++] = self->ready[row + (size_t)s];
+            s_reach_row(&ch, bd, dir, (size_t)j * w, w, &later_next, self->ready, 0,
+                        self->nready[j]);
             self->nready[j] = 0;
             if (x->nbands > 1)
                 got += s_poll(bd, &ch);
@@ -992,24 +1001,13 @@ static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size
             int64_t x1 = (int64_t)(((size_t)k + 1) << ls);
             ch->nlater = 0;
             for (int64_t j = dir > 0 ? bd->r0 : bd->r1 - 1; j >= bd->r0 && j < bd->r1; j += dir) {
-                /* The reached rows: from the sweep's first row to j. */
+                /* this strip's ready cells of the row: the next run of its list (raster order) */
                 size_t row = (size_t)j * w;
-                ch->wlo = dir > 0 ? bd->lo : row;
-                ch->wspan = dir > 0 ? row + w - bd->lo : bd->hi - row;
-                int32_t *from = ch->later;
-                size_t nfrom = ch->nlater;
-                ch->later = later_next;
-                later_next = from;
-                ch->nlater = 0;
-                for (size_t s = 0; s < nfrom; s++)
-                    ch->stack[ch->top++] = from[s];
-                /* this strip's ready cells of the row, last first (the list is in raster order) */
                 int32_t a = self->strip_at[j], z = a;
                 while (z < self->nready[j] &&
                        (int64_t)((size_t)self->ready[row + (size_t)z] - row) < x1)
                     z++;
-                for (int32_t s = z; s-- > a;)
-                    ch->stack[ch->top++] = self->ready[row + (size_t)s];
+                s_reach_row(ch, bd, dir, row, w, &later_next, self->ready, a, z);
                 self->strip_at[j] = z;
                 done += s_strip_chase(x, &st, &stuck, multi);
                 if (multi) {
@@ -1038,7 +1036,7 @@ static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size
         self->nready[j] = 0;
     for (int k = 0; k < ns; k++)
         st.handed[k].n = 0;
-    bd->passes = st.nomem ? -1 : pass + 1; /* -1: a list could not grow */
+    bd->passes = pass + 1;
     bd->stuck = stuck;
     bd->norder = ch->norder;
     bd->walk_s = s_now() - t0;
@@ -1199,12 +1197,11 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
             self->nhanded = nl;
         }
         tb_pool_run(pool, (size_t)nbands, nbands > 1 ? s_stripsn : s_strips1, &x);
-        for (int b = 0; b < nbands; b++) {
-            if (self->band[b].passes < 0)
-                return SIZE_MAX;
+        if (atomic_load_explicit(&self->failed, memory_order_relaxed))
+            return SIZE_MAX; /* a list could not grow */
+        for (int b = 0; b < nbands; b++)
             if (self->band[b].passes > self->passes)
                 self->passes = self->band[b].passes;
-        }
     } else {
         tb_pool_run(pool, (size_t)nbands, s_walk_band, &x);
     }
