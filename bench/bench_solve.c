@@ -9,7 +9,7 @@
  * only (mfd_exponent 0). --demo-region N instead solves region N of the built-in demo planet
  * (jobs/plan, jobs/uplift: its uplift and erodibility, held ocean, a flat start as in a bake);
  * --circumference-km KM makes that the demo planet of KM km (25 by default; 100 is the size a
- * render farm bakes, whose largest region is a 21 M-cell box).
+ * render farm bakes, whose largest region, region 3, is a 19 M-cell box).
  *
  * The thread counts run in turns of 5 steps (each from the same warmed-up heights), so a burst of
  * other work on the shared machine lands on all of them alike.
@@ -676,25 +676,15 @@ static int s_counts(const s_opts_t *o, const s_case_t *c)
 
 int main(int argc, char **argv)
 {
-    s_opts_t o = {2048,
-                  50,
-                  15,
-                  0.2,
-                  7,
-                  "cell",
-                  "both",
-                  NULL,
-                  "1",
-                  0,
-                  false,
-                  {0},
-                  0,
-                  NULL,
-                  NULL,
-                  0,
-                  {0},
-                  0,
-                  TB_DEMO_CIRCUMFERENCE_KM};
+    s_opts_t o = {.size = 2048,
+                  .warmup = 50,
+                  .steps = 15,
+                  .uplift_mm_yr = 0.2,
+                  .seed = 7,
+                  .bound = "cell",
+                  .only = "both",
+                  .threads_text = "1",
+                  .circumference_km = TB_DEMO_CIRCUMFERENCE_KM};
     tb_opt_t opts[] = {
         {"threads", TB_OPT_STRING, &o.threads_text, NULL, "T,T..", "thread counts (1)"},
         {"size", TB_OPT_INT, &o.size, NULL, "N", "box edge in cells (2048)"},
