@@ -835,65 +835,6 @@ static void s_hand_strip(s_strip_t *st, int kn, size_t n)
     l->v[l->n++] = (int32_t)n;
 }
 
-/* A freed cell n in column col: chased or listed for the next row if in this strip (s_route),
- * handed to its strip otherwise. */
-static inline __attribute__((always_inline)) void s_strip_route(s_strip_t *st, size_t n,
-                                                                int64_t col)
-{
-    int kn = (int)(col >> st->ls);
-    if (kn == st->k)
-        s_route(&st->ch, n);
-    else
-        s_hand_strip(st, kn, n);
-}
-
-/* s_release for the strip walk. `multi`: the walk has several bands. Then a cell in its strip's
- * first or last column (or an edge column, whose west or east neighbour may wrap) routes each
- * freed cell by its column, and a slow cell (as in s_release) also hands cells of other bands
- * over. A walk of one band routes every freed cell as s_route does, in this strip or not: it is
- * ready, and testing the column cost 13 instructions a cell for nothing (a river that crosses into
- * a strip already swept is chased there now rather than in a later pass, which would find its
- * rows as far out of the cache). col: c's column (computed only when it is used). */
-static inline __attribute__((always_inline)) void s_strip_release(const s_ctx_t *x, s_strip_t *st,
-                                                                  size_t c, int64_t col, int slow,
-                                                                  s_pulled_t pu, const int multi)
-{
-    tb_accum_t *self = x->self;
-    ptrdiff_t W = x->W;
-    /* a neighbour may lie in another strip: c is in its strip's first column ((col + 1) & m is
-     * 1) or last (0) */
-    int64_t m = ((int64_t)1 << st->ls) - 1;
-    int side = multi && (uint64_t)((col + 1) & m) <= 1;
-#if defined(__SSE2__)
-    if (!slow && pu.edge == 0 && x->rows) {
-        unsigned freed = s_release_rows(self->pending, c, W, pu.lower, pu.mode);
-        while (freed) {
-            int p = __builtin_ctz(freed);
-            freed &= freed - 1;
-            size_t n = (size_t)((ptrdiff_t)c + ((p >> 3) - 1) * W + (p & 7) - 1);
-            if (side)
-                s_strip_route(st, n, col + (p & 7) - 1);
-            else
-                s_route(&st->ch, n);
-        }
-        return;
-    }
-#endif
-    const ptrdiff_t *off = x->t->noff[pu.edge];
-    self->pending[c] = pu.mode;
-    unsigned freed = slow ? s_release_shared(self, st->bd, st->b, c, off, pu.lower)
-                          : s_release_each(self->pending, c, off, pu.lower);
-    while (freed) {
-        int k = __builtin_ctz(freed);
-        freed &= freed - 1;
-        size_t n = (size_t)((ptrdiff_t)c + off[k]);
-        if (multi)
-            s_strip_route(st, n, (int64_t)s_col(st, n));
-        else
-            s_route(&st->ch, n);
-    }
-}
-
 /* Chases the strip's stack empty, two ready cells at a time at p = 1 (as s_walk_band_k: neither
  * of two ready cells is higher than the other) when neither is slow. `multi`: the walk has
  * several bands, so cells near their boundaries are slow. Returns the cells processed. */
@@ -911,8 +852,8 @@ static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t 
             if (!multi || (c2 >= slow_lo && c2 < slow_hi)) {
                 ch->top--;
                 s_pulled_t p1 = s_pull(x, ch, c, 0), p2 = s_pull(x, ch, c2, 0);
-                s_strip_release(x, st, c, (int64_t)s_col(st, c), 0, p1, multi);
-                s_strip_release(x, st, c2, (int64_t)s_col(st, c2), 0, p2, multi);
+                s_release(x, st->bd, st->b, ch, c, 0, p1);
+                s_release(x, st->bd, st->b, ch, c2, 0, p2);
                 *stuck += (size_t)(p1.stuck + p2.stuck);
                 done += 2;
                 continue;
@@ -920,9 +861,9 @@ static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t 
         }
         s_pulled_t pu = slow ? s_pull(x, ch, c, 1) : s_pull(x, ch, c, 0);
         if (slow)
-            s_strip_release(x, st, c, (int64_t)s_col(st, c), 1, pu, multi);
+            s_release(x, st->bd, st->b, ch, c, 1, pu);
         else
-            s_strip_release(x, st, c, (int64_t)s_col(st, c), 0, pu, multi);
+            s_release(x, st->bd, st->b, ch, c, 0, pu);
         *stuck += (size_t)pu.stuck;
         done++;
     }

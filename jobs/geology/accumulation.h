@@ -56,12 +56,12 @@ void tb_accum_prepare(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node)
 size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast);
 
 /* Each band's walk goes over its rows in column strips of 2^TB_ACCUM_STRIP_LOG2 columns: a strip's
- * rows are swept and the cells freed in them chased. A walk of one band chases a freed cell in
- * whichever strip it lies; in a walk of several bands a cell freed in another strip (or handed
- * over by a neighbouring band) waits for that strip's turn (a later pass over the strips when the
- * strip has had its turn). A chase runs down a river into rows the sweep left tens of rows before;
- * in a strip those rows are a strip's width of bytes back, not a box's (docs/solve.md). Boxes
- * narrower than two strips sweep whole rows. Cost only: the areas are the same bits. */
+ * rows are swept and the cells freed in them chased. A cell freed by the band is chased in
+ * whichever strip it lies (it is ready); a cell handed over by a neighbouring band waits for its
+ * strip's turn (a later pass over the strips when the strip has had its turn), so it is chased
+ * among rows the cache holds. A chase runs down a river into rows the sweep left tens of rows
+ * before; in a strip those rows are a strip's width of bytes back, not a box's (docs/solve.md).
+ * Boxes narrower than two strips sweep whole rows. Cost only: the areas are the same bits. */
 #define TB_ACCUM_STRIP_LOG2 10
 
 /* Strips of 2^log2_columns columns for the walk (0: whole rows); for tests. */
