@@ -376,9 +376,10 @@ START_TEST(test_mfd_walk_equals_a_sorted_pull)
                               f.area[c], want[c]);
         tb_accum_destroy(&a);
     }
-    /* One to three bands in column strips: 4, 8 and 32 columns wide hand cells over many strip
-     * boundaries and need passes over the strips in bands (one band chases them in one pass); 1024
-     * is the solve's (whole rows on this box, narrower than two strips). */
+    /* One to three bands in column strips: 4, 8 and 32 columns wide free cells across many strip
+     * boundaries, and in bands need passes over the strips for what a neighbouring band hands over
+     * (one band makes one pass); 1024 is the solve's (whole rows on this box, narrower than two
+     * strips). */
     const int widths[] = {2, 3, 5, TB_ACCUM_STRIP_LOG2};
     int most = s_check_strips(&f, want, widths, 4);
     ck_assert_int_gt(most, 2); /* bands' cells went back to strips that had had their turn */

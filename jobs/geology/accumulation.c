@@ -62,7 +62,7 @@ struct tb_accum_t {
     /* The walk in column strips (s_strips_walk) */
     int strip_log2;     /* strips of 2^strip_log2 columns; 0: whole rows */
     int32_t *strip_at;  /* per row: the ready cells the strips have taken */
-    s_list32_t *handed; /* per band and strip: cells other strips or bands freed in it */
+    s_list32_t *handed; /* per band and strip: cells the neighbouring bands handed over in it */
     int nhanded;        /* lists handed has room for */
     int passes;         /* the last strip walk's most passes over the strips (a band's) */
 };
@@ -870,7 +870,7 @@ static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t 
     return done;
 }
 
-/* Chases what was handed to the strip (ready cells: chased anywhere in the strip), then puts the
+/* Chases what was handed to the strip (ready cells: chased in any row), then puts the
  * window of reached rows back. */
 static inline __attribute__((always_inline)) size_t s_strip_take(const s_ctx_t *x, s_strip_t *st,
                                                                  size_t *stuck, const int multi)
@@ -906,11 +906,12 @@ static size_t s_strip_poll(s_strip_t *st)
     return got;
 }
 
-/* The walk of band b strip by strip: each strip first chases what was handed to it, then sweeps
- * its rows as s_walk_band_k sweeps whole rows (in the band's first direction), chasing in the rows
- * reached; then passes over the strips chase what was handed to strips that had had their turn,
- * until nothing is handed. With several bands (multi), what the neighbouring bands hand over is
- * taken at every row and between passes, and a band with nothing to do waits for them. */
+/* The walk of band b strip by strip: each strip sweeps its rows as s_walk_band_k sweeps whole rows
+ * (in the band's first direction), chasing in the rows reached; a cell the band frees is chased in
+ * whichever strip it lies. With several bands (multi), what the neighbouring bands hand over is
+ * put on its strip's list at every row and between passes, each strip chases its list before its
+ * sweep and after each row, passes over the strips chase what was handed to strips that had had
+ * their turn until nothing is handed, and a band with nothing to do waits for its neighbours. */
 static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size_t b_,
                                                                 const int multi)
 {
