@@ -207,9 +207,9 @@ static tb_dispatch_t *s_run_weighted(tb_dispatch_opts_t *o, size_t n, s_seen_t *
     return d;
 }
 
-/* `unordered` hands each result over as soon as it is in: with one worker the jobs finish largest
- * first (4, 3, 2, 1, 0), and that is the order the caller sees; in job order (the control) the
- * caller sees 0..4 whatever order they finished in. */
+/* `unordered` hands each result over as soon as it is in (checked): with one worker and one helper
+ * thread the jobs finish and are checked largest first (4, 3, 2, 1, 0), and that is the order the
+ * caller sees; in job order (the control) the caller sees 0..4 whatever order they finished in. */
 START_TEST(test_unordered_delivery_is_completion_order)
 {
     zsys_handler_set(NULL);
@@ -218,6 +218,10 @@ START_TEST(test_unordered_delivery_is_completion_order)
         tb_dispatch_opts_t o;
         s_opts(&o, 1);
         o.unordered = unordered;
+        /* one helper thread: results are checked in the order they arrive (tasks.h: the oldest
+         * first). With two, job 3's check could finish before job 4's when the machine was busy
+         * (a CI run saw 3 first), and the order seen would be the checks' timing, not the jobs'. */
+        o.helper_threads = 1;
         s_seen_t seen = {0};
         tb_err_t err;
         tb_dispatch_t *d = s_run_weighted(&o, S_JOBS, &seen, &err);
