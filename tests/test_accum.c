@@ -276,7 +276,7 @@ static int s_strip_walk(s_field_t *f, tb_accum_t *a, double p, int log2, int nba
             }
     int passes = tb_accum_strip_passes(a);
     /* strips from two full strips up (tb_accum_mfd_bands); a pass at least when they are used */
-    if (log2 > 0 && f->topo.w >= (int64_t)2 << log2)
+    if (log2 >= 2 && f->topo.w >= (int64_t)2 << log2)
         ck_assert_int_ge(passes, 1);
     else
         ck_assert_int_eq(passes, 0);

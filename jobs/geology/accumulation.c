@@ -316,18 +316,21 @@ static inline __attribute__((always_inline)) float s_pull_linear_v(const float *
     s_nb8(q, c, W, &qa, &qb);
     const s_v4 cwa = {0.25f, 0.5f, 0.25f, 0.5f}, cwb = {0.5f, 0.25f, 0.5f, 0.25f};
     const s_v4 mind = {S_MIN_DROP, S_MIN_DROP, S_MIN_DROP, S_MIN_DROP};
+    const s_v4i abs = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
     s_v4 hcv = {hc, hc, hc, hc};
-    s_v4 upa = ha - hcv, upb = hb - hcv, dna = hcv - ha, dnb = hcv - hb;
-    s_v4 wua = s_max(upa, mind) * cwa, wub = s_max(upb, mind) * cwb;
-    s_v4 wda = s_max(dna, mind) * cwa, wdb = s_max(dnb, mind) * cwb;
+    /* One weight a lane: hc - hn is exactly -(hn - hc), so |hn - hc| is the drop up a higher
+     * neighbour and down a lower one, and the lane's mask picks which it is. */
+    s_v4 wa = s_max(s_and(abs, ha - hcv), mind) * cwa, wb = s_max(s_and(abs, hb - hcv), mind) * cwb;
     s_v4i gta = ha > hcv, gtb = hb > hcv, lta = ha < hcv, ltb = hb < hcv;
-    s_v4 pa = s_and(gta, qa * wua), pb = s_and(gtb, qb * wub);
-    s_v4 da = s_and(lta, wda), db = s_and(ltb, wdb);
+    s_v4 pa = s_and(gta, qa * wa), pb = s_and(gtb, qb * wb);
+    s_v4 da = s_and(lta, wa), db = s_and(ltb, wb);
     s_v4 p = pa + pb, d = da + db;
-    s_v4 p2 = p + S_SHUF(p, p, 2, 3, 0, 1), d2 = d + S_SHUF(d, d, 2, 3, 0, 1);
-    *wsum = d2[0] + d2[1];
+    /* both trees at once: lanes (p0 + p2, p1 + p3, d0 + d2, d1 + d3), then each pair added */
+    s_v4 s = S_SHUF(p, d, 0, 1, 4, 5) + S_SHUF(p, d, 2, 3, 6, 7);
+    s_v4 sum = s + S_SHUF(s, s, 1, 0, 3, 2);
+    *wsum = sum[2];
     *lower = (unsigned)(s_mask4(lta) | s_mask4(ltb) << 4);
-    return p2[0] + p2[1];
+    return sum[0];
 }
 
 /* The same for any column (neighbour offsets off), one lane at a time. */
@@ -383,6 +386,11 @@ typedef struct {
     ptrdiff_t W; /* row stride */
     float a0;    /* a cell's own area, (float) of the topology's */
     bool rows;   /* W >= 8: inner releases take whole rows (s_release_rows) */
+    float *q;    /* self->q and self->pending: a store to a counter may alias self */
+    uint8_t *pend;
+    /* the offset of the neighbour whose bit s_release_rows returns as bit p: (p / 8 - 1) W +
+     * p % 8 - 1 (a load, where the arithmetic was five instructions a freed cell) */
+    ptrdiff_t roff[24];
 } s_ctx_t;
 
 static double s_now(void)
@@ -452,46 +460,47 @@ typedef struct {
 static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x, s_chase_t *ch,
                                                                size_t c, int slow)
 {
-    tb_accum_t *self = x->self;
-    uint8_t nd = x->node[c];
-    const ptrdiff_t *off = x->t->noff[tb_topo_edge(nd)];
+    unsigned edge = tb_topo_edge(x->node[c]);
     const float *h = x->h;
     float hc = h[c], a = x->a0, wsum = 0;
     unsigned lower = 0;
+    uint8_t mode = S_DONE;
     if (ch->order)
         ch->order[ch->norder] = (int32_t)c;
     ch->norder++;
     if (x->wt.linear) {
         /* Inner cells away from other bands read every neighbour's q; the others read only the
-         * higher neighbours' (a lower one of another band may be in the middle of a write). */
-        if (!slow && tb_topo_edge(nd) == 0)
-            a += s_pull_linear_v(h, self->q, c, x->W, hc, &wsum, &lower);
+         * higher neighbours' (a lower one of another band may be in the middle of a write).
+         * A p = 1 weight is at least S_MIN_DROP / 4, a normal float, so wsum > 0 whenever a
+         * neighbour is lower: the fallback below is never needed here. */
+        if (!slow && edge == 0)
+            a += s_pull_linear_v(h, x->q, c, x->W, hc, &wsum, &lower);
         else
-            a += s_pull_linear(h, self->q, c, off, hc, &wsum, &lower);
+            a += s_pull_linear(h, x->q, c, x->t->noff[edge], hc, &wsum, &lower);
     } else {
+        const ptrdiff_t *off = x->t->noff[edge];
         for (int k = 0; k < 8; k++) {
             size_t n = (size_t)((ptrdiff_t)c + off[k]);
             float hn = h[n];
             if (hn > hc) {
                 /* A higher neighbour with q = 0 (a fixed cell, when c lies below the sea) adds
                  * nothing, and its mode byte may be a counter another band is decrementing. */
-                float qn = self->q[n];
+                float qn = x->q[n];
                 if (qn != 0)
-                    a += qn * s_weight(&x->wt, hn - hc, 7 - k, self->pending[n]);
+                    a += qn * s_weight(&x->wt, hn - hc, 7 - k, x->pend[n]);
             } else if (hn < hc) {
                 wsum += s_weight(&x->wt, hc - hn, k, S_DONE);
                 lower |= 1u << k;
             }
         }
-    }
-    uint8_t mode = S_DONE;
-    if (__builtin_expect(!(wsum > 0) && lower, 0)) {
-        mode = S_DONE_LINEAR;
-        wsum = s_linear_wsum(h, c, off, hc, lower);
+        if (__builtin_expect(!(wsum > 0) && lower, 0)) {
+            mode = S_DONE_LINEAR;
+            wsum = s_linear_wsum(h, c, off, hc, lower);
+        }
     }
     x->area[c] = a;
-    self->q[c] = wsum > 0 ? a / wsum : 0;
-    return (s_pulled_t){lower, mode, (uint8_t)tb_topo_edge(nd), !(wsum > 0)};
+    x->q[c] = wsum > 0 ? a / wsum : 0;
+    return (s_pulled_t){lower, mode, (uint8_t)edge, !(wsum > 0)};
 }
 
 /* One subtracted from the counter of each neighbour in `lower` (offsets off), every counter
@@ -547,23 +556,23 @@ s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int sl
 #if defined(__SSE2__)
     if (!slow && pu.edge == 0 && x->rows) {
         ptrdiff_t W = x->W;
-        unsigned freed = s_release_rows(self->pending, c, W, lower, pu.mode);
+        unsigned freed = s_release_rows(x->pend, c, W, lower, pu.mode);
         while (freed) {
             int p = __builtin_ctz(freed);
             freed &= freed - 1;
-            s_route(ch, (size_t)((ptrdiff_t)c + ((p >> 3) - 1) * W + (p & 7) - 1));
+            s_route(ch, (size_t)((ptrdiff_t)c + x->roff[p]));
         }
         return;
     }
 #endif
     const ptrdiff_t *off = x->t->noff[pu.edge];
-    self->pending[c] = pu.mode;
+    x->pend[c] = pu.mode;
     if (!slow) {
         /* Only this thread writes these eight counters, so every one is written, less one where
          * the neighbour is lower, without a branch (how many of eight are lower, and which one a
          * release frees, are coin tosses to a branch predictor); then the freed ones are routed in
          * neighbour order, as the loop below would. */
-        unsigned freed = s_release_each(self->pending, c, off, lower);
+        unsigned freed = s_release_each(x->pend, c, off, lower);
         while (freed) {
             int k = __builtin_ctz(freed);
             freed &= freed - 1;
@@ -915,7 +924,9 @@ static size_t s_strip_poll(s_strip_t *st)
 static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size_t b_,
                                                                 const int multi)
 {
-    const s_ctx_t xv = *(const s_ctx_t *)ctx_, *x = &xv; /* a copy: see s_pull */
+    s_ctx_t xv = *(const s_ctx_t *)ctx_; /* a copy: see s_pull */
+    xv.rows = true;                      /* strips are at least 4 columns, 2 a box (below) */
+    const s_ctx_t *x = &xv;
     tb_accum_t *self = x->self;
     int b = (int)b_;
     s_band_t *bd = &self->band[b];
@@ -1123,6 +1134,10 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
                  (ptrdiff_t)t->w,
                  (float)t->cell_area_m2,
                  t->w >= 8};
+    x.q = self->q;
+    x.pend = self->pending;
+    for (int p = 0; p < 24; p++)
+        x.roff[p] = ((p >> 3) - 1) * x.W + (p & 7) - 1;
     for (int k = 0; k < 8; k++) {
         x.wt.inv_dist[k] = (float)(1 / tb_nb_dist[k]);
         x.wt.contour[k] = tb_nb_is_diagonal(k) ? (float)(sqrt(2.0) / 4) : 0.5f;
@@ -1136,7 +1151,7 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
      * second strip (the demo planet's largest region, 1245 columns: the walk 28.2 -> 29.0 ns a
      * land cell-step with two) */
     size_t strip = (size_t)1 << self->strip_log2;
-    if (self->strip_log2 > 0 && (size_t)t->w >= 2 * strip) {
+    if (self->strip_log2 >= 2 && (size_t)t->w >= 2 * strip) {
         int nl = nbands * (int)(((size_t)t->w + strip - 1) / strip);
         if (nl > self->nhanded) {
             s_list32_t *hl = realloc(self->handed, (size_t)nl * sizeof *hl);

@@ -64,7 +64,8 @@ size_t tb_accum_coast(const tb_topo_t *t, const uint8_t *node, int32_t *coast);
  * Boxes narrower than two strips sweep whole rows. Cost only: the areas are the same bits. */
 #define TB_ACCUM_STRIP_LOG2 10
 
-/* Strips of 2^log2_columns columns for the walk (0: whole rows); for tests. */
+/* Strips of 2^log2_columns columns for the walk (0 or 1: whole rows; strips are at least 4 columns
+ * wide); for tests. */
 void tb_accum_set_strips(tb_accum_t *self, int log2_columns);
 
 /* The last walk's passes over its strips, the most of any band's (0 when it swept whole rows); with
