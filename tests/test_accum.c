@@ -134,12 +134,41 @@ START_TEST(test_drainage_closes)
                       v == 3 ? "D8" : "MFD", closes);
         s_close(&f);
     }
-    /* Negative control: MFD on the unresolved surface has nowhere to send the pits' area. */
+    /* Negative control: MFD on the unresolved surface has nowhere to send the pits' area. The
+     * walk counts exactly the solved cells with no lower neighbour, at either exponent, in one
+     * band of whole rows and in two bands of 8-column strips. */
     s_field_t f;
     s_open(&f, &box, mask, h);
     s_route(&f, false, 5e-4);
-    ck_assert_uint_gt(s_mfd(&f, 1), 100);
+    size_t pits = 0;
+    for (size_t c = 0; c < f.topo.n; c++) {
+        if (!(f.node[c] & TB_NODE_SOLVED))
+            continue;
+        int lower = 0;
+        for (int k = 0; k < 8; k++)
+            lower |= f.h[tb_topo_nb(&f.topo, f.node[c], c, k)] < f.h[c];
+        pits += !lower;
+    }
+    ck_assert_uint_gt(pits, 100);
+    ck_assert_uint_eq(s_mfd(&f, 1), pits);
     ck_assert_double_lt(s_delivered(&f), 0.9);
+    ck_assert_uint_eq(s_mfd(&f, 1.1), pits);
+    tb_pool_t *pool = tb_pool_new(2, NULL);
+    ck_assert_ptr_nonnull(pool);
+    tb_band_t bands[2];
+    ck_assert_int_eq(tb_topo_bands(&f.topo, f.node, 2, false, bands), 2);
+    for (int v = 0; v < 2; v++) {
+        tb_accum_t *a = tb_accum_new(f.topo.n, f.topo.w, NULL);
+        tb_accum_set_strips(a, 3);
+        tb_accum_prepare(a, &f.topo, f.node);
+        ck_assert_uint_eq(tb_accum_mfd_bands(a, &f.topo, f.node, f.h, v ? 1.1 : 1, f.coast,
+                                             f.ncoast, f.area, NULL, NULL, NULL, pool, bands, 2,
+                                             NULL),
+                          pits);
+        ck_assert_int_ge(tb_accum_strip_passes(a), 1);
+        tb_accum_destroy(&a);
+    }
+    tb_pool_destroy(&pool);
     s_close(&f);
     free(mask);
     free(h);

@@ -35,8 +35,9 @@ typedef struct {
     size_t slow_lo, slow_hi; /* cells outside [slow_lo, slow_hi) may release into other bands */
     size_t atom_lo, atom_hi; /* counters outside [atom_lo, atom_hi) are shared with a neighbour */
     size_t solved, order_at, norder, stuck;
-    int dir0;   /* the first sweep's direction */
-    int passes; /* a strip walk's passes over the strips */
+    unsigned lmin; /* the least `lower` of the band's cells: 0 when one had no lower neighbour */
+    int dir0;      /* the first sweep's direction */
+    int passes;    /* a strip walk's passes over the strips */
     double wait_s, walk_s;
     s_inbox_t in_top, in_bot; /* cells of row r0 freed by band b - 1, of row r1 - 1 by band b + 1 */
     char pad[64];
@@ -449,7 +450,6 @@ typedef struct {
     unsigned lower; /* the strictly lower neighbours, bit k for direction k */
     uint8_t mode;   /* S_DONE or S_DONE_LINEAR */
     uint8_t edge;   /* tb_topo_edge of the cell */
-    int stuck;      /* nowhere to send the area */
 } s_pulled_t;
 
 /* The first half of processing solved cell c, whose higher neighbours are all done: its place in
@@ -500,7 +500,7 @@ static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x,
     }
     x->area[c] = a;
     x->q[c] = wsum > 0 ? a / wsum : 0;
-    return (s_pulled_t){lower, mode, (uint8_t)edge, !(wsum > 0)};
+    return (s_pulled_t){lower, mode, (uint8_t)edge};
 }
 
 /* One subtracted from the counter of each neighbour in `lower` (offsets off), every counter
@@ -588,14 +588,14 @@ s_release(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int sl
     }
 }
 
-/* Processes solved cell c of band b: s_pull, then s_release. Returns 1 when c had nowhere to send
- * its area. */
-static inline __attribute__((always_inline)) int s_process(const s_ctx_t *x, s_band_t *bd, int b,
-                                                           s_chase_t *ch, size_t c, int slow)
+/* Processes solved cell c of band b: s_pull, then s_release. Returns its lower neighbours (0: c
+ * had nowhere to send its area; wsum > 0 exactly when a neighbour is lower, after the fallback). */
+static inline __attribute__((always_inline)) unsigned
+s_process(const s_ctx_t *x, s_band_t *bd, int b, s_chase_t *ch, size_t c, int slow)
 {
     s_pulled_t pu = s_pull(x, ch, c, slow);
     s_release(x, bd, b, ch, c, slow, pu);
-    return pu.stuck;
+    return pu.lower;
 }
 
 /* The sweep of band bd, going dir, reaches the row that starts at cell `row`: the window of
@@ -736,7 +736,7 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
     s_band_t *bd = &self->band[b];
     size_t w = (size_t)x->t->w;
     const size_t slow_lo = bd->slow_lo, slow_hi = bd->slow_hi;
-    size_t stuck = 0;
+    unsigned lmin = ~0u;
     s_chase_t ch = {self->stack + bd->lo,
                     0,
                     0,
@@ -774,13 +774,14 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
                         s_pulled_t p1 = s_pull(x, &ch, c, 0), p2 = s_pull(x, &ch, c2, 0);
                         s_release(x, bd, b, &ch, c, 0, p1);
                         s_release(x, bd, b, &ch, c2, 0, p2);
-                        stuck += (size_t)(p1.stuck + p2.stuck);
+                        lmin = p1.lower < lmin ? p1.lower : lmin;
+                        lmin = p2.lower < lmin ? p2.lower : lmin;
                         done += 2;
                         continue;
                     }
                 }
-                stuck += (size_t)(slow ? s_process(x, bd, b, &ch, c, 1)
-                                       : s_process(x, bd, b, &ch, c, 0));
+                unsigned l = slow ? s_process(x, bd, b, &ch, c, 1) : s_process(x, bd, b, &ch, c, 0);
+                lmin = l < lmin ? l : lmin;
                 done++;
             }
         }
@@ -794,7 +795,7 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
             break;
         s_wait(self, bd, x->nbands);
     }
-    bd->stuck = stuck;
+    bd->lmin = lmin;
     bd->norder = ch.norder;
     bd->walk_s = s_now() - t0;
     atomic_fetch_add_explicit(&self->finished, 1, memory_order_acq_rel);
@@ -848,7 +849,7 @@ static void s_hand_strip(s_strip_t *st, int kn, size_t n)
  * of two ready cells is higher than the other) when neither is slow. `multi`: the walk has
  * several bands, so cells near their boundaries are slow. Returns the cells processed. */
 static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t *x, s_strip_t *st,
-                                                                  size_t *stuck, const int multi)
+                                                                  unsigned *lmin, const int multi)
 {
     s_chase_t *ch = &st->ch;
     const size_t slow_lo = st->bd->slow_lo, slow_hi = st->bd->slow_hi;
@@ -863,7 +864,8 @@ static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t 
                 s_pulled_t p1 = s_pull(x, ch, c, 0), p2 = s_pull(x, ch, c2, 0);
                 s_release(x, st->bd, st->b, ch, c, 0, p1);
                 s_release(x, st->bd, st->b, ch, c2, 0, p2);
-                *stuck += (size_t)(p1.stuck + p2.stuck);
+                *lmin = p1.lower < *lmin ? p1.lower : *lmin;
+                *lmin = p2.lower < *lmin ? p2.lower : *lmin;
                 done += 2;
                 continue;
             }
@@ -873,7 +875,7 @@ static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t 
             s_release(x, st->bd, st->b, ch, c, 1, pu);
         else
             s_release(x, st->bd, st->b, ch, c, 0, pu);
-        *stuck += (size_t)pu.stuck;
+        *lmin = pu.lower < *lmin ? pu.lower : *lmin;
         done++;
     }
     return done;
@@ -882,7 +884,7 @@ static inline __attribute__((always_inline)) size_t s_strip_chase(const s_ctx_t 
 /* Chases what was handed to the strip (ready cells: chased in any row), then puts the
  * window of reached rows back. */
 static inline __attribute__((always_inline)) size_t s_strip_take(const s_ctx_t *x, s_strip_t *st,
-                                                                 size_t *stuck, const int multi)
+                                                                 unsigned *lmin, const int multi)
 {
     s_chase_t *ch = &st->ch;
     s_list32_t *l = &st->handed[st->k];
@@ -892,7 +894,7 @@ static inline __attribute__((always_inline)) size_t s_strip_take(const s_ctx_t *
     while (l->n > 0) {
         while (l->n > 0)
             ch->stack[ch->top++] = l->v[--l->n];
-        done += s_strip_chase(x, st, stuck, multi);
+        done += s_strip_chase(x, st, lmin, multi);
     }
     ch->wlo = wlo;
     ch->wspan = wspan;
@@ -943,7 +945,8 @@ static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size
                     bd,
                     b};
     s_chase_t *ch = &st.ch;
-    size_t stuck = 0, done = 0;
+    unsigned lmin = ~0u;
+    size_t done = 0;
     int32_t *later_next = self->later[b] + w;
     const int dir = bd->dir0;
     double t0 = s_now();
@@ -956,7 +959,7 @@ static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size
             st.k = k;
             if (multi)
                 got += s_strip_poll(&st);
-            done += s_strip_take(x, &st, &stuck, multi);
+            done += s_strip_take(x, &st, &lmin, multi);
             if (pass > 0)
                 continue;
             int64_t x1 = (int64_t)(((size_t)k + 1) << ls);
@@ -970,10 +973,10 @@ static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size
                     z++;
                 s_reach_row(ch, bd, dir, row, w, &later_next, self->ready, a, z);
                 self->strip_at[j] = z;
-                done += s_strip_chase(x, &st, &stuck, multi);
+                done += s_strip_chase(x, &st, &lmin, multi);
                 if (multi) {
                     got += s_strip_poll(&st);
-                    done += s_strip_take(x, &st, &stuck, multi);
+                    done += s_strip_take(x, &st, &lmin, multi);
                 }
             }
         }
@@ -998,7 +1001,7 @@ static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size
     for (int k = 0; k < ns; k++)
         st.handed[k].n = 0;
     bd->passes = pass + 1;
-    bd->stuck = stuck;
+    bd->lmin = lmin;
     bd->norder = ch->norder;
     bd->walk_s = s_now() - t0;
     atomic_fetch_add_explicit(&self->finished, 1, memory_order_acq_rel);
@@ -1118,6 +1121,25 @@ static void s_coast_task(void *ctx_, size_t task, int thread)
     s_coast(cc->x, cc->coast, from, to < cc->ncoast ? to : cc->ncoast);
 }
 
+/* The processed cells of band bd with no lower neighbour, counted once every walk is over (the
+ * walk keeps only the least `lower` of its cells, so this runs only when that was 0): a
+ * processed cell's counter holds its mode, and nothing releases it afterwards. */
+__attribute__((cold, noinline)) static size_t s_count_stuck(const s_ctx_t *x, const s_band_t *bd)
+{
+    size_t n = 0;
+    for (size_t c = bd->lo; c < bd->hi; c++) {
+        uint8_t m = x->pend[c];
+        if (!(x->node[c] & TB_NODE_SOLVED) || (m != S_DONE && m != S_DONE_LINEAR))
+            continue;
+        const ptrdiff_t *off = x->t->noff[tb_topo_edge(x->node[c])];
+        int lower = 0;
+        for (int k = 0; k < 8; k++)
+            lower |= x->h[(ptrdiff_t)c + off[k]] < x->h[c];
+        n += !lower;
+    }
+    return n;
+}
+
 size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                           double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
                           int32_t *order, size_t *seg_start, size_t *seg_count, tb_pool_t *pool,
@@ -1172,7 +1194,8 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
     }
     size_t stuck = 0;
     for (int b = 0; b < nbands; b++) {
-        const s_band_t *bd = &self->band[b];
+        s_band_t *bd = &self->band[b];
+        bd->stuck = bd->lmin == 0 ? s_count_stuck(&x, bd) : 0;
         /* A band that could not finish (only after a bug upstream) counts its cells as stuck. */
         stuck += bd->stuck + (bd->solved - bd->norder);
         if (seg_start)
