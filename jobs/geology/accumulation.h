@@ -78,7 +78,8 @@ int tb_accum_strip_passes(const tb_accum_t *self);
  * solved cells in processing order (capacity: the box): every cell after all its higher
  * neighbours, so reversed it puts every D8 receiver before its donors - the stream-power update
  * walks it instead of a stack. Returns the number of solved cells that had nowhere to send their
- * area (0 on a resolved surface); their area is lost, not invented. One thread. */
+ * area (0 on a resolved surface); their area is lost, not invented; SIZE_MAX when memory runs out.
+ * One thread. */
 size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                          double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
                          int32_t *order);

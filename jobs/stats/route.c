@@ -130,6 +130,10 @@ int tb_stats_route_area(const tb_frame_t *box, const float *height_m, double mfd
         tb_accum_prepare(w.accum, &t, w.node);
         size_t stuck = tb_accum_mfd_kahn(w.accum, &t, w.node, w.h, mfd_exponent, w.coast, ncoast,
                                          area_m2, NULL);
+        if (stuck == SIZE_MAX) {
+            tb_err_set(err, TB_E_NOMEM, "route: out of memory for the drainage-area walk");
+            goto done;
+        }
         if (stuck > 0) {
             tb_err_set(err, TB_E_INTERNAL,
                        "route: %zu cells have no lower neighbour after the "
