@@ -102,8 +102,10 @@ static inline void s_erode(const s_consts_t *q, size_t c, uint8_t d, float hr_f,
         y = s_newton(hc - hr, f, q->p->n, iters);
     /* The exact solution stays above the receiver; rounding must not put it level, or a
      * filled flat would come back as a pit next step. */
-    float hn = (float)(hr + y), floor_ = tb_next_up((float)hr);
-    h[c] = hn > floor_ ? hn : floor_;
+    float hn = (float)(hr + y);
+    /* at least the float after hr: that is hn whenever hn > hr (no float lies between them), so
+     * the next float is computed only where rounding put hn level (or NaN) */
+    h[c] = hn > hr_f ? hn : tb_next_up(hr_f);
 }
 
 int64_t tb_spl_erode_braun_willett(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
@@ -151,14 +153,12 @@ typedef struct {
 
 /* Band b's cells, receivers first. A receiver in another band is waited for (its flag); a cell on
  * the band's first or last row raises its own flag once written. */
-static void s_erode_band(void *ctx_, size_t b, int thread)
+static inline __attribute__((always_inline)) void s_erode_band_k(s_band_ctx_t *x, size_t b,
+                                                                 const int many)
 {
-    (void)thread;
-    s_band_ctx_t *x = ctx_;
     const tb_topo_t *t = x->t;
     size_t w = (size_t)t->w, lo = (size_t)x->bands[b].r0 * w, hi = (size_t)x->bands[b].r1 * w;
     const int32_t *seg = x->order + x->seg_start[b];
-    int many = x->nbands > 1;
     int64_t iters = 0;
     double waited = 0;
     for (size_t s = x->seg_count[b]; s-- > 0;) {
@@ -187,6 +187,17 @@ static void s_erode_band(void *ctx_, size_t b, int thread)
     }
     x->iters[b] = iters;
     x->wait[b] = waited;
+}
+
+/* One copy for one band (no receiver in another band, no flags) and one for several. */
+static void s_erode_band(void *ctx_, size_t b, int thread)
+{
+    (void)thread;
+    s_band_ctx_t *x = ctx_;
+    if (x->nbands > 1)
+        s_erode_band_k(x, b, 1);
+    else
+        s_erode_band_k(x, b, 0);
 }
 
 int64_t tb_spl_erode_bands(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
