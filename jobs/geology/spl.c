@@ -85,18 +85,20 @@ static void s_consts(s_consts_t *q, const tb_topo_t *t, const tb_spl_params_t *p
     q->p = p;
 }
 
-/* The implicit update of solved cell c (D8 direction d) towards its receiver's new height hr. */
-static inline void s_erode(const s_consts_t *q, size_t c, uint8_t d, float hr_f,
-                           const float *area_m2, const float *k, float *h, int64_t *iters)
+/* The implicit update of solved cell c (D8 direction d) towards its receiver's new height hr.
+ * `common`: the caller knows m = 1/2 and n = 1 (the default physics), so neither is tested. */
+static inline __attribute__((always_inline)) void
+s_erode_k(const s_consts_t *q, size_t c, uint8_t d, float hr_f, const float *area_m2,
+          const float *k, float *h, int64_t *iters, const int common)
 {
     double hc = h[c], hr = hr_f;
     if (!(hc > hr))
         return;
     double a = area_m2[c];
-    double am = q->m_half ? sqrt(a) : pow(a, q->p->m);
+    double am = common || q->m_half ? sqrt(a) : pow(a, q->p->m);
     double f = (double)k[c] * q->p->dt_yr * am / q->len_n[d];
     double y;
-    if (q->n_one)
+    if (common || q->n_one)
         y = (hc - hr) / (1 + f);
     else
         y = s_newton(hc - hr, f, q->p->n, iters);
@@ -106,6 +108,12 @@ static inline void s_erode(const s_consts_t *q, size_t c, uint8_t d, float hr_f,
     /* at least the float after hr: that is hn whenever hn > hr (no float lies between them), so
      * the next float is computed only where rounding put hn level (or NaN) */
     h[c] = hn > hr_f ? hn : tb_next_up(hr_f);
+}
+
+static inline void s_erode(const s_consts_t *q, size_t c, uint8_t d, float hr_f,
+                           const float *area_m2, const float *k, float *h, int64_t *iters)
+{
+    s_erode_k(q, c, d, hr_f, area_m2, k, h, iters, 0);
 }
 
 int64_t tb_spl_erode_braun_willett(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
@@ -154,7 +162,7 @@ typedef struct {
 /* Band b's cells, receivers first. A receiver in another band is waited for (its flag); a cell on
  * the band's first or last row raises its own flag once written. */
 static inline __attribute__((always_inline)) void s_erode_band_k(s_band_ctx_t *x, size_t b,
-                                                                 const int many)
+                                                                 const int many, const int common)
 {
     const tb_topo_t *t = x->t;
     size_t w = (size_t)t->w, lo = (size_t)x->bands[b].r0 * w, hi = (size_t)x->bands[b].r1 * w;
@@ -181,7 +189,7 @@ static inline __attribute__((always_inline)) void s_erode_band_k(s_band_ctx_t *x
                     sched_yield();
             waited += s_now() - t0;
         }
-        s_erode(&x->q, c, d, x->h[r], x->area, x->k, x->h, &iters);
+        s_erode_k(&x->q, c, d, x->h[r], x->area, x->k, x->h, &iters, common);
         if (many && (c < lo + w || c >= hi - w))
             __atomic_store_n(&x->flag[c], x->epoch, __ATOMIC_RELEASE);
     }
@@ -189,15 +197,23 @@ static inline __attribute__((always_inline)) void s_erode_band_k(s_band_ctx_t *x
     x->wait[b] = waited;
 }
 
-/* One copy for one band (no receiver in another band, no flags) and one for several. */
+/* Copies for one band (no receiver in another band, no flags) and for several, each for the
+ * default m = 1/2, n = 1 and for any. */
 static void s_erode_band(void *ctx_, size_t b, int thread)
 {
     (void)thread;
     s_band_ctx_t *x = ctx_;
-    if (x->nbands > 1)
-        s_erode_band_k(x, b, 1);
-    else
-        s_erode_band_k(x, b, 0);
+    int common = x->q.m_half && x->q.n_one;
+    if (x->nbands > 1) {
+        if (common)
+            s_erode_band_k(x, b, 1, 1);
+        else
+            s_erode_band_k(x, b, 1, 0);
+    } else if (common) {
+        s_erode_band_k(x, b, 0, 1);
+    } else {
+        s_erode_band_k(x, b, 0, 0);
+    }
 }
 
 int64_t tb_spl_erode_bands(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
