@@ -381,15 +381,16 @@ s_touch_rows(tb_hillslope_t *self, const tb_topo_t *t, const uint8_t *node, int6
             for (int64_t i = 0; i < w; i += w - 1)
                 tr[i] =
                     (nd[i] & TB_NODE_SOLVED) ? s_max9(t, node, self->level, row + (size_t)i) : 0;
-        /* The census: a row at one level (the common case) in one pass of reductions. */
+        /* The census: a row at one level (the common case) in one pass of reductions, on bytes
+         * so that it vectorises (a fixed cell's touch is 0 above, so it never raises mx). */
         uint8_t mn = 255, mx = 0;
-        size_t cnt = 0;
+        uint32_t cnt = 0;
         for (int64_t i = i_lo; i < i_hi; i++) {
-            int is = nd[i] & TB_NODE_SOLVED;
-            uint8_t a = is ? tr[i] : 255, b = is ? tr[i] : 0;
+            uint8_t is = (uint8_t)((nd[i] & TB_NODE_SOLVED) != 0), v = tr[i];
+            uint8_t a = v | (uint8_t)(is - 1); /* 255 where fixed */
             mn = a < mn ? a : mn;
-            mx = b > mx ? b : mx;
-            cnt += (size_t)is;
+            mx = v > mx ? v : mx;
+            cnt += is;
         }
         if (cnt == 0)
             continue;
