@@ -66,6 +66,8 @@ struct tb_accum_t {
     s_list32_t *handed; /* per band and strip: cells the neighbouring bands handed over in it */
     int nhanded;        /* lists handed has room for */
     int passes;         /* the last strip walk's most passes over the strips (a band's) */
+    int32_t *own_order; /* the order and the areas in its places when the caller keeps neither */
+    float *own_aseq;
 };
 
 tb_accum_t *tb_accum_new(size_t cells, int64_t w, tb_err_t *err)
@@ -107,6 +109,8 @@ void tb_accum_destroy(tb_accum_t **self_p)
     free(self->later_mem);
     free(self->later);
     free(self->strip_at);
+    free(self->own_order);
+    free(self->own_aseq);
     for (int k = 0; k < self->nhanded; k++)
         free(self->handed[k].v);
     free(self->handed);
@@ -380,8 +384,9 @@ typedef struct {
     const uint8_t *node;
     const float *h;
     s_weights_t wt;
-    float *area;
-    int32_t *order;
+    float *area;    /* the coast cells' areas (the box's raster) */
+    int32_t *order; /* the order, and the solved cells' areas in its places */
+    float *aseq;
     int nbands;
     /* read for every cell: copied out of the topology, as a store to a counter could alias it */
     ptrdiff_t W; /* row stride */
@@ -410,8 +415,9 @@ typedef struct {
     size_t wlo, wspan;
     int32_t *later;
     size_t nlater;
-    int32_t *order; /* the band's part of the order, or NULL */
+    int32_t *order; /* the band's part of the order */
     size_t norder;  /* cells processed */
+    float *aseq;    /* the band's part of the areas in the order's places */
 } s_chase_t;
 
 /* A cell of this band that has just been freed: chased when its row is reached, listed for the
@@ -465,9 +471,7 @@ static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x,
     float hc = h[c], a = x->a0, wsum = 0;
     unsigned lower = 0;
     uint8_t mode = S_DONE;
-    if (ch->order)
-        ch->order[ch->norder] = (int32_t)c;
-    ch->norder++;
+    ch->order[ch->norder] = (int32_t)c;
     if (x->wt.linear) {
         /* Inner cells away from other bands read every neighbour's q; the others read only the
          * higher neighbours' (a lower one of another band may be in the middle of a write).
@@ -498,7 +502,9 @@ static inline __attribute__((always_inline)) s_pulled_t s_pull(const s_ctx_t *x,
             wsum = s_linear_wsum(h, c, off, hc, lower);
         }
     }
-    x->area[c] = a;
+    /* in the order's place, not the box's: written in sequence, not scattered over the rows the
+     * chase is in (3 ns a land cell-step at 2048 squared) */
+    ch->aseq[ch->norder++] = a;
     x->q[c] = wsum > 0 ? a / wsum : 0;
     return (s_pulled_t){lower, mode, (uint8_t)edge};
 }
@@ -737,14 +743,8 @@ static inline __attribute__((always_inline)) void s_walk_band_k(void *ctx_, size
     size_t w = (size_t)x->t->w;
     const size_t slow_lo = bd->slow_lo, slow_hi = bd->slow_hi;
     unsigned lmin = ~0u;
-    s_chase_t ch = {self->stack + bd->lo,
-                    0,
-                    0,
-                    0,
-                    self->later[b],
-                    0,
-                    x->order ? x->order + bd->order_at : NULL,
-                    0};
+    s_chase_t ch = {self->stack + bd->lo,  0, 0, 0, self->later[b], 0, x->order + bd->order_at, 0,
+                    x->aseq + bd->order_at};
     /* two cells at a time at p = 1, which test_accum checks bit for bit against a sorted pull */
     const int pair = x->wt.linear;
     int32_t *later_next = self->later[b] + w;
@@ -934,8 +934,8 @@ static inline __attribute__((always_inline)) void s_strips_walk(void *ctx_, size
     s_band_t *bd = &self->band[b];
     size_t w = (size_t)x->t->w;
     int ls = self->strip_log2, ns = (int)((w + ((size_t)1 << ls) - 1) >> ls);
-    s_strip_t st = {{self->stack + bd->lo, 0, 0, 0, self->later[b], 0,
-                     x->order ? x->order + bd->order_at : NULL, 0},
+    s_strip_t st = {{self->stack + bd->lo, 0, 0, 0, self->later[b], 0, x->order + bd->order_at, 0,
+                     x->aseq + bd->order_at},
                     UINT64_MAX / w + 1,
                     (int64_t)w,
                     0,
@@ -1142,16 +1142,21 @@ __attribute__((cold, noinline)) static size_t s_count_stuck(const s_ctx_t *x, co
 
 size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                           double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
-                          int32_t *order, size_t *seg_start, size_t *seg_count, tb_pool_t *pool,
-                          const tb_band_t *bands, int nbands, double *wait_s)
+                          int32_t *order, float *area_seq, size_t *seg_start, size_t *seg_count,
+                          tb_pool_t *pool, const tb_band_t *bands, int nbands, double *wait_s)
 {
+    if (!order && !self->own_order && !(self->own_order = malloc(self->cells * sizeof(int32_t))))
+        return SIZE_MAX;
+    if (!area_seq && !self->own_aseq && !(self->own_aseq = malloc(self->cells * sizeof(float))))
+        return SIZE_MAX;
     s_ctx_t x = {self,
                  t,
                  node,
                  h,
                  {(float)exponent, exponent == 1, {0}, {0}},
                  area_m2,
-                 order,
+                 order ? order : self->own_order,
+                 area_seq ? area_seq : self->own_aseq,
                  nbands,
                  (ptrdiff_t)t->w,
                  (float)t->cell_area_m2,
@@ -1210,7 +1215,20 @@ size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *n
     int tasks = tb_pool_threads(pool) * 4;
     s_coast_ctx_t cc = {&x, coast, ncoast, ncoast / (size_t)tasks + 1};
     tb_pool_run(pool, (ncoast + cc.chunk - 1) / cc.chunk, s_coast_task, &cc);
+    if (!area_seq)
+        for (int b = 0; b < nbands; b++) {
+            size_t at = self->band[b].order_at, n = self->band[b].norder;
+            tb_accum_place(x.order + at, x.aseq + at, &(size_t){0}, &n, 1, area_m2);
+        }
     return stuck;
+}
+
+void tb_accum_place(const int32_t *order, const float *area_seq, const size_t *seg_start,
+                    const size_t *seg_count, int nsegs, float *area_m2)
+{
+    for (int b = 0; b < nsegs; b++)
+        for (size_t i = seg_start[b]; i < seg_start[b] + seg_count[b]; i++)
+            area_m2[order[i]] = area_seq[i];
 }
 
 size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
@@ -1220,7 +1238,7 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
     tb_band_t one;
     tb_topo_bands(t, node, 1, false, &one);
     return tb_accum_mfd_bands(self, t, node, h, exponent, coast, ncoast, area_m2, order, NULL, NULL,
-                              NULL, &one, 1, NULL);
+                              NULL, NULL, &one, 1, NULL);
 }
 
 void tb_accum_d8_coast(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,

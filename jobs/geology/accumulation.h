@@ -92,11 +92,23 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
  * receives the seconds band b's thread spent waiting for other bands, wait_s[2 b + 1] its whole
  * walk. Same bits as one thread. The bands wait on each other, so there must be no more bands than
  * the pool has threads; SIZE_MAX when there are (nothing is computed), or when memory runs out (the
- * areas and the order are then incomplete). */
+ * areas and the order are then incomplete).
+ *
+ * area_seq (may be NULL; capacity: the box) receives the solved cells' areas in the order's
+ * places, area_seq[i] that of cell order[i]; area_m2 then gets only the coast cells', and
+ * tb_accum_place puts the others in place. The walk writes them in sequence: written into the
+ * box, they were scattered over the rows the chase is in (docs/solve.md). Without area_seq, or
+ * without order, the workspace keeps its own (4 bytes a cell each, made on first need) and
+ * area_m2 gets every area. */
 size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                           double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
-                          int32_t *order, size_t *seg_start, size_t *seg_count, tb_pool_t *pool,
-                          const tb_band_t *bands, int nbands, double *wait_s);
+                          int32_t *order, float *area_seq, size_t *seg_start, size_t *seg_count,
+                          tb_pool_t *pool, const tb_band_t *bands, int nbands, double *wait_s);
+
+/* area_m2[order[i]] = area_seq[i] for i in each segment [seg_start[s], seg_start[s] +
+ * seg_count[s]), s < nsegs. */
+void tb_accum_place(const int32_t *order, const float *area_seq, const size_t *seg_start,
+                    const size_t *seg_count, int nsegs, float *area_m2);
 
 /* D8 drainage area along the stack (reverse order: donors before receivers), coast cells gathered
  * in neighbour order. */

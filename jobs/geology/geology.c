@@ -28,6 +28,7 @@ struct tb_geology_t {
     size_t ncoast;
     size_t solved;
     float *area;       /* m2 */
+    float *aseq;       /* MFD: the solved cells' areas in the Kahn order's places (kahn[i]'s) */
     int32_t *kahn;     /* the MFD processing order of the step */
     int32_t *basin;    /* filled at the end of a run */
     int32_t *receiver; /* filled at the end of a run */
@@ -123,7 +124,8 @@ tb_geology_t *tb_geology_new(const tb_frame_t *box, const tb_solve_params_t *p, 
     g->coast = g->pits ? tb_malloc(n * sizeof(int32_t), "geology coast", err) : NULL;
     g->area = g->coast ? tb_calloc(n, sizeof(float), "geology area", err) : NULL;
     g->kahn = g->area ? tb_malloc(n * sizeof(int32_t), "geology order", err) : NULL;
-    g->basin = g->kahn ? tb_malloc(n * sizeof(int32_t), "geology basins", err) : NULL;
+    g->aseq = g->kahn ? tb_malloc(n * sizeof(float), "geology areas in order", err) : NULL;
+    g->basin = g->aseq ? tb_malloc(n * sizeof(int32_t), "geology basins", err) : NULL;
     g->receiver = g->basin ? tb_malloc(n * sizeof(int32_t), "geology receiver index", err) : NULL;
     g->stack.order = g->receiver ? tb_malloc(n * sizeof(int32_t), "geology stack", err) : NULL;
     g->stack.tree_start =
@@ -173,6 +175,7 @@ void tb_geology_destroy(tb_geology_t **self_p)
     free(g->pits);
     free(g->coast);
     free(g->area);
+    free(g->aseq);
     free(g->kahn);
     free(g->basin);
     free(g->receiver);
@@ -329,6 +332,8 @@ static int s_stack(tb_geology_t *g, int64_t step, tb_err_t *err)
 static void s_products(tb_geology_t *g, int64_t step)
 {
     const tb_topo_t *t = &g->topo;
+    if (g->params.mfd_exponent > 0) /* the last walk's areas, from the order's places */
+        tb_accum_place(g->kahn, g->aseq, g->seg_start, g->seg_count, g->nbands, g->area);
     s_stack(g, step, NULL);
     for (size_t c = 0; c < t->n; c++) {
         g->receiver[c] = -1;
@@ -522,7 +527,7 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
             /* MFD: the Kahn order reversed is a receivers-first order, so the update walks it and
              * no stack is built. */
             size_t stuck = tb_accum_mfd_bands(g->accum, t, g->node, h, p->mfd_exponent, g->coast,
-                                              g->ncoast, g->area, g->kahn, g->seg_start,
+                                              g->ncoast, g->area, g->kahn, g->aseq, g->seg_start,
                                               g->seg_count, g->pool, g->bands, g->nbands, waits);
             if (stuck == SIZE_MAX)
                 return tb_err_set(err, TB_E_NOMEM,
@@ -540,7 +545,7 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
             if (g->opt.stream_power) {
                 uint8_t epoch = (uint8_t)(1 + (g->spl_calls++ & 1));
                 if (tb_spl_erode_bands(t, g->node, g->dir, g->kahn, g->seg_start, g->seg_count,
-                                       g->area, k, &sp, h, g->flag, epoch, g->pool, g->bands,
+                                       g->aseq, k, &sp, h, g->flag, epoch, g->pool, g->bands,
                                        g->nbands, waits) < 0)
                     return tb_err_set(err, TB_E_INTERNAL,
                                       "geology: step %lld: %d bands on %d "

@@ -87,14 +87,15 @@ static void s_consts(s_consts_t *q, const tb_topo_t *t, const tb_spl_params_t *p
 
 /* The implicit update of solved cell c (D8 direction d) towards its receiver's new height hr.
  * `common`: the caller knows m = 1/2 and n = 1 (the default physics), so neither is tested. */
-static inline __attribute__((always_inline)) void
-s_erode_k(const s_consts_t *q, size_t c, uint8_t d, float hr_f, const float *area_m2,
-          const float *k, float *h, int64_t *iters, const int common)
+static inline __attribute__((always_inline)) void s_erode_k(const s_consts_t *q, size_t c,
+                                                            uint8_t d, float hr_f, float area,
+                                                            const float *k, float *h,
+                                                            int64_t *iters, const int common)
 {
     double hc = h[c], hr = hr_f;
     if (!(hc > hr))
         return;
-    double a = area_m2[c];
+    double a = area;
     double am = common || q->m_half ? sqrt(a) : pow(a, q->p->m);
     double f = (double)k[c] * q->p->dt_yr * am / q->len_n[d];
     double y;
@@ -113,7 +114,7 @@ s_erode_k(const s_consts_t *q, size_t c, uint8_t d, float hr_f, const float *are
 static inline void s_erode(const s_consts_t *q, size_t c, uint8_t d, float hr_f,
                            const float *area_m2, const float *k, float *h, int64_t *iters)
 {
-    s_erode_k(q, c, d, hr_f, area_m2, k, h, iters, 0);
+    s_erode_k(q, c, d, hr_f, area_m2[c], k, h, iters, 0);
 }
 
 int64_t tb_spl_erode_braun_willett(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
@@ -148,7 +149,7 @@ typedef struct {
     const uint8_t *node, *dir;
     const int32_t *order;
     const size_t *seg_start, *seg_count;
-    const float *area, *k;
+    const float *area, *k; /* area: in the order's places */
     float *h;
     uint8_t *flag;
     uint8_t epoch;
@@ -167,6 +168,7 @@ static inline __attribute__((always_inline)) void s_erode_band_k(s_band_ctx_t *x
     const tb_topo_t *t = x->t;
     size_t w = (size_t)t->w, lo = (size_t)x->bands[b].r0 * w, hi = (size_t)x->bands[b].r1 * w;
     const int32_t *seg = x->order + x->seg_start[b];
+    const float *area = x->area + x->seg_start[b]; /* in the order's places */
     int64_t iters = 0;
     double waited = 0;
     for (size_t s = x->seg_count[b]; s-- > 0;) {
@@ -174,7 +176,6 @@ static inline __attribute__((always_inline)) void s_erode_band_k(s_band_ctx_t *x
         if (s >= S_AHEAD) { /* the walk's order is known: fetch a cell's data before it is due */
             size_t f = (size_t)seg[s - S_AHEAD];
             __builtin_prefetch(&x->h[f]);
-            __builtin_prefetch(&x->area[f]);
             __builtin_prefetch(&x->k[f]);
             __builtin_prefetch(&x->dir[f]);
         }
@@ -189,7 +190,7 @@ static inline __attribute__((always_inline)) void s_erode_band_k(s_band_ctx_t *x
                     sched_yield();
             waited += s_now() - t0;
         }
-        s_erode_k(&x->q, c, d, x->h[r], x->area, x->k, x->h, &iters, common);
+        s_erode_k(&x->q, c, d, x->h[r], area[s], x->k, x->h, &iters, common);
         if (many && (c < lo + w || c >= hi - w))
             __atomic_store_n(&x->flag[c], x->epoch, __ATOMIC_RELEASE);
     }
@@ -218,9 +219,9 @@ static void s_erode_band(void *ctx_, size_t b, int thread)
 
 int64_t tb_spl_erode_bands(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
                            const int32_t *order, const size_t *seg_start, const size_t *seg_count,
-                           const float *area_m2, const float *k, const tb_spl_params_t *p, float *h,
-                           uint8_t *flag, uint8_t epoch, tb_pool_t *pool, const tb_band_t *bands,
-                           int nbands, double *wait_s)
+                           const float *area_seq, const float *k, const tb_spl_params_t *p,
+                           float *h, uint8_t *flag, uint8_t epoch, tb_pool_t *pool,
+                           const tb_band_t *bands, int nbands, double *wait_s)
 {
     s_band_ctx_t x = {.t = t,
                       .node = node,
@@ -228,7 +229,7 @@ int64_t tb_spl_erode_bands(const tb_topo_t *t, const uint8_t *node, const uint8_
                       .order = order,
                       .seg_start = seg_start,
                       .seg_count = seg_count,
-                      .area = area_m2,
+                      .area = area_seq,
                       .k = k,
                       .h = h,
                       .flag = flag,

@@ -54,18 +54,20 @@ int64_t tb_spl_erode_braun_willett(const tb_topo_t *t, const uint8_t *node, cons
 
 /* The same update on `pool`, one band of rows per thread, each walking its segment of an MFD Kahn
  * order in reverse (tb_accum_mfd_bands: band b's cells are order[seg_start[b] ..
- * seg_start[b] + seg_count[b])). A cell whose receiver lies in another band waits until that
- * band has written the receiver: flag[r] (one byte a cell, all 0 before a run's first call) is set
- * to `epoch` (1 or 2, alternating from call to call) with release order once band-boundary cell r
- * is done. No wait can deadlock: each band's segment is in the order its cells were processed, and
- * a receiver was processed after its donors. Same bits as tb_spl_erode_braun_willett. Returns the
- * Newton iterations; wait_s[b] (may be NULL) receives the seconds band b waited. -1 (nothing done)
- * when there are more bands than the pool has threads, or than TB_TOPO_MAX_BANDS. */
+ * seg_start[b] + seg_count[b])), with the areas in the order's places: area_seq[i] is the area
+ * of cell order[i] (tb_accum_mfd_bands' area_seq), so they are read in sequence. A cell whose
+ * receiver lies in another band waits until that band has written the receiver: flag[r] (one byte a
+ * cell, all 0 before a run's first call) is set to `epoch` (1 or 2, alternating from call to call)
+ * with release order once band-boundary cell r is done. No wait can deadlock: each band's segment
+ * is in the order its cells were processed, and a receiver was processed after its donors. Same
+ * bits as tb_spl_erode_braun_willett. Returns the Newton iterations; wait_s[b] (may be NULL)
+ * receives the seconds band b waited. -1 (nothing done) when there are more bands than the pool has
+ * threads, or than TB_TOPO_MAX_BANDS. */
 int64_t tb_spl_erode_bands(const tb_topo_t *t, const uint8_t *node, const uint8_t *dir,
                            const int32_t *order, const size_t *seg_start, const size_t *seg_count,
-                           const float *area_m2, const float *k, const tb_spl_params_t *p, float *h,
-                           uint8_t *flag, uint8_t epoch, tb_pool_t *pool, const tb_band_t *bands,
-                           int nbands, double *wait_s);
+                           const float *area_seq, const float *k, const tb_spl_params_t *p,
+                           float *h, uint8_t *flag, uint8_t epoch, tb_pool_t *pool,
+                           const tb_band_t *bands, int nbands, double *wait_s);
 
 /* Per-thread scratch of the basin-parallel D8 step: a tree's stack and its walk. Grown on demand
  * and kept, so a solve allocates only in its first steps. */
