@@ -94,12 +94,12 @@ size_t tb_accum_mfd_kahn(tb_accum_t *self, const tb_topo_t *t, const uint8_t *no
  * the pool has threads; SIZE_MAX when there are (nothing is computed), or when memory runs out (the
  * areas and the order are then incomplete).
  *
- * area_seq (may be NULL; capacity: the box) receives the solved cells' areas in the order's
- * places, area_seq[i] that of cell order[i]; area_m2 then gets only the coast cells', and
- * tb_accum_place puts the others in place. The walk writes them in sequence: written into the
- * box, they were scattered over the rows the chase is in (docs/solve.md). Without area_seq, or
- * without order, the workspace keeps its own (4 bytes a cell each, made on first need) and
- * area_m2 gets every area. */
+ * area_seq (may be NULL; capacity: the box; only with order) receives the solved cells' areas in
+ * the order's places, area_seq[i] that of cell order[i]; area_m2 then gets only the coast cells',
+ * and tb_accum_place puts the others in place. The walk writes them in sequence: written into the
+ * box, they were scattered over the rows the chase is in (docs/solve.md). Without area_seq the
+ * workspace keeps its own, and its own order too when order is NULL (4 bytes a cell each, made on
+ * first need), and area_m2 gets every area. */
 size_t tb_accum_mfd_bands(tb_accum_t *self, const tb_topo_t *t, const uint8_t *node, const float *h,
                           double exponent, const int32_t *coast, size_t ncoast, float *area_m2,
                           int32_t *order, float *area_seq, size_t *seg_start, size_t *seg_count,
