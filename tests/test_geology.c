@@ -257,6 +257,17 @@ START_TEST(test_resume_and_cancel)
     ck_assert_int_eq(tb_geology_run(g1, mask, u, k, h1, 30, 20, s_stop_at, stop, &err), -1);
     ck_assert_int_eq(err.code, TB_E_INTERRUPTED);
     ck_assert_int_eq(stop[1], 35);
+    /* the cancelled run's heights and areas are those of a run to the same step (its areas are put
+     * in the box as the run stops) */
+    tb_geology_destroy(&g2);
+    g2 = tb_geology_new(&box, &p, 9, &err);
+    s_world(&box, false, mask, u, k, h2);
+    ck_assert_int_eq(tb_geology_run(g2, mask, u, k, h2, 0, 35, NULL, NULL, &err), 0);
+    ck_assert(memcmp(h1, h2, n * sizeof(float)) == 0);
+    ck_assert(memcmp(tb_geology_area_m2(g1), tb_geology_area_m2(g2), n * sizeof(float)) == 0);
+    size_t land = tb_idx(box.w, 30, 36); /* solved: a cell's area holds its own */
+    ck_assert(mask[land]);
+    ck_assert(tb_geology_area_m2(g1)[land] >= (float)(box.cell_m * box.cell_m));
     tb_geology_destroy(&g1);
     tb_geology_destroy(&g2);
     free(mask);
@@ -279,9 +290,17 @@ START_TEST(test_bad_input_is_refused)
     tb_geology_t *g = tb_geology_new(&box, &p, 9, &err);
     size_t bad = tb_idx(box.w, 30, 36);
     ck_assert(mask[bad]);
+    float *h_ok = tb_geo_floats(&box);
+    memcpy(h_ok, h, n * sizeof(float));
+    ck_assert_int_eq(tb_geology_run(g, mask, u, k, h_ok, 0, 1, NULL, NULL, &err), 0);
+    ck_assert_ptr_nonnull(tb_geology_area_m2(g));
+    free(h_ok);
     k[bad] = 0;
     ck_assert_int_eq(tb_geology_run(g, mask, u, k, h, 0, 1, NULL, NULL, &err), -1);
     ck_assert_int_eq(err.code, TB_E_INVALID);
+    /* a failed run leaves no maps to be taken for its own */
+    ck_assert_ptr_null(tb_geology_area_m2(g));
+    ck_assert_ptr_null(tb_geology_basin(g));
     ck_assert_ptr_nonnull(strstr(err.msg, "(30, 36)"));
     ck_assert_ptr_nonnull(strstr(err.msg, "lattice (10, 61)"));
     ck_assert_ptr_nonnull(strstr(err.msg, "K"));

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "jobs/geology/geology.h"
+#include "jobs/geology/spl.h"
+#include "jobs/geology/topology.h"
 #include "support/tb_geo_test.h"
 
 #define S_EDGE 48
@@ -182,6 +184,37 @@ START_TEST(test_steady_state_n2_d8)
 }
 END_TEST
 
+/* The floor above the receiver keeps the sign of a zero: a cell at +denormal_min over a receiver
+ * at -denormal_min rounds to +0, under the float after the receiver's (-0, as +0 > -0 is false),
+ * so it takes -0: the bits of the full test, which a shortcut on hn > hr alone would not give. */
+START_TEST(test_floor_keeps_the_sign_of_zero)
+{
+    tb_frame_t box = tb_geo_box(4096, 512, 100, 100, 5, 5);
+    tb_topo_t t;
+    ck_assert_int_eq(tb_topo_init(&t, &box, NULL), 0);
+    uint8_t mask[25] = {0}, node[25], dir[25];
+    mask[12] = 1;
+    tb_topo_classify(&t, mask, node);
+    ck_assert(node[12] & TB_NODE_SOLVED);
+    memset(dir, TB_DIR_NONE, sizeof dir);
+    dir[12] = 4; /* east, cell 13 */
+    ck_assert_uint_eq(tb_topo_nb(&t, node[12], 12, 4), 13);
+    float h[25] = {0}, area[25], k[25];
+    for (int c = 0; c < 25; c++) {
+        area[c] = 1;
+        k[c] = (float)t.len_m[4]; /* f = K dt A^m / L = 1 */
+    }
+    h[12] = 1.4e-45f;  /* +denormal_min */
+    h[13] = -1.4e-45f; /* -denormal_min */
+    int32_t order[1] = {12};
+    tb_spl_params_t p = {0.5, 1, 1};
+    tb_spl_erode_braun_willett(&t, node, dir, order, 1, 1, area, k, &p, h);
+    uint32_t bits;
+    memcpy(&bits, &h[12], sizeof bits);
+    ck_assert_msg(bits == 0x80000000u, "the cell's height has bits %08x, want -0 (80000000)", bits);
+}
+END_TEST
+
 Suite *spl_suite(void)
 {
     Suite *s = suite_create("spl");
@@ -191,6 +224,7 @@ Suite *spl_suite(void)
     tcase_add_test(tc, test_steady_state_n2_mfd);
     tcase_add_test(tc, test_steady_state_n1_d8);
     tcase_add_test(tc, test_steady_state_n2_d8);
+    tcase_add_test(tc, test_floor_keeps_the_sign_of_zero);
     suite_add_tcase(s, tc);
     return s;
 }

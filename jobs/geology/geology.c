@@ -33,6 +33,7 @@ struct tb_geology_t {
     int32_t *basin;    /* filled at the end of a run */
     int32_t *receiver; /* filled at the end of a run */
     bool have_step;
+    bool products_fresh; /* this run made its products (s_products) */
     tb_stack_t stack;
     tb_sinks_t *sinks;
     tb_accum_t *accum;
@@ -334,6 +335,7 @@ static void s_products(tb_geology_t *g, int64_t step)
     const tb_topo_t *t = &g->topo;
     if (g->params.mfd_exponent > 0) /* the last walk's areas, from the order's places */
         tb_accum_place(g->kahn, g->aseq, g->seg_start, g->seg_count, g->nbands, g->area);
+    g->products_fresh = true;
     s_stack(g, step, NULL);
     for (size_t c = 0; c < t->n; c++) {
         g->receiver[c] = -1;
@@ -467,9 +469,9 @@ void tb_geology_set_pool(tb_geology_t *g, tb_pool_t *pool)
     g->pool = pool;
 }
 
-int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *uplift_m_yr,
-                   const float *k, float *height_m, int64_t step0, int steps,
-                   int (*progress)(void *ud, int64_t step_done), void *ud, tb_err_t *err)
+static int s_run(tb_geology_t *g, const uint8_t *solve_mask, const float *uplift_m_yr,
+                 const float *k, float *height_m, int64_t step0, int steps,
+                 int (*progress)(void *ud, int64_t step_done), void *ud, tb_err_t *err)
 {
     if (!g || !solve_mask || !uplift_m_yr || !k || !height_m)
         return tb_err_set(err, TB_E_INVALID,
@@ -597,6 +599,20 @@ int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *upli
     if (g->have_step && steps > 0)
         s_products(g, step0 + steps - 1);
     return 0;
+}
+
+int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *uplift_m_yr,
+                   const float *k, float *height_m, int64_t step0, int steps,
+                   int (*progress)(void *ud, int64_t step_done), void *ud, tb_err_t *err)
+{
+    if (g)
+        g->products_fresh = false;
+    int rc = s_run(g, solve_mask, uplift_m_yr, k, height_m, step0, steps, progress, ud, err);
+    /* A run that failed part-way (not cancelled: that makes its products) leaves no maps: the
+     * MFD areas are put in the box only by s_products, so they would be incomplete. */
+    if (rc != 0 && g && !g->products_fresh)
+        g->have_step = false;
+    return rc;
 }
 
 const float *tb_geology_area_m2(const tb_geology_t *g)

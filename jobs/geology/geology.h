@@ -92,7 +92,8 @@ void tb_geology_destroy(tb_geology_t **self_p);
  * fixed cells are set to 0. All arrays are box-sized, row-major, owned by the caller. progress (may
  * be NULL) is called after each step with the number of the next step (step0 + steps done);
  * returning non-zero cancels the run (-1, TB_E_INTERRUPTED, heights as of the last whole step).
- * Returns 0, or -1 with *err naming the cell or value. */
+ * Returns 0, or -1 with *err naming the cell or value; after a run that failed (not cancelled) the
+ * maps below are NULL until a run succeeds. */
 int tb_geology_run(tb_geology_t *g, const uint8_t *solve_mask, const float *uplift_m_yr,
                    const float *k, float *height_m, int64_t step0, int steps,
                    int (*progress)(void *ud, int64_t step_done), void *ud, tb_err_t *err);

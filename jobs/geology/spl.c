@@ -106,9 +106,15 @@ static inline __attribute__((always_inline)) void s_erode_k(const s_consts_t *q,
     /* The exact solution stays above the receiver; rounding must not put it level, or a
      * filled flat would come back as a pit next step. */
     float hn = (float)(hr + y);
-    /* at least the float after hr: that is hn whenever hn > hr (no float lies between them), so
-     * the next float is computed only where rounding put hn level (or NaN) */
-    h[c] = hn > hr_f ? hn : tb_next_up(hr_f);
+    /* At least the float after hr: that is hn whenever hn > hr and hn is not zero (no float lies
+     * between them; a zero is left to the full test, as the float after -denormal_min is -0 and
+     * +0 > -0 is false), so the next float is computed only where rounding put hn level. */
+    if (__builtin_expect(hn > hr_f && hn != 0, 1)) {
+        h[c] = hn;
+    } else {
+        float floor_ = tb_next_up(hr_f);
+        h[c] = hn > floor_ ? hn : floor_;
+    }
 }
 
 static inline void s_erode(const s_consts_t *q, size_t c, uint8_t d, float hr_f,
